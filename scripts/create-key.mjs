@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// Creates an API key: stores only its SHA-256 in D1 (local by default, --remote for a deployment)
+// and prints the key once. Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote]
+import { execFileSync } from "node:child_process";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: {
+    org: { type: "string" },
+    user: { type: "string" },
+    scopes: { type: "string", default: "chat" },
+    name: { type: "string", default: "" },
+    remote: { type: "boolean", default: false },
+  },
+});
+
+const KNOWN_SCOPES = ["chat", "admin"];
+const scopes = values.scopes.split(",").map((s) => s.trim()).filter(Boolean);
+const problems = [];
+if (!values.org) problems.push("--org is required");
+if (!values.user) problems.push("--user is required");
+for (const scope of scopes) if (!KNOWN_SCOPES.includes(scope)) problems.push(`unknown scope '${scope}' (known: ${KNOWN_SCOPES.join(", ")})`);
+if (scopes.length === 0) problems.push("--scopes needs at least one scope");
+if (problems.length > 0) {
+  console.error(`create-key: ${problems.join("; ")}`);
+  process.exit(2);
+}
+
+const sqlText = (value) => `'${String(value).replaceAll("'", "''")}'`;
+const key = `ak_${randomBytes(32).toString("base64url")}`;
+const keyHash = createHash("sha256").update(key).digest("hex");
+const id = randomUUID();
+const sql = `INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES (${[id, keyHash, values.name, values.org, values.user, JSON.stringify(scopes)].map(sqlText).join(", ")});`;
+
+execFileSync("wrangler", ["d1", "execute", "DB", values.remote ? "--remote" : "--local", "--command", sql], {
+  stdio: ["ignore", "ignore", "inherit"],
+});
+
+console.log(`Created key ${id} for org '${values.org}', user '${values.user}', scopes ${scopes.join(", ")}${values.remote ? " (remote)" : " (local)"}.`);
+console.log("It is shown once and stored only as its SHA-256:");
+console.log(key);

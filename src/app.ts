@@ -1,0 +1,82 @@
+// createApp(): middleware, the one error path, and the routes; the Worker and the tests serve the same app.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import { requireApiKey } from "./auth/middleware";
+import { ApiError, errorBody } from "./errors";
+import type { AppBindings } from "./http";
+import { ModeCatalogError } from "./modes/catalog-service";
+import { JsonAdminLogger } from "./observability/admin-logger";
+import { adminModeRoutes } from "./routes/admin-modes";
+import { healthRoutes } from "./routes/health";
+import { modeRoutes } from "./routes/modes";
+
+const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+
+export function maxBodyBytes(env: Cloudflare.Env): number {
+  const parsed = Number.parseInt(env.MAX_BODY_BYTES ?? "", 10);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed : DEFAULT_MAX_BODY_BYTES;
+}
+
+export function createApp(): Hono<AppBindings> {
+  const app = new Hono<AppBindings>();
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
+    await next();
+  });
+  app.use(async (c, next) => {
+    const maxSize = maxBodyBytes(c.env);
+    return bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "invalid_request_error",
+          `The request body is larger than ${maxSize} bytes.`,
+          "request_too_large",
+        );
+      },
+    })(c, next);
+  });
+
+  app.route("/", healthRoutes);
+  app.use("*", requireApiKey);
+  app.route("/", modeRoutes);
+  app.route("/", adminModeRoutes);
+
+  app.notFound((c) =>
+    c.json(errorBody(`No route for ${c.req.method} ${c.req.path}.`, "not_found_error", "route_not_found"), 404),
+  );
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) {
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+      return c.json(error.toBody(), error.status);
+    }
+    if (error instanceof HTTPException && error.status < 500) {
+      return c.json(errorBody(error.message || "Bad request.", "invalid_request_error"), error.status);
+    }
+    const logger = c.var.logger ?? new JsonAdminLogger({ requestId: c.var.requestId ?? "" });
+    logger.addException("[app_onError]", error, [
+      ["method", c.req.method],
+      ["path", c.req.path],
+    ]);
+    if (error instanceof ModeCatalogError) {
+      // The catalog's own words name the broken row for the operator; nothing else leaks.
+      return c.json(errorBody(error.message, "server_error", "mode_catalog_corrupt"), 500);
+    }
+    return c.json(
+      errorBody(
+        `The server failed to handle this request. Quote request id ${c.var.requestId ?? "unknown"} when reporting it.`,
+        "server_error",
+        "internal_error",
+      ),
+      500,
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,88 @@
+// AgentModeSummary (TUL-010 §2) and the full AgentMode row of the D1 catalog, parsed with zod.
+import { z } from "zod";
+
+/** TUL-010 §3.3: the fields every mode descriptor carries, in camelCase. */
+export interface AgentModeSummary {
+  id: string;
+  key: string;
+  displayName: string;
+  description: string;
+  systemPromptSummary: string;
+  isDefault: boolean;
+  humanRoleHints: string[] | null;
+  exampleUtterances: string[] | null;
+}
+
+/** A catalog entry: the summary plus what the agent loop needs. */
+export interface AgentMode extends AgentModeSummary {
+  /** The text the agent gets in this mode. */
+  systemPrompt: string;
+  /** Tool names this mode offers (agent_change_mode and agent_list_modes are offered in every mode). */
+  tools: string[];
+  /** Tool names whose calls pause for approval in this mode, beside tools that always need it. */
+  approvalRequiredTools: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const MODE_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+
+const jsonText = z.string().transform((text, ctx) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    ctx.addIssue({ code: "custom", message: "is not valid JSON" });
+    return z.NEVER;
+  }
+});
+
+const jsonStringArray = jsonText.pipe(z.array(z.string()));
+
+/** One row of the `modes` table. */
+export const AgentModeRow = z
+  .object({
+    id: z.string().regex(/^[0-9a-f]{32}$/, "must be a 32-hex GUID without hyphens"),
+    key: z.string().regex(MODE_KEY_PATTERN, "must be a lowercase key"),
+    display_name: z.string().min(1),
+    description: z.string().min(1),
+    system_prompt_summary: z.string(),
+    system_prompt: z.string().min(1),
+    is_default: z.union([z.literal(0), z.literal(1)]),
+    human_role_hints: jsonStringArray.nullable(),
+    example_utterances: jsonStringArray.nullable(),
+    tools: jsonStringArray,
+    approval_required_tools: jsonStringArray,
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .transform(
+    (row): AgentMode => ({
+      id: row.id,
+      key: row.key,
+      displayName: row.display_name,
+      description: row.description,
+      systemPromptSummary: row.system_prompt_summary,
+      isDefault: row.is_default === 1,
+      humanRoleHints: row.human_role_hints,
+      exampleUtterances: row.example_utterances,
+      systemPrompt: row.system_prompt,
+      tools: row.tools,
+      approvalRequiredTools: row.approval_required_tools,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }),
+  );
+
+/** Exactly TUL-010 §3.3's fields; `exampleUtterances` is null unless examples are asked for. */
+export function toModeSummary(mode: AgentModeSummary, includeExamples: boolean): AgentModeSummary {
+  return {
+    id: mode.id,
+    key: mode.key,
+    displayName: mode.displayName,
+    description: mode.description,
+    systemPromptSummary: mode.systemPromptSummary,
+    isDefault: mode.isDefault,
+    humanRoleHints: mode.humanRoleHints,
+    exampleUtterances: includeExamples ? mode.exampleUtterances : null,
+  };
+}

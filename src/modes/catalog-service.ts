@@ -1,0 +1,61 @@
+// AgentModeCatalogService: the mode catalog in D1, read with every row checked by zod.
+import { type AgentMode, AgentModeRow } from "./agent-mode";
+
+/** TUL-010 §2's `IAgentModeCatalogService`, plus the look-ups sessions need. */
+export interface AgentModeCatalogService {
+  getAllModes(signal?: AbortSignal): Promise<AgentMode[]>;
+  getMode(key: string, signal?: AbortSignal): Promise<AgentMode | null>;
+  getDefaultMode(signal?: AbortSignal): Promise<AgentMode>;
+}
+
+/** A catalog row that does not parse: the message names the row and the field. */
+export class ModeCatalogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ModeCatalogError";
+  }
+}
+
+const COLUMNS =
+  "id, key, display_name, description, system_prompt_summary, system_prompt, is_default, human_role_hints, example_utterances, tools, approval_required_tools, created_at, updated_at";
+
+export class D1AgentModeCatalogService implements AgentModeCatalogService {
+  constructor(private readonly db: D1Database) {}
+
+  async getAllModes(signal?: AbortSignal): Promise<AgentMode[]> {
+    signal?.throwIfAborted();
+    const { results } = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM modes ORDER BY is_default DESC, key ASC`)
+      .all<Record<string, unknown>>();
+    signal?.throwIfAborted();
+    return results.map(parseModeRow);
+  }
+
+  async getMode(key: string, signal?: AbortSignal): Promise<AgentMode | null> {
+    signal?.throwIfAborted();
+    const row = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM modes WHERE key = ?`)
+      .bind(key)
+      .first<Record<string, unknown>>();
+    return row ? parseModeRow(row) : null;
+  }
+
+  async getDefaultMode(signal?: AbortSignal): Promise<AgentMode> {
+    signal?.throwIfAborted();
+    const row = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM modes WHERE is_default = 1`)
+      .first<Record<string, unknown>>();
+    if (!row) throw new ModeCatalogError("The mode catalog has no default mode.");
+    return parseModeRow(row);
+  }
+}
+
+export function parseModeRow(row: Record<string, unknown>): AgentMode {
+  const parsed = AgentModeRow.safeParse(row);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join(".") || "row";
+  const name = typeof row.key === "string" ? `'${row.key}'` : "(no key)";
+  const id = typeof row.id === "string" ? ` (id ${row.id})` : "";
+  throw new ModeCatalogError(`Mode catalog row ${name}${id} is corrupt: ${field} ${issue?.message ?? "is invalid"}.`);
+}

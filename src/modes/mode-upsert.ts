@@ -1,0 +1,70 @@
+// Adding or changing a catalog mode (PUT /admin/modes/:key): the body schema and the D1 write.
+import { z } from "zod";
+import type { AgentMode } from "./agent-mode";
+import { parseModeRow } from "./catalog-service";
+
+const text = (max: number) =>
+  z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]+$/, "must be a tool name");
+
+export const ModeUpsertBody = z.strictObject({
+  displayName: text(100),
+  description: text(2_000),
+  systemPromptSummary: z.string().max(2_000).default(""),
+  systemPrompt: text(50_000),
+  isDefault: z.boolean().default(false),
+  humanRoleHints: z.array(text(200)).max(50).nullable().default(null),
+  exampleUtterances: z.array(text(1_000)).max(50).nullable().default(null),
+  tools: z.array(toolName).max(100).default([]),
+  approvalRequiredTools: z.array(toolName).max(100).default([]),
+});
+export type ModeUpsertBody = z.output<typeof ModeUpsertBody>;
+
+function newModeId(): string {
+  return crypto.randomUUID().replaceAll("-", "");
+}
+
+const nullableJson = (value: string[] | null) => (value === null ? null : JSON.stringify(value));
+
+/**
+ * Inserts or updates the mode in one batch (one transaction). Making it the default clears the
+ * previous default in the same batch, so the single-default index never sees two.
+ */
+export async function upsertMode(db: D1Database, key: string, body: ModeUpsertBody): Promise<AgentMode> {
+  const statements: D1PreparedStatement[] = [];
+  if (body.isDefault)
+    statements.push(db.prepare("UPDATE modes SET is_default = 0 WHERE is_default = 1 AND key != ?").bind(key));
+  statements.push(
+    db
+      .prepare(
+        `INSERT INTO modes (id, key, display_name, description, system_prompt_summary, system_prompt, is_default,
+           human_role_hints, example_utterances, tools, approval_required_tools)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET
+           display_name = excluded.display_name, description = excluded.description,
+           system_prompt_summary = excluded.system_prompt_summary, system_prompt = excluded.system_prompt,
+           is_default = excluded.is_default, human_role_hints = excluded.human_role_hints,
+           example_utterances = excluded.example_utterances, tools = excluded.tools,
+           approval_required_tools = excluded.approval_required_tools,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+      )
+      .bind(
+        newModeId(),
+        key,
+        body.displayName,
+        body.description,
+        body.systemPromptSummary,
+        body.systemPrompt,
+        body.isDefault ? 1 : 0,
+        nullableJson(body.humanRoleHints),
+        nullableJson(body.exampleUtterances),
+        JSON.stringify(body.tools),
+        JSON.stringify(body.approvalRequiredTools),
+      ),
+    db.prepare("SELECT * FROM modes WHERE key = ?").bind(key),
+  );
+  const results = await db.batch<Record<string, unknown>>(statements);
+  const row = results.at(-1)?.results[0];
+  if (!row) throw new Error(`Mode '${key}' was not found after it was written.`);
+  return parseModeRow(row);
+}

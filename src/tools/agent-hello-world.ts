@@ -1,0 +1,64 @@
+// agent_hello_world (TUL-011 §6): the canonical minimal tool, a personalised greeting.
+import { z } from "zod";
+import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
+import { functionToolSchema } from "./function-schema";
+import { isBlank, nonBlank, parseToolArguments } from "./tool-arguments";
+import { AgentToolBase } from "./tool-base";
+
+export const HELLO_WORLD_MESSAGES = {
+  emptyArguments: "HelloWorldTool requires a non-empty arguments object.",
+  missingName: "HelloWorldTool requires a non-empty 'name' string.",
+  failed: "HelloWorldTool failed to create a greeting.",
+} as const;
+
+const HelloWorldArgs = z.object({
+  name: z
+    .string({ error: HELLO_WORLD_MESSAGES.missingName })
+    .refine(nonBlank, { error: HELLO_WORLD_MESSAGES.missingName })
+    .describe("The name of the person to greet."),
+});
+
+interface HelloWorldResult {
+  message: string;
+  conversationId: string;
+  sessionId: string;
+}
+
+export class HelloWorldTool extends AgentToolBase {
+  static readonly ToolName = "agent_hello_world";
+
+  static readonly ToolUsageMetadata =
+    "Use this tool to generate a personalized greeting when the user asks to be greeted or welcomed. " +
+    "Pass the user's name; do not call it for any other purpose.";
+
+  static getSchema(): OpenAIFunctionToolSchema {
+    return functionToolSchema(
+      HelloWorldTool.ToolName,
+      "Creates a friendly greeting using the user's name.",
+      HelloWorldArgs,
+    );
+  }
+
+  readonly category = "general";
+  readonly isToolFullyExecutedOnServer = true;
+  override readonly priority = 10;
+  protected readonly failureMessage = HELLO_WORLD_MESSAGES.failed;
+
+  protected async run(
+    argumentsJson: string | null | undefined,
+    context: AgentToolExecutionContext | null | undefined,
+  ): Promise<InvokeResult<string>> {
+    if (argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson)) {
+      return InvokeResult.fromError(HELLO_WORLD_MESSAGES.emptyArguments);
+    }
+    const parsed = parseToolArguments(argumentsJson, HelloWorldArgs, "HelloWorldTool");
+    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
+
+    const result: HelloWorldResult = {
+      message: `Hello, ${parsed.args.name.trim()}! Welcome to Aptix.`,
+      conversationId: context?.conversationId ?? "",
+      sessionId: context?.sessionId ?? "",
+    };
+    return InvokeResult.create(JSON.stringify(result));
+  }
+}

@@ -1,0 +1,79 @@
+// agent_list_modes (TUL-010): a read-only list of the configured agent modes for the model.
+import { z } from "zod";
+import { type AgentMode, toModeSummary } from "../modes/agent-mode";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
+import type { AdminLogger } from "../observability/admin-logger";
+import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
+import { functionToolSchema } from "./function-schema";
+import { isBlank, parseToolArguments } from "./tool-arguments";
+import { AgentToolBase } from "./tool-base";
+
+export const LIST_MODES_MESSAGES = {
+  failed: "AgentListModesTool could not read the mode catalog.",
+  empty: "AgentListModesTool found no modes in the catalog.",
+} as const;
+
+const AgentListModesArgs = z.object({
+  includeExamples: z
+    .boolean({ error: "AgentListModesTool requires 'includeExamples' to be a boolean when it is given." })
+    .optional()
+    .describe("true to include example user requests for each mode; false or omitted to leave them out."),
+});
+
+export class AgentListModesTool extends AgentToolBase {
+  static readonly ToolName = "agent_list_modes";
+
+  /** TUL-010 §5. */
+  static readonly ToolUsageMetadata =
+    "Use this tool to list the agent modes that exist and what each is for. Call it when the user asks " +
+    "what modes are available, wants help understanding or choosing between modes, or when you are about " +
+    "to propose a mode change and want to present the options with their descriptions. Do not call it on " +
+    "every user message, do not call it when you already know your mode and need no options, and do not " +
+    "use it instead of agent_change_mode: it only reads the catalog and changes nothing.";
+
+  static getSchema(): OpenAIFunctionToolSchema {
+    return functionToolSchema(
+      AgentListModesTool.ToolName,
+      "Returns the read-only catalog of agent modes (key, name, description, prompt summary, default flag, role hints and, optionally, example requests).",
+      AgentListModesArgs,
+    );
+  }
+
+  readonly category = "session";
+  readonly isToolFullyExecutedOnServer = true;
+  override readonly priority = 100;
+  protected readonly failureMessage = LIST_MODES_MESSAGES.failed;
+
+  constructor(
+    private readonly catalog: AgentModeCatalogService,
+    logger: AdminLogger,
+  ) {
+    super(logger);
+  }
+
+  protected async run(
+    argumentsJson: string | null | undefined,
+    context: AgentToolExecutionContext | null | undefined,
+    signal?: AbortSignal,
+  ): Promise<InvokeResult<string>> {
+    const parsed = parseToolArguments(
+      argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson) ? "{}" : argumentsJson,
+      AgentListModesArgs,
+      "AgentListModesTool",
+    );
+    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
+    const includeExamples = parsed.args.includeExamples === true;
+
+    // A catalog implementation may hand back null (TUL-010 §4.3): treat it like an empty catalog.
+    const modes: AgentMode[] | null | undefined = await this.catalog.getAllModes(signal);
+    if (!Array.isArray(modes) || modes.length === 0) {
+      this.logger.addError("[agent_list_modes_ExecuteAsync]", "The mode catalog returned no modes.", [
+        ["SessionId", context?.sessionId ?? ""],
+        ["ConversationId", context?.conversationId ?? ""],
+      ]);
+      return InvokeResult.fromError(LIST_MODES_MESSAGES.empty);
+    }
+    const payload = { modes: modes.map((mode) => toModeSummary(mode, includeExamples)) };
+    return InvokeResult.create(JSON.stringify(payload));
+  }
+}

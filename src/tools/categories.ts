@@ -1,0 +1,32 @@
+// Tool categories: how the system prompt groups tool definitions for the model (Decision 5).
+export interface ToolCategory {
+  id: string;
+  name: string;
+  description: string;
+  order: number;
+}
+
+export const TOOL_CATEGORIES: readonly ToolCategory[] = [
+  {
+    id: "session",
+    name: "Session",
+    description: "Inspect and change how this agent session works (its mode).",
+    order: 10,
+  },
+  {
+    id: "general",
+    name: "General",
+    description: "Small helpers that do not touch the user's data.",
+    order: 20,
+  },
+  {
+    id: "workspace",
+    name: "Workspace",
+    description: "The user's files, read and written by the user's own client (IDE or console).",
+    order: 30,
+  },
+];
+
+export function findToolCategory(id: string): ToolCategory | undefined {
+  return TOOL_CATEGORIES.find((category) => category.id === id);
+}

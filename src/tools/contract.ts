@@ -1,0 +1,81 @@
+// The agent tool contract (TUL-011, AGN-005 §4): AgentTool, InvokeResult, AgentToolExecutionContext.
+import type { AdminLogger } from "../observability/admin-logger";
+
+/** TUL-011's `InvokeResult<string>`: a value or a human-readable error, never a thrown exception. */
+export interface InvokeResult<T> {
+  successful: boolean;
+  result?: T;
+  errorMessage?: string;
+}
+
+export const InvokeResult = {
+  create<T>(result: T): InvokeResult<T> {
+    return { successful: true, result };
+  },
+  fromError<T = string>(errorMessage: string): InvokeResult<T> {
+    return { successful: false, errorMessage };
+  },
+};
+
+/** Who and where a tool runs for. Tools take `sessionId`, `org` and `user` from here, never from arguments. */
+export interface AgentToolExecutionContext {
+  sessionId: string;
+  conversationId: string;
+  org: string;
+  user: string;
+  /** The session's current mode key. */
+  mode: string;
+  logger: AdminLogger;
+}
+
+/** OpenAI-style function tool schema (TUL-011 §4). */
+export interface OpenAIFunctionToolSchema {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: {
+    type: "object";
+    properties: Record<string, Record<string, unknown>>;
+    required: string[];
+    additionalProperties?: boolean;
+  };
+}
+
+/** What TUL-011 declares as `public const` fields and `public static GetSchema()` on each tool class. */
+export interface AgentToolStatics {
+  readonly ToolName: string;
+  readonly ToolUsageMetadata: string;
+  getSchema(): OpenAIFunctionToolSchema;
+}
+
+/** AGN-005's `IAgentTool`. Every tool the model can call has one, server-final or client-final. */
+export interface AgentTool {
+  /** Returns the class's `ToolName`. */
+  readonly name: string;
+  readonly toolUsageMetadata: string;
+  /** The tool category it is listed under in the system prompt (design document, Decision 5). */
+  readonly category: string;
+  /**
+   * true: the tool validates and performs its final behaviour on the server.
+   * false: it runs a server preflight (validation, shaping) and a client executes the final step.
+   */
+  readonly isToolFullyExecutedOnServer: boolean;
+  /** The call pauses for a person's approval before it runs. */
+  readonly requiresApproval: boolean;
+  /** Higher stays in the prompt longer when the tool definitions must be trimmed to a budget. */
+  readonly priority: number;
+  getSchema(): OpenAIFunctionToolSchema;
+  /** Never throws: validation failures and caught exceptions are failed results. */
+  execute(
+    argumentsJson: string | null | undefined,
+    context: AgentToolExecutionContext | null | undefined,
+    signal?: AbortSignal,
+  ): Promise<InvokeResult<string>>;
+}
+
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
+
+/** The tag AGN-005 §7 fixes for a tool's caught exceptions. */
+export function exceptionTag(toolName: string): string {
+  return `[${toolName}_ExecuteAsync__Exception]`;
+}

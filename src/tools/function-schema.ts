@@ -1,0 +1,31 @@
+// Builds a tool's OpenAI function schema from its zod argument schema, so the two cannot drift.
+import { z } from "zod";
+import type { OpenAIFunctionToolSchema } from "./contract";
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The same input gives the same JSON on every call: no timestamps, ids or random values. */
+export function functionToolSchema(
+  name: string,
+  description: string,
+  argsSchema: z.ZodObject,
+): OpenAIFunctionToolSchema {
+  const json = z.toJSONSchema(argsSchema, { io: "input", unrepresentable: "any" });
+  const properties: Record<string, JsonObject> = {};
+  if (isObject(json.properties)) {
+    for (const [key, value] of Object.entries(json.properties)) {
+      if (isObject(value)) properties[key] = value;
+    }
+  }
+  const required = Array.isArray(json.required) ? json.required.filter((r) => typeof r === "string") : [];
+  return {
+    type: "function",
+    name,
+    description,
+    parameters: { type: "object", properties, required, additionalProperties: false },
+  };
+}

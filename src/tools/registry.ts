@@ -1,0 +1,94 @@
+// AgentToolRegistry: refuses, at registration, any tool that breaks the TUL-011 contract.
+import type { AdminLogger } from "../observability/admin-logger";
+import { findToolCategory } from "./categories";
+import { type AgentTool, type AgentToolStatics, TOOL_NAME_PATTERN } from "./contract";
+
+/** TUL-011's InvalidOperationException: a malformed or duplicate tool. */
+export class AgentToolContractError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AgentToolContractError";
+  }
+}
+
+const SIMPLE_JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === "string" && value.trim().length > 0;
+}
+
+/** The rule a tool breaks, or null. Checked in this order; the first broken rule is reported. */
+function findContractViolation(tool: AgentTool, statics: Partial<AgentToolStatics>): string | null {
+  const toolName = statics.ToolName;
+  if (!nonEmptyString(toolName)) return "it declares no non-empty static ToolName";
+  if (!TOOL_NAME_PATTERN.test(toolName)) return `its ToolName must match ${TOOL_NAME_PATTERN.source}`;
+  if (tool.name !== toolName) return `its name '${tool.name}' is not its ToolName '${toolName}'`;
+  if (!nonEmptyString(statics.ToolUsageMetadata)) return "it declares no non-empty static ToolUsageMetadata";
+  if (tool.toolUsageMetadata !== statics.ToolUsageMetadata) return "its toolUsageMetadata is not its ToolUsageMetadata";
+  if (typeof statics.getSchema !== "function") return "it declares no static getSchema()";
+  if (typeof tool.isToolFullyExecutedOnServer !== "boolean") return "isToolFullyExecutedOnServer must be a boolean";
+  if (!findToolCategory(tool.category)) return `its category '${String(tool.category)}' is not a known tool category`;
+
+  const schema: unknown = statics.getSchema.call(statics);
+  if (!isRecord(schema)) return "getSchema() must return an object";
+  if (schema.type !== "function") return "its schema type must be 'function'";
+  if (schema.name !== toolName) return "its schema name must be its ToolName";
+  if (!nonEmptyString(schema.description)) return "its schema needs a non-empty description";
+  const parameters = schema.parameters;
+  if (!isRecord(parameters) || parameters.type !== "object") return "its schema parameters must have type 'object'";
+  const properties = parameters.properties;
+  if (!isRecord(properties)) return "its schema parameters need a 'properties' object";
+  if (!Array.isArray(parameters.required)) return "its schema parameters need a 'required' array";
+  for (const name of parameters.required) {
+    if (typeof name !== "string" || !(name in properties)) {
+      return `its schema requires '${String(name)}', which is not among its properties`;
+    }
+  }
+  for (const [name, property] of Object.entries(properties)) {
+    if (!isRecord(property) || typeof property.type !== "string" || !SIMPLE_JSON_TYPES.has(property.type)) {
+      return `its parameter '${name}' needs a simple JSON type (string, number, integer, boolean, object, array)`;
+    }
+    if (!nonEmptyString(property.description)) return `its parameter '${name}' needs a description`;
+  }
+  if (JSON.stringify(schema) !== JSON.stringify(statics.getSchema.call(statics))) {
+    return "getSchema() must return the same schema on every call";
+  }
+  return null;
+}
+
+export class AgentToolRegistry {
+  private readonly byName = new Map<string, AgentTool>();
+
+  constructor(private readonly logger: AdminLogger) {}
+
+  /** TUL-011 §2's RegisterTool<T>(): logs and throws if the tool is malformed or its name is taken. */
+  registerTool(tool: AgentTool): void {
+    const statics = tool.constructor as Partial<AgentToolStatics>;
+    const label = nonEmptyString(statics.ToolName) ? statics.ToolName : tool.constructor.name;
+    let violation = findContractViolation(tool, statics);
+    if (!violation && this.byName.has(tool.name)) violation = `the ToolName '${tool.name}' is already registered`;
+    if (violation) {
+      const message = `Tool '${label}' (${tool.constructor.name}) breaks the agent tool contract: ${violation}.`;
+      this.logger.addError("[AgentToolRegistry_RegisterTool]", message, [["Tool", label]]);
+      throw new AgentToolContractError(message);
+    }
+    this.byName.set(tool.name, tool);
+  }
+
+  getTool(name: string): AgentTool | undefined {
+    return this.byName.get(name);
+  }
+
+  hasTool(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** Registered tools in registration order. */
+  get tools(): readonly AgentTool[] {
+    return [...this.byName.values()];
+  }
+}
