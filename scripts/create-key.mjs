@@ -16,11 +16,15 @@ const { values } = parseArgs({
 });
 
 const KNOWN_SCOPES = ["chat", "admin"];
-const scopes = values.scopes.split(",").map((s) => s.trim()).filter(Boolean);
+const scopes = values.scopes
+  .split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 const problems = [];
 if (!values.org) problems.push("--org is required");
 if (!values.user) problems.push("--user is required");
-for (const scope of scopes) if (!KNOWN_SCOPES.includes(scope)) problems.push(`unknown scope '${scope}' (known: ${KNOWN_SCOPES.join(", ")})`);
+for (const scope of scopes)
+  if (!KNOWN_SCOPES.includes(scope)) problems.push(`unknown scope '${scope}' (known: ${KNOWN_SCOPES.join(", ")})`);
 if (scopes.length === 0) problems.push("--scopes needs at least one scope");
 if (problems.length > 0) {
   console.error(`create-key: ${problems.join("; ")}`);
@@ -37,6 +41,8 @@ execFileSync("wrangler", ["d1", "execute", "DB", values.remote ? "--remote" : "-
   stdio: ["ignore", "ignore", "inherit"],
 });
 
-console.log(`Created key ${id} for org '${values.org}', user '${values.user}', scopes ${scopes.join(", ")}${values.remote ? " (remote)" : " (local)"}.`);
+console.log(
+  `Created key ${id} for org '${values.org}', user '${values.user}', scopes ${scopes.join(", ")}${values.remote ? " (remote)" : " (local)"}.`,
+);
 console.log("It is shown once and stored only as its SHA-256:");
 console.log(key);
