@@ -2,5 +2,7 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** The scripted upstream's own URL (its control endpoints live beside /v1). */
+    TEST_UPSTREAM_URL: string;
   }
 }

@@ -1,0 +1,60 @@
+// The scripted upstream's script language, shared by the Node server and the tests in workerd.
+
+/** One tool call the scripted model makes; `arguments` is the raw JSON text it streams in fragments. */
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
+export interface ScriptedUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+interface Timing {
+  /** Wait this long before the first byte of the answer. */
+  delayFirstByteMs?: number;
+}
+
+export type ScriptStep =
+  /** A chat completion: JSON, or an SSE stream when the request says `stream: true`. */
+  | (Timing & {
+      type: "completion";
+      content?: string | null;
+      toolCalls?: ScriptedToolCall[];
+      finishReason?: string;
+      usage?: ScriptedUsage;
+      /** Characters per streamed content or argument fragment (default 8). */
+      chunkSize?: number;
+      /** Wait between streamed chunks. */
+      chunkDelayMs?: number;
+    })
+  /** An error answer: `body` is sent as JSON unless it is a string. */
+  | (Timing & { type: "error"; status: number; body: unknown; headers?: Record<string, string> })
+  /** Any JSON answer (models, embeddings, responses, completions). */
+  | (Timing & { type: "json"; status?: number; body: unknown })
+  /** Raw SSE lines, then: close cleanly, destroy the socket mid-stream, or stall forever. */
+  | (Timing & { type: "sse"; events: string[]; eventDelayMs?: number; end: "close" | "destroy" | "stall" })
+  /** Never answers. */
+  | { type: "hang" };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface CreatedScript {
+  id: string;
+  /** Put this anywhere in a request body (a message, the model name) to have the script answer it. */
+  marker: string;
+}
+
+export function scriptMarker(id: string): string {
+  return `[[script:${id}]]`;
+}
+
+export const SCRIPT_MARKER_PATTERN = /\[\[script:([a-z0-9-]+)\]\]/;

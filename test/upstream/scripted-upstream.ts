@@ -1,0 +1,254 @@
+// A scripted OpenAI-compatible server (Node): answers each request from the script whose marker the
+// request body carries, and records every request it was sent. The one stand-in in the tests.
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type CreatedScript,
+  type RecordedRequest,
+  SCRIPT_MARKER_PATTERN,
+  type ScriptedToolCall,
+  type ScriptStep,
+  scriptMarker,
+} from "./script-types.ts";
+
+export interface ScriptedUpstreamOptions {
+  /** When set, requests must carry `Authorization: Bearer <apiKey>` (as an OpenAI server checks its key). */
+  apiKey?: string;
+  port?: number;
+  host?: string;
+}
+
+export interface ScriptedUpstream {
+  url: string;
+  createScript(steps: ScriptStep[]): CreatedScript;
+  requests(id: string): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+interface Script {
+  steps: ScriptStep[];
+  requests: RecordedRequest[];
+}
+
+const DEFAULT_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function openAIError(message: string, type: string, code: string | null = null) {
+  return { error: { message, type, code, param: null } };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": typeof body === "string" ? "text/plain" : "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function chunks(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function toolCallsWithIds(calls: ScriptedToolCall[] | undefined, seq: number) {
+  return (calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `call_${seq}_${index}` }));
+}
+
+function completionJson(step: Extract<ScriptStep, { type: "completion" }>, model: string, seq: number) {
+  const toolCalls = toolCallsWithIds(step.toolCalls, seq);
+  return {
+    id: `chatcmpl-scripted-${seq}`,
+    object: "chat.completion",
+    created: 1_700_000_000 + seq,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: step.content ?? null,
+          refusal: null,
+          ...(toolCalls.length > 0
+            ? {
+                tool_calls: toolCalls.map((c) => ({
+                  id: c.id,
+                  type: "function",
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+              }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: step.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+      },
+    ],
+    usage: step.usage ?? DEFAULT_USAGE,
+  };
+}
+
+/** The chunks an OpenAI server streams for this completion, in order. */
+function completionChunks(
+  step: Extract<ScriptStep, { type: "completion" }>,
+  model: string,
+  seq: number,
+  includeUsage: boolean,
+) {
+  const size = step.chunkSize ?? 8;
+  const base = { id: `chatcmpl-scripted-${seq}`, object: "chat.completion.chunk", created: 1_700_000_000 + seq, model };
+  const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  const out: Record<string, unknown>[] = [choice({ role: "assistant", content: "", refusal: null })];
+  for (const piece of chunks(step.content ?? "", size)) out.push(choice({ content: piece }));
+  const toolCalls = toolCallsWithIds(step.toolCalls, seq);
+  toolCalls.forEach((call, index) => {
+    out.push(
+      choice({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }),
+    );
+    for (const piece of chunks(call.arguments, size)) {
+      out.push(choice({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  out.push(choice({}, step.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop")));
+  if (includeUsage) out.push({ ...base, choices: [], usage: step.usage ?? DEFAULT_USAGE });
+  return out;
+}
+
+export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
+  const scripts = new Map<string, Script>();
+  let seq = 0;
+
+  const server = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? "/", "http://upstream.local");
+      const body = await readBody(req);
+
+      if (url.pathname === "/__scripts" && req.method === "POST") {
+        const parsed = JSON.parse(body) as { steps: ScriptStep[] };
+        sendJson(res, 201, createScript(parsed.steps));
+        return;
+      }
+      const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
+      if (control) {
+        const script = scripts.get(control[1] ?? "");
+        if (!script) return sendJson(res, 404, openAIError("No such script.", "not_found_error"));
+        if (control[2] === "steps" && req.method === "POST") {
+          script.steps.push(...(JSON.parse(body) as { steps: ScriptStep[] }).steps);
+          return sendJson(res, 200, { remaining: script.steps.length });
+        }
+        return sendJson(res, 200, { requests: script.requests });
+      }
+
+      if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+        return sendJson(
+          res,
+          401,
+          openAIError("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
+        );
+      }
+      if (url.pathname === "/v1/models" && req.method === "GET") {
+        return sendJson(res, 200, {
+          object: "list",
+          data: [{ id: "scripted-model", object: "model", created: 1_700_000_000, owned_by: "aptix-tests" }],
+        });
+      }
+
+      const id = SCRIPT_MARKER_PATTERN.exec(body)?.[1];
+      const script = id ? scripts.get(id) : undefined;
+      if (!script) {
+        return sendJson(res, 400, openAIError("No script marker in the request body.", "invalid_request_error"));
+      }
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === "string") headers[name] = value;
+      }
+      script.requests.push({ method: req.method ?? "GET", path: url.pathname, headers, body });
+      const step = script.steps.shift();
+      if (!step) return sendJson(res, 500, openAIError("The script has no steps left.", "server_error"));
+      await answer(step, body, req, res, ++seq);
+    } catch (error) {
+      if (!res.headersSent)
+        sendJson(res, 500, openAIError(`Scripted upstream failed: ${String(error)}`, "server_error"));
+      else res.destroy();
+    }
+  });
+
+  function createScript(steps: ScriptStep[]): CreatedScript {
+    const id = randomUUID();
+    scripts.set(id, { steps: [...steps], requests: [] });
+    return { id, marker: scriptMarker(id) };
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    createScript,
+    requests: (id) => scripts.get(id)?.requests ?? [],
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function answer(step: ScriptStep, body: string, req: IncomingMessage, res: ServerResponse, seq: number) {
+  if (step.type === "hang") {
+    await new Promise<void>((resolve) => req.on("close", resolve));
+    return;
+  }
+  if (step.delayFirstByteMs) await sleep(step.delayFirstByteMs);
+  if (step.type === "error") return sendJson(res, step.status, step.body, step.headers);
+  if (step.type === "json") return sendJson(res, step.status ?? 200, step.body);
+
+  const request = JSON.parse(body) as {
+    model?: string;
+    stream?: boolean;
+    stream_options?: { include_usage?: boolean };
+  };
+  if (step.type === "completion" && !request.stream) {
+    return sendJson(res, 200, completionJson(step, request.model ?? "scripted-model", seq));
+  }
+
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  res.flushHeaders();
+  if (step.type === "completion") {
+    const events = completionChunks(
+      step,
+      request.model ?? "scripted-model",
+      seq,
+      request.stream_options?.include_usage === true,
+    );
+    for (const event of events) {
+      if (res.destroyed) return;
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+      if (step.chunkDelayMs) await sleep(step.chunkDelayMs);
+    }
+    res.end("data: [DONE]\n\n");
+    return;
+  }
+  for (const event of step.events) {
+    if (res.destroyed) return;
+    res.write(`${event}\n\n`);
+    if (step.eventDelayMs) await sleep(step.eventDelayMs);
+  }
+  if (step.end === "close") res.end();
+  else if (step.end === "destroy") res.destroy();
+  else await new Promise<void>((resolve) => req.on("close", resolve));
+}
