@@ -9,8 +9,10 @@ import type { AppBindings } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { adminModeRoutes } from "./routes/admin-modes";
+import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
+import { systemPromptRoutes } from "./routes/system-prompts";
 
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
@@ -46,6 +48,8 @@ export function createApp(): Hono<AppBindings> {
   app.use("*", requireApiKey);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
+  app.route("/", systemPromptRoutes);
+  app.route("/", contextSessionRoutes);
 
   app.notFound((c) =>
     c.json(errorBody(`No route for ${c.req.method} ${c.req.path}.`, "not_found_error", "route_not_found"), 404),

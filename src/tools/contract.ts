@@ -1,4 +1,5 @@
 // The agent tool contract (TUL-011, AGN-005 §4): AgentTool, InvokeResult, AgentToolExecutionContext.
+import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
 
 /** TUL-011's `InvokeResult<string>`: a value or a human-readable error, never a thrown exception. */
@@ -64,6 +65,8 @@ export interface AgentTool {
   readonly requiresApproval: boolean;
   /** Higher stays in the prompt longer when the tool definitions must be trimmed to a budget. */
   readonly priority: number;
+  /** Client-final tools: the shape of the result the client sends back, checked before the loop uses it. */
+  readonly clientResultSchema?: z.ZodType;
   getSchema(): OpenAIFunctionToolSchema;
   /** Never throws: validation failures and caught exceptions are failed results. */
   execute(

@@ -7,6 +7,8 @@ import { HelloWorldTool } from "./agent-hello-world";
 import { AgentListModesTool } from "./agent-list-modes";
 import type { AgentTool } from "./contract";
 import { AgentToolRegistry } from "./registry";
+import { WorkspaceReadFileTool } from "./workspace-read-file";
+import { WorkspaceWriteFileTool } from "./workspace-write-file";
 
 /** What tools are constructed with (TUL-011 §2: the logger plus the services each one needs). */
 export interface AgentToolDependencies {
@@ -22,6 +24,8 @@ const PRODUCTION_TOOLS = [
   { type: ModeChangeTool, create: (d: AgentToolDependencies) => new ModeChangeTool(d.sessionManager, d.logger) },
   { type: AgentListModesTool, create: (d: AgentToolDependencies) => new AgentListModesTool(d.catalog, d.logger) },
   { type: HelloWorldTool, create: (d: AgentToolDependencies) => new HelloWorldTool(d.logger) },
+  { type: WorkspaceReadFileTool, create: (d: AgentToolDependencies) => new WorkspaceReadFileTool(d.logger) },
+  { type: WorkspaceWriteFileTool, create: (d: AgentToolDependencies) => new WorkspaceWriteFileTool(d.logger) },
 ] as const;
 
 /** Every production tool's ToolName (what a mode's `tools` list may name). */

@@ -1,0 +1,510 @@
+// AgentReasoner: the agent loop (AGN-005 §6, the design document's Decision 2). Plain TypeScript over a
+// TurnStore, so it runs inside the session object and in unit tests alike.
+import { type ChatModel, type ChatResponse, ModelError, type ModelToolCall } from "../llm/chat-model";
+import type { AgentMode } from "../modes/agent-mode";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
+import type { AdminLogger } from "../observability/admin-logger";
+import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
+import { ModeChangeTool } from "../tools/agent-change-mode";
+import type { AgentToolRegistry } from "../tools/registry";
+import type { AgentConfig } from "./agent-config";
+import {
+  type AgentExecuteResponse,
+  type AgentToolCall,
+  publicToolCall,
+  type StoredToolCall,
+  type TurnOutcome,
+} from "./agent-tool-call";
+import { AgentToolExecutor } from "./agent-tool-executor";
+import { boundedHistory, boundToolResult } from "./conversation";
+import { correctionRequest, parseModelText } from "./json-tool-call";
+import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
+
+/** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
+export interface TurnEvents {
+  turnStarted?(turnId: string): void;
+  assistantDelta?(text: string): void;
+  toolCallStarted?(call: AgentToolCall): void;
+  toolCallCompleted?(call: AgentToolCall): void;
+  approvalRequired?(calls: AgentToolCall[]): void;
+  clientToolRequired?(calls: AgentToolCall[]): void;
+  modeChanged?(change: { from: string; to: string; reason: string; branchSessionId?: string }): void;
+  turnCompleted?(response: AgentExecuteResponse): void;
+}
+
+export interface AgentReasonerDeps {
+  store: TurnStore;
+  model: ChatModel;
+  registry: AgentToolRegistry;
+  catalog: AgentModeCatalogService;
+  basePrompt: () => Promise<string>;
+  config: AgentConfig;
+  logger: AdminLogger;
+  /** Creates a session in `mode` linked to this one; returns its id. */
+  createBranchSession: (mode: string) => Promise<string>;
+  events?: TurnEvents;
+  now?: () => number;
+}
+
+export type Refusal = { ok: false; status: 400 | 404 | 409; code: string; message: string; param?: string };
+export type Outcome<T> = { ok: true; value: T } | Refusal;
+
+export interface ApprovalDecision {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export interface ClientToolResult {
+  toolCallId: string;
+  resultJson?: string;
+  errorMessage?: string;
+}
+
+const refuse = (status: Refusal["status"], code: string, message: string, param?: string): Refusal => ({
+  ok: false,
+  status,
+  code,
+  message,
+  ...(param ? { param } : {}),
+});
+
+const MALFORMED_LOG_CHARS = 2_000;
+
+export class AgentReasoner {
+  private readonly executor: AgentToolExecutor;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: AgentReasonerDeps) {
+    this.executor = new AgentToolExecutor(deps.registry, deps.logger);
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** One turn at a time: a running turn, or one waiting on approvals or client results, refuses a new message. */
+  async startTurn(content: string, signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+    const busy = this.refuseUnless("idle");
+    if (busy) return busy;
+    const turn: TurnState = {
+      turnId: crypto.randomUUID(),
+      startedAt: this.now(),
+      iterations: 0,
+      parseFailures: 0,
+      batch: null,
+    };
+    this.deps.store.saveTurn("running", turn);
+    this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
+    this.deps.events?.turnStarted?.(turn.turnId);
+    return { ok: true, value: await this.continueTurn(turn, signal) };
+  }
+
+  async applyApprovals(decisions: ApprovalDecision[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+    const refused =
+      this.refuseUnless("awaiting_approval") ??
+      this.refuseUnknown(
+        decisions.map((d) => d.toolCallId),
+        "awaiting_approval",
+      );
+    if (refused) return refused;
+    const turn = this.currentTurn();
+    this.deps.store.saveTurn("running", turn);
+    for (const decision of decisions) {
+      const call = this.findCall(turn, decision.toolCallId);
+      if (decision.approved) {
+        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, signal);
+      } else {
+        const why = decision.reason?.trim()
+          ? `Tool call denied by the user: ${decision.reason.trim()}`
+          : "Tool call denied by the user";
+        this.settle({ ...call, approval: "denied", state: "settled", errorMessage: why });
+      }
+    }
+    return { ok: true, value: await this.continueTurn(turn, signal) };
+  }
+
+  async applyToolResults(results: ClientToolResult[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+    const refused =
+      this.refuseUnless("awaiting_client") ??
+      this.refuseUnknown(
+        results.map((r) => r.toolCallId),
+        "awaiting_client",
+      );
+    if (refused) return refused;
+    const turn = this.currentTurn();
+    for (const result of results) {
+      if (result.resultJson === undefined) continue;
+      const problem = this.executor.checkClientResult(this.findCall(turn, result.toolCallId), result.resultJson);
+      if (problem) return refuse(400, "invalid_tool_result", `Invalid tool result: ${problem}.`, "results");
+    }
+    this.deps.store.saveTurn("running", turn);
+    for (const result of results) {
+      const call = this.findCall(turn, result.toolCallId);
+      this.settle(
+        result.resultJson !== undefined
+          ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
+          : {
+              ...call,
+              state: "settled",
+              errorMessage: result.errorMessage ?? "The client could not execute the tool.",
+            },
+      );
+    }
+    return { ok: true, value: await this.continueTurn(turn, signal) };
+  }
+
+  /** An object that restarted mid-turn finds its turn `running` with nobody driving it: end it cleanly. */
+  recoverInterruptedTurn(): void {
+    const turn = this.deps.store.turn();
+    if (this.deps.store.status() !== "running" || !turn) return;
+    this.finish(turn, "failed", "", {
+      code: "turn_interrupted",
+      message: "The turn was interrupted when the session restarted; send the message again.",
+    });
+  }
+
+  private refuseUnless(expected: SessionStatus): Refusal | null {
+    const status = this.deps.store.status();
+    if (status === expected) return null;
+    if (status === "running")
+      return refuse(409, "session_busy", "The session is running a turn; wait for it to finish.");
+    if (expected === "idle") {
+      const what =
+        status === "awaiting_approval"
+          ? "approval of its pending tool calls"
+          : "results of its client-executed tool calls";
+      return refuse(
+        409,
+        "session_awaiting_input",
+        `The session is waiting for ${what}; answer them before sending a new message.`,
+      );
+    }
+    return refuse(
+      409,
+      "nothing_pending",
+      `The session is not waiting for ${expected === "awaiting_approval" ? "approvals" : "tool results"}.`,
+    );
+  }
+
+  private refuseUnknown(ids: string[], state: StoredToolCall["state"]): Refusal | null {
+    const turn = this.currentTurn();
+    const seen = new Set<string>();
+    for (const id of ids) {
+      if (seen.has(id))
+        return refuse(400, "duplicate_tool_call_id", `Tool call '${id}' appears twice in the request.`, "toolCallId");
+      seen.add(id);
+      const call = this.deps.store.toolCalls(turn.turnId).find((c) => c.id === id);
+      if (!call || call.state !== state) {
+        return refuse(
+          409,
+          "tool_call_not_pending",
+          `Tool call '${id}' is unknown or already settled; nothing was changed.`,
+        );
+      }
+    }
+    return null;
+  }
+
+  private currentTurn(): TurnState {
+    const turn = this.deps.store.turn();
+    if (!turn) throw new Error("The session has no open turn.");
+    return turn;
+  }
+
+  private findCall(turn: TurnState, id: string): StoredToolCall {
+    const call = this.deps.store.toolCalls(turn.turnId).find((c) => c.id === id);
+    if (!call) throw new Error(`Tool call ${id} vanished.`);
+    return call;
+  }
+
+  private settle(call: StoredToolCall): void {
+    this.deps.store.saveToolCall(call);
+    this.deps.events?.toolCallCompleted?.(publicToolCall(call));
+  }
+
+  private async continueTurn(turn: TurnState, signal?: AbortSignal): Promise<AgentExecuteResponse> {
+    const { config, store } = this.deps;
+    for (;;) {
+      if (turn.batch !== null) {
+        const batch = store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch);
+        if (batch.some((c) => c.state === "awaiting_approval")) return this.pause(turn, "awaiting_approval", batch);
+        if (batch.some((c) => c.state === "awaiting_client")) return this.pause(turn, "awaiting_client", batch);
+        this.deliver(turn, batch);
+        turn.batch = null;
+        const terminating = batch.find((c) => c.terminate);
+        if (terminating)
+          return this.finish(
+            turn,
+            "completed",
+            terminating.resultJson ?? terminating.errorMessage ?? "",
+            undefined,
+            true,
+          );
+      }
+      if (signal?.aborted)
+        return this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." });
+      if (turn.iterations >= config.maxIterations) {
+        return this.finish(turn, "failed", "", {
+          code: "iteration_limit",
+          message: `The turn stopped at the iteration limit: ${config.maxIterations} model calls without a final answer.`,
+        });
+      }
+      const remaining = config.turnTimeoutMs - (this.now() - turn.startedAt);
+      if (remaining <= 0) return this.finish(turn, "failed", "", this.timeLimitError());
+
+      const request = await this.buildRequest(turn);
+      let response: ChatResponse;
+      try {
+        response = await this.deps.model.complete({
+          messages: request.messages,
+          ...(config.toolFormat === "native" ? { tools: request.chatTools } : {}),
+          signal: AbortSignal.any([AbortSignal.timeout(remaining), ...(signal ? [signal] : [])]),
+          ...(this.deps.events?.assistantDelta
+            ? { onTextDelta: (t: string) => this.deps.events?.assistantDelta?.(t) }
+            : {}),
+        });
+      } catch (error) {
+        if (signal?.aborted)
+          return this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." });
+        if (this.now() - turn.startedAt >= config.turnTimeoutMs)
+          return this.finish(turn, "failed", "", this.timeLimitError());
+        if (!(error instanceof ModelError))
+          this.deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error);
+        const message = error instanceof ModelError ? error.message : "The model call failed unexpectedly.";
+        return this.finish(turn, "failed", "", { code: "model_error", message });
+      }
+      turn.iterations++;
+
+      const calls = this.callsFrom(response, turn);
+      if (calls.kind === "malformed") {
+        turn.parseFailures++;
+        this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", calls.problem, [
+          ["SessionId", store.identity().sessionId],
+          ["Output", (response.content ?? "").slice(0, MALFORMED_LOG_CHARS)],
+        ]);
+        store.appendMessage({ turnId: turn.turnId, role: "assistant", content: response.content, kind: "message" });
+        store.appendMessage({
+          turnId: turn.turnId,
+          role: "user",
+          content: correctionRequest(calls.problem),
+          kind: "correction",
+        });
+        if (turn.parseFailures >= config.maxParseFailures) {
+          return this.finish(turn, "failed", "", {
+            code: "malformed_tool_calls",
+            message: `The model sent ${turn.parseFailures} malformed tool calls in a row (last problem: ${calls.problem}); the turn was stopped.`,
+          });
+        }
+        store.saveTurn("running", turn);
+        continue;
+      }
+      turn.parseFailures = 0;
+      if (calls.kind === "answer") {
+        store.appendMessage({ turnId: turn.turnId, role: "assistant", content: calls.text, kind: "answer" });
+        return this.finish(turn, "completed", calls.text);
+      }
+      turn.text = calls.text;
+      store.appendMessage({
+        turnId: turn.turnId,
+        role: "assistant",
+        content: response.content,
+        ...(config.toolFormat === "native" ? { toolCalls: calls.calls } : {}),
+        kind: "message",
+      });
+      turn.batch = turn.iterations;
+      store.saveTurn("running", turn);
+      const planned = calls.calls.map((call, position) =>
+        this.executor.plan(call, {
+          turnId: turn.turnId,
+          batch: turn.iterations,
+          position,
+          terminate: calls.terminate,
+          offered: request.offered,
+          approvalRequired: request.approvalRequired,
+        }),
+      );
+      for (const call of planned) {
+        store.saveToolCall(call);
+        this.deps.events?.toolCallStarted?.(publicToolCall(call));
+        if (call.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(call));
+      }
+      for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, signal);
+    }
+  }
+
+  private timeLimitError() {
+    const seconds = Math.round(this.deps.config.turnTimeoutMs / 1000);
+    return {
+      code: "turn_timeout",
+      message: `The turn stopped at the time limit: ${seconds} s without a final answer.`,
+    };
+  }
+
+  private callsFrom(
+    response: ChatResponse,
+    turn: TurnState,
+  ):
+    | { kind: "answer"; text: string }
+    | { kind: "malformed"; problem: string }
+    | { kind: "calls"; text: string; calls: ModelToolCall[]; terminate: boolean } {
+    if (this.deps.config.toolFormat === "native") {
+      if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "" };
+      const calls = response.toolCalls.map((c, i) => ({
+        ...c,
+        id: c.id || `call_${turn.turnId.slice(0, 8)}_${turn.iterations}_${i}`,
+      }));
+      return { kind: "calls", text: response.content ?? "", calls, terminate: false };
+    }
+    const parsed = parseModelText(response.content);
+    if (parsed.kind === "text") return { kind: "answer", text: parsed.text };
+    if (parsed.kind === "malformed") return parsed;
+    const id = `call_${turn.turnId.slice(0, 8)}_${turn.iterations}`;
+    return {
+      kind: "calls",
+      text: "",
+      calls: [{ id, name: parsed.tool, arguments: parsed.parametersJson }],
+      terminate: parsed.terminate,
+    };
+  }
+
+  private async buildRequest(turn: TurnState) {
+    const { store, config, catalog, registry } = this.deps;
+    const identity = store.identity();
+    const mode: AgentMode = (await catalog.getMode(identity.mode)) ?? (await catalog.getDefaultMode());
+    const enhanced = enhanceSystemPrompt({
+      basePrompt: await this.deps.basePrompt(),
+      mode,
+      registeredTools: registry.tools,
+      format: config.toolFormat,
+      budgetTokens: config.promptBudgetTokens,
+    });
+    const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
+    return {
+      messages: [{ role: "system" as const, content: enhanced.prompt }, ...history],
+      chatTools: enhanced.tools.map((tool) => {
+        const schema = tool.getSchema();
+        return {
+          type: "function" as const,
+          function: { name: schema.name, description: schema.description, parameters: schema.parameters },
+        };
+      }),
+      offered: new Set(enhanced.tools.map((t) => t.name)),
+      approvalRequired: new Set(mode.approvalRequiredTools),
+    };
+  }
+
+  /** Runs a ready call (server-final, or a client-final preflight) and reacts to a mode change. */
+  private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
+    const identity = this.deps.store.identity();
+    const context = {
+      sessionId: identity.sessionId,
+      conversationId: identity.sessionId,
+      org: identity.org,
+      user: identity.user,
+      mode: identity.mode,
+      logger: this.deps.logger,
+    };
+    const done = await this.executor.executeServerTool(call, context, signal);
+    this.deps.store.saveToolCall(done);
+    if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
+    if (done.name !== ModeChangeTool.ToolName || !done.resultJson || done.errorMessage) return;
+    const result = JSON.parse(done.resultJson) as { mode: string; branch: boolean; reason: string };
+    const branchSessionId = result.branch ? await this.deps.createBranchSession(result.mode) : undefined;
+    if (branchSessionId) turn.branchSessionId = branchSessionId;
+    this.deps.store.saveTurn("running", turn);
+    this.deps.events?.modeChanged?.({
+      from: identity.mode,
+      to: result.mode,
+      reason: result.reason,
+      ...(branchSessionId ? { branchSessionId } : {}),
+    });
+  }
+
+  /** Appends a settled batch's results for the model, in call order. */
+  private deliver(turn: TurnState, batch: StoredToolCall[]): void {
+    for (const call of [...batch].sort((a, b) => a.position - b.position)) {
+      let content =
+        call.errorMessage !== null
+          ? JSON.stringify({ error: call.errorMessage })
+          : boundToolResult(call.resultJson ?? "", this.deps.config.toolResultBudgetChars);
+      if (call.name === ModeChangeTool.ToolName && call.errorMessage === null && turn.branchSessionId) {
+        content += `\nA new session ${turn.branchSessionId} was started in that mode for the new work.`;
+      }
+      if (this.deps.config.toolFormat === "native") {
+        this.deps.store.appendMessage({
+          turnId: turn.turnId,
+          role: "tool",
+          toolCallId: call.id,
+          content,
+          kind: "tool_result",
+        });
+      } else {
+        this.deps.store.appendMessage({
+          turnId: turn.turnId,
+          role: "user",
+          content: `Result of tool ${call.name} (call ${call.id}):\n${content}`,
+          kind: "tool_result",
+        });
+      }
+    }
+  }
+
+  private pause(
+    turn: TurnState,
+    status: "awaiting_approval" | "awaiting_client",
+    batch: StoredToolCall[],
+  ): AgentExecuteResponse {
+    this.deps.store.saveTurn(status, turn);
+    const waiting = batch.filter((c) => c.state === status).map(publicToolCall);
+    if (status === "awaiting_approval") this.deps.events?.approvalRequired?.(waiting);
+    else this.deps.events?.clientToolRequired?.(waiting);
+    return this.response(turn, status, turn.text ?? "");
+  }
+
+  private finish(
+    turn: TurnState,
+    outcome: TurnOutcome,
+    text: string,
+    error?: { code: string; message: string },
+    appendAnswer = false,
+  ): AgentExecuteResponse {
+    const open = this.deps.store.toolCalls(turn.turnId).filter((c) => c.state !== "settled");
+    for (const call of open) {
+      this.settle({
+        ...call,
+        state: "settled",
+        errorMessage: `The turn ended (${error?.code ?? outcome}) before this call was settled.`,
+      });
+    }
+    if (turn.batch !== null) {
+      this.deliver(
+        turn,
+        this.deps.store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch),
+      );
+      turn.batch = null;
+    }
+    if (appendAnswer)
+      this.deps.store.appendMessage({ turnId: turn.turnId, role: "assistant", content: text, kind: "answer" });
+    this.deps.store.saveTurn("idle", null);
+    const response = this.response(turn, outcome, text, error);
+    this.deps.events?.turnCompleted?.(response);
+    return response;
+  }
+
+  private response(
+    turn: TurnState,
+    status: TurnOutcome,
+    text: string,
+    error?: { code: string; message: string },
+  ): AgentExecuteResponse {
+    const identity = this.deps.store.identity();
+    return {
+      sessionId: identity.sessionId,
+      status,
+      mode: identity.mode,
+      text,
+      toolCalls: this.deps.store.toolCalls(turn.turnId).map(publicToolCall),
+      iterations: turn.iterations,
+      ...(turn.branchSessionId ? { branchSessionId: turn.branchSessionId } : {}),
+      ...(error ? { error } : {}),
+    };
+  }
+}

@@ -1,0 +1,115 @@
+// SystemPromptEnhancer: base prompt + mode prompt + the mode's tools by category (within a token budget)
+// + the JSON tool-call format when the model uses it + diagram instructions. Same inputs, same bytes.
+import type { AgentMode } from "../modes/agent-mode";
+import { TOOL_CATEGORIES } from "../tools/categories";
+import type { AgentTool } from "../tools/contract";
+import { ALWAYS_OFFERED_TOOLS } from "../tools/index";
+import { JSON_TOOL_CALL_INSTRUCTIONS, MERMAID_INSTRUCTIONS } from "./prompt-texts";
+
+export type ToolCallFormat = "native" | "json";
+
+export interface EnhanceInput {
+  basePrompt: string;
+  mode: AgentMode;
+  /** Every registered tool; the mode's list and the always-offered tools are picked from them. */
+  registeredTools: readonly AgentTool[];
+  format: ToolCallFormat;
+  /** Budget for the whole prompt, in estimated tokens. */
+  budgetTokens: number;
+}
+
+export interface EnhancedPrompt {
+  prompt: string;
+  /** The tools the prompt describes, and the only ones the model is offered. */
+  tools: AgentTool[];
+  /** Tools of the mode left out to fit the budget, lowest priority first. */
+  omittedTools: string[];
+  /** Tools described in their short form to fit the budget. */
+  compressedTools: string[];
+  /** Mode tools that are not registered (a catalog naming a tool that does not exist). */
+  unknownTools: string[];
+  estimatedTokens: number;
+}
+
+/** About four characters a token for English prose and JSON: an estimate, not a tokenizer. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+const categoryOrder = (id: string) => TOOL_CATEGORIES.find((c) => c.id === id)?.order ?? Number.MAX_SAFE_INTEGER;
+
+function describeParameters(tool: AgentTool, compressed: boolean): string[] {
+  const { properties, required } = tool.getSchema().parameters;
+  return Object.entries(properties).map(([name, property]) => {
+    const need = required.includes(name) ? "required" : "optional";
+    const head = `- \`${name}\` (${String(property.type)}, ${need})`;
+    return compressed ? head : `${head}: ${String(property.description ?? "")}`;
+  });
+}
+
+function renderTool(tool: AgentTool, compressed: boolean): string {
+  const parameters = describeParameters(tool, compressed);
+  const body = compressed ? tool.getSchema().description : tool.toolUsageMetadata;
+  const params = parameters.length > 0 ? `Parameters:\n${parameters.join("\n")}` : "Parameters: none";
+  return `#### ${tool.name}\n${body}\n${params}`;
+}
+
+function render(input: EnhanceInput, tools: AgentTool[], compressed: ReadonlySet<string>): string {
+  const sections = [
+    input.basePrompt.trim(),
+    `## Mode: ${input.mode.displayName} (${input.mode.key})\n${input.mode.systemPrompt.trim()}`,
+  ];
+  const toolLines = [
+    "## Tools",
+    "You can call these tools, grouped by category. Call a tool only when it helps with the request.",
+  ];
+  for (const category of TOOL_CATEGORIES) {
+    const inCategory = tools.filter((t) => t.category === category.id);
+    if (inCategory.length === 0) continue;
+    toolLines.push(`### ${category.name}\n${category.description}`);
+    for (const tool of inCategory) toolLines.push(renderTool(tool, compressed.has(tool.name)));
+  }
+  sections.push(toolLines.join("\n\n"));
+  if (input.format === "json") sections.push(`## Tool call format\n${JSON_TOOL_CALL_INSTRUCTIONS}`);
+  sections.push(`## Diagrams\n${MERMAID_INSTRUCTIONS}`);
+  return `${sections.join("\n\n")}\n`;
+}
+
+export function enhanceSystemPrompt(input: EnhanceInput): EnhancedPrompt {
+  const byName = new Map(input.registeredTools.map((tool) => [tool.name, tool]));
+  const wanted = [...new Set([...ALWAYS_OFFERED_TOOLS, ...input.mode.tools])];
+  const unknownTools = wanted.filter((name) => !byName.has(name));
+  const tools = wanted
+    .flatMap((name) => byName.get(name) ?? [])
+    .sort((a, b) => categoryOrder(a.category) - categoryOrder(b.category) || a.name.localeCompare(b.name));
+
+  // Trimming order: the lowest priority first (ties by name), never the always-offered tools.
+  const trimmable = tools
+    .filter((t) => !ALWAYS_OFFERED_TOOLS.includes(t.name))
+    .sort((a, b) => a.priority - b.priority || a.name.localeCompare(b.name));
+  const compressed = new Set<string>();
+  const omitted = new Set<string>();
+  const offered = () => tools.filter((t) => !omitted.has(t.name));
+  let prompt = render(input, offered(), compressed);
+
+  for (const tool of trimmable) {
+    if (estimateTokens(prompt) <= input.budgetTokens) break;
+    compressed.add(tool.name);
+    prompt = render(input, offered(), compressed);
+  }
+  for (const tool of trimmable) {
+    if (estimateTokens(prompt) <= input.budgetTokens) break;
+    compressed.delete(tool.name);
+    omitted.add(tool.name);
+    prompt = render(input, offered(), compressed);
+  }
+
+  return {
+    prompt,
+    tools: offered(),
+    omittedTools: trimmable.filter((t) => omitted.has(t.name)).map((t) => t.name),
+    compressedTools: trimmable.filter((t) => compressed.has(t.name)).map((t) => t.name),
+    unknownTools,
+    estimatedTokens: estimateTokens(prompt),
+  };
+}

@@ -1,0 +1,17 @@
+// The base system prompts in D1 (`system_prompts`), read by id.
+import { z } from "zod";
+
+export interface SystemPrompt {
+  id: string;
+  name: string;
+  content: string;
+}
+
+const SystemPromptRow = z.object({ id: z.string(), name: z.string(), content: z.string().min(1) });
+
+export const DEFAULT_SYSTEM_PROMPT_ID = "default";
+
+export async function getSystemPrompt(db: D1Database, id: string): Promise<SystemPrompt | null> {
+  const row = await db.prepare("SELECT id, name, content FROM system_prompts WHERE id = ?").bind(id).first();
+  return row ? SystemPromptRow.parse(row) : null;
+}

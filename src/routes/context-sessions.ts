@@ -1,0 +1,81 @@
+// /context/sessions: create and read agent sessions, run turns, answer approvals and client tool results.
+import { Hono } from "hono";
+import { z } from "zod";
+import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
+import { type AppBindings, type AppContext, readJsonBody } from "../http";
+import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { sessionStub, unwrap } from "../session/session-client";
+
+const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
+const MessageBody = z.strictObject({ content: z.string().trim().min(1, "must not be empty").max(100_000) });
+const ApprovalsBody = z.strictObject({
+  decisions: z
+    .array(
+      z.strictObject({
+        toolCallId: z.string().min(1),
+        approved: z.boolean(),
+        reason: z.string().max(2_000).optional(),
+      }),
+    )
+    .min(1, "needs at least one decision"),
+});
+const ToolResultsBody = z.strictObject({
+  results: z
+    .array(
+      z
+        .strictObject({
+          toolCallId: z.string().min(1),
+          resultJson: z.string().max(10_000_000).optional(),
+          errorMessage: z.string().min(1).max(10_000).optional(),
+        })
+        .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {
+          error: "needs exactly one of resultJson and errorMessage",
+        }),
+    )
+    .min(1, "needs at least one result"),
+});
+
+const caller = (c: AppContext) => ({ org: c.var.principal.org, user: c.var.principal.user });
+
+export const contextSessionRoutes = new Hono<AppBindings>()
+  .use("/context/*", requireScope("chat"))
+  .post("/context/sessions", async (c) => {
+    const body = await readJsonBody(c, CreateSessionBody);
+    const catalog = new D1AgentModeCatalogService(c.env.DB);
+    const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
+    if (!mode) {
+      const known = (await catalog.getAllModes()).map((m) => m.key).join(", ");
+      throw ApiError.badRequest(`Unknown mode '${body.mode}'. Known modes: ${known}.`, "mode", "unknown_mode");
+    }
+    const id = c.env.AGENT_SESSION.newUniqueId();
+    const session = await c.env.AGENT_SESSION.get(id).initialize({
+      sessionId: id.toString(),
+      org: c.var.principal.org,
+      user: c.var.principal.user,
+      mode: mode.key,
+      parentSessionId: null,
+    });
+    return c.json(
+      { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
+      201,
+    );
+  })
+  .get("/context/sessions/:sessionId", async (c) => {
+    return c.json(unwrap(await sessionStub(c.env, c.req.param("sessionId")).getSession(caller(c))));
+  })
+  .post("/context/sessions/:sessionId/messages", async (c) => {
+    const stub = sessionStub(c.env, c.req.param("sessionId"));
+    const body = await readJsonBody(c, MessageBody);
+    return c.json(unwrap(await stub.sendMessage(caller(c), body.content)));
+  })
+  .post("/context/sessions/:sessionId/approvals", async (c) => {
+    const stub = sessionStub(c.env, c.req.param("sessionId"));
+    const body = await readJsonBody(c, ApprovalsBody);
+    return c.json(unwrap(await stub.submitApprovals(caller(c), body.decisions)));
+  })
+  .post("/context/sessions/:sessionId/tool-results", async (c) => {
+    const stub = sessionStub(c.env, c.req.param("sessionId"));
+    const body = await readJsonBody(c, ToolResultsBody);
+    return c.json(unwrap(await stub.submitToolResults(caller(c), body.results)));
+  });

@@ -1,0 +1,46 @@
+// The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
+import type { Outcome } from "../agent/agent-reasoner";
+import { ApiError, type ApiErrorType } from "../errors";
+import type { AgentSession } from "./agent-session";
+import type { AgentSessionManager } from "./session-manager";
+
+const SESSION_ID = /^[0-9a-f]{64}$/;
+
+/** The session's object, or a 404 for an id that cannot be one (the object checks the org itself). */
+export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObjectStub<AgentSession> {
+  if (SESSION_ID.test(sessionId)) {
+    try {
+      return env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+    } catch {
+      // Not an id of this namespace: the same 404 as any unknown session.
+    }
+  }
+  throw ApiError.notFound(`Session '${sessionId}' not found.`, "session_not_found");
+}
+
+const TYPES: Record<number, ApiErrorType> = {
+  400: "invalid_request_error",
+  404: "not_found_error",
+  409: "conflict_error",
+};
+
+/** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */
+export function unwrap<T>(outcome: Outcome<T>): T {
+  if (outcome.ok) return outcome.value;
+  throw new ApiError(
+    outcome.status,
+    TYPES[outcome.status] ?? "invalid_request_error",
+    outcome.message,
+    outcome.code,
+    outcome.param ?? null,
+  );
+}
+
+/** For tools the Worker holds (to describe them): mode changes go to the session's own object. */
+export class DurableObjectSessionManager implements AgentSessionManager {
+  constructor(private readonly env: Cloudflare.Env) {}
+
+  async setSessionMode(sessionId: string, mode: string, reason: string, org: string, user: string): Promise<void> {
+    await sessionStub(this.env, sessionId).setSessionMode(sessionId, mode, reason, org, user);
+  }
+}

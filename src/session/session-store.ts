@@ -1,0 +1,204 @@
+// The session's SQLite storage (inside its Durable Object): identity, status, conversation, tool calls, mode history.
+import type { StoredToolCall } from "../agent/agent-tool-call";
+import type {
+  ConversationMessage,
+  NewMessage,
+  SessionIdentity,
+  SessionStatus,
+  TurnState,
+  TurnStore,
+} from "../agent/turn-store";
+import type { ModelToolCall } from "../llm/chat-model";
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS session (
+     id INTEGER PRIMARY KEY CHECK (id = 1), session_id TEXT NOT NULL, org TEXT NOT NULL, user_id TEXT NOT NULL,
+     mode TEXT NOT NULL, status TEXT NOT NULL, parent_session_id TEXT, turn_json TEXT,
+     created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS messages (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT,
+     tool_calls_json TEXT, tool_call_id TEXT, kind TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS tool_calls (
+     turn_id TEXT NOT NULL, id TEXT NOT NULL, batch INTEGER NOT NULL, position INTEGER NOT NULL, data_json TEXT NOT NULL,
+     PRIMARY KEY (turn_id, id))`,
+  `CREATE TABLE IF NOT EXISTS mode_history (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, from_mode TEXT NOT NULL, to_mode TEXT NOT NULL, reason TEXT NOT NULL,
+     user_id TEXT NOT NULL, at TEXT NOT NULL)`,
+];
+
+export interface ModeHistoryEntry {
+  from: string;
+  to: string;
+  reason: string;
+  userId: string;
+  at: string;
+}
+
+export interface SessionRecord extends SessionIdentity {
+  status: SessionStatus;
+  parentSessionId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type Row = Record<string, SqlStorageValue>;
+const text = (value: SqlStorageValue | undefined): string => (typeof value === "string" ? value : "");
+const nowIso = () => new Date().toISOString();
+
+export class SessionStore implements TurnStore {
+  constructor(private readonly storage: DurableObjectStorage) {
+    for (const statement of SCHEMA) storage.sql.exec(statement);
+  }
+
+  private get sql(): SqlStorage {
+    return this.storage.sql;
+  }
+
+  record(): SessionRecord | null {
+    const row = this.sql.exec<Row>("SELECT * FROM session WHERE id = 1").toArray()[0];
+    if (!row) return null;
+    return {
+      sessionId: text(row.session_id),
+      org: text(row.org),
+      user: text(row.user_id),
+      mode: text(row.mode),
+      status: text(row.status) as SessionStatus,
+      parentSessionId: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
+      createdAt: text(row.created_at),
+      updatedAt: text(row.updated_at),
+    };
+  }
+
+  create(identity: SessionIdentity, parentSessionId: string | null): SessionRecord {
+    const at = nowIso();
+    this.sql.exec(
+      "INSERT INTO session (id, session_id, org, user_id, mode, status, parent_session_id, turn_json, created_at, updated_at) VALUES (1, ?, ?, ?, ?, 'idle', ?, NULL, ?, ?)",
+      identity.sessionId,
+      identity.org,
+      identity.user,
+      identity.mode,
+      parentSessionId,
+      at,
+      at,
+    );
+    const created = this.record();
+    if (!created) throw new Error("The session row was not written.");
+    return created;
+  }
+
+  identity(): SessionIdentity {
+    const record = this.record();
+    if (!record) throw new Error("The session does not exist.");
+    return { sessionId: record.sessionId, org: record.org, user: record.user, mode: record.mode };
+  }
+
+  status(): SessionStatus {
+    return this.record()?.status ?? "idle";
+  }
+
+  turn(): TurnState | null {
+    const row = this.sql.exec<Row>("SELECT turn_json FROM session WHERE id = 1").toArray()[0];
+    return typeof row?.turn_json === "string" ? (JSON.parse(row.turn_json) as TurnState) : null;
+  }
+
+  saveTurn(status: SessionStatus, turn: TurnState | null): void {
+    this.sql.exec(
+      "UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1",
+      status,
+      turn ? JSON.stringify(turn) : null,
+      nowIso(),
+    );
+  }
+
+  /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */
+  changeMode(to: string, reason: string, userId: string): ModeHistoryEntry {
+    return this.storage.transactionSync(() => {
+      const from = this.identity().mode;
+      const at = nowIso();
+      this.sql.exec("UPDATE session SET mode = ?, updated_at = ? WHERE id = 1", to, at);
+      this.sql.exec(
+        "INSERT INTO mode_history (from_mode, to_mode, reason, user_id, at) VALUES (?, ?, ?, ?, ?)",
+        from,
+        to,
+        reason,
+        userId,
+        at,
+      );
+      return { from, to, reason, userId, at };
+    });
+  }
+
+  modeHistory(): ModeHistoryEntry[] {
+    return this.sql
+      .exec<Row>("SELECT from_mode, to_mode, reason, user_id, at FROM mode_history ORDER BY id")
+      .toArray()
+      .map((r) => ({
+        from: text(r.from_mode),
+        to: text(r.to_mode),
+        reason: text(r.reason),
+        userId: text(r.user_id),
+        at: text(r.at),
+      }));
+  }
+
+  messages(): ConversationMessage[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM messages ORDER BY seq")
+      .toArray()
+      .map((r) => ({
+        seq: Number(r.seq),
+        turnId: text(r.turn_id),
+        role: text(r.role) as ConversationMessage["role"],
+        content: typeof r.content === "string" ? r.content : null,
+        ...(typeof r.tool_calls_json === "string"
+          ? { toolCalls: JSON.parse(r.tool_calls_json) as ModelToolCall[] }
+          : {}),
+        ...(typeof r.tool_call_id === "string" ? { toolCallId: r.tool_call_id } : {}),
+        kind: text(r.kind) as ConversationMessage["kind"],
+        createdAt: text(r.created_at),
+      }));
+  }
+
+  appendMessage(message: NewMessage): ConversationMessage {
+    const createdAt = nowIso();
+    const row = this.sql
+      .exec<Row>(
+        "INSERT INTO messages (turn_id, role, content, tool_calls_json, tool_call_id, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        message.turnId,
+        message.role,
+        message.content,
+        message.toolCalls ? JSON.stringify(message.toolCalls) : null,
+        message.toolCallId ?? null,
+        message.kind,
+        createdAt,
+      )
+      .one();
+    return { ...message, seq: Number(row.seq), createdAt };
+  }
+
+  toolCalls(turnId: string): StoredToolCall[] {
+    return this.sql
+      .exec<Row>("SELECT data_json FROM tool_calls WHERE turn_id = ? ORDER BY batch, position", turnId)
+      .toArray()
+      .map((r) => JSON.parse(text(r.data_json)) as StoredToolCall);
+  }
+
+  saveToolCall(call: StoredToolCall): void {
+    this.sql.exec(
+      "INSERT INTO tool_calls (id, turn_id, batch, position, data_json) VALUES (?, ?, ?, ?, ?) ON CONFLICT (turn_id, id) DO UPDATE SET data_json = excluded.data_json",
+      call.id,
+      call.turnId,
+      call.batch,
+      call.position,
+      JSON.stringify(call),
+    );
+  }
+
+  /** Calls still waiting on a person or a client, in the open turn. */
+  pendingToolCalls(): StoredToolCall[] {
+    const turn = this.turn();
+    return turn
+      ? this.toolCalls(turn.turnId).filter((c) => c.state === "awaiting_approval" || c.state === "awaiting_client")
+      : [];
+  }
+}
