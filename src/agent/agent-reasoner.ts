@@ -1,6 +1,7 @@
 // AgentReasoner: the agent loop (AGN-005 §6, the design document's Decision 2). Plain TypeScript over a
 // TurnStore, so it runs inside the session object and in unit tests alike.
 import { type ChatModel, type ChatResponse, ModelError, type ModelToolCall } from "../llm/chat-model";
+import { deadline } from "../llm/deadline";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
@@ -252,11 +253,12 @@ export class AgentReasoner {
 
       const request = await this.buildRequest(turn);
       let response: ChatResponse;
+      const timer = deadline(remaining, signal);
       try {
         response = await this.deps.model.complete({
           messages: request.messages,
           ...(config.toolFormat === "native" ? { tools: request.chatTools } : {}),
-          signal: AbortSignal.any([AbortSignal.timeout(remaining), ...(signal ? [signal] : [])]),
+          signal: timer.signal,
           ...(this.deps.events?.assistantDelta
             ? { onTextDelta: (t: string) => this.deps.events?.assistantDelta?.(t) }
             : {}),
@@ -270,6 +272,8 @@ export class AgentReasoner {
           this.deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error);
         const message = error instanceof ModelError ? error.message : "The model call failed unexpectedly.";
         return this.finish(turn, "failed", "", { code: "model_error", message });
+      } finally {
+        timer.clear();
       }
       turn.iterations++;
 
@@ -331,7 +335,7 @@ export class AgentReasoner {
   }
 
   private timeLimitError() {
-    const seconds = Math.round(this.deps.config.turnTimeoutMs / 1000);
+    const seconds = Math.round(this.deps.config.turnTimeoutMs / 100) / 10;
     return {
       code: "turn_timeout",
       message: `The turn stopped at the time limit: ${seconds} s without a final answer.`,

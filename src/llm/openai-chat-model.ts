@@ -1,6 +1,7 @@
 // OpenAI-compatible ChatModel adapter: fetch, per-call timeout, abort, retries with backoff, clear errors.
 import { z } from "zod";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError, type ModelToolCall } from "./chat-model";
+import { deadline } from "./deadline";
 import { sseData } from "./sse-lines";
 
 export interface OpenAIChatModelOptions {
@@ -71,45 +72,59 @@ export class OpenAIChatModel implements ChatModel {
     const maxRetries = this.options.maxRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
       request.signal?.throwIfAborted();
-      const signal = AbortSignal.any([
-        AbortSignal.timeout(this.options.callTimeoutMs),
-        ...(request.signal ? [request.signal] : []),
-      ]);
-      let response: Response;
+      const timer = deadline(this.options.callTimeoutMs, request.signal);
       try {
-        response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${this.options.apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            model: this.options.model,
-            messages: request.messages,
-            ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-            ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
-          }),
-          signal,
-        });
-      } catch (error) {
-        request.signal?.throwIfAborted();
-        const timedOut = error instanceof DOMException && error.name === "TimeoutError";
-        if (attempt < maxRetries && !timedOut) {
-          await this.backoff(attempt, null, request.signal);
+        let response: Response;
+        try {
+          response = await (this.options.fetch ?? fetch)(
+            `${this.options.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+            {
+              method: "POST",
+              headers: { authorization: `Bearer ${this.options.apiKey}`, "content-type": "application/json" },
+              body: JSON.stringify({
+                model: this.options.model,
+                messages: request.messages,
+                ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+                ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
+              }),
+              signal: timer.signal,
+            },
+          );
+        } catch (error) {
+          request.signal?.throwIfAborted();
+          if (timer.signal.aborted) throw this.timeoutError();
+          if (attempt < maxRetries) {
+            await this.backoff(attempt, null, request.signal);
+            continue;
+          }
+          const why = error instanceof Error ? error.message : String(error);
+          throw new ModelError(`The model service could not be reached: ${why}.`);
+        }
+        if (response.ok) {
+          try {
+            return request.onTextDelta
+              ? await this.readStream(response, request.onTextDelta)
+              : await this.readJson(response);
+          } catch (error) {
+            request.signal?.throwIfAborted();
+            if (timer.signal.aborted) throw this.timeoutError();
+            throw error;
+          }
+        }
+        const message = await upstreamErrorMessage(response);
+        if (RETRYABLE.has(response.status) && attempt < maxRetries) {
+          await this.backoff(attempt, response.headers.get("retry-after"), request.signal);
           continue;
         }
-        throw new ModelError(
-          timedOut
-            ? `The model did not answer within ${this.options.callTimeoutMs} ms.`
-            : `The model service could not be reached: ${error instanceof Error ? error.message : String(error)}.`,
-        );
+        throw new ModelError(`The model service answered ${response.status}: ${message}`, response.status);
+      } finally {
+        timer.clear();
       }
-      if (response.ok)
-        return request.onTextDelta ? this.readStream(response, request.onTextDelta) : this.readJson(response);
-      const message = await upstreamErrorMessage(response);
-      if (RETRYABLE.has(response.status) && attempt < maxRetries) {
-        await this.backoff(attempt, response.headers.get("retry-after"), request.signal);
-        continue;
-      }
-      throw new ModelError(`The model service answered ${response.status}: ${message}`, response.status);
     }
+  }
+
+  private timeoutError(): ModelError {
+    return new ModelError(`The model did not answer within ${this.options.callTimeoutMs} ms.`);
   }
 
   private async backoff(attempt: number, retryAfter: string | null, signal?: AbortSignal): Promise<void> {
