@@ -12,6 +12,7 @@ import { adminModeRoutes } from "./routes/admin-modes";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
+import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
 
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -45,6 +46,7 @@ export function createApp(): Hono<AppBindings> {
   });
 
   app.route("/", healthRoutes);
+  app.route("/", sessionSocketRoutes);
   app.use("*", requireApiKey);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);

@@ -152,6 +152,24 @@ export class AgentReasoner {
     return { ok: true, value: await this.continueTurn(turn, signal) };
   }
 
+  /** Why a new message cannot start a turn now (busy, or waiting on approvals or client results), or null. */
+  refusalToStart(): Refusal | null {
+    return this.refuseUnless("idle");
+  }
+
+  /** Ends a turn that waits on approvals or client results; a running turn is cancelled through its signal. */
+  cancelPausedTurn(): Outcome<AgentExecuteResponse> {
+    const status = this.deps.store.status();
+    const turn = this.deps.store.turn();
+    if ((status !== "awaiting_approval" && status !== "awaiting_client") || !turn) {
+      return refuse(409, "nothing_to_cancel", "The session has no turn waiting to be cancelled.");
+    }
+    return {
+      ok: true,
+      value: this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." }),
+    };
+  }
+
   /** An object that restarted mid-turn finds its turn `running` with nobody driving it: end it cleanly. */
   recoverInterruptedTurn(): void {
     const turn = this.deps.store.turn();
@@ -485,8 +503,19 @@ export class AgentReasoner {
       );
       turn.batch = null;
     }
-    if (appendAnswer)
+    if (appendAnswer) {
       this.deps.store.appendMessage({ turnId: turn.turnId, role: "assistant", content: text, kind: "answer" });
+    }
+    if (outcome === "completed" || outcome === "failed" || outcome === "cancelled") {
+      this.deps.store.recordTurnOutcome({
+        turnId: turn.turnId,
+        status: outcome,
+        startedAt: new Date(turn.startedAt).toISOString(),
+        endedAt: new Date(this.now()).toISOString(),
+        iterations: turn.iterations,
+        error: error ?? null,
+      });
+    }
     this.deps.store.saveTurn("idle", null);
     const response = this.response(turn, outcome, text, error);
     this.deps.events?.turnCompleted?.(response);

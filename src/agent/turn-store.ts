@@ -52,4 +52,15 @@ export interface TurnStore {
   appendMessage(message: NewMessage): ConversationMessage;
   toolCalls(turnId: string): StoredToolCall[];
   saveToolCall(call: StoredToolCall): void;
+  /** Records how a turn ended (completed, failed, cancelled), for the session's history. */
+  recordTurnOutcome(outcome: TurnRecord): void;
+}
+
+export interface TurnRecord {
+  turnId: string;
+  status: "completed" | "failed" | "cancelled";
+  startedAt: string;
+  endedAt: string;
+  iterations: number;
+  error: { code: string; message: string } | null;
 }

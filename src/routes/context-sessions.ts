@@ -67,7 +67,17 @@ export const contextSessionRoutes = new Hono<AppBindings>()
   .post("/context/sessions/:sessionId/messages", async (c) => {
     const stub = sessionStub(c.env, c.req.param("sessionId"));
     const body = await readJsonBody(c, MessageBody);
+    if (c.req.header("accept")?.includes("text/event-stream")) {
+      const stream = unwrap(await stub.sendMessageStream(caller(c), body.content));
+      return new Response(stream, {
+        headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-encoding": "identity" },
+      });
+    }
     return c.json(unwrap(await stub.sendMessage(caller(c), body.content)));
+  })
+  .post("/context/sessions/:sessionId/ws-ticket", async (c) => {
+    const stub = sessionStub(c.env, c.req.param("sessionId"));
+    return c.json(unwrap(await stub.issueTicket(caller(c))), 201);
   })
   .post("/context/sessions/:sessionId/approvals", async (c) => {
     const stub = sessionStub(c.env, c.req.param("sessionId"));

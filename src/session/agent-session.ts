@@ -1,10 +1,18 @@
 // AgentSession: one Durable Object per agent session. It owns the session's mode, conversation, pending
-// tool calls and mode history in its SQLite storage, runs the agent loop and executes server tools itself.
+// tool calls, mode history and event log in its SQLite storage, runs the agent loop and executes server
+// tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
 import { agentConfigFromEnv } from "../agent/agent-config";
-import { AgentReasoner, type ApprovalDecision, type ClientToolResult, type Outcome } from "../agent/agent-reasoner";
+import {
+  AgentReasoner,
+  type ApprovalDecision,
+  type ClientToolResult,
+  type Outcome,
+  type TurnEvents,
+} from "../agent/agent-reasoner";
 import { type AgentExecuteResponse, type AgentToolCall, publicToolCall } from "../agent/agent-tool-call";
-import type { ConversationMessage, SessionStatus } from "../agent/turn-store";
+import type { ConversationMessage, SessionStatus, TurnRecord } from "../agent/turn-store";
+import { errorBody } from "../errors";
 import type { ChatModel } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
 import { OpenAIChatModel } from "../llm/openai-chat-model";
@@ -12,8 +20,17 @@ import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { DEFAULT_SYSTEM_PROMPT_ID, getSystemPrompt } from "../prompts/system-prompt-store";
 import { createAgentToolRegistry } from "../tools";
+import { EventLog } from "./event-log";
+import {
+  type DirectFrame,
+  type LoggedFrame,
+  parseClientFrame,
+  type ServerFrame,
+  type SessionStateFrame,
+} from "./protocol";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { type ModeHistoryEntry, SessionStore } from "./session-store";
+import { TicketStore } from "./tickets";
 
 export interface SessionView {
   sessionId: string;
@@ -23,6 +40,7 @@ export interface SessionView {
   pendingToolCalls: AgentToolCall[];
   parentSessionId: string | null;
   conversation: ConversationMessage[];
+  turns: TurnRecord[];
   createdAt: string;
   updatedAt: string;
 }
@@ -35,23 +53,40 @@ export interface SessionInit {
   parentSessionId: string | null;
 }
 
-interface Caller {
+export interface Caller {
   org: string;
   user: string;
 }
 
+/** What a hibernated socket remembers: whose it is, and the newest frame logged when it connected. */
+interface SocketAttachment extends Caller {
+  connectedAtSeq: number;
+}
+
+type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
+
 const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
+const encoder = new TextEncoder();
 
 const notFound = (sessionId: string) =>
   ({ ok: false, status: 404, code: "session_not_found", message: `Session '${sessionId}' not found.` }) as const;
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
   private readonly store: SessionStore;
+  private readonly events: EventLog;
+  private readonly tickets: TicketStore;
   private readonly logger: JsonAdminLogger;
+  /** The running turn's cancel switch (a running turn keeps the object in memory). */
+  private controller: AbortController | null = null;
+  private activeTurnId: string | null = null;
+  private clientMessageId: string | null = null;
+  private readonly streams = new Set<(frame: ServerFrame) => void>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     this.store = new SessionStore(ctx.storage);
+    this.events = new EventLog(ctx.storage.sql);
+    this.tickets = new TicketStore(ctx.storage.sql);
     this.logger = new JsonAdminLogger({ sessionId: ctx.id.toString() });
     // A turn left `running` by an object that stopped mid-turn is ended before any request is served.
     ctx.blockConcurrencyWhile(async () => {
@@ -76,17 +111,48 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.reasoner().startTurn(content);
+    return this.drive((r, signal) => r.startTurn(content, signal));
+  }
+
+  /** The same turn as sendMessage, answered as a stream of the frames it logs (SSE). */
+  async sendMessageStream(caller: Caller, content: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    const refusal = this.reasoner().refusalToStart();
+    if (refusal) return refusal;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const write = (frame: ServerFrame | (DirectFrame & { seq: number })) =>
+      writer
+        .write(encoder.encode(`id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
+        .catch(() => {});
+    this.streams.add(write);
+    const done = this.drive((r, signal) => r.startTurn(content, signal))
+      .then((outcome) => {
+        if (!outcome.ok)
+          return write({ type: "error", code: outcome.code, message: outcome.message, seq: this.events.lastSeq() });
+      })
+      .finally(() => {
+        this.streams.delete(write);
+        return writer.close().catch(() => {});
+      });
+    this.ctx.waitUntil(done);
+    return { ok: true, value: readable };
   }
 
   async submitApprovals(caller: Caller, decisions: ApprovalDecision[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.reasoner().applyApprovals(decisions);
+    return this.drive((r, signal) => r.applyApprovals(decisions, signal));
   }
 
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.reasoner().applyToolResults(results);
+    return this.drive((r, signal) => r.applyToolResults(results, signal));
+  }
+
+  /** A single-use WebSocket ticket for this session, valid for 60 s. */
+  async issueTicket(caller: Caller): Promise<Outcome<{ ticket: string; expiresAt: string }>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    return { ok: true, value: await this.tickets.issue(caller) };
   }
 
   /** TUL-007's SetSessionMode: checks the mode against the catalog, then writes it and its audit row together. */
@@ -101,6 +167,162 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       throw new SessionModeError(`Unknown mode '${mode}'. Known modes: ${known}.`);
     }
     this.store.changeMode(mode, reason, user);
+  }
+
+  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails. */
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const record = this.store.record();
+    if (url.pathname !== "/ws" || !record) {
+      return Response.json(
+        errorBody(`Session '${this.ctx.id.toString()}' not found.`, "not_found_error", "session_not_found"),
+        { status: 404 },
+      );
+    }
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return Response.json(
+        errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"),
+        { status: 426 },
+      );
+    }
+    const holder = await this.tickets.redeem(url.searchParams.get("ticket") ?? "");
+    if (!holder || holder.org !== record.org) {
+      return Response.json(
+        errorBody(
+          "The WebSocket ticket is missing, unknown, already used or expired.",
+          "authentication_error",
+          "invalid_ticket",
+        ),
+        { status: 401 },
+      );
+    }
+    const afterSeq = Number.parseInt(url.searchParams.get("afterSeq") ?? "", 10);
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server);
+    const attachment: SocketAttachment = { ...holder, connectedAtSeq: this.events.lastSeq() };
+    server.serializeAttachment(attachment);
+    if (Number.isInteger(afterSeq) && afterSeq >= 0) this.replay(server, afterSeq, attachment.connectedAtSeq);
+    else this.sendDirect(server, this.sessionState());
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const parsed = parseClientFrame(message);
+    if (!parsed.ok) return this.sendDirect(ws, { type: "error", code: parsed.code, message: parsed.message });
+    const frame = parsed.frame;
+    switch (frame.type) {
+      case "ping":
+        return this.sendDirect(ws, { type: "pong" });
+      case "resume":
+        return this.replay(ws, frame.afterSeq, (ws.deserializeAttachment() as SocketAttachment).connectedAtSeq);
+      case "cancel":
+        return this.answer(ws, this.cancel());
+      case "user_message":
+        return this.answer(ws, await this.drive((r, s) => r.startTurn(frame.content, s), frame.clientMessageId));
+      case "approval":
+        return this.answer(ws, await this.drive((r, s) => r.applyApprovals(frame.decisions, s)));
+      case "tool_results":
+        return this.answer(ws, await this.drive((r, s) => r.applyToolResults(frame.results, s)));
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
+    } catch {
+      // The socket is already closed on the other side.
+    }
+  }
+
+  private answer(ws: WebSocket, outcome: Outcome<unknown>): void {
+    if (!outcome.ok) this.sendDirect(ws, { type: "error", code: outcome.code, message: outcome.message });
+  }
+
+  /** Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes. */
+  private async drive(
+    action: TurnAction,
+    clientMessageId: string | null = null,
+  ): Promise<Outcome<AgentExecuteResponse>> {
+    const reasoner = this.reasoner();
+    if (this.store.status() === "running") {
+      return (
+        reasoner.refusalToStart() ?? { ok: false, status: 409, code: "session_busy", message: "The session is busy." }
+      );
+    }
+    const controller = new AbortController();
+    this.controller = controller;
+    this.clientMessageId = clientMessageId;
+    this.activeTurnId = this.store.turn()?.turnId ?? null;
+    try {
+      return await action(reasoner, controller.signal);
+    } finally {
+      if (this.controller === controller) this.controller = null;
+    }
+  }
+
+  private cancel(): Outcome<unknown> {
+    if (this.controller && this.store.status() === "running") {
+      this.controller.abort(new DOMException("The turn was cancelled.", "AbortError"));
+      return { ok: true, value: null };
+    }
+    return this.reasoner().cancelPausedTurn();
+  }
+
+  /** Writes the frame to the event log, then sends it to every socket and stream. */
+  private emit(frame: LoggedFrame): void {
+    const logged = this.events.append(frame);
+    const text = JSON.stringify(logged);
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.send(text);
+      } catch {
+        // A socket that is closing misses the frame; it resumes from the log when it comes back.
+      }
+    }
+    for (const stream of this.streams) stream(logged);
+    if (frame.type === "turn_completed") this.events.prune(null);
+  }
+
+  private sendDirect(ws: WebSocket, frame: DirectFrame): void {
+    ws.send(JSON.stringify({ ...frame, seq: this.events.lastSeq() }));
+  }
+
+  /** session_state, then every logged frame after `afterSeq` that this socket has not had live (those up to its connection). */
+  private replay(ws: WebSocket, afterSeq: number, connectedAtSeq: number): void {
+    const { frames, missing } = this.events.since(afterSeq);
+    this.sendDirect(ws, { ...this.sessionState(), ...(missing ? { framesMissing: true } : {}) });
+    if (missing) return;
+    for (const frame of frames) if (frame.seq <= connectedAtSeq) ws.send(JSON.stringify(frame));
+  }
+
+  private sessionState(): SessionStateFrame {
+    const record = this.store.record();
+    return {
+      type: "session_state",
+      sessionId: this.ctx.id.toString(),
+      mode: record?.mode ?? "",
+      status: record?.status ?? "idle",
+      pendingToolCalls: this.store.pendingToolCalls().map(publicToolCall),
+      lastSeq: this.events.lastSeq(),
+      turnInFlight: record?.status === "running",
+    };
+  }
+
+  private turnEvents(): TurnEvents {
+    const turnId = () => this.activeTurnId ?? this.store.turn()?.turnId ?? "";
+    return {
+      turnStarted: (id) => {
+        this.activeTurnId = id;
+        this.emit({ type: "turn_started", turnId: id, clientMessageId: this.clientMessageId });
+      },
+      assistantDelta: (text) => this.emit({ type: "assistant_delta", turnId: turnId(), text }),
+      toolCallStarted: (toolCall) => this.emit({ type: "tool_call_started", turnId: turnId(), toolCall }),
+      toolCallCompleted: (toolCall) => this.emit({ type: "tool_call_completed", turnId: turnId(), toolCall }),
+      approvalRequired: (toolCalls) => this.emit({ type: "approval_required", turnId: turnId(), toolCalls }),
+      clientToolRequired: (toolCalls) => this.emit({ type: "client_tool_required", turnId: turnId(), toolCalls }),
+      modeChanged: (change) => this.emit({ type: "mode_changed", turnId: turnId(), ...change }),
+      turnCompleted: (response) => this.emit({ type: "turn_completed", turnId: turnId(), response }),
+    };
   }
 
   private owned(caller: Caller): boolean {
@@ -118,19 +340,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       pendingToolCalls: this.store.pendingToolCalls().map(publicToolCall),
       parentSessionId: record.parentSessionId,
       conversation: this.store.messages(),
+      turns: this.store.turns(),
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
     };
   }
 
   private model(): ChatModel {
-    const config = agentConfigFromEnv(this.env);
     if (!this.env.LLM_BASE_URL) return new DemoChatModel();
     return new OpenAIChatModel({
       baseUrl: this.env.LLM_BASE_URL,
       apiKey: this.env.LLM_API_KEY ?? "",
       model: this.env.LLM_MODEL,
-      callTimeoutMs: config.modelCallTimeoutMs,
+      callTimeoutMs: agentConfigFromEnv(this.env).modelCallTimeoutMs,
     });
   }
 
@@ -146,6 +368,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       config: agentConfigFromEnv(this.env),
       logger: this.logger,
       createBranchSession: (mode) => this.createBranch(mode),
+      events: this.turnEvents(),
     });
   }
 

@@ -5,6 +5,7 @@ import type {
   NewMessage,
   SessionIdentity,
   SessionStatus,
+  TurnRecord,
   TurnState,
   TurnStore,
 } from "../agent/turn-store";
@@ -21,6 +22,9 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS tool_calls (
      turn_id TEXT NOT NULL, id TEXT NOT NULL, batch INTEGER NOT NULL, position INTEGER NOT NULL, data_json TEXT NOT NULL,
      PRIMARY KEY (turn_id, id))`,
+  `CREATE TABLE IF NOT EXISTS turns (
+     turn_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
+     iterations INTEGER NOT NULL, error_json TEXT)`,
   `CREATE TABLE IF NOT EXISTS mode_history (
      id INTEGER PRIMARY KEY AUTOINCREMENT, from_mode TEXT NOT NULL, to_mode TEXT NOT NULL, reason TEXT NOT NULL,
      user_id TEXT NOT NULL, at TEXT NOT NULL)`,
@@ -192,6 +196,32 @@ export class SessionStore implements TurnStore {
       call.position,
       JSON.stringify(call),
     );
+  }
+
+  recordTurnOutcome(outcome: TurnRecord): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO turns (turn_id, status, started_at, ended_at, iterations, error_json) VALUES (?, ?, ?, ?, ?, ?)",
+      outcome.turnId,
+      outcome.status,
+      outcome.startedAt,
+      outcome.endedAt,
+      outcome.iterations,
+      outcome.error ? JSON.stringify(outcome.error) : null,
+    );
+  }
+
+  turns(): TurnRecord[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM turns ORDER BY started_at")
+      .toArray()
+      .map((r) => ({
+        turnId: text(r.turn_id),
+        status: text(r.status) as TurnRecord["status"],
+        startedAt: text(r.started_at),
+        endedAt: text(r.ended_at),
+        iterations: Number(r.iterations),
+        error: typeof r.error_json === "string" ? (JSON.parse(r.error_json) as TurnRecord["error"]) : null,
+      }));
   }
 
   /** Calls still waiting on a person or a client, in the open turn. */

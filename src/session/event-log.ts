@@ -1,0 +1,76 @@
+// The session's event log: every frame that changes the session is written here, with its seq, before it is
+// sent. Bounded: the newest frames and those of the open turn are kept; older ones are pruned.
+import type { LoggedFrame, ServerFrame } from "./protocol";
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT, frame_json TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  "CREATE TABLE IF NOT EXISTS event_log_meta (id INTEGER PRIMARY KEY CHECK (id = 1), pruned_through INTEGER NOT NULL)",
+  "INSERT OR IGNORE INTO event_log_meta (id, pruned_through) VALUES (1, 0)",
+];
+
+export const DEFAULT_EVENT_LOG_SIZE = 1_000;
+
+type Row = Record<string, SqlStorageValue>;
+
+export class EventLog {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly keep: number = DEFAULT_EVENT_LOG_SIZE,
+  ) {
+    for (const statement of SCHEMA) sql.exec(statement);
+  }
+
+  /** Writes the frame and returns it with its seq (strictly greater than every earlier one). */
+  append(frame: LoggedFrame): ServerFrame {
+    const row = this.sql
+      .exec<Row>(
+        "INSERT INTO events (turn_id, frame_json, created_at) VALUES (?, ?, ?) RETURNING seq",
+        frame.turnId,
+        JSON.stringify(frame),
+        new Date().toISOString(),
+      )
+      .one();
+    return { ...frame, seq: Number(row.seq) };
+  }
+
+  lastSeq(): number {
+    const row = this.sql.exec<Row>("SELECT MAX(seq) AS last FROM events").one();
+    return Math.max(Number(row.last ?? 0), this.prunedThrough());
+  }
+
+  /** Every kept frame after `afterSeq`, in order; `missing` when some of them were pruned. */
+  since(afterSeq: number): { frames: ServerFrame[]; missing: boolean } {
+    const frames = this.sql
+      .exec<Row>("SELECT seq, frame_json FROM events WHERE seq > ? ORDER BY seq", afterSeq)
+      .toArray()
+      .map((r) => ({ ...(JSON.parse(String(r.frame_json)) as LoggedFrame), seq: Number(r.seq) }));
+    return { frames, missing: afterSeq < this.prunedThrough() };
+  }
+
+  /** Keeps the newest `keep` frames and every frame of the open turn. */
+  prune(openTurnId: string | null): void {
+    const cutoff = this.lastSeq() - this.keep;
+    if (cutoff <= 0) return;
+    const gone = this.sql
+      .exec<Row>(
+        "DELETE FROM events WHERE seq <= ? AND (turn_id IS NULL OR turn_id IS NOT ?) RETURNING seq",
+        cutoff,
+        openTurnId,
+      )
+      .toArray()
+      .map((r) => Number(r.seq));
+    if (gone.length > 0) {
+      this.sql.exec(
+        "UPDATE event_log_meta SET pruned_through = MAX(pruned_through, ?) WHERE id = 1",
+        Math.max(...gone),
+      );
+    }
+  }
+
+  private prunedThrough(): number {
+    return Number(
+      this.sql.exec<Row>("SELECT pruned_through FROM event_log_meta WHERE id = 1").one().pruned_through ?? 0,
+    );
+  }
+}

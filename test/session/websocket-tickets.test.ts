@@ -1,0 +1,93 @@
+// WebSocket tickets: single-use, 60 s, bound to the session and its org; refused before the upgrade.
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { TicketStore } from "../../src/session/tickets";
+import { TEST_KEYS } from "../fixtures/keys";
+import { call, createSession, type ErrorBody } from "../fixtures/sessions";
+import { connect, issueTicket, openSocket } from "../fixtures/socket";
+
+async function refusal(response: Response) {
+  return {
+    status: response.status,
+    code: ((await response.json()) as ErrorBody).error.code,
+    socket: response.webSocket,
+  };
+}
+
+describe("WebSocket tickets", () => {
+  it("issues a ticket that opens the session's socket, which starts with session_state", async () => {
+    const id = await createSession();
+    const { json } = await call("POST", `/context/sessions/${id}/ws-ticket`);
+    expect((json as { ticket: string; expiresAt: string }).ticket).toMatch(/^wst_[A-Za-z0-9_-]{43}$/);
+    const socket = await openSocket(id);
+    expect(socket.frames[0]).toMatchObject({
+      type: "session_state",
+      sessionId: id,
+      mode: "general",
+      status: "idle",
+      turnInFlight: false,
+      lastSeq: 0,
+    });
+    socket.close();
+  });
+
+  it("refuses a socket without a ticket, or with a made-up one", async () => {
+    const id = await createSession();
+    for (const ticket of ["", "wst_made_up"]) {
+      expect(await refusal(await connect(id, ticket))).toMatchObject({
+        status: 401,
+        code: "invalid_ticket",
+        socket: null,
+      });
+    }
+  });
+
+  it("refuses a ticket the second time", async () => {
+    const id = await createSession();
+    const ticket = await issueTicket(id);
+    const first = await connect(id, ticket);
+    expect(first.status).toBe(101);
+    first.webSocket?.accept();
+    first.webSocket?.close();
+    expect(await refusal(await connect(id, ticket))).toMatchObject({ status: 401, code: "invalid_ticket" });
+  });
+
+  it("refuses an expired ticket", async () => {
+    const id = await createSession();
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const { ticket } = await runInDurableObject(stub, (_instance, state) =>
+      new TicketStore(state.storage.sql).issue(
+        { org: TEST_KEYS.chat.org, user: TEST_KEYS.chat.user },
+        Date.now() - 61_000,
+      ),
+    );
+    expect(await refusal(await connect(id, ticket))).toMatchObject({ status: 401, code: "invalid_ticket" });
+  });
+
+  it("refuses a ticket for another session", async () => {
+    const [a, b] = [await createSession(), await createSession()];
+    expect(await refusal(await connect(b, await issueTicket(a)))).toMatchObject({ status: 401 });
+  });
+
+  it("gives another org no ticket: 404, as if the session did not exist", async () => {
+    const id = await createSession();
+    const { status } = await call("POST", `/context/sessions/${id}/ws-ticket`, undefined, TEST_KEYS.otherOrg.key);
+    expect(status).toBe(404);
+  });
+
+  it("refuses a socket to a session that does not exist with 404", async () => {
+    expect(await refusal(await connect("0".repeat(64), "wst_x"))).toMatchObject({
+      status: 404,
+      code: "session_not_found",
+    });
+  });
+
+  it("answers a plain GET without the upgrade header with 426", async () => {
+    const id = await createSession();
+    const response = await exports.default.fetch(
+      `http://aptix.test/context/sessions/${id}/ws?ticket=${await issueTicket(id)}`,
+    );
+    expect(response.status).toBe(426);
+  });
+});
