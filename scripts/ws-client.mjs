@@ -55,9 +55,14 @@ for await (const line of lines) {
   if (command === "/quit") break;
   else if (command === "/approve") send({ type: "approval", decisions: [{ toolCallId: id, approved: true }] });
   else if (command === "/deny") {
-    send({ type: "approval", decisions: [{ toolCallId: id, approved: false, ...(rest.length ? { reason: rest.join(" ") } : {}) }] });
-  } else if (command === "/result") send({ type: "tool_results", results: [{ toolCallId: id, resultJson: rest.join(" ") }] });
-  else if (command === "/fail") send({ type: "tool_results", results: [{ toolCallId: id, errorMessage: rest.join(" ") }] });
+    send({
+      type: "approval",
+      decisions: [{ toolCallId: id, approved: false, ...(rest.length ? { reason: rest.join(" ") } : {}) }],
+    });
+  } else if (command === "/result")
+    send({ type: "tool_results", results: [{ toolCallId: id, resultJson: rest.join(" ") }] });
+  else if (command === "/fail")
+    send({ type: "tool_results", results: [{ toolCallId: id, errorMessage: rest.join(" ") }] });
   else if (command === "/resume") send({ type: "resume", afterSeq: Number(id) });
   else if (command === "/cancel") send({ type: "cancel" });
   else if (command === "/ping") send({ type: "ping" });
