@@ -14,6 +14,7 @@ import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
+import { workflowRoutes } from "./routes/workflows";
 
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
@@ -52,6 +53,7 @@ export function createApp(): Hono<AppBindings> {
   app.route("/", adminModeRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", contextSessionRoutes);
+  app.route("/", workflowRoutes);
 
   app.notFound((c) =>
     c.json(errorBody(`No route for ${c.req.method} ${c.req.path}.`, "not_found_error", "route_not_found"), 404),

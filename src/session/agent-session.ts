@@ -20,6 +20,7 @@ import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { DEFAULT_SYSTEM_PROMPT_ID, getSystemPrompt } from "../prompts/system-prompt-store";
 import { createAgentToolRegistry } from "../tools";
+import type { Artifact } from "../workflows/workflow";
 import { EventLog } from "./event-log";
 import {
   type DirectFrame,
@@ -31,6 +32,7 @@ import {
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { type ModeHistoryEntry, SessionStore } from "./session-store";
 import { TicketStore } from "./tickets";
+import { runWorkflow, type WorkflowRunResponse } from "./workflow-runner";
 
 export interface SessionView {
   sessionId: string;
@@ -41,6 +43,7 @@ export interface SessionView {
   parentSessionId: string | null;
   conversation: ConversationMessage[];
   turns: TurnRecord[];
+  artifacts: Artifact[];
   createdAt: string;
   updatedAt: string;
 }
@@ -147,6 +150,30 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     return this.drive((r, signal) => r.applyToolResults(results, signal));
+  }
+
+  /** Runs a user-invoked workflow inside the session, under the same one-turn-at-a-time rule as a message. */
+  async runWorkflow(
+    caller: Caller,
+    workflowId: string,
+    parameters: Record<string, unknown>,
+  ): Promise<Outcome<WorkflowRunResponse>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    const reasoner = this.reasoner();
+    return runWorkflow(
+      {
+        store: this.store,
+        catalog: new D1AgentModeCatalogService(this.env.DB),
+        refusalToStart: () => reasoner.refusalToStart(),
+        setMode: async (identity, mode, reason, turnId) => {
+          await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
+          this.emit({ type: "mode_changed", turnId, from: identity.mode, to: mode, reason });
+        },
+        createBranch: (mode) => this.createBranch(mode),
+      },
+      workflowId,
+      parameters,
+    );
   }
 
   /** A single-use WebSocket ticket for this session, valid for 60 s. */
@@ -341,6 +368,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       parentSessionId: record.parentSessionId,
       conversation: this.store.messages(),
       turns: this.store.turns(),
+      artifacts: this.store.artifacts(),
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
     };

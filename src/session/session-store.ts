@@ -10,6 +10,7 @@ import type {
   TurnStore,
 } from "../agent/turn-store";
 import type { ModelToolCall } from "../llm/chat-model";
+import type { Artifact } from "../workflows/workflow";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS session (
@@ -22,6 +23,8 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS tool_calls (
      turn_id TEXT NOT NULL, id TEXT NOT NULL, batch INTEGER NOT NULL, position INTEGER NOT NULL, data_json TEXT NOT NULL,
      PRIMARY KEY (turn_id, id))`,
+  `CREATE TABLE IF NOT EXISTS artifacts (
+     id TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS turns (
      turn_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
      iterations INTEGER NOT NULL, error_json TEXT)`,
@@ -221,6 +224,32 @@ export class SessionStore implements TurnStore {
         endedAt: text(r.ended_at),
         iterations: Number(r.iterations),
         error: typeof r.error_json === "string" ? (JSON.parse(r.error_json) as TurnRecord["error"]) : null,
+      }));
+  }
+
+  saveArtifact(artifact: Omit<Artifact, "id" | "createdAt">): Artifact {
+    const saved: Artifact = { ...artifact, id: crypto.randomUUID(), createdAt: nowIso() };
+    this.sql.exec(
+      "INSERT INTO artifacts (id, kind, title, content, created_at) VALUES (?, ?, ?, ?, ?)",
+      saved.id,
+      saved.kind,
+      saved.title,
+      saved.content,
+      saved.createdAt,
+    );
+    return saved;
+  }
+
+  artifacts(): Artifact[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM artifacts ORDER BY created_at, id")
+      .toArray()
+      .map((r) => ({
+        id: text(r.id),
+        kind: text(r.kind),
+        title: text(r.title),
+        content: text(r.content),
+        createdAt: text(r.created_at),
       }));
   }
 

@@ -1,0 +1,86 @@
+// Runs a workflow inside the session object, under the one-turn-at-a-time rule, and records it in the
+// conversation so the model sees what the user did.
+import type { Outcome, Refusal } from "../agent/agent-reasoner";
+import type { SessionIdentity, TurnState } from "../agent/turn-store";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
+import { workflowService } from "../workflows";
+import { type Artifact, WorkflowError } from "../workflows/workflow";
+import type { SessionStore } from "./session-store";
+
+export interface WorkflowRunResponse {
+  sessionId: string;
+  workflowId: string;
+  mode: string;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+export interface WorkflowRunDeps {
+  store: SessionStore;
+  catalog: AgentModeCatalogService;
+  /** Why the session cannot start something now (busy, or waiting on approvals or tool results). */
+  refusalToStart(): Refusal | null;
+  setMode(identity: SessionIdentity, mode: string, reason: string, turnId: string): Promise<void>;
+  createBranch(mode: string): Promise<string>;
+}
+
+const refuse = (status: Refusal["status"], code: string, message: string, param?: string | null): Refusal => ({
+  ok: false,
+  status,
+  code,
+  message,
+  ...(param ? { param } : {}),
+});
+
+export async function runWorkflow(
+  deps: WorkflowRunDeps,
+  workflowId: string,
+  parameters: Record<string, unknown>,
+): Promise<Outcome<WorkflowRunResponse>> {
+  const workflow = workflowService.get(workflowId);
+  if (!workflow) return refuse(404, "workflow_not_found", `Workflow '${workflowId}' not found.`);
+  const parsed = workflowService.parse(workflow, { parameters });
+  if (!parsed.ok) return refuse(400, "invalid_workflow_parameters", parsed.message, parsed.param);
+  const busy = deps.refusalToStart();
+  if (busy) return busy;
+
+  const identity = deps.store.identity();
+  const turn: TurnState = {
+    turnId: crypto.randomUUID(),
+    startedAt: Date.now(),
+    iterations: 0,
+    parseFailures: 0,
+    batch: null,
+  };
+  deps.store.saveTurn("running", turn);
+  try {
+    const result = await workflow.run(parsed.parameters, {
+      ...identity,
+      catalog: deps.catalog,
+      setMode: (mode, reason) => deps.setMode(identity, mode, reason, turn.turnId),
+      createBranch: (mode) => deps.createBranch(mode),
+      saveArtifact: (artifact): Artifact => deps.store.saveArtifact(artifact),
+    });
+    deps.store.appendMessage({
+      turnId: turn.turnId,
+      role: "user",
+      kind: "workflow",
+      content: `[workflow] I ran "${workflow.name}" (${workflow.id}) with ${JSON.stringify(parsed.parameters)}. ${result.message}`,
+    });
+    return {
+      ok: true,
+      value: {
+        sessionId: identity.sessionId,
+        workflowId,
+        mode: deps.store.identity().mode,
+        message: result.message,
+        data: result.data,
+      },
+    };
+  } catch (error) {
+    if (error instanceof WorkflowError) return refuse(400, "invalid_workflow_parameters", error.message, error.param);
+    throw error;
+  } finally {
+    deps.store.saveTurn("idle", null);
+  }
+}
