@@ -7,9 +7,10 @@ const PROPOSAL = /better served by \*\*(.+?)\*\* mode \(key `([a-z0-9_-]+)`\)/;
 const HELP =
   `${PREFIX} I am the offline demo model (set LLM_BASE_URL for a real one), so I understand only a few requests: ` +
   `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), and in the Workspace ` +
-  `mode "read README.md" or "write notes.txt with hello".`;
+  `mode "read README.md" or "write a.txt with hello and write b.txt with bye".`;
 
-type Intent = { text: string } | { tool: string; args: Record<string, unknown> };
+type Call = { tool: string; args: Record<string, unknown> };
+type Intent = { text: string } | Call | { calls: Call[] };
 
 function offeredTools(request: ChatRequest): Set<string> {
   if (request.tools) return new Set(request.tools.map((t) => t.function.name));
@@ -22,18 +23,21 @@ function currentMode(request: ChatRequest): string {
   return /^## Mode: .+ \(([a-z0-9_-]+)\)$/m.exec(system)?.[1] ?? "general";
 }
 
-/** The last tool result the model was given, if the conversation ends with one. */
-function lastToolResult(messages: ChatMessage[]): { name: string; content: string } | null {
-  const last = messages.at(-1);
-  if (last?.role === "tool") {
-    const call = messages
-      .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []))
-      .find((c) => c.id === last.tool_call_id);
-    return { name: call?.function.name ?? "", content: last.content };
+/** The tool results the model was just given (the trailing tool messages, or a JSON-format result). */
+function lastToolResults(messages: ChatMessage[]): { name: string; content: string }[] {
+  const calls = messages.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []));
+  const results: { name: string; content: string }[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role !== "tool") break;
+    const call = calls.find((c) => c.id === message.tool_call_id);
+    results.unshift({ name: call?.function.name ?? "", content: message.content });
   }
+  const last = messages.at(-1);
   const json =
     last?.role === "user" ? /^Result of tool ([a-zA-Z0-9_-]+) \(call [^)]*\):\n([\s\S]*)$/.exec(last.content) : null;
-  return json ? { name: json[1] ?? "", content: json[2] ?? "" } : null;
+  if (json) results.push({ name: json[1] ?? "", content: json[2] ?? "" });
+  return results;
 }
 
 function describeResult(name: string, content: string): string {
@@ -71,8 +75,11 @@ const PROPOSALS: [RegExp, string, string][] = [
 
 function decide(request: ChatRequest): Intent {
   const tools = offeredTools(request);
-  const result = lastToolResult(request.messages);
-  if (result) return { text: describeResult(result.name, result.content) };
+  const results = lastToolResults(request.messages);
+  if (results.length > 0) {
+    const lines = results.map((r) => describeResult(r.name, r.content).replace(`${PREFIX} `, ""));
+    return { text: `${PREFIX} ${lines.join("\n")}` };
+  }
   const userText = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
   const said = userText.replace(/\[\[script:[^\]]*\]\]/g, "").trim();
   const lower = said.toLowerCase();
@@ -92,9 +99,9 @@ function decide(request: ChatRequest): Intent {
   }
   const read = /\bread\s+(\S+)/.exec(said);
   if (read && tools.has("workspace_read_file")) return { tool: "workspace_read_file", args: { path: read[1] } };
-  const write = /\bwrite\s+(\S+)(?:\s+with\s+([\s\S]+))?/.exec(said);
-  if (write && tools.has("workspace_write_file")) {
-    return { tool: "workspace_write_file", args: { path: write[1], content: write[2] ?? "" } };
+  const writes = [...said.matchAll(/\bwrite\s+(\S+)(?:\s+with\s+(.+?))?(?=\s+and\s+write\s|$)/g)];
+  if (writes.length > 0 && tools.has("workspace_write_file")) {
+    return { calls: writes.map((w) => ({ tool: "workspace_write_file", args: { path: w[1], content: w[2] ?? "" } })) };
   }
   if (/\bmodes?\b|what can you do/.test(lower) && tools.has("agent_list_modes")) {
     return { tool: "agent_list_modes", args: { includeExamples: true } };
@@ -127,14 +134,16 @@ export class DemoChatModel implements ChatModel {
       for (const piece of intent.text.match(/[\s\S]{1,24}/g) ?? []) request.onTextDelta?.(piece);
       return { content: intent.text, toolCalls: [], finishReason: "stop" };
     }
-    const call: ModelToolCall = {
+    const calls: Call[] = "calls" in intent ? intent.calls : [intent];
+    const toolCalls: ModelToolCall[] = calls.map((c) => ({
       id: `demo_call_${++callCounter}`,
-      name: intent.tool,
-      arguments: JSON.stringify(intent.args),
-    };
-    if (request.tools) return { content: null, toolCalls: [call], finishReason: "tool_calls" };
+      name: c.tool,
+      arguments: JSON.stringify(c.args),
+    }));
+    if (request.tools) return { content: null, toolCalls, finishReason: "tool_calls" };
+    const first = calls[0];
     return {
-      content: JSON.stringify({ tool: intent.tool, parameters: intent.args, terminate: false }),
+      content: JSON.stringify({ tool: first?.tool, parameters: first?.args, terminate: false }),
       toolCalls: [],
       finishReason: "stop",
     };
