@@ -1,0 +1,140 @@
+// Starts the Worker under `wrangler dev` as `npm start` would, but in a throw-away state directory and on
+// free ports, for the browser tests and the benchmarks: migrations and the local seed applied first.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface LocalWorker {
+  /** For example http://127.0.0.1:41234 */
+  url: string;
+  /** Everything wrangler printed, for a failure report. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface LocalWorkerOptions {
+  /** A wrangler config other than ./wrangler.toml (the benchmarks' minimal worker). */
+  config?: string;
+  /** `--var NAME:VALUE` overrides, for example LLM_BASE_URL. */
+  vars?: Record<string, string>;
+  /** Apply D1 migrations and seeds/local.sql first (default true). */
+  database?: boolean;
+  /** How long to wait for /healthz (default 120 s: the first start compiles the Worker). */
+  readyTimeoutMs?: number;
+  /** The path that answers 200 once the worker is ready. */
+  readyPath?: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("wrangler", args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`wrangler ${args.join(" ")} exited ${code}:\n${output}`)),
+    );
+  });
+}
+
+async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: number, output: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited ${child.exitCode}:\n${output()}`);
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`wrangler dev did not answer ${url} within ${timeoutMs} ms:\n${output()}`);
+}
+
+export async function startLocalWorker(options: LocalWorkerOptions = {}): Promise<LocalWorker> {
+  const stateDir = await mkdtemp(join(tmpdir(), "aptix-worker-"));
+  const config = ["--config", options.config ?? "wrangler.toml"];
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" };
+  if (options.database ?? true) {
+    await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...config], env);
+    await run(
+      ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...config],
+      env,
+    );
+  }
+  const port = await freePort();
+  const inspectorPort = await freePort();
+  const vars = Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const child = spawn(
+    "wrangler",
+    [
+      "dev",
+      ...config,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      stateDir,
+      "--show-interactive-dev-session=false",
+      ...vars,
+    ],
+    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null && child.pid !== undefined) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // Already gone.
+      }
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      if (child.exitCode === null) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+    await rm(stateDir, { recursive: true, force: true });
+  };
+  try {
+    await waitUntilReady(`${url}${options.readyPath ?? "/healthz"}`, child, options.readyTimeoutMs ?? 120_000, () => output);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, output: () => output, stop };
+}
