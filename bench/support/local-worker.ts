@@ -131,7 +131,12 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     await rm(stateDir, { recursive: true, force: true });
   };
   try {
-    await waitUntilReady(`${url}${options.readyPath ?? "/healthz"}`, child, options.readyTimeoutMs ?? 120_000, () => output);
+    await waitUntilReady(
+      `${url}${options.readyPath ?? "/healthz"}`,
+      child,
+      options.readyTimeoutMs ?? 120_000,
+      () => output,
+    );
   } catch (error) {
     await stop();
     throw error;
