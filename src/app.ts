@@ -8,6 +8,7 @@ import { ApiError, errorBody } from "./errors";
 import type { AppBindings } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
+import { passthroughRoutes } from "./passthrough/routes";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
@@ -49,6 +50,7 @@ export function createApp(): Hono<AppBindings> {
   app.route("/", healthRoutes);
   app.route("/", sessionSocketRoutes);
   app.use("*", requireApiKey);
+  app.route("/", passthroughRoutes);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
   app.route("/", systemPromptRoutes);

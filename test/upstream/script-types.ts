@@ -45,6 +45,17 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** Wall-clock ms (performance.timeOrigin + performance.now()) when the answer's first body byte was written. */
+  firstByteAt?: number;
+  /** The connection closed before the answer ended: the caller aborted it (or a scripted `destroy`). */
+  disconnected?: boolean;
+}
+
+export interface ScriptOptions {
+  /** Answer every request after the steps run out with the last step again (benchmarks). */
+  repeat?: boolean;
+  /** Keep each request for `requests()` (default true; benchmarks turn it off). */
+  record?: boolean;
 }
 
 export interface CreatedScript {

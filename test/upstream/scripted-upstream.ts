@@ -8,6 +8,7 @@ import {
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptedToolCall,
+  type ScriptOptions,
   type ScriptStep,
   scriptMarker,
 } from "./script-types.ts";
@@ -21,7 +22,7 @@ export interface ScriptedUpstreamOptions {
 
 export interface ScriptedUpstream {
   url: string;
-  createScript(steps: ScriptStep[]): CreatedScript;
+  createScript(steps: ScriptStep[], options?: ScriptOptions): CreatedScript;
   requests(id: string): RecordedRequest[];
   close(): Promise<void>;
 }
@@ -29,10 +30,13 @@ export interface ScriptedUpstream {
 interface Script {
   steps: ScriptStep[];
   requests: RecordedRequest[];
+  options: ScriptOptions;
 }
 
 const DEFAULT_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A wall clock with sub-millisecond resolution, comparable across code in this process. */
+const now = () => performance.timeOrigin + performance.now();
 
 function openAIError(message: string, type: string, code: string | null = null) {
   return { error: { message, type, code, param: null } };
@@ -138,8 +142,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       const body = await readBody(req);
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
-        const parsed = JSON.parse(body) as { steps: ScriptStep[] };
-        sendJson(res, 201, createScript(parsed.steps));
+        const parsed = JSON.parse(body) as { steps: ScriptStep[] } & ScriptOptions;
+        sendJson(res, 201, createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record }));
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -176,10 +180,16 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers[name] = value;
       }
-      script.requests.push({ method: req.method ?? "GET", path: url.pathname, headers, body });
-      const step = script.steps.shift();
+      const record: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, headers, body };
+      if (script.options.record !== false) script.requests.push(record);
+      res.on("close", () => {
+        if (!res.writableEnded) record.disconnected = true;
+      });
+      const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendJson(res, 500, openAIError("The script has no steps left.", "server_error"));
-      await answer(step, body, req, res, ++seq);
+      await answer(step, body, req, res, ++seq, () => {
+        record.firstByteAt ??= now();
+      });
     } catch (error) {
       if (!res.headersSent)
         sendJson(res, 500, openAIError(`Scripted upstream failed: ${String(error)}`, "server_error"));
@@ -187,9 +197,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     }
   });
 
-  function createScript(steps: ScriptStep[]): CreatedScript {
+  function createScript(steps: ScriptStep[], options: ScriptOptions = {}): CreatedScript {
     const id = randomUUID();
-    scripts.set(id, { steps: [...steps], requests: [] });
+    scripts.set(id, { steps: [...steps], requests: [], options });
     return { id, marker: scriptMarker(id) };
   }
 
@@ -208,14 +218,28 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   };
 }
 
-async function answer(step: ScriptStep, body: string, req: IncomingMessage, res: ServerResponse, seq: number) {
+async function answer(
+  step: ScriptStep,
+  body: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  seq: number,
+  stampFirstByte: () => void,
+) {
   if (step.type === "hang") {
     await new Promise<void>((resolve) => req.on("close", resolve));
     return;
   }
   if (step.delayFirstByteMs) await sleep(step.delayFirstByteMs);
-  if (step.type === "error") return sendJson(res, step.status, step.body, step.headers);
-  if (step.type === "json") return sendJson(res, step.status ?? 200, step.body);
+  if (res.destroyed) return;
+  if (step.type === "error") {
+    stampFirstByte();
+    return sendJson(res, step.status, step.body, step.headers);
+  }
+  if (step.type === "json") {
+    stampFirstByte();
+    return sendJson(res, step.status ?? 200, step.body);
+  }
 
   const request = JSON.parse(body) as {
     model?: string;
@@ -223,6 +247,7 @@ async function answer(step: ScriptStep, body: string, req: IncomingMessage, res:
     stream_options?: { include_usage?: boolean };
   };
   if (step.type === "completion" && !request.stream) {
+    stampFirstByte();
     return sendJson(res, 200, completionJson(step, request.model ?? "scripted-model", seq));
   }
 
@@ -237,6 +262,7 @@ async function answer(step: ScriptStep, body: string, req: IncomingMessage, res:
     );
     for (const event of events) {
       if (res.destroyed) return;
+      stampFirstByte();
       res.write(`data: ${JSON.stringify(event)}\n\n`);
       if (step.chunkDelayMs) await sleep(step.chunkDelayMs);
     }
@@ -245,6 +271,7 @@ async function answer(step: ScriptStep, body: string, req: IncomingMessage, res:
   }
   for (const event of step.events) {
     if (res.destroyed) return;
+    stampFirstByte();
     res.write(`${event}\n\n`);
     if (step.eventDelayMs) await sleep(step.eventDelayMs);
   }

@@ -1,0 +1,49 @@
+// Which headers cross the passthrough, in each direction: an allowlist, so hop-by-hop headers, cookies,
+// SDK telemetry and, above all, the client's own key never reach the upstream.
+
+/** Request headers the upstream may act on, besides the prefixes below. */
+const REQUEST_HEADERS = new Set(["content-type", "accept"]);
+/** Response headers a client may act on (rate-limit hints, retry advice, OpenAI's metadata). */
+const RESPONSE_HEADERS = new Set(["content-type", "retry-after"]);
+const PASSED_PREFIXES = ["openai-", "anthropic-"];
+const RESPONSE_PREFIXES = [...PASSED_PREFIXES, "x-ratelimit-"];
+
+function hasPrefix(name: string, prefixes: readonly string[]): boolean {
+  for (const prefix of prefixes) if (name.startsWith(prefix)) return true;
+  return false;
+}
+
+/**
+ * The headers sent upstream: the client's allowlisted ones, the request id (the client's own when it
+ * sent a valid one, so both sides' logs share it) and the server's key in place of the client's.
+ */
+export function upstreamRequestHeaders(incoming: Headers, apiKey: string, requestId: string): Headers {
+  const out = new Headers();
+  for (const [name, value] of incoming) {
+    if (REQUEST_HEADERS.has(name) || hasPrefix(name, PASSED_PREFIXES)) out.set(name, value);
+  }
+  out.set("x-request-id", requestId);
+  out.set("authorization", `Bearer ${apiKey}`);
+  return out;
+}
+
+/** The upstream response headers a client sees; ours (the request id) are added by the app. */
+export function clientResponseHeaders(upstream: Headers): Headers {
+  const out = new Headers();
+  for (const [name, value] of upstream) {
+    if (RESPONSE_HEADERS.has(name) || hasPrefix(name, RESPONSE_PREFIXES)) out.set(name, value);
+  }
+  return out;
+}
+
+/**
+ * Headers of a relayed event stream. `Content-Encoding: identity` is how a Worker turns off the
+ * edge's compression, which would otherwise hold events back to fill compression blocks.
+ */
+export function eventStreamHeaders(upstream?: Headers): Headers {
+  const out = upstream ? clientResponseHeaders(upstream) : new Headers();
+  out.set("content-type", upstream?.get("content-type") ?? "text/event-stream; charset=utf-8");
+  out.set("cache-control", "no-cache");
+  out.set("content-encoding", "identity");
+  return out;
+}

@@ -1,0 +1,130 @@
+// The OpenAI-compatible passthrough (design decision 4): /v1/models and the /v1 generation endpoints
+// forward the client's own request, system prompt untouched, to the upstream LLM, with our key.
+import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
+import type { AppBindings, AppContext } from "../http";
+import { type PassthroughConfig, passthroughConfig } from "./config";
+import { settleWithin, UpstreamExchange } from "./exchange";
+import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
+import { passthroughRateLimit } from "./rate-limit";
+import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
+import { relayEventStream } from "./sse-pipe";
+import { upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
+import { recordUsage, SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+const decoder = new TextDecoder();
+
+function configured(c: AppContext): PassthroughConfig {
+  const config = passthroughConfig(c.env);
+  if (!config.baseUrl) {
+    // The local offline demo has no upstream; the demo model speaks our agent protocol, not OpenAI's API.
+    throw new ApiError(
+      503,
+      "server_error",
+      "The OpenAI-compatible passthrough needs LLM_BASE_URL (the upstream's OpenAI base URL, ending in /v1); it is not set on this server.",
+      "passthrough_not_configured",
+    );
+  }
+  return config;
+}
+
+/**
+ * Writes the usage row (if the upstream reported any) once the response is on its way: it yields to
+ * the event loop before reading the usage, so even a large JSON answer is parsed after it was sent.
+ * A failed write is logged, never thrown.
+ */
+async function writeUsage(c: AppContext, model: string, readUsage: () => TokenUsage | null): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const usage = readUsage();
+  if (!usage) return;
+  const { org, keyId } = c.var.principal;
+  try {
+    await recordUsage(c.env.DB, { org, keyId, endpoint: c.req.path, model, ...usage });
+  } catch (error) {
+    c.var.logger.addException("[passthrough_usage]", error);
+  }
+}
+
+/** A whole (non-streamed) answer: read within the idle limit, mirrored with its status. */
+async function answerJson(
+  c: AppContext,
+  exchange: UpstreamExchange,
+  response: Response,
+  config: PassthroughConfig,
+  request: PassthroughRequest | null,
+): Promise<Response> {
+  exchange.arm("idle", config.idleTimeoutMs);
+  const bytes = await exchange.race(response.arrayBuffer());
+  exchange.disarm();
+  if (!response.ok) return upstreamErrorResponse(response, decoder.decode(bytes));
+  // After the response, off the client's path.
+  if (request) c.executionCtx.waitUntil(writeUsage(c, request.model, () => usageOfJson(bytes)));
+  const status = response.status as ContentfulStatusCode;
+  return new Response(NULL_BODY_STATUSES.has(status) ? null : bytes, {
+    status,
+    headers: clientResponseHeaders(response.headers),
+  });
+}
+
+function isEventStream(response: Response): boolean {
+  return response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
+}
+
+async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
+  const config = configured(c);
+  const exchange = new UpstreamExchange();
+  exchange.arm("first_byte", config.firstByteTimeoutMs);
+  const upstream = exchange.race(
+    fetch(`${config.baseUrl}${path}`, {
+      method: request ? "POST" : "GET",
+      headers: upstreamRequestHeaders(c.req.raw.headers, config.apiKey, c.var.requestId),
+      body: request?.bytes ?? null,
+      signal: exchange.signal,
+    }),
+  );
+  try {
+    if (!request?.stream) return await answerJson(c, exchange, await upstream, config, request);
+
+    // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
+    // status; if not, commit to a 200 event stream now and keep the client's connection alive.
+    const early = await settleWithin(upstream, config.keepaliveMs);
+    if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
+      return await answerJson(c, exchange, early.value, config, request);
+    }
+    const scanner = new SseUsageScanner();
+    const relay = relayEventStream({
+      exchange,
+      upstream,
+      keepaliveNow: !early.settled,
+      keepaliveMs: config.keepaliveMs,
+      idleTimeoutMs: config.idleTimeoutMs,
+      onChunk: (chunk) => scanner.push(chunk),
+    });
+    c.executionCtx.waitUntil(relay.done.then(() => writeUsage(c, request.model, () => scanner.usage)));
+    return new Response(relay.body, {
+      status: 200,
+      headers: eventStreamHeaders(early.settled ? early.value.headers : undefined),
+    });
+  } catch (error) {
+    exchange.abort(error);
+    throw upstreamFailure(error);
+  }
+}
+
+async function forwardBody(c: AppContext, path: string): Promise<Response> {
+  configured(c);
+  return forward(c, path, parsePassthroughBody(await c.req.arrayBuffer()));
+}
+
+const guards = [requireScope("chat"), passthroughRateLimit] as const;
+
+// Middleware is attached per route, not with use("/v1/*"): that would also guard the other /v1 routes.
+export const passthroughRoutes = new Hono<AppBindings>()
+  .get("/v1/models", ...guards, (c) => forward(c, "/models", null))
+  .post("/v1/chat/completions", ...guards, (c) => forwardBody(c, "/chat/completions"))
+  .post("/v1/completions", ...guards, (c) => forwardBody(c, "/completions"))
+  .post("/v1/embeddings", ...guards, (c) => forwardBody(c, "/embeddings"))
+  .post("/v1/responses", ...guards, (c) => forwardBody(c, "/responses"));

@@ -1,0 +1,119 @@
+// Relays an upstream event stream to the client byte for byte: each chunk is written on as it arrives
+// (no buffering, no re-serialisation), with keepalive comments until the first byte and an OpenAI
+// error frame when the upstream fails, stalls or never answers after the response was committed.
+import { errorBody } from "../errors";
+import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
+import { errorFrame, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
+
+export interface SseRelayOptions {
+  exchange: UpstreamExchange;
+  /** The upstream answer; its first-byte timer is already armed on `exchange`. */
+  upstream: Promise<Response>;
+  /** The client has waited one keepalive interval already: send the first comment at once. */
+  keepaliveNow: boolean;
+  keepaliveMs: number;
+  idleTimeoutMs: number;
+  /** Sees each chunk after it was handed to the client (usage accounting reads a copy of the stream). */
+  onChunk(chunk: Uint8Array): void;
+}
+
+export interface SseRelay {
+  body: ReadableStream<Uint8Array>;
+  /** Settles (never rejects) when the relay has ended, however it ended; every timer is cleared by then. */
+  done: Promise<void>;
+}
+
+const encoder = new TextEncoder();
+const KEEPALIVE = ": keepalive\n\n";
+const LF = 0x0a;
+
+export function relayEventStream(options: SseRelayOptions): SseRelay {
+  const { exchange } = options;
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  // A client that disconnects cancels our readable, which errors the writable: stop the upstream too.
+  writer.closed.catch(() => exchange.abort(new ClientGone()));
+
+  const keepalive = () => {
+    writer.write(encoder.encode(KEEPALIVE)).catch(() => exchange.abort(new ClientGone()));
+  };
+  let keepaliveTimer: ReturnType<typeof setInterval> | null = setInterval(keepalive, options.keepaliveMs);
+  const stopKeepalive = () => {
+    if (keepaliveTimer !== null) clearInterval(keepaliveTimer);
+    keepaliveTimer = null;
+  };
+  if (options.keepaliveNow) keepalive();
+
+  async function send(bytes: Uint8Array): Promise<void> {
+    try {
+      await writer.write(bytes);
+    } catch {
+      throw new ClientGone();
+    }
+  }
+
+  async function pump(): Promise<void> {
+    let response: Response | undefined;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    // Whether the bytes so far end an event; a failure mid-event first closes that event.
+    let atEventEnd = true;
+    try {
+      response = await exchange.race(options.upstream);
+      if (!response.ok) {
+        const text = await exchange.race(response.text());
+        stopKeepalive();
+        await send(errorFrame(upstreamErrorBody(response.status, text).body));
+      } else if (response.body) {
+        reader = response.body.getReader();
+        let first = true;
+        for (;;) {
+          const { done, value } = await exchange.race(reader.read());
+          if (done) break;
+          if (value.byteLength === 0) continue;
+          exchange.disarm();
+          if (first) {
+            first = false;
+            stopKeepalive();
+          }
+          atEventEnd =
+            value.byteLength >= 2
+              ? value[value.byteLength - 1] === LF && value[value.byteLength - 2] === LF
+              : atEventEnd && value[0] === LF;
+          await send(value);
+          options.onChunk(value);
+          // Idle time is the upstream's silence only: the clock runs while we wait for it, not for the client.
+          exchange.arm("idle", options.idleTimeoutMs);
+        }
+      }
+      exchange.disarm();
+      stopKeepalive();
+      await writer.close();
+    } catch (error) {
+      stopKeepalive();
+      exchange.abort(error);
+      reader?.cancel(error).catch(() => {});
+      if (error instanceof ClientGone) return;
+      const body =
+        response === undefined || error instanceof UpstreamTimeout
+          ? upstreamFailure(error).toBody()
+          : errorBody(
+              `The upstream LLM stream failed: ${error instanceof Error ? error.message : String(error)}`,
+              "upstream_error",
+              "upstream_stream_failed",
+            );
+      const frame = errorFrame(body);
+      try {
+        if (!atEventEnd) await writer.write(encoder.encode("\n\n"));
+        await writer.write(frame);
+        await writer.close();
+      } catch {
+        // The client left while we were telling it: there is no one left to tell.
+      }
+    } finally {
+      stopKeepalive();
+      exchange.disarm();
+    }
+  }
+
+  return { body: readable, done: pump() };
+}

@@ -1,0 +1,71 @@
+// What a client sees when the upstream fails: its own status and OpenAI error body when it sent one,
+// our OpenAI-shaped body otherwise, and on a stream that is already under way an SSE error frame.
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError, errorBody, type OpenAIErrorBody } from "../errors";
+import { UpstreamTimeout } from "./exchange";
+import { clientResponseHeaders } from "./headers";
+
+/** A failure before any upstream answer: 504 when it was too slow, 502 when it could not be reached. */
+export function upstreamFailure(error: unknown): ApiError {
+  if (error instanceof UpstreamTimeout) {
+    const code = error.kind === "first_byte" ? "upstream_timeout" : "upstream_idle_timeout";
+    return new ApiError(504, "upstream_error", error.message, code);
+  }
+  const why = error instanceof Error ? error.message : String(error);
+  return new ApiError(502, "upstream_error", `The upstream LLM could not be reached: ${why}`, "upstream_unreachable");
+}
+
+/**
+ * The upstream's 401/403 about our own key would tell the client its key is wrong (and may quote a
+ * masked piece of ours), so an upstream 401 becomes a 502 that names the server's configuration.
+ */
+const UPSTREAM_AUTH_FAILED = errorBody(
+  "The upstream LLM refused this server's credentials (LLM_API_KEY); the server is misconfigured.",
+  "upstream_error",
+  "upstream_auth_failed",
+);
+
+function isOpenAIErrorBody(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || !("error" in value)) return false;
+  const error = value.error;
+  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string";
+}
+
+function errorType(status: number): string {
+  if (status === 429) return "rate_limit_error";
+  return status >= 500 ? "upstream_error" : "invalid_request_error";
+}
+
+/** The body to send for an upstream error answer: its own text when OpenAI-shaped, else wrapped. */
+export function upstreamErrorBody(status: number, text: string): { status: number; body: string } {
+  if (status === 401) return { status: 502, body: JSON.stringify(UPSTREAM_AUTH_FAILED) };
+  try {
+    if (isOpenAIErrorBody(JSON.parse(text))) return { status, body: text };
+  } catch {
+    // Not JSON (an HTML error page, plain text): wrapped below.
+  }
+  const detail = text.trim().slice(0, 500) || "no details";
+  return {
+    status,
+    body: JSON.stringify(
+      errorBody(`The upstream LLM answered ${status}: ${detail}`, errorType(status), `upstream_${status}`),
+    ),
+  };
+}
+
+/** Mirrors an upstream error answer: its status, its rate-limit and retry headers, an OpenAI body. */
+export function upstreamErrorResponse(response: Response, text: string): Response {
+  const { status, body } = upstreamErrorBody(response.status, text);
+  const headers = clientResponseHeaders(response.headers);
+  headers.set("content-type", "application/json");
+  return new Response(body, { status: status as ContentfulStatusCode, headers });
+}
+
+const encoder = new TextEncoder();
+
+/** `data: {"error":{...}}` and the blank line that ends the event: how the `openai` SDK learns a stream failed. */
+export function errorFrame(body: OpenAIErrorBody | string): Uint8Array {
+  // Raw line breaks in JSON are only whitespace between tokens; one would end the `data:` line early.
+  const json = typeof body === "string" ? body.replace(/[\r\n]+/g, "") : JSON.stringify(body);
+  return encoder.encode(`data: ${json}\n\n`);
+}

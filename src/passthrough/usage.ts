@@ -1,0 +1,102 @@
+// Token usage the upstream reports (a JSON answer's `usage`, a stream's `include_usage` chunk or the
+// Responses API's `response.completed` event), read from a copy on the side and written to D1 later.
+import { z } from "zod";
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+const count = z.number().int().nonnegative();
+// Chat and legacy completions and embeddings say prompt/completion; the Responses API says input/output.
+const UsageJson = z
+  .object({
+    prompt_tokens: count.optional(),
+    completion_tokens: count.optional(),
+    input_tokens: count.optional(),
+    output_tokens: count.optional(),
+    total_tokens: count.optional(),
+  })
+  .transform((u): TokenUsage | null => {
+    const prompt = u.prompt_tokens ?? u.input_tokens;
+    const completion = u.completion_tokens ?? u.output_tokens ?? 0;
+    if (prompt === undefined && u.total_tokens === undefined) return null;
+    const promptTokens = prompt ?? 0;
+    return { promptTokens, completionTokens: completion, totalTokens: u.total_tokens ?? promptTokens + completion };
+  });
+const WithUsage = z.object({
+  usage: UsageJson.nullish(),
+  response: z.object({ usage: UsageJson.nullish() }).nullish(),
+});
+
+/** The usage a parsed answer or chunk carries, if any. */
+export function usageOf(value: unknown): TokenUsage | null {
+  const parsed = WithUsage.safeParse(value);
+  if (!parsed.success) return null;
+  return parsed.data.usage ?? parsed.data.response?.usage ?? null;
+}
+
+export function usageOfJson(bytes: ArrayBuffer): TokenUsage | null {
+  try {
+    return usageOf(JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Watches an event stream's bytes for the last usage it reports. It only reads: the bytes reach the
+ * client before `push` sees them, and only `data:` lines that mention "usage" are parsed.
+ */
+export class SseUsageScanner {
+  private readonly decoder = new TextDecoder();
+  private partial = "";
+  usage: TokenUsage | null = null;
+
+  push(chunk: Uint8Array): void {
+    const text = this.partial + this.decoder.decode(chunk, { stream: true });
+    let start = 0;
+    let newline = text.indexOf("\n", start);
+    while (newline >= 0) {
+      this.line(text.slice(start, newline));
+      start = newline + 1;
+      newline = text.indexOf("\n", start);
+    }
+    this.partial = text.slice(start);
+  }
+
+  private line(line: string): void {
+    if (!line.startsWith("data:") || !line.includes('"usage"')) return;
+    try {
+      this.usage = usageOf(JSON.parse(line.slice(5))) ?? this.usage;
+    } catch {
+      // A data line that is not JSON carries no usage; the client gets it unchanged all the same.
+    }
+  }
+}
+
+export interface UsageRecord extends TokenUsage {
+  org: string;
+  keyId: string;
+  endpoint: string;
+  model: string;
+}
+
+export async function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
+  await db
+    .prepare(
+      "INSERT INTO usage_records (id, org, key_id, endpoint, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(
+      crypto.randomUUID(),
+      record.org,
+      record.keyId,
+      record.endpoint,
+      record.model,
+      record.promptTokens,
+      record.completionTokens,
+      record.totalTokens,
+    )
+    .run();
+}
