@@ -17,6 +17,9 @@ export default defineConfig(async () => {
             LLM_BASE_URL: `${inject("upstreamUrl")}/v1`,
             LLM_API_KEY: TEST_UPSTREAM_API_KEY,
           },
+          // The passthrough's per-key limit, small enough for a test to reach; each passthrough test
+          // uses a key of its own (test/passthrough/harness.ts), so only the rate-limit test reaches it.
+          ratelimits: { PASSTHROUGH_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 5, period: 60 } } },
         },
       })),
     ],
