@@ -124,14 +124,35 @@ function decide(request: ChatRequest): Intent {
 
 let callCounter = 0;
 
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    }
+    function aborted() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
+}
+
 export class DemoChatModel implements ChatModel {
   readonly name = "offline-demo";
+
+  /** @param pieceDelayMs the pause between streamed pieces, so an answer visibly streams in the console. */
+  constructor(private readonly pieceDelayMs = 15) {}
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
     request.signal?.throwIfAborted();
     const intent = decide(request);
     if ("text" in intent) {
-      for (const piece of intent.text.match(/[\s\S]{1,24}/g) ?? []) request.onTextDelta?.(piece);
+      for (const piece of intent.text.match(/[\s\S]{1,24}/g) ?? []) {
+        if (request.onTextDelta && this.pieceDelayMs > 0) await pause(this.pieceDelayMs, request.signal);
+        request.onTextDelta?.(piece);
+      }
       return { content: intent.text, toolCalls: [], finishReason: "stop" };
     }
     const calls: Call[] = "calls" in intent ? intent.calls : [intent];

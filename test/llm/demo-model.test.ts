@@ -4,7 +4,7 @@ import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import { DemoChatModel } from "../../src/llm/demo-model";
 import { inSessionObject } from "../fixtures/in-object";
 
-const demo = { model: new DemoChatModel() };
+const demo = { model: new DemoChatModel(0) };
 const value = (outcome: { ok: true; value: AgentExecuteResponse } | { ok: false; message: string }) => {
   if (!outcome.ok) throw new Error(outcome.message);
   return outcome.value;

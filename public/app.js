@@ -1,0 +1,474 @@
+// The Aptix console: a client of the public API and the session WebSocket, like any other.
+import { ApiClient, ApiError } from "./js/api.js";
+import { byId, h } from "./js/dom.js";
+import { SessionSocket } from "./js/socket.js";
+import { approvalItem, artifactItem, clientToolItem, messageItem, toolCallItem } from "./js/views.js";
+import { fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
+
+const KEY_STORAGE = "aptix.apiKey";
+const SESSION_STORAGE = "aptix.sessionId";
+
+const state = {
+  /** @type {ApiClient | null} */ api: null,
+  /** @type {SessionSocket | null} */ socket: null,
+  sessionId: "",
+  mode: "",
+  status: "idle",
+  modes: [],
+  categories: [],
+  /** Calls of the open turn, by id, as the working indicator shows them. */
+  turnCalls: new Map(),
+  /** Client requests on screen, by call id. */
+  clientCalls: new Map(),
+  turnInFlight: false,
+  messageCounter: 0,
+};
+
+const el = {
+  signIn: byId("sign-in"),
+  signInForm: byId("sign-in-form"),
+  apiKey: byId("api-key"),
+  signInError: byId("sign-in-error"),
+  app: byId("app"),
+  currentMode: byId("current-mode"),
+  modeForm: byId("mode-form"),
+  modePicker: byId("mode-picker"),
+  modeDescription: byId("mode-description"),
+  modesPanel: byId("modes-panel"),
+  conversation: byId("conversation"),
+  streaming: byId("streaming"),
+  working: byId("working"),
+  workingCount: byId("working-count"),
+  toolCalls: byId("tool-calls"),
+  clientTools: byId("client-tools"),
+  statusLine: byId("status-line"),
+  composer: byId("composer"),
+  composerInput: byId("composer-input"),
+  artifacts: byId("artifacts"),
+  sessionIdLabel: byId("session-id"),
+  approvalDialog: byId("approval-dialog"),
+  approvalForm: byId("approval-form"),
+  approvalCalls: byId("approval-calls"),
+  workflowDialog: byId("workflow-dialog"),
+  workflowList: byId("workflow-list"),
+  workflowForm: byId("workflow-form"),
+};
+
+function say(text, isError = false) {
+  el.statusLine.textContent = text;
+  el.statusLine.classList.toggle("error", isError);
+}
+
+function describe(error) {
+  return error instanceof ApiError ? error.message : "The server could not be reached; try again.";
+}
+
+// --- Sign-in ---------------------------------------------------------------------------------------
+
+async function signIn(key) {
+  const api = new ApiClient(key);
+  const { modes } = await api.listModes();
+  sessionStorage.setItem(KEY_STORAGE, key);
+  state.api = api;
+  state.modes = modes;
+  renderModes();
+  state.categories = (await api.workflowCategories()).categories;
+  await openSession(sessionStorage.getItem(SESSION_STORAGE));
+  el.signIn.hidden = true;
+  el.app.hidden = false;
+}
+
+el.signInForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  el.signInError.textContent = "";
+  const key = el.apiKey.value.trim();
+  try {
+    await signIn(key);
+    el.apiKey.value = "";
+    el.composerInput.focus();
+  } catch (error) {
+    el.signInError.textContent =
+      error instanceof ApiError && error.status === 401 ? `That key was refused: ${error.message}` : describe(error);
+  }
+});
+
+byId("sign-out").addEventListener("click", () => {
+  state.socket?.close();
+  state.socket = null;
+  state.api = null;
+  sessionStorage.removeItem(KEY_STORAGE);
+  sessionStorage.removeItem(SESSION_STORAGE);
+  el.app.hidden = true;
+  el.signIn.hidden = false;
+  el.apiKey.focus();
+});
+
+// --- Modes -----------------------------------------------------------------------------------------
+
+function renderModes() {
+  el.modePicker.replaceChildren(
+    ...state.modes.map((mode) => h("option", { value: mode.key, title: mode.description, text: mode.displayName })),
+  );
+  el.modesPanel.replaceChildren(
+    ...state.modes.flatMap((mode) => [
+      h("dt", { text: `${mode.displayName} (${mode.key})` }),
+      h("dd", { text: mode.description }),
+    ]),
+  );
+}
+
+function showMode(key) {
+  state.mode = key;
+  const mode = state.modes.find((m) => m.key === key);
+  el.currentMode.textContent = mode ? mode.displayName : key;
+  el.currentMode.title = mode?.description ?? "";
+  el.currentMode.dataset.mode = key;
+  el.modeDescription.textContent = mode?.description ?? "";
+  el.modePicker.value = key;
+}
+
+el.modeForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const mode = el.modePicker.value;
+  try {
+    const result = await state.api.runWorkflow(state.sessionId, "switch_mode", { mode });
+    say(result.message);
+    await reloadSession();
+  } catch (error) {
+    say(describe(error), true);
+  }
+});
+
+// --- The session -----------------------------------------------------------------------------------
+
+async function openSession(storedId) {
+  let view = null;
+  if (storedId) {
+    try {
+      view = await state.api.getSession(storedId);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    }
+  }
+  if (!view) {
+    const created = await state.api.createSession();
+    view = await state.api.getSession(created.sessionId);
+  }
+  state.sessionId = view.sessionId;
+  sessionStorage.setItem(SESSION_STORAGE, view.sessionId);
+  el.sessionIdLabel.textContent = view.sessionId;
+  renderSession(view);
+  connectSocket();
+}
+
+function connectSocket() {
+  state.socket?.close();
+  const socket = new SessionSocket(state.api, state.sessionId, {
+    onFrame: handleFrame,
+    onStatus: (connected) => {
+      el.app.dataset.socket = connected ? "open" : "closed";
+    },
+  });
+  state.socket = socket;
+  // The first session_state says where the log is; the page then redraws from GET, so nothing falls
+  // between the two, and reconnects replay from the last frame seen.
+  void socket.connect();
+}
+
+async function reloadSession() {
+  const view = await state.api.getSession(state.sessionId);
+  renderSession(view);
+}
+
+function renderSession(view) {
+  showMode(view.mode);
+  state.status = view.status;
+  el.conversation.replaceChildren(...view.conversation.map(messageItem).filter(Boolean));
+  el.artifacts.replaceChildren(...view.artifacts.map(artifactItem));
+  const pending = view.pendingToolCalls ?? [];
+  showApprovals(pending.filter((call) => call.approval === "pending"));
+  const forClient = pending.filter((call) => call.requiresClientExecution && call.approval !== "pending");
+  for (const id of [...state.clientCalls.keys()]) {
+    if (!forClient.some((call) => call.id === id)) removeClientRequest(id);
+  }
+  showClientRequests(forClient);
+  if (view.status === "idle") hideWorking();
+  else showWorking(view.status === "running" ? "running" : "waiting");
+  el.app.dataset.status = view.status;
+}
+
+// --- Sending ---------------------------------------------------------------------------------------
+
+async function sendMessage(content) {
+  const clientMessageId = `console-${Date.now()}-${++state.messageCounter}`;
+  el.conversation.append(messageItem({ role: "user", kind: "message", content }));
+  el.composerInput.value = "";
+  if (state.socket?.send({ type: "user_message", content, clientMessageId })) return;
+  // No socket right now: the same turn over HTTP (its frames still reach the socket once it is back).
+  try {
+    showWorking();
+    await state.api.sendMessage(state.sessionId, content);
+    await reloadSession();
+  } catch (error) {
+    say(describe(error), true);
+    await reloadSession();
+  }
+}
+
+el.composer.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const content = el.composerInput.value.trim();
+  if (content) void sendMessage(content);
+});
+
+el.composerInput.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    el.composer.requestSubmit();
+  }
+});
+
+byId("new-session").addEventListener("click", async () => {
+  sessionStorage.removeItem(SESSION_STORAGE);
+  try {
+    await openSession(null);
+    say("A new session started.");
+  } catch (error) {
+    say(describe(error), true);
+  }
+});
+
+// --- Frames ----------------------------------------------------------------------------------------
+
+/** @param {"running" | "waiting"} phase waiting: the turn is paused for approvals or a client's results */
+function showWorking(phase = "running") {
+  state.turnInFlight = true;
+  el.working.hidden = false;
+  el.app.dataset.turn = phase;
+}
+
+function hideWorking() {
+  state.turnInFlight = false;
+  el.working.hidden = true;
+  el.streaming.hidden = true;
+  el.streaming.textContent = "";
+  el.app.dataset.turn = "idle";
+}
+
+function upsertToolCall(call) {
+  state.turnCalls.set(call.id, call);
+  const item = toolCallItem(call);
+  const existing = el.toolCalls.querySelector(`[data-tool-call-id="${CSS.escape(call.id)}"]`);
+  if (existing) existing.replaceWith(item);
+  else el.toolCalls.append(item);
+  el.workingCount.textContent = `(${state.turnCalls.size} tool call${state.turnCalls.size === 1 ? "" : "s"})`;
+}
+
+function handleFrame(frame) {
+  switch (frame.type) {
+    case "session_state":
+      showMode(frame.mode);
+      void reloadSession().then(() => {
+        if (frame.turnInFlight) showWorking();
+      });
+      break;
+    case "turn_started":
+      state.turnCalls.clear();
+      el.toolCalls.replaceChildren();
+      el.workingCount.textContent = "";
+      el.streaming.textContent = "";
+      say("");
+      showWorking();
+      break;
+    case "assistant_delta":
+      el.streaming.hidden = false;
+      el.streaming.textContent += frame.text;
+      break;
+    case "tool_call_started":
+    case "tool_call_completed":
+      upsertToolCall(frame.toolCall);
+      if (frame.type === "tool_call_completed") removeClientRequest(frame.toolCall.id);
+      break;
+    case "approval_required":
+      for (const call of frame.toolCalls) upsertToolCall(call);
+      showWorking("waiting");
+      el.app.dataset.status = "awaiting_approval";
+      showApprovals(frame.toolCalls);
+      break;
+    case "client_tool_required":
+      for (const call of frame.toolCalls) upsertToolCall(call);
+      showWorking("waiting");
+      el.app.dataset.status = "awaiting_client";
+      showClientRequests(frame.toolCalls);
+      break;
+    case "mode_changed":
+      showMode(frame.to);
+      say(`Mode changed from ${frame.from} to ${frame.to}: ${frame.reason}`);
+      break;
+    case "turn_completed":
+      hideWorking();
+      void reloadSession().then(() => {
+        const response = frame.response;
+        if (response.status === "failed") say(`The turn failed: ${response.error?.message ?? "unknown error"}`, true);
+        else if (response.status === "cancelled") say("The turn was cancelled.");
+        el.app.dataset.completedTurns = String(Number(el.app.dataset.completedTurns ?? 0) + 1);
+      });
+      break;
+    case "error":
+      say(frame.message, true);
+      if (frame.code === "session_busy" || frame.code === "session_awaiting_input") void reloadSession();
+      break;
+    default:
+      break;
+  }
+}
+
+// --- Approvals -------------------------------------------------------------------------------------
+
+let pendingApprovals = [];
+
+function showApprovals(calls) {
+  pendingApprovals = calls;
+  if (calls.length === 0) {
+    if (el.approvalDialog.open) el.approvalDialog.close();
+    return;
+  }
+  el.approvalCalls.replaceChildren(...calls.map(approvalItem));
+  if (!el.approvalDialog.open) el.approvalDialog.showModal();
+}
+
+function setAllDecisions(value) {
+  for (const input of el.approvalCalls.querySelectorAll(`input[type="radio"][value="${value}"]`)) input.checked = true;
+}
+
+byId("approve-all").addEventListener("click", () => setAllDecisions("approve"));
+byId("deny-all").addEventListener("click", () => setAllDecisions("deny"));
+
+el.approvalForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const decisions = pendingApprovals.map((call) => {
+    const choice = el.approvalCalls.querySelector(`input[name="decision-${CSS.escape(call.id)}"]:checked`);
+    const reason = el.approvalCalls.querySelector(`#reason-${CSS.escape(call.id)}`)?.value.trim();
+    return { toolCallId: call.id, approved: choice?.value !== "deny", ...(reason ? { reason } : {}) };
+  });
+  el.approvalDialog.close();
+  pendingApprovals = [];
+  if (state.socket?.send({ type: "approval", decisions })) return;
+  try {
+    await state.api.submitApprovals(state.sessionId, decisions);
+  } catch (error) {
+    say(describe(error), true);
+  }
+  await reloadSession();
+});
+
+el.approvalDialog.addEventListener("close", () => {
+  if (pendingApprovals.length > 0) {
+    say("Tool calls are waiting for your approval.", true);
+    el.clientTools.hidden = false;
+    if (!el.clientTools.querySelector("[data-review-approvals]")) {
+      el.clientTools.prepend(
+        h("button", {
+          type: "button",
+          "data-review-approvals": "",
+          text: "Review the calls waiting for approval",
+          onclick: (click) => {
+            click.currentTarget.remove();
+            if (el.clientTools.children.length === 0) el.clientTools.hidden = true;
+            el.approvalDialog.showModal();
+          },
+        }),
+      );
+    }
+  }
+});
+
+// --- Client-executed tools -------------------------------------------------------------------------
+
+function showClientRequests(calls) {
+  for (const call of calls) {
+    if (state.clientCalls.has(call.id)) continue;
+    const item = clientToolItem(call, {
+      onResult: (c, resultJson) => void sendToolResult({ toolCallId: c.id, resultJson }),
+      onRefuse: (c, reason) => void sendToolResult({ toolCallId: c.id, errorMessage: reason }),
+    });
+    state.clientCalls.set(call.id, item);
+    el.clientTools.append(item);
+  }
+  el.clientTools.hidden = el.clientTools.children.length === 0;
+  state.clientCalls.values().next().value?.querySelector("textarea")?.focus();
+}
+
+function removeClientRequest(id) {
+  state.clientCalls.get(id)?.remove();
+  state.clientCalls.delete(id);
+  el.clientTools.hidden = el.clientTools.children.length === 0;
+}
+
+async function sendToolResult(result) {
+  try {
+    JSON.parse(result.resultJson ?? "{}");
+  } catch {
+    say("The result is not valid JSON; fix it or refuse the request.", true);
+    return;
+  }
+  if (state.socket?.send({ type: "tool_results", results: [result] })) return;
+  try {
+    await state.api.submitToolResults(state.sessionId, [result]);
+    removeClientRequest(result.toolCallId);
+  } catch (error) {
+    say(describe(error), true);
+  }
+  await reloadSession();
+}
+
+// --- Workflows -------------------------------------------------------------------------------------
+
+function showWorkflowList() {
+  el.workflowForm.hidden = true;
+  el.workflowList.hidden = false;
+  el.workflowList.replaceChildren(...workflowList(state.categories, showWorkflowForm));
+}
+
+function showWorkflowForm(workflow) {
+  el.workflowList.hidden = true;
+  el.workflowForm.hidden = false;
+  fillWorkflowForm(
+    el.workflowForm,
+    workflow,
+    state.modes,
+    async (parameters) => {
+      try {
+        const result = await state.api.runWorkflow(state.sessionId, workflow.id, parameters);
+        el.workflowDialog.close();
+        say(result.message);
+        await reloadSession();
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 400) showWorkflowError(el.workflowForm, error);
+        else showWorkflowError(el.workflowForm, { message: describe(error), param: null });
+      }
+    },
+    showWorkflowList,
+  );
+  el.workflowForm.querySelector("input, select, textarea")?.focus();
+}
+
+byId("open-workflows").addEventListener("click", () => {
+  showWorkflowList();
+  el.workflowDialog.showModal();
+});
+byId("close-workflows").addEventListener("click", () => el.workflowDialog.close());
+
+// --- Start -----------------------------------------------------------------------------------------
+
+const storedKey = sessionStorage.getItem(KEY_STORAGE);
+if (storedKey) {
+  signIn(storedKey).catch(() => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    el.app.hidden = true;
+    el.signIn.hidden = false;
+  });
+} else {
+  el.signIn.hidden = false;
+  el.apiKey.focus();
+}

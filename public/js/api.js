@@ -1,0 +1,95 @@
+// The console's HTTP client: the key goes in the Authorization header only, errors keep OpenAI's shape.
+
+export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {{message?: string, type?: string, code?: string | null, param?: string | null}} error
+   */
+  constructor(status, error) {
+    super(error.message ?? `Request failed with status ${status}.`);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = error.code ?? null;
+    this.param = error.param ?? null;
+  }
+}
+
+export class ApiClient {
+  /** @param {string} apiKey */
+  constructor(apiKey) {
+    this.apiKey = apiKey;
+  }
+
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {unknown} [body]
+   */
+  async request(method, path, body) {
+    const headers = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (!response.ok) {
+      throw new ApiError(response.status, parsed?.error ?? { message: text || response.statusText });
+    }
+    return parsed;
+  }
+
+  listModes() {
+    return this.request("GET", "/modes");
+  }
+
+  workflowCategories() {
+    return this.request("GET", "/workflows/categories");
+  }
+
+  /** @param {string} [mode] */
+  createSession(mode) {
+    return this.request("POST", "/context/sessions", mode ? { mode } : {});
+  }
+
+  /** @param {string} sessionId */
+  getSession(sessionId) {
+    return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /** @param {string} sessionId @param {string} content */
+  sendMessage(sessionId, content) {
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/messages`, { content });
+  }
+
+  /** @param {string} sessionId @param {Array<{toolCallId: string, approved: boolean, reason?: string}>} decisions */
+  submitApprovals(sessionId, decisions) {
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/approvals`, { decisions });
+  }
+
+  /** @param {string} sessionId @param {Array<{toolCallId: string, resultJson?: string, errorMessage?: string}>} results */
+  submitToolResults(sessionId, results) {
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/tool-results`, { results });
+  }
+
+  /** @param {string} sessionId @param {string} workflowId @param {Record<string, unknown>} parameters */
+  runWorkflow(sessionId, workflowId, parameters) {
+    return this.request(
+      "POST",
+      `/context/sessions/${encodeURIComponent(sessionId)}/workflows/${encodeURIComponent(workflowId)}`,
+      { parameters },
+    );
+  }
+
+  /** @param {string} sessionId */
+  wsTicket(sessionId) {
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/ws-ticket`);
+  }
+}

@@ -1,0 +1,42 @@
+// A tiny element builder: text always goes in as text, never as HTML.
+
+/**
+ * @param {string} tag
+ * @param {Record<string, unknown>} [attributes] `class`, `text`, `on<event>` handlers, properties or attributes
+ * @param {...(Node | string | null | undefined | false)} children
+ * @returns {HTMLElement}
+ */
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null) continue;
+    if (name === "class") element.className = String(value);
+    else if (name === "text") element.textContent = String(value);
+    else if (name.startsWith("on") && typeof value === "function") element.addEventListener(name.slice(2), value);
+    // Properties (value, checked, type...) as properties, so a textarea's value is its content.
+    else if (name in element) element[name] = value;
+    else if (value !== false) element.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child);
+  }
+  return element;
+}
+
+/** @param {string} id */
+export function byId(id) {
+  const element = document.getElementById(id);
+  if (!element) throw new Error(`The page has no #${id}.`);
+  return element;
+}
+
+/** Pretty-prints a JSON string for people; anything that is not JSON is shown as it is. */
+export function prettyJson(text) {
+  if (text === null || text === undefined) return "";
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return String(text);
+  }
+}

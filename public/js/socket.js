@@ -1,0 +1,115 @@
+// One WebSocket per session: opened with a single-use ticket (never the key), reconnected with the last
+// seq seen so nothing is missed or shown twice (docs/protocol.md).
+
+const LOGGED = new Set([
+  "turn_started",
+  "assistant_delta",
+  "tool_call_started",
+  "tool_call_completed",
+  "approval_required",
+  "client_tool_required",
+  "mode_changed",
+  "turn_completed",
+]);
+
+export class SessionSocket {
+  /**
+   * @param {import("./api.js").ApiClient} api
+   * @param {string} sessionId
+   * @param {{onFrame: (frame: any) => void, onStatus: (connected: boolean) => void}} handlers
+   */
+  constructor(api, sessionId, handlers) {
+    this.api = api;
+    this.sessionId = sessionId;
+    this.handlers = handlers;
+    /** The newest logged frame the page has; null until the first session_state says where the log is. */
+    this.lastSeq = null;
+    this.socket = null;
+    this.closed = false;
+    this.retries = 0;
+    this.retryTimer = null;
+  }
+
+  /** Opens the socket; the first connect takes the log as it is, reconnects replay what was missed. */
+  async connect() {
+    this.closed = false;
+    await this.open();
+  }
+
+  async open() {
+    if (this.closed) return;
+    let ticket;
+    try {
+      ticket = (await this.api.wsTicket(this.sessionId)).ticket;
+    } catch (error) {
+      this.handlers.onStatus(false);
+      if (error?.status === 401 || error?.status === 404) return;
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.closed) return;
+    const url = new URL(`/context/sessions/${encodeURIComponent(this.sessionId)}/ws`, location.href);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.searchParams.set("ticket", ticket);
+    if (this.lastSeq !== null) url.searchParams.set("afterSeq", String(this.lastSeq));
+    const socket = new WebSocket(url);
+    this.socket = socket;
+    socket.addEventListener("open", () => {
+      this.retries = 0;
+      this.handlers.onStatus(true);
+    });
+    socket.addEventListener("message", (event) => this.receive(event.data));
+    socket.addEventListener("close", () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.handlers.onStatus(false);
+      this.scheduleReconnect();
+    });
+  }
+
+  /** @param {string} data */
+  receive(data) {
+    let frame;
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (frame.type === "session_state" && this.lastSeq === null) this.lastSeq = frame.lastSeq;
+    if (LOGGED.has(frame.type)) {
+      // A frame the page has already seen (live, then again in a replay) is dropped here.
+      if (frame.seq <= this.lastSeq) return;
+      this.lastSeq = frame.seq;
+    }
+    this.handlers.onFrame(frame);
+  }
+
+  scheduleReconnect() {
+    if (this.closed || this.retryTimer) return;
+    const delay = Math.min(10_000, 250 * 2 ** this.retries++);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.open();
+    }, delay);
+  }
+
+  get isOpen() {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  /** @param {Record<string, unknown>} frame @returns {boolean} whether it went out */
+  send(frame) {
+    if (!this.isOpen) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close(1000, "closed by the console");
+  }
+}

@@ -1,0 +1,140 @@
+// Rendering: the conversation, tool calls, the approval dialog's calls, client requests and artifacts.
+import { h, prettyJson } from "./dom.js";
+
+/** @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string}} message */
+export function messageItem(message) {
+  if (message.role === "tool") {
+    return h(
+      "li",
+      { class: "message tool" },
+      h(
+        "details",
+        {},
+        h("summary", { text: `Tool result for ${message.toolCallId ?? "a call"}` }),
+        h("pre", { text: prettyJson(message.content) }),
+      ),
+    );
+  }
+  if (message.kind === "workflow") {
+    return h("li", { class: "message workflow" }, h("span", { class: "who", text: "Workflow" }), message.content ?? "");
+  }
+  if (message.kind === "correction") return null;
+  const who = message.role === "user" ? "You" : "Agent";
+  const calls = message.toolCalls ?? [];
+  if (!message.content && calls.length === 0) return null;
+  return h(
+    "li",
+    { class: `message ${message.role === "user" ? "user" : "assistant"}` },
+    h("span", { class: "who", text: who }),
+    message.content ?? "",
+    calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
+  );
+}
+
+/** A tool call as the working indicator lists it: name, arguments, then its result or error. */
+export function toolCallItem(call) {
+  const outcome = call.errorMessage
+    ? h("p", { class: "error", text: `Error: ${call.errorMessage}` })
+    : call.resultJson
+      ? h(
+          "details",
+          {},
+          h("summary", {
+            text: call.requiresClientExecution && call.approval !== "denied" ? "Request for your client" : "Result",
+          }),
+          h("pre", { text: prettyJson(call.resultJson) }),
+        )
+      : h("p", { class: "status-line", text: call.approval === "pending" ? "Waiting for approval" : "Running…" });
+  return h(
+    "li",
+    { "data-tool-call-id": call.id },
+    h("strong", { text: call.name }),
+    h("pre", { text: prettyJson(call.argumentsJson) }),
+    outcome,
+  );
+}
+
+/** One call in the approval dialog: the arguments and an approve / deny choice with a reason. */
+export function approvalItem(call) {
+  const name = `decision-${call.id}`;
+  return h(
+    "li",
+    { "data-tool-call-id": call.id },
+    h(
+      "fieldset",
+      {},
+      h("legend", { text: call.name }),
+      h("pre", { text: prettyJson(call.argumentsJson) }),
+      h(
+        "div",
+        { class: "row" },
+        h("label", {}, h("input", { type: "radio", name, value: "approve", checked: true }), " Approve"),
+        h("label", {}, h("input", { type: "radio", name, value: "deny" }), " Deny"),
+      ),
+      h("label", { for: `reason-${call.id}`, text: "Reason (optional)" }),
+      h("input", { id: `reason-${call.id}`, type: "text", name: `reason-${call.id}`, autocomplete: "off" }),
+    ),
+  );
+}
+
+/** A first answer for a client request, for the person to complete. */
+function resultTemplate(requestJson) {
+  try {
+    const request = JSON.parse(requestJson ?? "null");
+    if (request?.action === "read_file") return JSON.stringify({ path: request.path, content: "" }, null, 2);
+    if (request?.action === "write_file") {
+      const bytes = request.bytes ?? new TextEncoder().encode(request.content ?? "").length;
+      return JSON.stringify({ path: request.path, bytesWritten: bytes }, null, 2);
+    }
+  } catch {
+    // Not JSON: start from an empty object.
+  }
+  return "{}";
+}
+
+/**
+ * A request for the user's client (an IDE would carry it out): what is asked, and a result to send or a refusal.
+ * @param {any} call
+ * @param {{onResult: (call: any, resultJson: string) => void, onRefuse: (call: any, reason: string) => void}} actions
+ */
+export function clientToolItem(call, actions) {
+  const resultId = `client-result-${call.id}`;
+  const reasonId = `client-reason-${call.id}`;
+  const result = h("textarea", { id: resultId, spellcheck: false, value: resultTemplate(call.resultJson) });
+  const reason = h("input", { id: reasonId, type: "text", autocomplete: "off", value: "" });
+  return h(
+    "article",
+    { class: "client-tool", "data-tool-call-id": call.id },
+    h("h3", { text: `${call.name} asks your client to act` }),
+    h("pre", { text: prettyJson(call.resultJson) }),
+    h("label", { for: resultId, text: "Result (JSON)" }),
+    result,
+    h("label", { for: reasonId, text: "Reason, if you refuse" }),
+    reason,
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", text: "Send result", onclick: () => actions.onResult(call, result.value) }),
+      h("button", {
+        type: "button",
+        class: "quiet",
+        text: "Refuse",
+        onclick: () => actions.onRefuse(call, reason.value.trim() || "The user refused to run this on their client."),
+      }),
+    ),
+  );
+}
+
+/** @param {{id: string, kind: string, title: string, content: string, createdAt: string}} artifact */
+export function artifactItem(artifact) {
+  return h(
+    "li",
+    { "data-artifact-id": artifact.id },
+    h(
+      "details",
+      {},
+      h("summary", { text: `${artifact.title} (${artifact.kind})` }),
+      h("pre", { text: artifact.content }),
+    ),
+  );
+}
