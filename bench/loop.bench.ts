@@ -1,0 +1,246 @@
+// npm run bench:loop — the agent loop's own cost, inside the Workers runtime (vitest bench mode, workerd), through
+// real AgentSession objects whose model is the scripted upstream answering at once. The figures that matter are the
+// ratios to baselines measured in the same run: a bare D1 query, a bare Durable Object RPC and a bare model call.
+import { env } from "cloudflare:workers";
+import { afterAll, bench, describe } from "vitest";
+import { OpenAIChatModel } from "../src/llm/openai-chat-model";
+import type { AgentSession } from "../src/session/agent-session";
+import type { CreatedScript, ScriptOptions, ScriptStep } from "../test/upstream/script-types";
+import { fixed, ratio, type Summary, summarize, table } from "./support/stats.ts";
+
+const CALLER = { org: "bench-org", user: "bench-user" };
+const CONCURRENT_SESSIONS = 200;
+/** A "3-step turn": three model calls, two of them asking for a tool and the last one answering. */
+const STEPS_TOOL_ITERATIONS = 2;
+
+type SessionStub = DurableObjectStub<AgentSession>;
+interface PreparedTurn {
+  stub: SessionStub;
+  content: string;
+}
+
+/** Our own samples (ms) by operation, the wall time of each concurrent batch, and the rounds being measured. */
+const samples = new Map<string, number[]>();
+const batchWalls: number[] = [];
+const measuring = new Set<string>();
+
+function record(name: string, ms: number): void {
+  const list = samples.get(name) ?? [];
+  list.push(ms);
+  samples.set(name, list);
+}
+
+async function createScript(steps: ScriptStep[], options: ScriptOptions = {}): Promise<string> {
+  const response = await fetch(`${env.TEST_UPSTREAM_URL}/__scripts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ steps, record: false, ...options }),
+  });
+  if (response.status !== 201) throw new Error(`the scripted upstream refused a script: ${await response.text()}`);
+  return ((await response.json()) as CreatedScript).marker;
+}
+
+async function createSession(): Promise<SessionStub> {
+  const id = env.AGENT_SESSION.newUniqueId();
+  const stub = env.AGENT_SESSION.get(id);
+  await stub.initialize({ sessionId: id.toString(), ...CALLER, mode: "general", parentSessionId: null });
+  return stub;
+}
+
+/** `toolIterations` model answers asking for agent_hello_world, then a final answer. */
+function turnSteps(toolIterations: number): ScriptStep[] {
+  const call = { name: "agent_hello_world", arguments: JSON.stringify({ name: "Dana" }) };
+  return [
+    ...Array.from({ length: toolIterations }, (): ScriptStep => ({ type: "completion", toolCalls: [call] })),
+    { type: "completion", content: "Greeted Dana." },
+  ];
+}
+
+/** `count` fresh sessions, each with a script of its own, made before the clock runs. */
+async function prepareTurns(count: number, toolIterations: number): Promise<PreparedTurn[]> {
+  const turns: PreparedTurn[] = [];
+  for (let i = 0; i < count; i += 50) {
+    const batch = Array.from({ length: Math.min(50, count - i) }, async () => {
+      const [stub, marker] = await Promise.all([createSession(), createScript(turnSteps(toolIterations))]);
+      return { stub, content: `Say hello to Dana ${marker}` };
+    });
+    turns.push(...(await Promise.all(batch)));
+  }
+  return turns;
+}
+
+async function runTurn(turn: PreparedTurn, toolIterations: number): Promise<void> {
+  const outcome = await turn.stub.sendMessage(CALLER, turn.content);
+  if (!outcome.ok) throw new Error(`the turn was refused: ${outcome.message}`);
+  const { status, iterations } = outcome.value;
+  if (status !== "completed" || iterations !== toolIterations + 1) {
+    throw new Error(
+      `unexpected turn: ${status} after ${iterations} model calls (${JSON.stringify(outcome.value.error)})`,
+    );
+  }
+}
+
+/** Runs `op` and records how long it took under `name`. */
+async function timed(name: string, op: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await op();
+  const ms = performance.now() - started;
+  record(name, ms);
+  return ms;
+}
+
+/**
+ * A benchmark whose every sample is one round of interleaved operations, so a change in the machine's load
+ * (2 cores, shared) falls on the baselines and on the turns alike. tinybench times the whole round, set-up
+ * included; the ratio tables printed at the end time each operation.
+ */
+function rounds(name: string, count: number, warmup: number, round: () => Promise<void>): void {
+  bench(name, round, {
+    time: 0,
+    iterations: count,
+    warmupTime: 0,
+    warmupIterations: warmup,
+    setup: (_task, mode) => {
+      if (mode === "run") measuring.add(name);
+      else measuring.delete(name);
+    },
+  });
+}
+
+const D1 = "baseline: D1 query (SELECT 1)";
+const RPC = "baseline: Durable Object RPC (getSession of an empty session)";
+const MODEL = "baseline: model call (one streamed completion from the scripted upstream)";
+const TURN = (k: number) => `turn with ${k} tool-call iteration${k === 1 ? "" : "s"} (${k + 1} model calls)`;
+const ALONE = "3-step turn, one session alone";
+const CONCURRENT_TURN = `3-step turn, ${CONCURRENT_SESSIONS} sessions at once`;
+const LOOP_ROUNDS =
+  "per-iteration cost: one round (25 each of D1, RPC, model call; 4 turns each of 1, 3, 5 iterations)";
+const CONCURRENT_ROUNDS = `concurrency: one round (10 turns alone, then ${CONCURRENT_SESSIONS} at once)`;
+
+describe("agent loop", () => {
+  let idle: SessionStub | null = null;
+  let modelMarker = "";
+  const model = new OpenAIChatModel({
+    baseUrl: env.LLM_BASE_URL,
+    apiKey: env.LLM_API_KEY ?? "",
+    model: "scripted-model",
+    callTimeoutMs: 30_000,
+  });
+  const measure = (name: string, op: () => Promise<unknown>) => (measuring.has(LOOP_ROUNDS) ? timed(name, op) : op());
+
+  rounds(LOOP_ROUNDS, 12, 2, async () => {
+    idle ??= await createSession();
+    const stub = idle;
+    modelMarker ||= await createScript([{ type: "completion", content: "Done." }], { repeat: true });
+    for (let i = 0; i < 25; i++) await measure(D1, () => env.DB.prepare("SELECT 1").first());
+    for (let i = 0; i < 25; i++) {
+      await measure(RPC, async () => {
+        const view = await stub.getSession(CALLER);
+        if (!view.ok) throw new Error(view.message);
+      });
+    }
+    for (let i = 0; i < 25; i++) {
+      await measure(MODEL, () =>
+        model.complete({ messages: [{ role: "user", content: `hi ${modelMarker}` }], onTextDelta: () => {} }),
+      );
+    }
+    for (const k of [1, 3, 5]) {
+      for (const turn of await prepareTurns(4, k)) await measure(TURN(k), () => runTurn(turn, k));
+    }
+  });
+
+  rounds(CONCURRENT_ROUNDS, 4, 1, async () => {
+    const on = measuring.has(CONCURRENT_ROUNDS);
+    for (const turn of await prepareTurns(10, STEPS_TOOL_ITERATIONS)) {
+      await (on ? timed(ALONE, () => runTurn(turn, STEPS_TOOL_ITERATIONS)) : runTurn(turn, STEPS_TOOL_ITERATIONS));
+    }
+    const batch = await prepareTurns(CONCURRENT_SESSIONS, STEPS_TOOL_ITERATIONS);
+    const started = performance.now();
+    const latencies = await Promise.all(
+      batch.map(async (turn) => {
+        await runTurn(turn, STEPS_TOOL_ITERATIONS);
+        return performance.now() - started;
+      }),
+    );
+    if (!on) return;
+    batchWalls.push(performance.now() - started);
+    samples.set(CONCURRENT_TURN, [...(samples.get(CONCURRENT_TURN) ?? []), ...latencies]);
+  });
+});
+
+afterAll(() => {
+  const get = (name: string): Summary => summarize(samples.get(name) ?? []);
+  const d1 = get(D1);
+  const rpc = get(RPC);
+  const model = get(MODEL);
+  const turns = new Map([1, 3, 5].map((k) => [k, get(TURN(k))]));
+  const perIteration = ((turns.get(5)?.mean ?? Number.NaN) - (turns.get(1)?.mean ?? Number.NaN)) / 4;
+  const row = (name: string, mean: number, s?: Summary) => [
+    name,
+    fixed(mean),
+    s ? fixed(s.p50, 0) : "",
+    s ? fixed(s.p99, 0) : "",
+    s ? String(s.count) : "",
+    ratio(mean, d1.mean),
+    ratio(mean, rpc.mean),
+    ratio(mean, model.mean),
+  ];
+  const loopTable = table(
+    ["measurement", "mean ms", "p50 ms", "p99 ms", "samples", "÷ D1 query", "÷ DO RPC", "÷ model call"],
+    [
+      row(D1, d1.mean, d1),
+      row(RPC, rpc.mean, rpc),
+      row(MODEL, model.mean, model),
+      ...[1, 3, 5].map((k) => {
+        const s = turns.get(k);
+        return row(TURN(k), s?.mean ?? Number.NaN, s);
+      }),
+      row("per tool-call iteration: (turn of 5 − turn of 1) ÷ 4", perIteration),
+      row("per tool-call iteration, less one bare model call", perIteration - model.mean),
+    ],
+  );
+
+  const alone = get(ALONE);
+  const together = get(CONCURRENT_TURN);
+  const wall = summarize(batchWalls);
+  const aloneRate = 1000 / alone.mean;
+  const togetherRate = (CONCURRENT_SESSIONS * 1000) / wall.mean;
+  const concurrencyTable = table(
+    ["3-step turns", "turns", "p50 ms", "p99 ms", "turns/s", "p50 ratio", "p99 ratio", "turns/s ratio"],
+    [
+      [
+        ALONE,
+        String(alone.count),
+        fixed(alone.p50, 0),
+        fixed(alone.p99, 0),
+        fixed(aloneRate, 1),
+        "1.00x",
+        "1.00x",
+        "1.00x",
+      ],
+      [
+        `${CONCURRENT_SESSIONS} sessions at once (${wall.count} batches)`,
+        String(together.count),
+        fixed(together.p50, 0),
+        fixed(together.p99, 0),
+        fixed(togetherRate, 1),
+        ratio(together.p50, alone.p50),
+        ratio(together.p99, alone.p99),
+        ratio(togetherRate, aloneRate),
+      ],
+    ],
+  );
+
+  console.log(
+    [
+      "",
+      `Agent loop benchmark (workerd under vitest, ${new Date().toISOString().slice(0, 10)}). The runtime's clock`,
+      "moves in whole milliseconds at I/O, so single samples are 0, 1, 2 ms...; means over many samples are finer.",
+      "",
+      loopTable,
+      "",
+      concurrencyTable,
+      "",
+    ].join("\n"),
+  );
+});
