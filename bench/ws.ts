@@ -9,7 +9,7 @@ import { now, startTokenUpstream, type TokenPlan, type TokenUpstream, tokenStamp
 
 /** seeds/local.sql's key, which the local database of `startLocalWorker` holds. */
 const KEY = "dev-key";
-const ROUNDS = 3;
+const ROUNDS = 5;
 const BURST_TOKENS = 1_000;
 /** Pings sent at once on each socket (ten sockets with 2,000 each slow the local runtime to a crawl). */
 const ECHO_BURST = 300;
