@@ -7,11 +7,21 @@ import type { AppBindings } from "../http";
 /** wrangler.toml's `[[ratelimits]] simple.period`; the binding does not say when its window ends. */
 const PERIOD_SECONDS = 60;
 
+let warnedUnbound = false;
+
 export const passthroughRateLimit = createMiddleware<AppBindings>(async (c, next) => {
-  const { keyId } = c.var.principal;
+  const limiter: RateLimit | undefined = c.env.PASSTHROUGH_RATE_LIMITER;
+  if (!limiter) {
+    // A deployment without the [[ratelimits]] binding has chosen no limit; say so once per isolate.
+    if (!warnedUnbound) {
+      warnedUnbound = true;
+      c.var.logger.addCustomEvent("Warning", "[passthrough_rate_limit]", "PASSTHROUGH_RATE_LIMITER is not bound.");
+    }
+    return next();
+  }
   let allowed = true;
   try {
-    allowed = (await c.env.PASSTHROUGH_RATE_LIMITER.limit({ key: keyId })).success;
+    allowed = (await limiter.limit({ key: c.var.principal.keyId })).success;
   } catch (error) {
     // The limiter is a safeguard, not the service: if it fails, serve the request and say so in the logs.
     c.var.logger.addException("[passthrough_rate_limit]", error);

@@ -83,20 +83,66 @@ export interface UsageRecord extends TokenUsage {
   model: string;
 }
 
-export async function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
-  await db
-    .prepare(
-      "INSERT INTO usage_records (id, org, key_id, endpoint, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(
-      crypto.randomUUID(),
-      record.org,
-      record.keyId,
-      record.endpoint,
-      record.model,
-      record.promptTokens,
-      record.completionTokens,
-      record.totalTokens,
-    )
-    .run();
+/** How long rows wait for company before one D1 batch writes them all. */
+const BATCH_WINDOW_MS = 100;
+/** D1 runs a batch as one transaction; past this many rows, write at once. */
+const BATCH_MAX_ROWS = 100;
+
+interface Batch {
+  rows: UsageRecord[];
+  written: Promise<void>;
+  flushNow(): void;
+}
+
+const open = new WeakMap<D1Database, Batch>();
+
+/**
+ * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
+ * instead of per request: a busy isolate writes tens of rows at once, off every client's path. The
+ * request that opens a batch keeps it alive (its waitUntil waits for the write), so no row is lost
+ * when the isolate goes idle; the others wait for the same promise in their own waitUntil.
+ */
+export function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
+  let batch = open.get(db);
+  if (!batch) batch = openBatch(db);
+  batch.rows.push(record);
+  if (batch.rows.length >= BATCH_MAX_ROWS) batch.flushNow();
+  return batch.written;
+}
+
+function openBatch(db: D1Database): Batch {
+  const rows: UsageRecord[] = [];
+  let flush: () => void = () => {};
+  const due = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => flush(), BATCH_WINDOW_MS);
+    flush = () => {
+      clearTimeout(timer);
+      // Closed before the write starts: rows queued from now on open the next batch.
+      if (open.get(db) === batch) open.delete(db);
+      resolve();
+    };
+  });
+  const batch: Batch = { rows, written: due.then(() => writeRows(db, rows)), flushNow: () => flush() };
+  open.set(db, batch);
+  return batch;
+}
+
+async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
+  const insert = db.prepare(
+    "INSERT INTO usage_records (id, org, key_id, endpoint, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  await db.batch(
+    rows.map((r) =>
+      insert.bind(
+        crypto.randomUUID(),
+        r.org,
+        r.keyId,
+        r.endpoint,
+        r.model,
+        r.promptTokens,
+        r.completionTokens,
+        r.totalTokens,
+      ),
+    ),
+  );
 }

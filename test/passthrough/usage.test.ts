@@ -101,6 +101,25 @@ describe("usage records", () => {
     ]);
   });
 
+  it("records one row per completion when several finish together (one batched write)", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "a", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+      { type: "completion", content: "b", usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } },
+      { type: "completion", content: "c", usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } },
+    ]);
+    const key = await newChatKey();
+    const through = workerWith();
+    const client = openai(key, through);
+    await Promise.all(
+      [1, 2, 3].map(() =>
+        client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: script.marker }] }),
+      ),
+    );
+    await through.settled();
+    const rows = await usageRows(key);
+    expect(rows.map((r) => r.total_tokens).sort()).toEqual([2, 3, 4]);
+  });
+
   it("records nothing when the upstream reports no usage", async () => {
     const script = await scriptUpstream([{ type: "json", body: { id: "x", object: "chat.completion", choices: [] } }]);
     const key = await newChatKey();
