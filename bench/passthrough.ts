@@ -1,0 +1,329 @@
+// Benchmark of the OpenAI-compatible passthrough against a minimal forwarding Worker, each under
+// `wrangler dev` in front of the same scripted upstream: throughput, latency and CPU of non-streamed
+// completions, and how long the first SSE byte takes from the upstream to the client. `wrangler dev`
+// is slow per request, so the figures that matter are the ratios to the minimal worker in the same run.
+// A third worker, ours without the rate limiter binding and the static assets, shows how much of the
+// difference is wrangler dev's local simulators of those two (a Durable Object with SQLite behind every
+// limit() call, a router Worker in front of every request) rather than the passthrough's own code.
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+
+const UPSTREAM_KEY = "sk-bench-upstream";
+/** seeds/local.sql's key, which the local database of `startLocalWorker` holds. */
+const CLIENT_KEY = "dev-key";
+const CONCURRENCY = 8;
+const WARMUP_REQUESTS = 300;
+/** Requests per worker, run in slices that rotate the workers' order so all see the same background load. */
+const SLICES = 30;
+const REQUESTS_PER_SLICE = 100;
+const STREAMS = 150;
+/** Unloaded latency: requests per worker one at a time, the workers taking turns. */
+const SEQUENTIAL_REQUESTS = 300;
+/** Linux's USER_HZ, the unit of utime and stime in /proc/<pid>/stat. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** A wall clock with sub-millisecond resolution, the same one the scripted upstream stamps with. */
+const now = () => performance.timeOrigin + performance.now();
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/**
+ * CPU seconds used so far by the processes of the `wrangler dev` that serves `url` (wrangler, workerd
+ * and its local simulators of D1 and the rate limiter), read from /proc; null where there is no /proc.
+ */
+async function cpuSeconds(url: string): Promise<number | null> {
+  const port = new URL(url).port;
+  let pids: string[];
+  try {
+    pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  const stats = await Promise.all(
+    pids.map(async (pid) => {
+      try {
+        const [cmdline, stat] = await Promise.all([
+          readFile(`/proc/${pid}/cmdline`, "utf8"),
+          readFile(`/proc/${pid}/stat`, "utf8"),
+        ]);
+        // After the command name: state ppid pgrp ..., utime and stime are fields 14 and 15 of the line.
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return { cmdline, pgrp: fields[2], ticks: Number(fields[11]) + Number(fields[12]) };
+      } catch {
+        return null; // The process ended meanwhile.
+      }
+    }),
+  );
+  const leader = stats.find((s) => s?.cmdline.includes(`--port\0${port}\0`));
+  if (!leader) return null;
+  const ticks = stats.reduce((sum, s) => (s && s.pgrp === leader.pgrp ? sum + s.ticks : sum), 0);
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * wrangler.toml, in a temporary directory, with absolute paths and a per-key limit no benchmark
+ * reaches; `simulated: false` drops the rate limiter binding and the static assets instead.
+ */
+async function benchConfig(dir: string, simulated: boolean): Promise<string> {
+  const root = resolve(".");
+  // Paths in a wrangler config are relative to the config file, which now lives elsewhere.
+  let text = (await readFile("wrangler.toml", "utf8")).replace(
+    /^(main|migrations_dir|directory) = "(.+)"$/gm,
+    (_, field: string, path: string) => `${field} = "${isAbsolute(path) ? path : join(root, path)}"`,
+  );
+  const block = /\[\[ratelimits\]\]\nname = "PASSTHROUGH_RATE_LIMITER"\n[^[]*?limit = (\d+)[^\n]*\n/;
+  const match = block.exec(text);
+  if (!match) throw new Error("wrangler.toml has no PASSTHROUGH_RATE_LIMITER block the benchmark understands");
+  text = text.replace(block, simulated ? match[0].replace(/limit = \d+/, "limit = 1000000000") : "");
+  if (!simulated) text = text.replace(/^\[assets\]\n(?:(?:directory|run_worker_first|binding) = .*\n)*/m, "");
+  const path = join(dir, simulated ? "wrangler.toml" : "wrangler.no-simulators.toml");
+  await writeFile(path, text);
+  return path;
+}
+
+interface LoadResult {
+  latencies: number[];
+  seconds: number;
+}
+
+/** `total` requests, `CONCURRENCY` at a time; every answer must be a 200. */
+async function load(url: string, body: string, total: number): Promise<LoadResult> {
+  let issued = 0;
+  const latencies: number[] = [];
+  const started = performance.now();
+  const lane = async () => {
+    while (issued < total) {
+      issued++;
+      const t0 = performance.now();
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
+        body,
+      });
+      const text = await response.text();
+      latencies.push(performance.now() - t0);
+      if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 300)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The client's clock when the first byte of each stream's body arrived, one stream at a time. */
+async function firstBytes(url: string, body: string, count: number): Promise<number[]> {
+  const stamps: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
+      body,
+    });
+    const reader = response.body?.getReader();
+    if (!reader || response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+    const first = await reader.read();
+    stamps.push(now());
+    if (first.done) throw new Error(`${url} sent an empty stream`);
+    while (!(await reader.read()).done) {
+      // Drain the rest of the stream.
+    }
+  }
+  return stamps;
+}
+
+interface Target {
+  name: string;
+  url: string;
+  latencies: number[];
+  seconds: number;
+  requests: number;
+  cpu: number | null;
+  firstByteGaps: number[];
+  sequential: number[];
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+const row = (name: string, cells: string[]) => `${name.padEnd(34)}${cells.map((c) => c.padStart(12)).join("")}`;
+
+function report(targets: Target[]): string {
+  const [base, ...ours] = targets;
+  if (!base) throw new Error("no targets");
+  const stats = (t: Target) => ({
+    rps: t.requests / t.seconds,
+    median: percentile(t.latencies, 50),
+    p99: percentile(t.latencies, 99),
+    cpu: t.cpu === null ? Number.NaN : (1000 * t.cpu) / t.requests,
+    first: percentile(t.firstByteGaps, 50),
+    seqMedian: percentile(t.sequential, 50),
+    seqP99: percentile(t.sequential, 99),
+    firstP99: percentile(t.firstByteGaps, 99),
+  });
+  const b = stats(base);
+  const lines = [
+    "Passthrough benchmark: each worker under wrangler dev on this machine, in front of the same scripted upstream.",
+    `Non-streamed: ${SLICES * REQUESTS_PER_SLICE} completions per worker at concurrency ${CONCURRENCY} after ${WARMUP_REQUESTS} warm-up, in ${SLICES} rotating slices.`,
+    "",
+    row("non-streamed", ["req/s", "median ms", "p99 ms", "CPU ms/req"]),
+    ...targets.map((t) => {
+      const s = stats(t);
+      return row(t.name, [fmt(s.rps, 1), fmt(s.median), fmt(s.p99), fmt(s.cpu)]);
+    }),
+    ...ours.flatMap((t) => {
+      const s = stats(t);
+      return [
+        row(`  ratio ${t.name.replace("aptix passthrough", "ours")}`, [
+          fmt(s.rps / b.rps),
+          fmt(s.median / b.median),
+          fmt(s.p99 / b.p99),
+          fmt(s.cpu / b.cpu),
+        ]),
+        row("  difference (ms)", ["", fmt(s.median - b.median), fmt(s.p99 - b.p99), fmt(s.cpu - b.cpu)]),
+      ];
+    }),
+    "",
+    `Unloaded: ${SEQUENTIAL_REQUESTS} non-streamed completions per worker, one at a time.`,
+    row("latency, one at a time", ["median ms", "p99 ms"]),
+    ...targets.map((t) => {
+      const s = stats(t);
+      return row(t.name, [fmt(s.seqMedian), fmt(s.seqP99)]);
+    }),
+    ...ours.map((t) => {
+      const s = stats(t);
+      return row(`  difference ${t.name.replace("aptix passthrough", "ours")}`, [
+        fmt(s.seqMedian - b.seqMedian),
+        fmt(s.seqP99 - b.seqP99),
+      ]);
+    }),
+    "",
+    `Streamed: ${STREAMS} streams per worker, one at a time: the upstream's first SSE byte -> the client's first byte.`,
+    row("streamed first byte", ["median ms", "p99 ms"]),
+    ...targets.map((t) => {
+      const s = stats(t);
+      return row(t.name, [fmt(s.first), fmt(s.firstP99)]);
+    }),
+  ];
+  const mine = ours[0];
+  if (mine) {
+    const s = stats(mine);
+    lines.push(
+      "",
+      `goal: throughput >= 90% of minimal: ${s.rps / b.rps >= 0.9 ? "met" : "MISSED"} (${fmt((100 * s.rps) / b.rps, 1)}%)`,
+      `goal: median within 1 ms of minimal, one at a time: ${s.seqMedian - b.seqMedian <= 1 ? "met" : "MISSED"} (${fmt(s.seqMedian - b.seqMedian)} ms; under load ${fmt(s.median - b.median)} ms)`,
+      `goal: first streamed byte forwarded at once (within 1 ms of minimal): ${s.first - b.first <= 1 ? "met" : "MISSED"} (${fmt(s.first - b.first)} ms)`,
+    );
+  }
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const workers: LocalWorker[] = [];
+  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-"));
+  const upstream = await startScriptedUpstream({ apiKey: UPSTREAM_KEY });
+  const stopAll = async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await upstream.close();
+    await rm(tmp, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => {
+    void stopAll().then(() => process.exit(130));
+  });
+  try {
+    const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY };
+    console.log("Starting the minimal forwarder and the passthrough (as configured, and without simulators) ...");
+    const start = async (name: string, worker: Promise<LocalWorker>): Promise<Target> => {
+      const started = await worker;
+      workers.push(started);
+      const url = `${started.url}/v1/chat/completions`;
+      return { name, url, latencies: [], seconds: 0, requests: 0, cpu: 0, firstByteGaps: [], sequential: [] };
+    };
+    // One at a time: the first start compiles the Worker, and the machine may have two cores.
+    const targets = [
+      await start(
+        "minimal forwarder",
+        startLocalWorker({ config: "bench/minimal-forwarder.wrangler.toml", vars, database: false }),
+      ),
+      await start("aptix passthrough", startLocalWorker({ config: await benchConfig(tmp, true), vars })),
+      await start(
+        "aptix passthrough, no simulators",
+        startLocalWorker({ config: await benchConfig(tmp, false), vars }),
+      ),
+    ];
+
+    // Streamed first, on a fresh machine: the upstream stamps its first SSE write, the client its first
+    // read. One stream at a time, the workers taking turns, each worker with a script of its own.
+    const streams = targets.map((target) => {
+      const script = upstream.createScript(
+        [{ type: "completion", content: "Streaming from the benchmark upstream, chunk by chunk.", chunkSize: 8 }],
+        { repeat: true },
+      );
+      const body = JSON.stringify({
+        model: "bench-model",
+        stream: true,
+        messages: [{ role: "user", content: `Stream. ${script.marker}` }],
+      });
+      return { target, script, body, stamps: [] as number[], warm: 0 };
+    });
+    for (const s of streams) {
+      await firstBytes(s.target.url, s.body, 20);
+      s.warm = upstream.requests(s.script.id).length;
+    }
+    for (let i = 0; i < STREAMS; i++) {
+      for (const s of streams) s.stamps.push(...(await firstBytes(s.target.url, s.body, 1)));
+    }
+    for (const s of streams) {
+      const sent = upstream.requests(s.script.id).slice(s.warm);
+      s.target.firstByteGaps = s.stamps.map((stamp, i) => stamp - (sent[i]?.firstByteAt ?? Number.NaN));
+    }
+
+    // Non-streamed: one script answers every request alike, with usage, so each worker does its full work.
+    const plain = upstream.createScript([{ type: "completion", content: "Hello from the benchmark upstream." }], {
+      repeat: true,
+      record: false,
+    });
+    const plainBody = JSON.stringify({
+      model: "bench-model",
+      messages: [
+        { role: "system", content: "You are a benchmark." },
+        { role: "user", content: `Say hello. ${plain.marker}` },
+      ],
+    });
+    for (const target of targets) await load(target.url, plainBody, WARMUP_REQUESTS);
+    for (let i = 0; i < SEQUENTIAL_REQUESTS; i++) {
+      for (const target of targets) {
+        const t0 = performance.now();
+        const response = await fetch(target.url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
+          body: plainBody,
+        });
+        await response.arrayBuffer();
+        target.sequential.push(performance.now() - t0);
+        if (response.status !== 200) throw new Error(`${target.url} answered ${response.status}`);
+      }
+    }
+    for (let slice = 0; slice < SLICES; slice++) {
+      const order = targets.map((_, i) => targets[(i + slice) % targets.length] as Target);
+      for (const target of order) {
+        const cpuBefore = await cpuSeconds(target.url);
+        const run = await load(target.url, plainBody, REQUESTS_PER_SLICE);
+        const cpuAfter = await cpuSeconds(target.url);
+        target.latencies.push(...run.latencies);
+        target.seconds += run.seconds;
+        target.requests += REQUESTS_PER_SLICE;
+        target.cpu =
+          target.cpu !== null && cpuBefore !== null && cpuAfter !== null ? target.cpu + cpuAfter - cpuBefore : null;
+      }
+    }
+
+    console.log(report(targets));
+  } finally {
+    await stopAll();
+  }
+}
+
+await main();
