@@ -57,6 +57,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     // Whether the bytes so far end an event; a failure mid-event first closes that event.
     let atEventEnd = true;
+    let lastByte: number | undefined;
     try {
       response = await exchange.race(options.upstream);
       if (!response.ok) {
@@ -75,10 +76,9 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
             first = false;
             stopKeepalive();
           }
-          atEventEnd =
-            value.byteLength >= 2
-              ? value[value.byteLength - 1] === LF && value[value.byteLength - 2] === LF
-              : atEventEnd && value[0] === LF;
+          const before = value.byteLength >= 2 ? value[value.byteLength - 2] : lastByte;
+          lastByte = value[value.byteLength - 1];
+          atEventEnd = lastByte === LF && before === LF;
           await send(value);
           options.onChunk(value);
           // Idle time is the upstream's silence only: the clock runs while we wait for it, not for the client.

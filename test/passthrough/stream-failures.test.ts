@@ -32,6 +32,20 @@ describe("stream failures", () => {
     expect(error).toMatchObject({ type: "upstream_error", code: "upstream_stream_failed" });
   });
 
+  it("ends an event the upstream broke off half-way before sending the error frame", async () => {
+    const half = 'data: {"id":"c1","choices":[{"ind';
+    const script = await scriptUpstream([
+      { type: "sse", events: [CHUNK], tail: half, eventDelayMs: 50, end: "destroy" },
+    ]);
+    const response = await post("/chat/completions", await newChatKey(), askStreaming(script.marker));
+    const events = sseEvents(await response.text());
+    expect(events.slice(0, 2)).toEqual([CHUNK, half]);
+    expect(JSON.parse(events[2]?.slice("data: ".length) ?? "")).toMatchObject({
+      error: { type: "upstream_error", code: "upstream_stream_failed" },
+    });
+    expect(events).toHaveLength(3);
+  });
+
   it("ends a stream that stalls longer than the idle limit with an error frame", async () => {
     const script = await scriptUpstream([{ type: "sse", events: [CHUNK], end: "stall" }]);
     const through = workerWith({ PASSTHROUGH_IDLE_TIMEOUT_MS: "200" });

@@ -36,7 +36,14 @@ export type ScriptStep =
   /** Any JSON answer (models, embeddings, responses, completions). */
   | (Timing & { type: "json"; status?: number; body: unknown })
   /** Raw SSE lines, then: close cleanly, destroy the socket mid-stream, or stall forever. */
-  | (Timing & { type: "sse"; events: string[]; eventDelayMs?: number; end: "close" | "destroy" | "stall" })
+  | (Timing & {
+      type: "sse";
+      events: string[];
+      eventDelayMs?: number;
+      /** Raw text written after the events (half an event, say), before the end. */
+      tail?: string;
+      end: "close" | "destroy" | "stall";
+    })
   /** Never answers. */
   | { type: "hang" };
 

@@ -275,6 +275,10 @@ async function answer(
     res.write(`${event}\n\n`);
     if (step.eventDelayMs) await sleep(step.eventDelayMs);
   }
+  if (step.tail && !res.destroyed) {
+    res.write(step.tail);
+    if (step.eventDelayMs) await sleep(step.eventDelayMs);
+  }
   if (step.end === "close") res.end();
   else if (step.end === "destroy") res.destroy();
   else await new Promise<void>((resolve) => req.on("close", resolve));
