@@ -22,6 +22,8 @@ interface PreparedTurn {
 /** Our own samples (ms) by operation, the wall time of each concurrent batch, and the rounds being measured. */
 const samples = new Map<string, number[]>();
 const batchWalls: number[] = [];
+/** Concurrent turns started, and those whose session afterwards holds the final answer (idle, answer stored). */
+const concurrentTally = { started: 0, completed: 0 };
 const measuring = new Set<string>();
 
 function record(name: string, ms: number): void {
@@ -110,11 +112,18 @@ function rounds(name: string, count: number, warmup: number, round: () => Promis
 const D1 = "baseline: D1 query (SELECT 1)";
 const RPC = "baseline: Durable Object RPC (getSession of an empty session)";
 const MODEL = "baseline: model call (one streamed completion from the scripted upstream)";
-const TURN = (k: number) => `turn with ${k} tool-call iteration${k === 1 ? "" : "s"} (${k + 1} model calls)`;
+const TURN = (k: number) =>
+  `${k + 1}-iteration turn (${k} tool call${k === 1 ? "" : "s"}, then the answer; ${k + 1} model calls)`;
 const ALONE = "3-step turn, one session alone";
 const CONCURRENT_TURN = `3-step turn, ${CONCURRENT_SESSIONS} sessions at once`;
 const LOOP_ROUNDS =
-  "per-iteration cost: one round (25 each of D1, RPC, model call; 4 turns each of 1, 3, 5 iterations)";
+  "per-iteration cost: one round (25 each of D1, RPC, model call; 4 turns each of 2, 6 and 10 loop iterations)";
+/**
+ * Tool-call iterations per measured turn; each turn ends with one more iteration, the answer. The longest is the
+ * 10-iteration loop that AGENT_MAX_ITERATIONS (10) allows, and the per-iteration cost is the slope up to it.
+ */
+const TURN_SIZES = [1, 5, 9] as const;
+const LONGEST = 9;
 const CONCURRENT_ROUNDS = `concurrency: one round (10 turns alone, then ${CONCURRENT_SESSIONS} at once)`;
 
 describe("agent loop", () => {
@@ -144,7 +153,7 @@ describe("agent loop", () => {
         model.complete({ messages: [{ role: "user", content: `hi ${modelMarker}` }], onTextDelta: () => {} }),
       );
     }
-    for (const k of [1, 3, 5]) {
+    for (const k of TURN_SIZES) {
       for (const turn of await prepareTurns(4, k)) await measure(TURN(k), () => runTurn(turn, k));
     }
   });
@@ -164,6 +173,16 @@ describe("agent loop", () => {
     );
     if (!on) return;
     batchWalls.push(performance.now() - started);
+    concurrentTally.started += batch.length;
+    const stored = await Promise.all(
+      batch.map(async ({ stub }) => {
+        const view = await stub.getSession(CALLER);
+        if (!view.ok) return false;
+        const last = view.value.conversation.at(-1);
+        return view.value.status === "idle" && last?.role === "assistant" && last.content === "Greeted Dana.";
+      }),
+    );
+    concurrentTally.completed += stored.filter(Boolean).length;
     samples.set(CONCURRENT_TURN, [...(samples.get(CONCURRENT_TURN) ?? []), ...latencies]);
   });
 });
@@ -173,8 +192,8 @@ afterAll(() => {
   const d1 = get(D1);
   const rpc = get(RPC);
   const model = get(MODEL);
-  const turns = new Map([1, 3, 5].map((k) => [k, get(TURN(k))]));
-  const perIteration = ((turns.get(5)?.mean ?? Number.NaN) - (turns.get(1)?.mean ?? Number.NaN)) / 4;
+  const turns = new Map(TURN_SIZES.map((k) => [k, get(TURN(k))]));
+  const perIteration = ((turns.get(LONGEST)?.mean ?? Number.NaN) - (turns.get(1)?.mean ?? Number.NaN)) / (LONGEST - 1);
   const row = (name: string, mean: number, s?: Summary) => [
     name,
     fixed(mean),
@@ -191,12 +210,12 @@ afterAll(() => {
       row(D1, d1.mean, d1),
       row(RPC, rpc.mean, rpc),
       row(MODEL, model.mean, model),
-      ...[1, 3, 5].map((k) => {
+      ...TURN_SIZES.map((k) => {
         const s = turns.get(k);
         return row(TURN(k), s?.mean ?? Number.NaN, s);
       }),
-      row("per tool-call iteration: (turn of 5 − turn of 1) ÷ 4", perIteration),
-      row("per tool-call iteration, less one bare model call", perIteration - model.mean),
+      row(`per loop iteration: (${LONGEST + 1}-iteration turn − 2-iteration turn) ÷ ${LONGEST - 1}`, perIteration),
+      row("per loop iteration, less one bare model call (the loop's own cost)", perIteration - model.mean),
     ],
   );
 
@@ -240,6 +259,10 @@ afterAll(() => {
       loopTable,
       "",
       concurrencyTable,
+      "",
+      `${CONCURRENT_SESSIONS} sessions at once: ${concurrentTally.started} turns started, ${concurrentTally.completed} completed ` +
+        `with their answer stored, ${concurrentTally.started - concurrentTally.completed} lost; ` +
+        `wall time per batch ${fixed(wall.mean, 0)} ms (p50 ${fixed(wall.p50, 0)} ms).`,
       "",
     ].join("\n"),
   );
