@@ -3,8 +3,8 @@
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { requireScope } from "../auth/middleware";
-import { ApiError } from "../errors";
 import type { AppBindings, AppContext } from "../http";
+import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
 import { type PassthroughConfig, passthroughConfig } from "./config";
 import { settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
@@ -17,18 +17,12 @@ import { recordUsage, SseUsageScanner, type TokenUsage, usageOfJson } from "./us
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const decoder = new TextDecoder();
 
-function configured(c: AppContext): PassthroughConfig {
-  const config = passthroughConfig(c.env);
-  if (!config.baseUrl) {
-    // The local offline demo has no upstream; the demo model speaks our agent protocol, not OpenAI's API.
-    throw new ApiError(
-      503,
-      "server_error",
-      "The OpenAI-compatible passthrough needs LLM_BASE_URL (the upstream's OpenAI base URL, ending in /v1); it is not set on this server.",
-      "passthrough_not_configured",
-    );
-  }
-  return config;
+/**
+ * Sends the request upstream: over the network to LLM_BASE_URL, or, when none is set (the local offline
+ * set-up), to the demo model's OpenAI-compatible face, through the very same relay.
+ */
+function sendUpstream(config: PassthroughConfig, path: string, init: RequestInit): Promise<Response> {
+  return config.baseUrl ? fetch(`${config.baseUrl}${path}`, init) : demoOpenAIFetch(path, init);
 }
 
 /**
@@ -74,11 +68,11 @@ function isEventStream(response: Response): boolean {
 }
 
 async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
-  const config = configured(c);
+  const config = passthroughConfig(c.env);
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);
   const upstream = exchange.race(
-    fetch(`${config.baseUrl}${path}`, {
+    sendUpstream(config, path, {
       method: request ? "POST" : "GET",
       headers: upstreamRequestHeaders(c.req.raw.headers, config.apiKey, c.var.requestId),
       body: request?.bytes ?? null,
@@ -115,7 +109,6 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
 }
 
 async function forwardBody(c: AppContext, path: string): Promise<Response> {
-  configured(c);
   return forward(c, path, parsePassthroughBody(await c.req.arrayBuffer()));
 }
 

@@ -1,0 +1,215 @@
+// The offline demo model behind an OpenAI-compatible face: with no LLM_BASE_URL, the passthrough forwards
+// here instead of the network, so `npm start` answers /v1/models and /v1/chat/completions (plain and streamed,
+// tool calls included) for coding tools and the `openai` SDK. The other endpoints say the demo lacks them.
+import { z } from "zod";
+import type { ChatMessage, ChatRequest, ChatTool } from "./chat-model";
+import { DemoChatModel } from "./demo-model";
+
+export const DEMO_MODEL_ID = "aptix-offline-demo";
+
+const Text = z.union([
+  z.string(),
+  z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()).transform((parts) =>
+    parts
+      .map((p) => p.text ?? "")
+      .filter(Boolean)
+      .join("\n"),
+  ),
+  z.null(),
+]);
+
+const Message = z.discriminatedUnion("role", [
+  z.object({ role: z.enum(["system", "developer"]), content: Text }).loose(),
+  z.object({ role: z.literal("user"), content: Text }).loose(),
+  z
+    .object({
+      role: z.literal("assistant"),
+      content: Text.optional(),
+      tool_calls: z
+        .array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) }).loose())
+        .optional(),
+    })
+    .loose(),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: Text }).loose(),
+]);
+
+const ChatBody = z
+  .object({
+    model: z.string(),
+    messages: z.array(Message).min(1),
+    tools: z
+      .array(
+        z
+          .object({
+            type: z.literal("function"),
+            function: z
+              .object({
+                name: z.string(),
+                description: z.string().optional(),
+                parameters: z.record(z.string(), z.unknown()).optional(),
+              })
+              .loose(),
+          })
+          .loose(),
+      )
+      .optional(),
+    stream: z.boolean().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullish(),
+  })
+  .loose();
+type ChatBody = z.infer<typeof ChatBody>;
+
+function openAIError(status: number, message: string, code: string, param: string | null = null): Response {
+  return Response.json({ error: { message, type: "invalid_request_error", code, param } }, { status });
+}
+
+function toChatMessages(body: ChatBody): ChatMessage[] {
+  return body.messages.map((m): ChatMessage => {
+    switch (m.role) {
+      case "system":
+      case "developer":
+        return { role: "system", content: m.content ?? "" };
+      case "user":
+        return { role: "user", content: m.content ?? "" };
+      case "tool":
+        return { role: "tool", tool_call_id: m.tool_call_id, content: m.content ?? "" };
+      case "assistant":
+        return {
+          role: "assistant",
+          content: m.content ?? null,
+          ...(m.tool_calls
+            ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: c.function })) }
+            : {}),
+        };
+    }
+  });
+}
+
+function toChatTools(body: ChatBody): ChatTool[] | undefined {
+  return body.tools?.map((t) => ({
+    type: "function",
+    function: {
+      name: t.function.name,
+      description: t.function.description ?? "",
+      parameters: t.function.parameters ?? {},
+    },
+  }));
+}
+
+/** About four characters a token: the demo has no tokenizer, and says so by being round. */
+function usageFor(messages: ChatMessage[], answer: string) {
+  const prompt = Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
+  const completion = Math.ceil(answer.length / 4);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+async function chatCompletions(init: RequestInit): Promise<Response> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await new Response(init.body ?? null).text());
+  } catch {
+    return openAIError(400, "The request body is not valid JSON.", "invalid_json");
+  }
+  const parsed = ChatBody.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue?.path.join(".") || null;
+    return openAIError(
+      400,
+      `The offline demo model cannot read '${param}': ${issue?.message}.`,
+      "invalid_request",
+      param,
+    );
+  }
+  const body = parsed.data;
+  const id = `chatcmpl-demo-${crypto.randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = DEMO_MODEL_ID;
+  const messages = toChatMessages(body);
+  const request: ChatRequest = { messages, tools: toChatTools(body), signal: init.signal ?? undefined };
+
+  if (!body.stream) {
+    const answer = await new DemoChatModel(0).complete(request);
+    const toolCalls = answer.toolCalls.map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
+    }));
+    return Response.json({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: answer.content,
+            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+          },
+          finish_reason: answer.finishReason,
+        },
+      ],
+      usage: usageFor(messages, answer.content ?? JSON.stringify(toolCalls)),
+    });
+  }
+
+  const encoder = new TextEncoder();
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    encoder.encode(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+    );
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      try {
+        controller.enqueue(chunk({ role: "assistant", content: "" }));
+        const answer = await new DemoChatModel().complete({
+          ...request,
+          onTextDelta: (text) => controller.enqueue(chunk({ content: text })),
+        });
+        answer.toolCalls.forEach((call, index) => {
+          controller.enqueue(
+            chunk({
+              tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],
+            }),
+          );
+          // Arguments arrive in fragments, as real models send them.
+          for (const piece of call.arguments.match(/[\s\S]{1,16}/g) ?? []) {
+            controller.enqueue(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+          }
+        });
+        controller.enqueue(chunk({}, answer.finishReason));
+        if (body.stream_options?.include_usage) {
+          const usage = usageFor(messages, answer.content ?? JSON.stringify(answer.toolCalls));
+          controller.enqueue(
+            encoder.encode(
+              `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+            ),
+          );
+        }
+        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+        controller.close();
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+  });
+  return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8" } });
+}
+
+/** A `fetch` for the upstream paths under /v1 (`/models`, `/chat/completions`, ...), answered by the demo. */
+export async function demoOpenAIFetch(path: string, init: RequestInit): Promise<Response> {
+  if (path === "/models" && (init.method ?? "GET") === "GET") {
+    return Response.json({
+      object: "list",
+      data: [{ id: DEMO_MODEL_ID, object: "model", created: 0, owned_by: "aptix" }],
+    });
+  }
+  if (path === "/chat/completions" && init.method === "POST") return chatCompletions(init);
+  return openAIError(
+    404,
+    `The offline demo model does not offer ${path}; set LLM_BASE_URL to a real OpenAI-compatible upstream.`,
+    "not_offered_by_demo",
+  );
+}
