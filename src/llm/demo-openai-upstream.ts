@@ -63,26 +63,21 @@ function openAIError(status: number, message: string, code: string, param: strin
   return Response.json({ error: { message, type: "invalid_request_error", code, param } }, { status });
 }
 
+function toChatMessage(m: ChatBody["messages"][number]): ChatMessage {
+  if (m.role === "system" || m.role === "developer") return { role: "system", content: m.content ?? "" };
+  if (m.role === "user") return { role: "user", content: m.content ?? "" };
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id, content: m.content ?? "" };
+  return {
+    role: "assistant",
+    content: m.content ?? null,
+    ...(m.tool_calls
+      ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: c.function })) }
+      : {}),
+  };
+}
+
 function toChatMessages(body: ChatBody): ChatMessage[] {
-  return body.messages.map((m): ChatMessage => {
-    switch (m.role) {
-      case "system":
-      case "developer":
-        return { role: "system", content: m.content ?? "" };
-      case "user":
-        return { role: "user", content: m.content ?? "" };
-      case "tool":
-        return { role: "tool", tool_call_id: m.tool_call_id, content: m.content ?? "" };
-      case "assistant":
-        return {
-          role: "assistant",
-          content: m.content ?? null,
-          ...(m.tool_calls
-            ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: c.function })) }
-            : {}),
-        };
-    }
-  });
+  return body.messages.map(toChatMessage);
 }
 
 function toChatTools(body: ChatBody): ChatTool[] | undefined {
