@@ -64,16 +64,13 @@ function openAIError(status: number, message: string, code: string, param: strin
 }
 
 function toChatMessage(m: ChatBody["messages"][number]): ChatMessage {
-  if (m.role === "system" || m.role === "developer") return { role: "system", content: m.content ?? "" };
-  if (m.role === "user") return { role: "user", content: m.content ?? "" };
+  if (m.role === "assistant") {
+    const calls = m.tool_calls?.map((c) => ({ id: c.id, type: "function" as const, function: c.function }));
+    return { role: "assistant", content: m.content ?? null, ...(calls ? { tool_calls: calls } : {}) };
+  }
   if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id, content: m.content ?? "" };
-  return {
-    role: "assistant",
-    content: m.content ?? null,
-    ...(m.tool_calls
-      ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: "function" as const, function: c.function })) }
-      : {}),
-  };
+  if (m.role === "user") return { role: "user", content: m.content ?? "" };
+  return { role: "system", content: m.content ?? "" };
 }
 
 function toChatMessages(body: ChatBody): ChatMessage[] {

@@ -1,7 +1,7 @@
 // GET /v1/models through the passthrough: the upstream's list, and our key checked.
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { newChatKey, openai, workerWith } from "./harness";
+import { newChatKey, openai } from "./harness";
 
 describe("GET /v1/models", () => {
   it("lists the upstream's models for a chat key", async () => {
