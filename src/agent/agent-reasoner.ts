@@ -1,11 +1,9 @@
 // AgentReasoner: the agent loop (AGN-005 §6, the design document's Decision 2). Plain TypeScript over a
 // TurnStore, so it runs inside the session object and in unit tests alike.
-import { type ChatModel, type ChatResponse, ModelError, type ModelToolCall } from "../llm/chat-model";
+import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
 import { deadline } from "../llm/deadline";
-import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
-import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
 import { ModeChangeTool } from "../tools/agent-change-mode";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { AgentConfig } from "./agent-config";
@@ -17,8 +15,18 @@ import {
   type TurnOutcome,
 } from "./agent-tool-call";
 import { AgentToolExecutor } from "./agent-tool-executor";
-import { boundedHistory, boundToolResult } from "./conversation";
-import { correctionRequest, parseModelText } from "./json-tool-call";
+import { appendBatchResults } from "./conversation";
+import { correctionRequest } from "./json-tool-call";
+import { buildModelRequest, readModelStep } from "./model-step";
+import {
+  type ApprovalDecision,
+  type ClientToolResult,
+  type Outcome,
+  type Refusal,
+  refusalForCalls,
+  refusalUnless,
+  refuse,
+} from "./turn-gate";
 import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
 
 /** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
@@ -46,29 +54,6 @@ export interface AgentReasonerDeps {
   events?: TurnEvents;
   now?: () => number;
 }
-
-export type Refusal = { ok: false; status: 400 | 404 | 409; code: string; message: string; param?: string };
-export type Outcome<T> = { ok: true; value: T } | Refusal;
-
-export interface ApprovalDecision {
-  toolCallId: string;
-  approved: boolean;
-  reason?: string;
-}
-
-export interface ClientToolResult {
-  toolCallId: string;
-  resultJson?: string;
-  errorMessage?: string;
-}
-
-const refuse = (status: Refusal["status"], code: string, message: string, param?: string): Refusal => ({
-  ok: false,
-  status,
-  code,
-  message,
-  ...(param ? { param } : {}),
-});
 
 const MALFORMED_LOG_CHARS = 2_000;
 
@@ -181,45 +166,11 @@ export class AgentReasoner {
   }
 
   private refuseUnless(expected: SessionStatus): Refusal | null {
-    const status = this.deps.store.status();
-    if (status === expected) return null;
-    if (status === "running")
-      return refuse(409, "session_busy", "The session is running a turn; wait for it to finish.");
-    if (expected === "idle") {
-      const what =
-        status === "awaiting_approval"
-          ? "approval of its pending tool calls"
-          : "results of its client-executed tool calls";
-      return refuse(
-        409,
-        "session_awaiting_input",
-        `The session is waiting for ${what}; answer them before sending a new message.`,
-      );
-    }
-    return refuse(
-      409,
-      "nothing_pending",
-      `The session is not waiting for ${expected === "awaiting_approval" ? "approvals" : "tool results"}.`,
-    );
+    return refusalUnless(this.deps.store.status(), expected);
   }
 
   private refuseUnknown(ids: string[], state: StoredToolCall["state"]): Refusal | null {
-    const turn = this.currentTurn();
-    const seen = new Set<string>();
-    for (const id of ids) {
-      if (seen.has(id))
-        return refuse(400, "duplicate_tool_call_id", `Tool call '${id}' appears twice in the request.`, "toolCallId");
-      seen.add(id);
-      const call = this.deps.store.toolCalls(turn.turnId).find((c) => c.id === id);
-      if (!call || call.state !== state) {
-        return refuse(
-          409,
-          "tool_call_not_pending",
-          `Tool call '${id}' is unknown or already settled; nothing was changed.`,
-        );
-      }
-    }
-    return null;
+    return refusalForCalls(this.deps.store.toolCalls(this.currentTurn().turnId), ids, state);
   }
 
   private currentTurn(): TurnState {
@@ -269,7 +220,7 @@ export class AgentReasoner {
       const remaining = config.turnTimeoutMs - (this.now() - turn.startedAt);
       if (remaining <= 0) return this.finish(turn, "failed", "", this.timeLimitError());
 
-      const request = await this.buildRequest(turn);
+      const request = await buildModelRequest(this.deps, turn);
       let response: ChatResponse;
       const timer = deadline(remaining, signal);
       try {
@@ -295,7 +246,7 @@ export class AgentReasoner {
       }
       turn.iterations++;
 
-      const calls = this.callsFrom(response, turn);
+      const calls = readModelStep(response, turn, config.toolFormat);
       if (calls.kind === "malformed") {
         turn.parseFailures++;
         this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", calls.problem, [
@@ -360,59 +311,6 @@ export class AgentReasoner {
     };
   }
 
-  private callsFrom(
-    response: ChatResponse,
-    turn: TurnState,
-  ):
-    | { kind: "answer"; text: string }
-    | { kind: "malformed"; problem: string }
-    | { kind: "calls"; text: string; calls: ModelToolCall[]; terminate: boolean } {
-    if (this.deps.config.toolFormat === "native") {
-      if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "" };
-      const calls = response.toolCalls.map((c, i) => ({
-        ...c,
-        id: c.id || `call_${turn.turnId.slice(0, 8)}_${turn.iterations}_${i}`,
-      }));
-      return { kind: "calls", text: response.content ?? "", calls, terminate: false };
-    }
-    const parsed = parseModelText(response.content);
-    if (parsed.kind === "text") return { kind: "answer", text: parsed.text };
-    if (parsed.kind === "malformed") return parsed;
-    const id = `call_${turn.turnId.slice(0, 8)}_${turn.iterations}`;
-    return {
-      kind: "calls",
-      text: "",
-      calls: [{ id, name: parsed.tool, arguments: parsed.parametersJson }],
-      terminate: parsed.terminate,
-    };
-  }
-
-  private async buildRequest(turn: TurnState) {
-    const { store, config, catalog, registry } = this.deps;
-    const identity = store.identity();
-    const mode: AgentMode = (await catalog.getMode(identity.mode)) ?? (await catalog.getDefaultMode());
-    const enhanced = enhanceSystemPrompt({
-      basePrompt: await this.deps.basePrompt(),
-      mode,
-      registeredTools: registry.tools,
-      format: config.toolFormat,
-      budgetTokens: config.promptBudgetTokens,
-    });
-    const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
-    return {
-      messages: [{ role: "system" as const, content: enhanced.prompt }, ...history],
-      chatTools: enhanced.tools.map((tool) => {
-        const schema = tool.getSchema();
-        return {
-          type: "function" as const,
-          function: { name: schema.name, description: schema.description, parameters: schema.parameters },
-        };
-      }),
-      offered: new Set(enhanced.tools.map((t) => t.name)),
-      approvalRequired: new Set(mode.approvalRequiredTools),
-    };
-  }
-
   /** Runs a ready call (server-final, or a client-final preflight) and reacts to a mode change. */
   private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
     const identity = this.deps.store.identity();
@@ -440,33 +338,8 @@ export class AgentReasoner {
     });
   }
 
-  /** Appends a settled batch's results for the model, in call order. */
   private deliver(turn: TurnState, batch: StoredToolCall[]): void {
-    for (const call of [...batch].sort((a, b) => a.position - b.position)) {
-      let content =
-        call.errorMessage !== null
-          ? JSON.stringify({ error: call.errorMessage })
-          : boundToolResult(call.resultJson ?? "", this.deps.config.toolResultBudgetChars);
-      if (call.name === ModeChangeTool.ToolName && call.errorMessage === null && turn.branchSessionId) {
-        content += `\nA new session ${turn.branchSessionId} was started in that mode for the new work.`;
-      }
-      if (this.deps.config.toolFormat === "native") {
-        this.deps.store.appendMessage({
-          turnId: turn.turnId,
-          role: "tool",
-          toolCallId: call.id,
-          content,
-          kind: "tool_result",
-        });
-      } else {
-        this.deps.store.appendMessage({
-          turnId: turn.turnId,
-          role: "user",
-          content: `Result of tool ${call.name} (call ${call.id}):\n${content}`,
-          kind: "tool_result",
-        });
-      }
-    }
+    appendBatchResults(this.deps.store, turn, batch, this.deps.config);
   }
 
   private pause(

@@ -1,7 +1,10 @@
 // Turns the stored conversation into the model's messages: bounded history, bounded tool results.
 import type { ChatMessage } from "../llm/chat-model";
 import { estimateTokens } from "../prompts/system-prompt-enhancer";
-import type { ConversationMessage } from "./turn-store";
+import { ModeChangeTool } from "../tools/agent-change-mode";
+import type { AgentConfig } from "./agent-config";
+import type { StoredToolCall } from "./agent-tool-call";
+import type { ConversationMessage, TurnState, TurnStore } from "./turn-store";
 
 /** A result over the budget reaches the model cut, with a note saying so and how large it was. */
 export function boundToolResult(content: string, budgetChars: number): string {
@@ -61,4 +64,35 @@ export function boundedHistory(
     kept.unshift(turn);
   }
   return [...kept.flat(), ...current].map(toChatMessage);
+}
+
+/**
+ * Appends a settled batch's results for the model, in call order: `tool` messages for native function
+ * calling, a user message a result for the JSON format. A branch's new session id rides on the mode change.
+ */
+export function appendBatchResults(
+  store: TurnStore,
+  turn: TurnState,
+  batch: StoredToolCall[],
+  config: Pick<AgentConfig, "toolFormat" | "toolResultBudgetChars">,
+): void {
+  for (const call of [...batch].sort((a, b) => a.position - b.position)) {
+    let content =
+      call.errorMessage !== null
+        ? JSON.stringify({ error: call.errorMessage })
+        : boundToolResult(call.resultJson ?? "", config.toolResultBudgetChars);
+    if (call.name === ModeChangeTool.ToolName && call.errorMessage === null && turn.branchSessionId) {
+      content += `\nA new session ${turn.branchSessionId} was started in that mode for the new work.`;
+    }
+    if (config.toolFormat === "native") {
+      store.appendMessage({ turnId: turn.turnId, role: "tool", toolCallId: call.id, content, kind: "tool_result" });
+    } else {
+      store.appendMessage({
+        turnId: turn.turnId,
+        role: "user",
+        content: `Result of tool ${call.name} (call ${call.id}):\n${content}`,
+        kind: "tool_result",
+      });
+    }
+  }
 }

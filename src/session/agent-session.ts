@@ -3,50 +3,24 @@
 // tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
 import { agentConfigFromEnv } from "../agent/agent-config";
-import {
-  AgentReasoner,
-  type ApprovalDecision,
-  type ClientToolResult,
-  type Outcome,
-  type TurnEvents,
-} from "../agent/agent-reasoner";
-import { type AgentExecuteResponse, type AgentToolCall, publicToolCall } from "../agent/agent-tool-call";
-import type { ConversationMessage, SessionStatus, TurnRecord } from "../agent/turn-store";
+import { AgentReasoner, type TurnEvents } from "../agent/agent-reasoner";
+import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
 import { errorBody } from "../errors";
-import type { ChatModel } from "../llm/chat-model";
-import { DemoChatModel } from "../llm/demo-model";
-import { OpenAIChatModel } from "../llm/openai-chat-model";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { DEFAULT_SYSTEM_PROMPT_ID, getSystemPrompt } from "../prompts/system-prompt-store";
 import { createAgentToolRegistry } from "../tools";
-import type { Artifact } from "../workflows/workflow";
 import { EventLog } from "./event-log";
-import {
-  type DirectFrame,
-  type LoggedFrame,
-  parseClientFrame,
-  type ServerFrame,
-  type SessionStateFrame,
-} from "./protocol";
+import { FrameHub } from "./frame-hub";
+import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
-import { type ModeHistoryEntry, SessionStore } from "./session-store";
+import { sessionBasePrompt, sessionChatModel } from "./session-model";
+import { SessionStore } from "./session-store";
+import { type SessionView, sessionStateFrame, sessionView } from "./session-view";
 import { TicketStore } from "./tickets";
 import { runWorkflow, type WorkflowRunResponse } from "./workflow-runner";
 
-export interface SessionView {
-  sessionId: string;
-  mode: string;
-  status: SessionStatus;
-  modeHistory: ModeHistoryEntry[];
-  pendingToolCalls: AgentToolCall[];
-  parentSessionId: string | null;
-  conversation: ConversationMessage[];
-  turns: TurnRecord[];
-  artifacts: Artifact[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type { SessionView } from "./session-view";
 
 export interface SessionInit {
   sessionId: string;
@@ -68,9 +42,6 @@ interface SocketAttachment extends Caller {
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
-const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
-const encoder = new TextEncoder();
-
 const notFound = (sessionId: string) =>
   ({ ok: false, status: 404, code: "session_not_found", message: `Session '${sessionId}' not found.` }) as const;
 
@@ -79,11 +50,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly events: EventLog;
   private readonly tickets: TicketStore;
   private readonly logger: JsonAdminLogger;
+  private readonly frames: FrameHub;
   /** The running turn's cancel switch (a running turn keeps the object in memory). */
   private controller: AbortController | null = null;
   private activeTurnId: string | null = null;
   private clientMessageId: string | null = null;
-  private readonly streams = new Set<(frame: ServerFrame) => void>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -91,6 +62,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.events = new EventLog(ctx.storage.sql);
     this.tickets = new TicketStore(ctx.storage.sql);
     this.logger = new JsonAdminLogger({ sessionId: ctx.id.toString() });
+    this.frames = new FrameHub(ctx, this.events);
     // A turn left `running` by an object that stopped mid-turn is ended before any request is served.
     ctx.blockConcurrencyWhile(async () => {
       if (this.store.record()) this.reasoner().recoverInterruptedTurn();
@@ -122,24 +94,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     const refusal = this.reasoner().refusalToStart();
     if (refusal) return refusal;
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    const write = (frame: ServerFrame | (DirectFrame & { seq: number })) =>
-      writer
-        .write(encoder.encode(`id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
-        .catch(() => {});
-    this.streams.add(write);
+    const stream = this.frames.openEventStream();
     const done = this.drive((r, signal) => r.startTurn(content, signal))
-      .then((outcome) => {
-        if (!outcome.ok)
-          return write({ type: "error", code: outcome.code, message: outcome.message, seq: this.events.lastSeq() });
-      })
-      .finally(() => {
-        this.streams.delete(write);
-        return writer.close().catch(() => {});
-      });
+      .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
+      .finally(() => stream.close());
     this.ctx.waitUntil(done);
-    return { ok: true, value: readable };
+    return { ok: true, value: stream.readable };
   }
 
   async submitApprovals(caller: Caller, decisions: ApprovalDecision[]): Promise<Outcome<AgentExecuteResponse>> {
@@ -295,44 +255,20 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return this.reasoner().cancelPausedTurn();
   }
 
-  /** Writes the frame to the event log, then sends it to every socket and stream. */
   private emit(frame: LoggedFrame): void {
-    const logged = this.events.append(frame);
-    const text = JSON.stringify(logged);
-    for (const ws of this.ctx.getWebSockets()) {
-      try {
-        ws.send(text);
-      } catch {
-        // A socket that is closing misses the frame; it resumes from the log when it comes back.
-      }
-    }
-    for (const stream of this.streams) stream(logged);
-    if (frame.type === "turn_completed") this.events.prune(null);
+    this.frames.emit(frame);
   }
 
   private sendDirect(ws: WebSocket, frame: DirectFrame): void {
-    ws.send(JSON.stringify({ ...frame, seq: this.events.lastSeq() }));
+    this.frames.sendDirect(ws, frame);
   }
 
-  /** session_state, then every logged frame after `afterSeq` that this socket has not had live (those up to its connection). */
   private replay(ws: WebSocket, afterSeq: number, connectedAtSeq: number): void {
-    const { frames, missing } = this.events.since(afterSeq);
-    this.sendDirect(ws, { ...this.sessionState(), ...(missing ? { framesMissing: true } : {}) });
-    if (missing) return;
-    for (const frame of frames) if (frame.seq <= connectedAtSeq) ws.send(JSON.stringify(frame));
+    this.frames.replay(ws, afterSeq, connectedAtSeq, this.sessionState());
   }
 
   private sessionState(): SessionStateFrame {
-    const record = this.store.record();
-    return {
-      type: "session_state",
-      sessionId: this.ctx.id.toString(),
-      mode: record?.mode ?? "",
-      status: record?.status ?? "idle",
-      pendingToolCalls: this.store.pendingToolCalls().map(publicToolCall),
-      lastSeq: this.events.lastSeq(),
-      turnInFlight: record?.status === "running",
-    };
+    return sessionStateFrame(this.store, this.ctx.id.toString(), this.events.lastSeq());
   }
 
   private turnEvents(): TurnEvents {
@@ -357,42 +293,17 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private view(): SessionView {
-    const record = this.store.record();
-    if (!record) throw new Error("The session does not exist.");
-    return {
-      sessionId: record.sessionId,
-      mode: record.mode,
-      status: record.status,
-      modeHistory: this.store.modeHistory(),
-      pendingToolCalls: this.store.pendingToolCalls().map(publicToolCall),
-      parentSessionId: record.parentSessionId,
-      conversation: this.store.messages(),
-      turns: this.store.turns(),
-      artifacts: this.store.artifacts(),
-      createdAt: record.createdAt,
-      updatedAt: record.updatedAt,
-    };
-  }
-
-  private model(): ChatModel {
-    if (!this.env.LLM_BASE_URL) return new DemoChatModel();
-    return new OpenAIChatModel({
-      baseUrl: this.env.LLM_BASE_URL,
-      apiKey: this.env.LLM_API_KEY ?? "",
-      model: this.env.LLM_MODEL,
-      callTimeoutMs: agentConfigFromEnv(this.env).modelCallTimeoutMs,
-    });
+    return sessionView(this.store);
   }
 
   private reasoner(): AgentReasoner {
     const catalog = new D1AgentModeCatalogService(this.env.DB);
     return new AgentReasoner({
       store: this.store,
-      model: this.model(),
+      model: sessionChatModel(this.env),
       registry: createAgentToolRegistry({ logger: this.logger, sessionManager: this, catalog }),
       catalog,
-      basePrompt: async () =>
-        (await getSystemPrompt(this.env.DB, DEFAULT_SYSTEM_PROMPT_ID))?.content ?? FALLBACK_BASE_PROMPT,
+      basePrompt: () => sessionBasePrompt(this.env.DB),
       config: agentConfigFromEnv(this.env),
       logger: this.logger,
       createBranchSession: (mode) => this.createBranch(mode),

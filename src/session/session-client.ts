@@ -1,5 +1,5 @@
 // The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
-import type { Outcome } from "../agent/agent-reasoner";
+import type { Outcome } from "../agent/turn-gate";
 import { ApiError, type ApiErrorType } from "../errors";
 import type { AgentSession } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";

@@ -1,6 +1,6 @@
 // Runs a workflow inside the session object, under the one-turn-at-a-time rule, and records it in the
 // conversation so the model sees what the user did.
-import type { Outcome, Refusal } from "../agent/agent-reasoner";
+import type { Outcome, Refusal } from "../agent/turn-gate";
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { workflowService } from "../workflows";

@@ -1,0 +1,76 @@
+// One step of the loop's conversation with the model: the request it gets (enhanced prompt, bounded history,
+// offered tools) and what its response means (an answer, tool calls, or a malformed JSON call).
+import type { ChatResponse, ChatTool, ModelToolCall } from "../llm/chat-model";
+import type { AgentMode } from "../modes/agent-mode";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
+import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
+import type { AgentToolRegistry } from "../tools/registry";
+import type { AgentConfig } from "./agent-config";
+import { boundedHistory } from "./conversation";
+import { parseModelText } from "./json-tool-call";
+import type { TurnState, TurnStore } from "./turn-store";
+
+export interface ModelStepDeps {
+  store: TurnStore;
+  catalog: AgentModeCatalogService;
+  registry: AgentToolRegistry;
+  config: AgentConfig;
+  basePrompt: () => Promise<string>;
+}
+
+export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
+  const { store, config, catalog, registry } = deps;
+  const identity = store.identity();
+  const mode: AgentMode = (await catalog.getMode(identity.mode)) ?? (await catalog.getDefaultMode());
+  const enhanced = enhanceSystemPrompt({
+    basePrompt: await deps.basePrompt(),
+    mode,
+    registeredTools: registry.tools,
+    format: config.toolFormat,
+    budgetTokens: config.promptBudgetTokens,
+  });
+  const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
+  return {
+    messages: [{ role: "system" as const, content: enhanced.prompt }, ...history],
+    chatTools: enhanced.tools.map((tool): ChatTool => {
+      const schema = tool.getSchema();
+      return {
+        type: "function",
+        function: { name: schema.name, description: schema.description, parameters: schema.parameters },
+      };
+    }),
+    offered: new Set(enhanced.tools.map((t) => t.name)),
+    approvalRequired: new Set(mode.approvalRequiredTools),
+  };
+}
+
+export type ModelStep =
+  | { kind: "answer"; text: string }
+  | { kind: "malformed"; problem: string }
+  | { kind: "calls"; text: string; calls: ModelToolCall[]; terminate: boolean };
+
+/** Reads a response in the configured tool format; calls without an id get one that is unique in the turn. */
+export function readModelStep(
+  response: ChatResponse,
+  turn: TurnState,
+  toolFormat: AgentConfig["toolFormat"],
+): ModelStep {
+  if (toolFormat === "native") {
+    if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "" };
+    const calls = response.toolCalls.map((c, i) => ({
+      ...c,
+      id: c.id || `call_${turn.turnId.slice(0, 8)}_${turn.iterations}_${i}`,
+    }));
+    return { kind: "calls", text: response.content ?? "", calls, terminate: false };
+  }
+  const parsed = parseModelText(response.content);
+  if (parsed.kind === "text") return { kind: "answer", text: parsed.text };
+  if (parsed.kind === "malformed") return parsed;
+  const id = `call_${turn.turnId.slice(0, 8)}_${turn.iterations}`;
+  return {
+    kind: "calls",
+    text: "",
+    calls: [{ id, name: parsed.tool, arguments: parsed.parametersJson }],
+    terminate: parsed.terminate,
+  };
+}

@@ -1,0 +1,71 @@
+// The one-turn-at-a-time rule and the checks on approvals and client results, as refusals a route answers.
+import type { StoredToolCall } from "./agent-tool-call";
+import type { SessionStatus } from "./turn-store";
+
+export type Refusal = { ok: false; status: 400 | 404 | 409; code: string; message: string; param?: string };
+export type Outcome<T> = { ok: true; value: T } | Refusal;
+
+export interface ApprovalDecision {
+  toolCallId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export interface ClientToolResult {
+  toolCallId: string;
+  resultJson?: string;
+  errorMessage?: string;
+}
+
+export const refuse = (status: Refusal["status"], code: string, message: string, param?: string): Refusal => ({
+  ok: false,
+  status,
+  code,
+  message,
+  ...(param ? { param } : {}),
+});
+
+/** Why a session in `status` cannot take what needs it `expected`, or null when it can. */
+export function refusalUnless(status: SessionStatus, expected: SessionStatus): Refusal | null {
+  if (status === expected) return null;
+  if (status === "running") return refuse(409, "session_busy", "The session is running a turn; wait for it to finish.");
+  if (expected === "idle") {
+    const what =
+      status === "awaiting_approval"
+        ? "approval of its pending tool calls"
+        : "results of its client-executed tool calls";
+    return refuse(
+      409,
+      "session_awaiting_input",
+      `The session is waiting for ${what}; answer them before sending a new message.`,
+    );
+  }
+  return refuse(
+    409,
+    "nothing_pending",
+    `The session is not waiting for ${expected === "awaiting_approval" ? "approvals" : "tool results"}.`,
+  );
+}
+
+/** Refuses ids named twice, unknown to the turn, or not in `state` (a stale or settled call). */
+export function refusalForCalls(
+  calls: StoredToolCall[],
+  ids: string[],
+  state: StoredToolCall["state"],
+): Refusal | null {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id))
+      return refuse(400, "duplicate_tool_call_id", `Tool call '${id}' appears twice in the request.`, "toolCallId");
+    seen.add(id);
+    const call = calls.find((c) => c.id === id);
+    if (!call || call.state !== state) {
+      return refuse(
+        409,
+        "tool_call_not_pending",
+        `Tool call '${id}' is unknown or already settled; nothing was changed.`,
+      );
+    }
+  }
+  return null;
+}

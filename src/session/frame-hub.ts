@@ -1,0 +1,68 @@
+// Where a session's frames go: logged first (event log), then to every WebSocket of the object and every
+// SSE stream of a running turn; and the per-socket frames (session_state, error, pong) and replays.
+import type { EventLog } from "./event-log";
+import type { DirectFrame, LoggedFrame, ServerFrame, SessionStateFrame } from "./protocol";
+
+const encoder = new TextEncoder();
+
+type FrameSink = (frame: ServerFrame | (DirectFrame & { seq: number })) => Promise<void>;
+
+export class FrameHub {
+  private readonly streams = new Set<FrameSink>();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly events: EventLog,
+  ) {}
+
+  /** Writes the frame to the event log, then sends it to every socket and stream. */
+  emit(frame: LoggedFrame): void {
+    const logged = this.events.append(frame);
+    const text = JSON.stringify(logged);
+    for (const ws of this.ctx.getWebSockets()) {
+      try {
+        ws.send(text);
+      } catch {
+        // A socket that is closing misses the frame; it resumes from the log when it comes back.
+      }
+    }
+    for (const stream of this.streams) void stream(logged);
+    if (frame.type === "turn_completed") this.events.prune(null);
+  }
+
+  /** A frame for one socket only, carrying the seq of the newest logged frame. */
+  sendDirect(ws: WebSocket, frame: DirectFrame): void {
+    ws.send(JSON.stringify({ ...frame, seq: this.events.lastSeq() }));
+  }
+
+  /** session_state, then every logged frame after `afterSeq` that this socket has not had live (those up to its connection). */
+  replay(ws: WebSocket, afterSeq: number, connectedAtSeq: number, state: SessionStateFrame): void {
+    const { frames, missing } = this.events.since(afterSeq);
+    this.sendDirect(ws, { ...state, ...(missing ? { framesMissing: true } : {}) });
+    if (missing) return;
+    for (const frame of frames) if (frame.seq <= connectedAtSeq) ws.send(JSON.stringify(frame));
+  }
+
+  /** An SSE stream that receives every frame emitted until it is closed; `error` writes a refusal frame. */
+  openEventStream(): {
+    readable: ReadableStream<Uint8Array>;
+    error(code: string, message: string): Promise<void>;
+    close(): Promise<void>;
+  } {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    const write: FrameSink = (frame) =>
+      writer
+        .write(encoder.encode(`id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
+        .catch(() => {});
+    this.streams.add(write);
+    return {
+      readable,
+      error: (code, message) => write({ type: "error", code, message, seq: this.events.lastSeq() }),
+      close: () => {
+        this.streams.delete(write);
+        return writer.close().catch(() => {});
+      },
+    };
+  }
+}
