@@ -7,17 +7,13 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { ModeChangeTool } from "../tools/agent-change-mode";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { AgentConfig } from "./agent-config";
-import {
-  type AgentExecuteResponse,
-  type AgentToolCall,
-  publicToolCall,
-  type StoredToolCall,
-  type TurnOutcome,
-} from "./agent-tool-call";
+import { type AgentExecuteResponse, publicToolCall, type StoredToolCall, type TurnOutcome } from "./agent-tool-call";
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
 import { buildModelRequest, readModelStep } from "./model-step";
+import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
+import type { TurnEvents } from "./turn-events";
 import {
   type ApprovalDecision,
   type ClientToolResult,
@@ -28,18 +24,6 @@ import {
   refuse,
 } from "./turn-gate";
 import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
-
-/** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
-export interface TurnEvents {
-  turnStarted?(turnId: string): void;
-  assistantDelta?(text: string): void;
-  toolCallStarted?(call: AgentToolCall): void;
-  toolCallCompleted?(call: AgentToolCall): void;
-  approvalRequired?(calls: AgentToolCall[]): void;
-  clientToolRequired?(calls: AgentToolCall[]): void;
-  modeChanged?(change: { from: string; to: string; reason: string; branchSessionId?: string }): void;
-  turnCompleted?(response: AgentExecuteResponse): void;
-}
 
 export interface AgentReasonerDeps {
   store: TurnStore;
@@ -347,11 +331,7 @@ export class AgentReasoner {
     status: "awaiting_approval" | "awaiting_client",
     batch: StoredToolCall[],
   ): AgentExecuteResponse {
-    this.deps.store.saveTurn(status, turn);
-    const waiting = batch.filter((c) => c.state === status).map(publicToolCall);
-    if (status === "awaiting_approval") this.deps.events?.approvalRequired?.(waiting);
-    else this.deps.events?.clientToolRequired?.(waiting);
-    return this.response(turn, status, turn.text ?? "");
+    return pauseTurn(this.endingDeps(), turn, status, batch);
   }
 
   private finish(
@@ -361,56 +341,10 @@ export class AgentReasoner {
     error?: { code: string; message: string },
     appendAnswer = false,
   ): AgentExecuteResponse {
-    const open = this.deps.store.toolCalls(turn.turnId).filter((c) => c.state !== "settled");
-    for (const call of open) {
-      this.settle({
-        ...call,
-        state: "settled",
-        errorMessage: `The turn ended (${error?.code ?? outcome}) before this call was settled.`,
-      });
-    }
-    if (turn.batch !== null) {
-      this.deliver(
-        turn,
-        this.deps.store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch),
-      );
-      turn.batch = null;
-    }
-    if (appendAnswer) {
-      this.deps.store.appendMessage({ turnId: turn.turnId, role: "assistant", content: text, kind: "answer" });
-    }
-    if (outcome === "completed" || outcome === "failed" || outcome === "cancelled") {
-      this.deps.store.recordTurnOutcome({
-        turnId: turn.turnId,
-        status: outcome,
-        startedAt: new Date(turn.startedAt).toISOString(),
-        endedAt: new Date(this.now()).toISOString(),
-        iterations: turn.iterations,
-        error: error ?? null,
-      });
-    }
-    this.deps.store.saveTurn("idle", null);
-    const response = this.response(turn, outcome, text, error);
-    this.deps.events?.turnCompleted?.(response);
-    return response;
+    return finishTurn(this.endingDeps(), turn, outcome, text, error, appendAnswer);
   }
 
-  private response(
-    turn: TurnState,
-    status: TurnOutcome,
-    text: string,
-    error?: { code: string; message: string },
-  ): AgentExecuteResponse {
-    const identity = this.deps.store.identity();
-    return {
-      sessionId: identity.sessionId,
-      status,
-      mode: identity.mode,
-      text,
-      toolCalls: this.deps.store.toolCalls(turn.turnId).map(publicToolCall),
-      iterations: turn.iterations,
-      ...(turn.branchSessionId ? { branchSessionId: turn.branchSessionId } : {}),
-      ...(error ? { error } : {}),
-    };
+  private endingDeps(): TurnEndingDeps {
+    return { store: this.deps.store, config: this.deps.config, events: this.deps.events, now: this.now };
   }
 }

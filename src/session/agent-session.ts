@@ -3,8 +3,9 @@
 // tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
 import { agentConfigFromEnv } from "../agent/agent-config";
-import { AgentReasoner, type TurnEvents } from "../agent/agent-reasoner";
+import { AgentReasoner } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import type { TurnEvents } from "../agent/turn-events";
 import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
 import { errorBody } from "../errors";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";

@@ -1,0 +1,14 @@
+// What happens during a turn, as it happens: the session object turns these into frames for its sockets.
+import type { AgentExecuteResponse, AgentToolCall } from "./agent-tool-call";
+
+/** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
+export interface TurnEvents {
+  turnStarted?(turnId: string): void;
+  assistantDelta?(text: string): void;
+  toolCallStarted?(call: AgentToolCall): void;
+  toolCallCompleted?(call: AgentToolCall): void;
+  approvalRequired?(calls: AgentToolCall[]): void;
+  clientToolRequired?(calls: AgentToolCall[]): void;
+  modeChanged?(change: { from: string; to: string; reason: string; branchSessionId?: string }): void;
+  turnCompleted?(response: AgentExecuteResponse): void;
+}
