@@ -246,12 +246,17 @@ describe("the console from the keyboard alone", () => {
   }
 
   it("signs in, approves a write and completes its hand-off without a mouse", async () => {
+    await page.waitForFunction(() => document.activeElement?.id === "api-key");
     await page.keyboard.type("dev-key");
     await page.keyboard.press("Enter");
     await page.locator("#app").waitFor({ state: "visible" });
     await page.waitForFunction(() => document.activeElement?.id === "composer-input");
     await tabTo("#mode-picker");
-    await page.keyboard.type("Workspace");
+    // A closed select takes a letter as "the option starting with it": W is Workspace.
+    await page.keyboard.press("w");
+    await page.waitForFunction(
+      () => (document.querySelector("#mode-picker") as HTMLSelectElement).value === "workspace",
+    );
     await activate('#mode-form button[type="submit"]');
     await page.waitForFunction(() => document.querySelector("#current-mode")?.textContent === "Workspace");
     await page.locator("#composer-input").focus();
