@@ -37,6 +37,7 @@ const el = {
   modesPanel: byId("modes-panel"),
   conversation: byId("conversation"),
   streaming: byId("streaming"),
+  turnBar: byId("turn-bar"),
   working: byId("working"),
   workingCount: byId("working-count"),
   toolCalls: byId("tool-calls"),
@@ -243,13 +244,13 @@ byId("new-session").addEventListener("click", async () => {
 /** @param {"running" | "waiting"} phase waiting: the turn is paused for approvals or a client's results */
 function showWorking(phase = "running") {
   state.turnInFlight = true;
-  el.working.hidden = false;
+  el.turnBar.hidden = false;
   el.app.dataset.turn = phase;
 }
 
 function hideWorking() {
   state.turnInFlight = false;
-  el.working.hidden = true;
+  el.turnBar.hidden = true;
   el.streaming.hidden = true;
   el.streaming.textContent = "";
   el.app.dataset.turn = "idle";
@@ -323,6 +324,12 @@ function handleFrame(frame) {
   }
 }
 
+byId("stop-turn").addEventListener("click", () => {
+  // Cancel ends a running turn through its signal, or a paused one at once; either way turn_completed follows.
+  if (!state.socket?.send({ type: "cancel" }))
+    say("Not connected to the session right now; try again in a moment.", true);
+});
+
 // --- Approvals -------------------------------------------------------------------------------------
 
 let pendingApprovals = [];
@@ -331,6 +338,8 @@ function showApprovals(calls) {
   pendingApprovals = calls;
   if (calls.length === 0) {
     if (el.approvalDialog.open) el.approvalDialog.close();
+    el.clientTools.querySelector("[data-review-approvals]")?.remove();
+    el.clientTools.hidden = el.clientTools.children.length === 0;
     return;
   }
   el.approvalCalls.replaceChildren(...calls.map(approvalItem));

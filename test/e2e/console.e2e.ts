@@ -205,6 +205,20 @@ for (const viewport of VIEWPORTS) {
       }
     });
 
+    it("stops a turn that waits for approval, after the dialog was dismissed", async () => {
+      await page.locator("#composer-input").fill("write c.txt with never");
+      await page.keyboard.press("Enter");
+      await page.locator("#approval-dialog").waitFor({ state: "visible" });
+      await page.keyboard.press("Escape");
+      await page.locator("[data-review-approvals]").waitFor();
+      const turns = await completedTurns(page);
+      await page.locator("#stop-turn").click();
+      await waitForTurnAfter(page, turns);
+      assert.equal(await page.locator("#status-line").innerText(), "The turn was cancelled.");
+      assert.equal(await page.locator("[data-review-approvals]").count(), 0);
+      assert.equal(await page.locator("#turn-bar").isHidden(), true);
+    });
+
     it("fits the screen without sideways scrolling", async () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
