@@ -69,6 +69,8 @@ export class SessionSocket {
 
   /** @param {string} data */
   receive(data) {
+    // A socket being closed (a new session, sign-out) may still deliver frames; they are not this page's.
+    if (this.closed) return;
     let frame;
     try {
       frame = JSON.parse(data);
