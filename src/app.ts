@@ -29,6 +29,18 @@ export function createApp(): Hono<AppBindings> {
 
   app.use(requestId());
   app.use(async (c, next) => {
+    await next();
+    // Routes that build their own Response (streams, relayed upstream answers) lose the header
+    // requestId() set on the context; every answer carries it, so it is put back here.
+    if (c.res.status !== 101 && !c.res.headers.has("x-request-id")) {
+      try {
+        c.res.headers.set("x-request-id", c.var.requestId);
+      } catch {
+        // A response with immutable headers (fetched as it is): left unchanged.
+      }
+    }
+  });
+  app.use(async (c, next) => {
     c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
     await next();
   });

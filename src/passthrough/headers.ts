@@ -6,6 +6,11 @@ const REQUEST_HEADERS = new Set(["content-type", "accept"]);
 /** Response headers a client may act on (rate-limit hints, retry advice, OpenAI's metadata). */
 const RESPONSE_HEADERS = new Set(["content-type", "retry-after"]);
 const PASSED_PREFIXES = ["openai-", "anthropic-"];
+/**
+ * Never crossed, either way: a client must not choose which organization or project our LLM_API_KEY
+ * bills, and the upstream's answer must not tell clients our account's ids.
+ */
+const ACCOUNT_HEADERS = new Set(["openai-organization", "openai-project"]);
 const RESPONSE_PREFIXES = [...PASSED_PREFIXES, "x-ratelimit-"];
 
 function hasPrefix(name: string, prefixes: readonly string[]): boolean {
@@ -20,6 +25,7 @@ function hasPrefix(name: string, prefixes: readonly string[]): boolean {
 export function upstreamRequestHeaders(incoming: Headers, apiKey: string, requestId: string): Headers {
   const out = new Headers();
   for (const [name, value] of incoming) {
+    if (ACCOUNT_HEADERS.has(name)) continue;
     if (REQUEST_HEADERS.has(name) || hasPrefix(name, PASSED_PREFIXES)) out.set(name, value);
   }
   out.set("x-request-id", requestId);
@@ -31,6 +37,7 @@ export function upstreamRequestHeaders(incoming: Headers, apiKey: string, reques
 export function clientResponseHeaders(upstream: Headers): Headers {
   const out = new Headers();
   for (const [name, value] of upstream) {
+    if (ACCOUNT_HEADERS.has(name)) continue;
     if (RESPONSE_HEADERS.has(name) || hasPrefix(name, RESPONSE_PREFIXES)) out.set(name, value);
   }
   return out;

@@ -25,12 +25,19 @@ function sendUpstream(config: PassthroughConfig, path: string, init: RequestInit
   return config.baseUrl ? fetch(`${config.baseUrl}${path}`, init) : demoOpenAIFetch(path, init);
 }
 
+/** An upstream that failed is the operator's to know about: logged with the request id, never shown whole. */
+function logUpstreamFailure(c: AppContext, error: unknown): void {
+  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path]]);
+}
+
 /**
  * Writes the usage row (if the upstream reported any) once the response is on its way: it yields to
  * the event loop before reading the usage, so even a large JSON answer is parsed after it was sent.
  * A failed write is logged, never thrown.
  */
 async function writeUsage(c: AppContext, model: string, readUsage: () => TokenUsage | null): Promise<void> {
+  // The offline demo's token counts are estimates of no one's bill: not recorded.
+  if (!passthroughConfig(c.env).baseUrl) return;
   await new Promise((resolve) => setTimeout(resolve, 0));
   const usage = readUsage();
   if (!usage) return;
@@ -96,6 +103,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       keepaliveMs: config.keepaliveMs,
       idleTimeoutMs: config.idleTimeoutMs,
       onChunk: (chunk) => scanner.push(chunk),
+      onFailure: (failure) => logUpstreamFailure(c, failure),
     });
     c.executionCtx.waitUntil(relay.done.then(() => writeUsage(c, request.model, () => scanner.usage)));
     return new Response(relay.body, {
@@ -104,6 +112,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
     });
   } catch (error) {
     exchange.abort(error);
+    logUpstreamFailure(c, error);
     throw upstreamFailure(error);
   }
 }

@@ -15,6 +15,8 @@ export interface SseRelayOptions {
   idleTimeoutMs: number;
   /** Sees each chunk after it was handed to the client (usage accounting reads a copy of the stream). */
   onChunk(chunk: Uint8Array): void;
+  /** Hears why the upstream failed, in the runtime's own words (for the log; the client gets a fixed text). */
+  onFailure?(error: unknown): void;
 }
 
 export interface SseRelay {
@@ -93,14 +95,11 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       exchange.abort(error);
       reader?.cancel(error).catch(() => {});
       if (error instanceof ClientGone) return;
+      options.onFailure?.(error);
       const body =
         response === undefined || error instanceof UpstreamTimeout
           ? upstreamFailure(error).toBody()
-          : errorBody(
-              `The upstream LLM stream failed: ${error instanceof Error ? error.message : String(error)}`,
-              "upstream_error",
-              "upstream_stream_failed",
-            );
+          : errorBody("The upstream LLM stream failed before it ended.", "upstream_error", "upstream_stream_failed");
       const frame = errorFrame(body);
       try {
         if (!atEventEnd) await writer.write(encoder.encode("\n\n"));

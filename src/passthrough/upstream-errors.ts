@@ -11,13 +11,13 @@ export function upstreamFailure(error: unknown): ApiError {
     const code = error.kind === "first_byte" ? "upstream_timeout" : "upstream_idle_timeout";
     return new ApiError(504, "upstream_error", error.message, code);
   }
-  const why = error instanceof Error ? error.message : String(error);
-  return new ApiError(502, "upstream_error", `The upstream LLM could not be reached: ${why}`, "upstream_unreachable");
+  // The runtime's words can quote the upstream URL (and any credentials in it): they go to the log, not here.
+  return new ApiError(502, "upstream_error", "The upstream LLM could not be reached.", "upstream_unreachable");
 }
 
 /**
  * The upstream's 401/403 about our own key would tell the client its key is wrong (and may quote a
- * masked piece of ours), so an upstream 401 becomes a 502 that names the server's configuration.
+ * masked piece of ours), so either becomes a 502 that names the server's configuration.
  */
 const UPSTREAM_AUTH_FAILED = errorBody(
   "The upstream LLM refused this server's credentials (LLM_API_KEY); the server is misconfigured.",
@@ -38,7 +38,7 @@ function errorType(status: number): string {
 
 /** The body to send for an upstream error answer: its own text when OpenAI-shaped, else wrapped. */
 export function upstreamErrorBody(status: number, text: string): { status: number; body: string } {
-  if (status === 401) return { status: 502, body: JSON.stringify(UPSTREAM_AUTH_FAILED) };
+  if (status === 401 || status === 403) return { status: 502, body: JSON.stringify(UPSTREAM_AUTH_FAILED) };
   try {
     if (isOpenAIErrorBody(JSON.parse(text))) return { status, body: text };
   } catch {

@@ -127,6 +127,8 @@ function openBatch(db: D1Database): Batch {
   return batch;
 }
 
+const MODEL_NAME_CHARS = 256;
+
 async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
   const insert = db.prepare(
     "INSERT INTO usage_records (id, org, key_id, endpoint, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -138,7 +140,8 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
         r.org,
         r.keyId,
         r.endpoint,
-        r.model,
+        // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
+        r.model.slice(0, MODEL_NAME_CHARS),
         r.promptTokens,
         r.completionTokens,
         r.totalTokens,

@@ -70,13 +70,32 @@ describe("POST /v1/chat/completions", () => {
       "content-type": "application/json",
       accept: "application/json",
       "openai-beta": "assistants=v2",
-      "openai-organization": "org-123",
       "anthropic-version": "2023-06-01",
       "x-request-id": "req-from-client-1",
     });
-    for (const dropped of ["cookie", "x-stainless-os", "x-forwarded-for", "user-agent"]) {
+    // The client does not choose which organization our LLM_API_KEY bills.
+    for (const dropped of ["openai-organization", "cookie", "x-stainless-os", "x-forwarded-for", "user-agent"]) {
       expect(headers).not.toHaveProperty(dropped);
     }
+  });
+
+  it("answers with our X-Request-Id and without the upstream's account headers", async () => {
+    const script = await scriptUpstream([
+      {
+        type: "json",
+        body: { id: "chatcmpl-1", object: "chat.completion", created: 0, model: "gpt-test", choices: [] },
+        headers: { "openai-organization": "our-org", "openai-project": "proj_ours", "openai-processing-ms": "7" },
+      },
+    ]);
+    const response = await post("/chat/completions", await newChatKey(), {
+      model: "gpt-test",
+      messages: [{ role: "user", content: script.marker }],
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-request-id")).toMatch(/\S+/);
+    expect(response.headers.get("openai-processing-ms")).toBe("7");
+    expect(response.headers.has("openai-organization")).toBe(false);
+    expect(response.headers.has("openai-project")).toBe(false);
   });
 
   it("returns the upstream's JSON answer byte for byte", async () => {

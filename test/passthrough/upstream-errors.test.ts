@@ -70,13 +70,31 @@ describe("upstream errors", () => {
     expect(body.error.message).not.toContain("sk-");
   });
 
-  it("answers 502 when the upstream cannot be reached", async () => {
-    const through = workerWith({ LLM_BASE_URL: "http://127.0.0.1:9/v1" });
+  it("answers an upstream 403 about the server's account with a 502 too", async () => {
+    const script = await scriptUpstream([
+      {
+        type: "error",
+        status: 403,
+        body: {
+          error: { message: "Project proj_abc does not have access to model gpt-x.", type: "invalid_request_error" },
+        },
+      },
+    ]);
+    const response = await post("/chat/completions", await newChatKey(), ask(script.marker));
+    expect(response.status).toBe(502);
+    const body = (await response.json()) as ErrorBody;
+    expect(body.error.code).toBe("upstream_auth_failed");
+    expect(body.error.message).not.toContain("proj_abc");
+  });
+
+  it("answers 502 when the upstream cannot be reached, without quoting the upstream's address", async () => {
+    const through = workerWith({ LLM_BASE_URL: "http://user:secret@127.0.0.1:9/v1" });
     const error = await openai(await newChatKey(), through)
       .chat.completions.create(ask("unreachable"))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error).toMatchObject({ status: 502, type: "upstream_error", code: "upstream_unreachable" });
+    expect(error instanceof Error ? error.message : "").not.toMatch(/127\.0\.0\.1|secret/);
   });
 
   it("answers 504 when the upstream sends no first byte in time", async () => {

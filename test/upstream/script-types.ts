@@ -34,7 +34,7 @@ export type ScriptStep =
   /** An error answer: `body` is sent as JSON unless it is a string. */
   | (Timing & { type: "error"; status: number; body: unknown; headers?: Record<string, string> })
   /** Any JSON answer (models, embeddings, responses, completions). */
-  | (Timing & { type: "json"; status?: number; body: unknown })
+  | (Timing & { type: "json"; status?: number; body: unknown; headers?: Record<string, string> })
   /** Raw SSE lines, then: close cleanly, destroy the socket mid-stream, or stall forever. */
   | (Timing & {
       type: "sse";

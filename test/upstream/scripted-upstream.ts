@@ -238,7 +238,7 @@ async function answer(
   }
   if (step.type === "json") {
     stampFirstByte();
-    return sendJson(res, step.status ?? 200, step.body);
+    return sendJson(res, step.status ?? 200, step.body, step.headers);
   }
 
   const request = JSON.parse(body) as {
