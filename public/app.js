@@ -40,6 +40,8 @@ const el = {
   turnBar: byId("turn-bar"),
   working: byId("working"),
   workingCount: byId("working-count"),
+  workingLabel: byId("working-label"),
+  announcer: byId("announcer"),
   toolCalls: byId("tool-calls"),
   clientTools: byId("client-tools"),
   statusLine: byId("status-line"),
@@ -119,13 +121,14 @@ function renderModes() {
 }
 
 function showMode(key) {
+  // The picker follows the session's mode when it changes, not on every redraw (the user may be choosing).
+  if (key !== state.mode) el.modePicker.value = key;
   state.mode = key;
   const mode = state.modes.find((m) => m.key === key);
   el.currentMode.textContent = mode ? mode.displayName : key;
   el.currentMode.title = mode?.description ?? "";
   el.currentMode.dataset.mode = key;
   el.modeDescription.textContent = mode?.description ?? "";
-  el.modePicker.value = key;
 }
 
 el.modeForm.addEventListener("submit", async (event) => {
@@ -137,6 +140,7 @@ el.modeForm.addEventListener("submit", async (event) => {
     await reloadSession();
   } catch (error) {
     say(describe(error), true);
+    el.modePicker.value = state.mode;
   }
 });
 
@@ -167,7 +171,10 @@ function connectSocket() {
   const socket = new SessionSocket(state.api, state.sessionId, {
     onFrame: handleFrame,
     onStatus: (connected) => {
+      const wasOpen = el.app.dataset.socket === "open";
       el.app.dataset.socket = connected ? "open" : "closed";
+      if (!connected && wasOpen) say("The connection to the session dropped; reconnecting…", true);
+      if (connected && el.statusLine.textContent.startsWith("The connection")) say("Reconnected.");
     },
   });
   state.socket = socket;
@@ -176,9 +183,22 @@ function connectSocket() {
   void socket.connect();
 }
 
+let reloads = 0;
+
+/**
+ * Redraws the session from GET. Only the newest reload of the current session is drawn (an older answer,
+ * or one for a session the page has left, is dropped); a failure is said, never thrown.
+ */
 async function reloadSession() {
-  const view = await state.api.getSession(state.sessionId);
-  renderSession(view);
+  const ticket = ++reloads;
+  const sessionId = state.sessionId;
+  try {
+    const view = await state.api.getSession(sessionId);
+    if (ticket !== reloads || sessionId !== state.sessionId) return;
+    renderSession(view);
+  } catch (error) {
+    if (ticket === reloads) say(`Could not refresh the session: ${describe(error)}`, true);
+  }
 }
 
 function renderSession(view) {
@@ -200,20 +220,30 @@ function renderSession(view) {
 
 // --- Sending ---------------------------------------------------------------------------------------
 
+/** Puts back a message the server refused, so nothing the user wrote is lost. */
+function restoreDraft() {
+  const draft = state.draft;
+  state.draft = null;
+  if (draft && !el.composerInput.value.trim()) el.composerInput.value = draft.content;
+}
+
 async function sendMessage(content) {
   const clientMessageId = `console-${Date.now()}-${++state.messageCounter}`;
   el.conversation.append(messageItem({ role: "user", kind: "message", content }));
   el.composerInput.value = "";
+  // Kept until turn_started names this message; a refusal (busy, waiting for approvals) restores it.
+  state.draft = { clientMessageId, content };
   if (state.socket?.send({ type: "user_message", content, clientMessageId })) return;
   // No socket right now: the same turn over HTTP (its frames still reach the socket once it is back).
   try {
     showWorking();
     await state.api.sendMessage(state.sessionId, content);
-    await reloadSession();
+    state.draft = null;
   } catch (error) {
     say(describe(error), true);
-    await reloadSession();
+    restoreDraft();
   }
+  await reloadSession();
 }
 
 el.composer.addEventListener("submit", (event) => {
@@ -245,7 +275,13 @@ byId("new-session").addEventListener("click", async () => {
 function showWorking(phase = "running") {
   state.turnInFlight = true;
   el.turnBar.hidden = false;
+  el.workingLabel.textContent = phase === "running" ? "Working…" : "Waiting for you…";
   el.app.dataset.turn = phase;
+}
+
+/** Says the finished answer once to screen readers (the conversation itself is redrawn, not announced). */
+function announce(text) {
+  el.announcer.textContent = text ? `The agent answered: ${text.slice(0, 500)}` : "The turn ended.";
 }
 
 function hideWorking() {
@@ -269,11 +305,10 @@ function handleFrame(frame) {
   switch (frame.type) {
     case "session_state":
       showMode(frame.mode);
-      void reloadSession().then(() => {
-        if (frame.turnInFlight) showWorking();
-      });
+      void reloadSession();
       break;
     case "turn_started":
+      if (state.draft?.clientMessageId === frame.clientMessageId) state.draft = null;
       state.turnCalls.clear();
       el.toolCalls.replaceChildren();
       el.workingCount.textContent = "";
@@ -307,7 +342,7 @@ function handleFrame(frame) {
       say(`Mode changed from ${frame.from} to ${frame.to}: ${frame.reason}`);
       break;
     case "turn_completed":
-      hideWorking();
+      announce(frame.response.text);
       void reloadSession().then(() => {
         const response = frame.response;
         if (response.status === "failed") say(`The turn failed: ${response.error?.message ?? "unknown error"}`, true);
@@ -317,7 +352,11 @@ function handleFrame(frame) {
       break;
     case "error":
       say(frame.message, true);
-      if (frame.code === "session_busy" || frame.code === "session_awaiting_input") void reloadSession();
+      restoreDraft();
+      // A refused action leaves the session as it was: redraw it, so nothing waits unseen.
+      void reloadSession();
+      break;
+    case "pong":
       break;
     default:
       break;
@@ -334,7 +373,13 @@ byId("stop-turn").addEventListener("click", () => {
 
 let pendingApprovals = [];
 
+/** The ids the dialog was last built for: the same calls again keep the user's choices and the dialog's state. */
+let approvalIds = "";
+
 function showApprovals(calls) {
+  const ids = calls.map((call) => call.id).join(" ");
+  if (ids === approvalIds) return;
+  approvalIds = ids;
   pendingApprovals = calls;
   if (calls.length === 0) {
     if (el.approvalDialog.open) el.approvalDialog.close();
@@ -362,6 +407,8 @@ el.approvalForm.addEventListener("submit", async (event) => {
   });
   el.approvalDialog.close();
   pendingApprovals = [];
+  // If the server refuses these decisions, the next redraw opens the dialog again.
+  approvalIds = "";
   if (state.socket?.send({ type: "approval", decisions })) return;
   try {
     await state.api.submitApprovals(state.sessionId, decisions);
@@ -395,6 +442,7 @@ el.approvalDialog.addEventListener("close", () => {
 // --- Client-executed tools -------------------------------------------------------------------------
 
 function showClientRequests(calls) {
+  let first = null;
   for (const call of calls) {
     if (state.clientCalls.has(call.id)) continue;
     const item = clientToolItem(call, {
@@ -403,9 +451,11 @@ function showClientRequests(calls) {
     });
     state.clientCalls.set(call.id, item);
     el.clientTools.append(item);
+    first ??= item;
   }
   el.clientTools.hidden = el.clientTools.children.length === 0;
-  state.clientCalls.values().next().value?.querySelector("textarea")?.focus();
+  // Focus moves only to a request that just arrived, never away from what the user is typing.
+  first?.querySelector("textarea")?.focus();
 }
 
 function removeClientRequest(id) {
@@ -472,10 +522,16 @@ byId("close-workflows").addEventListener("click", () => el.workflowDialog.close(
 
 const storedKey = sessionStorage.getItem(KEY_STORAGE);
 if (storedKey) {
-  signIn(storedKey).catch(() => {
-    sessionStorage.removeItem(KEY_STORAGE);
+  signIn(storedKey).catch((error) => {
     el.app.hidden = true;
     el.signIn.hidden = false;
+    if (error instanceof ApiError && error.status === 401) {
+      sessionStorage.removeItem(KEY_STORAGE);
+      el.signInError.textContent = `Your saved key was refused: ${error.message}`;
+    } else {
+      el.signInError.textContent = `Could not reach the server to sign you in again: ${describe(error)}`;
+    }
+    el.apiKey.focus();
   });
 } else {
   el.signIn.hidden = false;

@@ -12,6 +12,9 @@ const LOGGED = new Set([
   "turn_completed",
 ]);
 
+/** A ping this often; a socket whose pong has not come back by the next one is taken for dead (a sleeping phone). */
+const HEARTBEAT_MS = 25_000;
+
 export class SessionSocket {
   /**
    * @param {import("./api.js").ApiClient} api
@@ -28,6 +31,8 @@ export class SessionSocket {
     this.closed = false;
     this.retries = 0;
     this.retryTimer = null;
+    this.heartbeat = null;
+    this.awaitingPong = false;
   }
 
   /** Opens the socket; the first connect takes the log as it is, reconnects replay what was missed. */
@@ -56,15 +61,32 @@ export class SessionSocket {
     this.socket = socket;
     socket.addEventListener("open", () => {
       this.retries = 0;
+      this.awaitingPong = false;
+      this.heartbeat = setInterval(() => this.beat(socket), HEARTBEAT_MS);
       this.handlers.onStatus(true);
     });
     socket.addEventListener("message", (event) => this.receive(event.data));
-    socket.addEventListener("close", () => {
-      if (this.socket !== socket) return;
-      this.socket = null;
-      this.handlers.onStatus(false);
-      this.scheduleReconnect();
-    });
+    socket.addEventListener("close", () => this.dropped(socket));
+  }
+
+  /** A ping, or, when the last one went unanswered, the end of a socket that only looks open. */
+  beat(socket) {
+    if (!this.awaitingPong) {
+      this.awaitingPong = true;
+      this.send({ type: "ping" });
+      return;
+    }
+    this.dropped(socket);
+    socket.close(4000, "no pong");
+  }
+
+  dropped(socket) {
+    if (this.socket !== socket) return;
+    clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    this.socket = null;
+    this.handlers.onStatus(false);
+    this.scheduleReconnect();
   }
 
   /** @param {string} data */
@@ -77,6 +99,7 @@ export class SessionSocket {
     } catch {
       return;
     }
+    if (frame.type === "pong") this.awaitingPong = false;
     if (frame.type === "session_state" && this.lastSeq === null) this.lastSeq = frame.lastSeq;
     if (LOGGED.has(frame.type)) {
       // A frame the page has already seen (live, then again in a replay) is dropped here.
@@ -110,6 +133,8 @@ export class SessionSocket {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    clearInterval(this.heartbeat);
+    this.heartbeat = null;
     const socket = this.socket;
     this.socket = null;
     socket?.close(1000, "closed by the console");

@@ -72,7 +72,13 @@ export function approvalItem(call) {
         h("label", {}, h("input", { type: "radio", name, value: "deny" }), " Deny"),
       ),
       h("label", { for: `reason-${call.id}`, text: "Reason (optional)" }),
-      h("input", { id: `reason-${call.id}`, type: "text", name: `reason-${call.id}`, autocomplete: "off" }),
+      h("input", {
+        id: `reason-${call.id}`,
+        type: "text",
+        name: `reason-${call.id}`,
+        autocomplete: "off",
+        maxLength: 2000,
+      }),
     ),
   );
 }
@@ -101,7 +107,7 @@ export function clientToolItem(call, actions) {
   const resultId = `client-result-${call.id}`;
   const reasonId = `client-reason-${call.id}`;
   const result = h("textarea", { id: resultId, spellcheck: false, value: resultTemplate(call.resultJson) });
-  const reason = h("input", { id: reasonId, type: "text", autocomplete: "off", value: "" });
+  const reason = h("input", { id: reasonId, type: "text", autocomplete: "off", value: "", maxLength: 10_000 });
   return h(
     "article",
     { class: "client-tool", "data-tool-call-id": call.id },

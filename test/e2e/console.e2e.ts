@@ -205,11 +205,22 @@ for (const viewport of VIEWPORTS) {
       }
     });
 
-    it("stops a turn that waits for approval, after the dialog was dismissed", async () => {
+    it("puts a message the server refused back in the box while approvals wait", async () => {
       await page.locator("#composer-input").fill("write c.txt with never");
       await page.keyboard.press("Enter");
       await page.locator("#approval-dialog").waitFor({ state: "visible" });
       await page.keyboard.press("Escape");
+      await page.locator("[data-review-approvals]").waitFor();
+      await page.locator("#composer-input").fill("and one more thing");
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(
+        () => (document.querySelector("#composer-input") as HTMLTextAreaElement).value === "and one more thing",
+      );
+      assert.match(await page.locator("#status-line").innerText(), /answer them before sending a new message/);
+      await page.locator("#composer-input").fill("");
+    });
+
+    it("stops a turn that waits for approval, after the dialog was dismissed", async () => {
       await page.locator("[data-review-approvals]").waitFor();
       const turns = await completedTurns(page);
       await page.locator("#stop-turn").click();
