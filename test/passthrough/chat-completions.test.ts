@@ -99,13 +99,17 @@ describe("POST /v1/chat/completions", () => {
   });
 
   it("returns the upstream's JSON answer byte for byte", async () => {
-    const answer = { id: "cmpl-odd", object: "chat.completion", choices: [], usage: null, extra: { kept: true } };
-    const script = await scriptUpstream([{ type: "json", body: answer }]);
+    // Spacing and key order no serializer would produce: a re-serialised answer would differ.
+    const answer =
+      '{ "object" : "chat.completion",  "id":"cmpl-odd", "choices": [ ], "usage": null, "extra": {"kept" : true} }';
+    const script = await scriptUpstream([
+      { type: "json", body: answer, headers: { "content-type": "application/json" } },
+    ]);
     const response = await post("/chat/completions", await newChatKey(), {
       model: "gpt-test",
       messages: [{ role: "user", content: script.marker }],
     });
     expect(response.headers.get("content-type")).toBe("application/json");
-    expect(await response.text()).toBe(JSON.stringify(answer));
+    expect(await response.text()).toBe(answer);
   });
 });

@@ -93,6 +93,9 @@ describe("streamed POST /v1/chat/completions", () => {
     expect(response.status).toBe(200);
     const events = sseEvents(await response.text());
     expect(events[0]).toBe(": keepalive");
+    // 600 ms of silence at a 50 ms interval: the interval keeps firing, not only the first comment.
+    const firstData = events.findIndex((e) => e.startsWith("data:"));
+    expect(events.slice(0, firstData).filter((e) => e === ": keepalive").length).toBeGreaterThanOrEqual(3);
     const data = events.filter((e) => !e.startsWith(":"));
     expect(data.at(-1)).toBe("data: [DONE]");
     const content = data
