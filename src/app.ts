@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { requireApiKey } from "./auth/middleware";
+import { positiveIntVar } from "./env-vars";
 import { ApiError, errorBody } from "./errors";
 import type { AppBindings } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
@@ -19,9 +20,10 @@ import { workflowRoutes } from "./routes/workflows";
 
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
+const MaxBodyBytesVar = positiveIntVar(DEFAULT_MAX_BODY_BYTES);
+
 export function maxBodyBytes(env: Cloudflare.Env): number {
-  const parsed = Number.parseInt(env.MAX_BODY_BYTES ?? "", 10);
-  return Number.isFinite(parsed) && parsed > 0 ? parsed : DEFAULT_MAX_BODY_BYTES;
+  return MaxBodyBytesVar.parse(env.MAX_BODY_BYTES);
 }
 
 export function createApp(): Hono<AppBindings> {

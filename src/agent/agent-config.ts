@@ -1,5 +1,6 @@
 // The agent loop's limits and formats, read from the Worker's vars (with the design document's defaults).
 import { z } from "zod";
+import { positiveIntVar as positive } from "../env-vars";
 import type { ToolCallFormat } from "../prompts/system-prompt-enhancer";
 
 export interface AgentConfig {
@@ -19,8 +20,6 @@ export interface AgentConfig {
   /** One model call's timeout. */
   modelCallTimeoutMs: number;
 }
-
-const positive = (fallback: number) => z.coerce.number().int().positive().catch(fallback);
 
 const AgentEnv = z.object({
   LLM_TOOL_FORMAT: z.enum(["native", "json"]).catch("native"),

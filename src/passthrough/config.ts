@@ -1,5 +1,6 @@
 // The passthrough's settings, read from the Worker's vars and secrets (with defaults for anything unset).
 import { z } from "zod";
+import { positiveIntVar as positive } from "../env-vars";
 
 export interface PassthroughConfig {
   /** The upstream's OpenAI base URL, ending in /v1; empty when none is configured (the offline demo). */
@@ -13,8 +14,6 @@ export interface PassthroughConfig {
   /** End a stream (or a JSON body) that stays silent this long after its first byte. */
   idleTimeoutMs: number;
 }
-
-const positive = (fallback: number) => z.coerce.number().int().positive().catch(fallback);
 
 const PassthroughEnv = z.object({
   LLM_BASE_URL: z.string().catch(""),
