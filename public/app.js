@@ -62,6 +62,28 @@ function say(text, isError = false) {
   el.statusLine.classList.toggle("error", isError);
 }
 
+/** After a branch: a button beside the message that opens the new session (this one stays as it is). */
+function offerSession(sessionId) {
+  el.statusLine.append(
+    " ",
+    h("button", {
+      type: "button",
+      class: "quiet",
+      "data-open-session": sessionId,
+      text: "Open the new session",
+      onclick: async () => {
+        try {
+          await openSession(sessionId);
+          say("You are in the new session; the one you left keeps its conversation.");
+          el.composerInput.focus();
+        } catch (error) {
+          say(describe(error), true);
+        }
+      },
+    }),
+  );
+}
+
 function describe(error) {
   return error instanceof ApiError ? error.message : "The server could not be reached; try again.";
 }
@@ -340,6 +362,7 @@ function handleFrame(frame) {
     case "mode_changed":
       showMode(frame.to);
       say(`Mode changed from ${frame.from} to ${frame.to}: ${frame.reason}`);
+      if (frame.branchSessionId) offerSession(frame.branchSessionId);
       break;
     case "turn_completed":
       announce(frame.response.text);
@@ -501,6 +524,7 @@ function showWorkflowForm(workflow) {
         const result = await state.api.runWorkflow(state.sessionId, workflow.id, parameters);
         el.workflowDialog.close();
         say(result.message);
+        if (typeof result.data?.branchSessionId === "string") offerSession(result.data.branchSessionId);
         await reloadSession();
       } catch (error) {
         if (error instanceof ApiError && error.status === 400) showWorkflowError(el.workflowForm, error);

@@ -230,6 +230,19 @@ for (const viewport of VIEWPORTS) {
       assert.equal(await page.locator("#turn-bar").isHidden(), true);
     });
 
+    it("branches into a new session in another mode and opens it from the message", async () => {
+      const before = await page.locator("#session-id").innerText();
+      await page.locator("#open-workflows").click();
+      await page.locator('#workflow-list [data-workflow-id="branch_session"]').click();
+      await page.locator("#workflow-form").getByLabel("mode (required)").selectOption("ddr_authoring");
+      await page.locator("#workflow-form").getByRole("button", { name: /^Run / }).click();
+      await page.locator("#workflow-dialog").waitFor({ state: "hidden" });
+      await page.locator("[data-open-session]").click();
+      await page.waitForFunction((old) => document.querySelector("#session-id")?.textContent !== old, before);
+      assert.equal(await page.locator("#current-mode").innerText(), "DDR Authoring");
+      assert.equal(await page.locator("#conversation > li").count(), 0);
+    });
+
     it("fits the screen without sideways scrolling", async () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
