@@ -11,7 +11,7 @@ import { type AgentExecuteResponse, publicToolCall, type StoredToolCall, type Tu
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
-import { buildModelRequest, readModelStep } from "./model-step";
+import { buildModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
 import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import {
@@ -45,8 +45,11 @@ export class AgentReasoner {
   private readonly executor: AgentToolExecutor;
   private readonly now: () => number;
 
+  private readonly stepDeps: ModelStepDeps;
+
   constructor(private readonly deps: AgentReasonerDeps) {
     this.executor = new AgentToolExecutor(deps.registry, deps.logger);
+    this.stepDeps = withStepCache(deps);
     this.now = deps.now ?? Date.now;
   }
 
@@ -204,7 +207,7 @@ export class AgentReasoner {
       const remaining = config.turnTimeoutMs - (this.now() - turn.startedAt);
       if (remaining <= 0) return this.finish(turn, "failed", "", this.timeLimitError());
 
-      const request = await buildModelRequest(this.deps, turn);
+      const request = await buildModelRequest(this.stepDeps, turn);
       let response: ChatResponse;
       const timer = deadline(remaining, signal);
       try {

@@ -18,6 +18,36 @@ export interface ModelStepDeps {
   basePrompt: () => Promise<string>;
 }
 
+/**
+ * The same deps, reading the catalog's modes and the base prompt from D1 once for the life of `deps` (one
+ * request to the session: a turn, or its continuation) instead of on every iteration of the loop.
+ */
+export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePrompt">>(deps: D): D {
+  const modes = new Map<string, Promise<AgentMode | null>>();
+  let defaultMode: Promise<AgentMode> | null = null;
+  let basePrompt: Promise<string> | null = null;
+  const catalog: AgentModeCatalogService = {
+    getAllModes: (signal) => deps.catalog.getAllModes(signal),
+    getMode: (key) => {
+      const hit = modes.get(key) ?? deps.catalog.getMode(key);
+      modes.set(key, hit);
+      return hit;
+    },
+    getDefaultMode: () => {
+      defaultMode ??= deps.catalog.getDefaultMode();
+      return defaultMode;
+    },
+  };
+  return {
+    ...deps,
+    catalog,
+    basePrompt: () => {
+      basePrompt ??= deps.basePrompt();
+      return basePrompt;
+    },
+  };
+}
+
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store, config, catalog, registry } = deps;
   const identity = store.identity();
