@@ -1,10 +1,25 @@
-// Tests run inside the Workers runtime (workerd) through @cloudflare/vitest-plugin, with real D1 and
-// Durable Objects; the scripted upstream LLM runs in Node beside them (test/upstream/global-setup.ts).
+// Three test projects. `workers` and `offline` run inside the Workers runtime (workerd) through
+// @cloudflare/vitest-plugin, with real D1 and Durable Objects: `workers` against the scripted upstream LLM
+// (started in Node beside them by test/upstream/global-setup.ts) with a model call limit out of reach,
+// `offline` as `npm start` runs (no LLM_BASE_URL: the offline demo model) with a limit small enough for a
+// test to reach. `node` runs the scripts a developer runs (create-key, wrangler dev) in Node.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_UPSTREAM_API_KEY } from "./test/upstream/global-setup.ts";
 
-export default defineConfig(async () => {
+/** The `offline` project's per-key model call limit (test/offline/ reaches it). */
+export const OFFLINE_MODEL_CALL_LIMIT = 5;
+
+export interface WorkersProjectOptions {
+  name: string;
+  include: string[];
+  exclude?: string[];
+  /** Run the scripted upstream and point LLM_BASE_URL at it; false runs the offline demo model. */
+  upstream: boolean;
+  modelCallLimit: number;
+}
+
+export async function workersProject(options: WorkersProjectOptions): Promise<TestProjectInlineConfiguration> {
   const migrations = await readD1Migrations("./migrations");
   return {
     plugins: [
@@ -13,20 +28,55 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
-            TEST_UPSTREAM_URL: inject("upstreamUrl"),
-            LLM_BASE_URL: `${inject("upstreamUrl")}/v1`,
-            LLM_API_KEY: TEST_UPSTREAM_API_KEY,
+            ...(options.upstream
+              ? {
+                  TEST_UPSTREAM_URL: inject("upstreamUrl"),
+                  LLM_BASE_URL: `${inject("upstreamUrl")}/v1`,
+                  LLM_API_KEY: TEST_UPSTREAM_API_KEY,
+                }
+              : { TEST_UPSTREAM_URL: "", LLM_BASE_URL: "" }),
           },
-          // The passthrough's per-key limit, small enough for a test to reach; each passthrough test
-          // uses a key of its own (test/passthrough/harness.ts), so only the rate-limit test reaches it.
-          ratelimits: { PASSTHROUGH_RATE_LIMITER: { namespace_id: "1001", simple: { limit: 5, period: 60 } } },
+          ratelimits: {
+            MODEL_CALL_LIMITER: { namespace_id: "1001", simple: { limit: options.modelCallLimit, period: 60 } },
+          },
         },
       })),
     ],
     test: {
-      include: ["test/**/*.test.ts"],
-      globalSetup: ["./test/upstream/global-setup.ts"],
+      name: options.name,
+      include: options.include,
+      exclude: options.exclude ?? [],
+      globalSetup: options.upstream ? ["./test/upstream/global-setup.ts"] : [],
       setupFiles: ["./test/setup/apply-migrations.ts"],
     },
   };
-});
+}
+
+export default defineConfig(async () => ({
+  test: {
+    projects: [
+      await workersProject({
+        name: "workers",
+        include: ["test/**/*.test.ts"],
+        exclude: ["test/offline/**", "test/node/**"],
+        upstream: true,
+        modelCallLimit: 1_000_000,
+      }),
+      await workersProject({
+        name: "offline",
+        include: ["test/offline/**/*.test.ts"],
+        upstream: false,
+        modelCallLimit: OFFLINE_MODEL_CALL_LIMIT,
+      }),
+      {
+        test: {
+          name: "node",
+          include: ["test/node/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+}));

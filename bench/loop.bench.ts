@@ -8,7 +8,7 @@ import type { AgentSession } from "../src/session/agent-session";
 import type { CreatedScript, ScriptOptions, ScriptStep } from "../test/upstream/script-types";
 import { fixed, ratio, type Summary, summarize, table } from "./support/stats.ts";
 
-const CALLER = { org: "bench-org", user: "bench-user" };
+const CALLER = { org: "bench-org", user: "bench-user", keyId: "bench-key" };
 const CONCURRENT_SESSIONS = 200;
 /** A "3-step turn": three model calls, two of them asking for a tool and the last one answering. */
 const STEPS_TOOL_ITERATIONS = 2;

@@ -77,9 +77,9 @@ async function benchConfig(dir: string, simulated: boolean): Promise<string> {
     /^(main|migrations_dir|directory) = "(.+)"$/gm,
     (_, field: string, path: string) => `${field} = "${isAbsolute(path) ? path : join(root, path)}"`,
   );
-  const block = /\[\[ratelimits\]\]\nname = "PASSTHROUGH_RATE_LIMITER"\n[^[]*?limit = (\d+)[^\n]*\n/;
+  const block = /\[\[ratelimits\]\]\nname = "MODEL_CALL_LIMITER"\n[^[]*?limit = (\d+)[^\n]*\n/;
   const match = block.exec(text);
-  if (!match) throw new Error("wrangler.toml has no PASSTHROUGH_RATE_LIMITER block the benchmark understands");
+  if (!match) throw new Error("wrangler.toml has no MODEL_CALL_LIMITER block the benchmark understands");
   text = text.replace(block, simulated ? match[0].replace(/limit = \d+/, "limit = 1000000000") : "");
   if (!simulated) text = text.replace(/^\[assets\]\n(?:(?:directory|run_worker_first|binding) = .*\n)*/m, "");
   const path = join(dir, simulated ? "wrangler.toml" : "wrangler.no-simulators.toml");

@@ -44,6 +44,12 @@ export class ApiError extends Error {
   static conflict(message: string, code: string): ApiError {
     return new ApiError(409, "conflict_error", message, code);
   }
+
+  static rateLimited(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(429, "rate_limit_error", message, "rate_limit_exceeded", null, {
+      "retry-after": String(retryAfterSeconds),
+    });
+  }
 }
 
 export function errorBody(

@@ -11,8 +11,9 @@ import { type AgentExecuteResponse, publicToolCall, type StoredToolCall, type Tu
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
+import type { ModelCallBudget } from "./model-call-budget";
 import { buildModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
-import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
+import { finishTurn, pauseTurn, type TurnEndingDeps, type TurnError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import {
   type ApprovalDecision,
@@ -23,6 +24,7 @@ import {
   refusalUnless,
   refuse,
 } from "./turn-gate";
+import { formatDuration, type TurnLimit, turnLimitError } from "./turn-limits";
 import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
@@ -36,10 +38,21 @@ export interface AgentReasonerDeps {
   /** Creates a session in `mode` linked to this one; returns its id. */
   createBranchSession: (mode: string) => Promise<string>;
   events?: TurnEvents;
+  /** Counts every model call against the caller's key; absent, calls are not limited. */
+  budget?: ModelCallBudget;
   now?: () => number;
 }
 
+/** One request's share of a turn: when its working time started, its cancel signal, a model call paid for. */
+interface Run {
+  since: number;
+  signal?: AbortSignal;
+  /** The first model call of this run was already counted against the key (a new message checks first). */
+  prepaid: boolean;
+}
+
 const MALFORMED_LOG_CHARS = 2_000;
+const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
 
 export class AgentReasoner {
   private readonly executor: AgentToolExecutor;
@@ -53,13 +66,22 @@ export class AgentReasoner {
     this.now = deps.now ?? Date.now;
   }
 
-  /** One turn at a time: a running turn, or one waiting on approvals or client results, refuses a new message. */
+  /**
+   * One turn at a time: a running turn, or one waiting on approvals or client results, refuses a new
+   * message. So does a key past its limit of model calls, before anything is stored.
+   */
   async startTurn(content: string, signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
     const busy = this.refuseUnless("idle");
     if (busy) return busy;
+    const grant = await this.deps.budget?.take();
+    if (grant && !grant.ok) {
+      return refuse(429, "rate_limit_exceeded", grant.message, undefined, grant.retryAfterSeconds);
+    }
+    const now = this.now();
     const turn: TurnState = {
       turnId: crypto.randomUUID(),
-      startedAt: this.now(),
+      startedAt: now,
+      workedMs: 0,
       iterations: 0,
       parseFailures: 0,
       batch: null,
@@ -67,40 +89,37 @@ export class AgentReasoner {
     this.deps.store.saveTurn("running", turn);
     this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
     this.deps.events?.turnStarted?.(turn.turnId);
-    return { ok: true, value: await this.continueTurn(turn, signal) };
+    return { ok: true, value: await this.continueTurn(turn, { since: now, signal, prepaid: grant !== undefined }) };
   }
 
   async applyApprovals(decisions: ApprovalDecision[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+    const ids = decisions.map((d) => d.toolCallId);
     const refused =
-      this.refuseUnless("awaiting_approval") ??
-      this.refuseUnknown(
-        decisions.map((d) => d.toolCallId),
-        "awaiting_approval",
-      );
+      this.refuseExpired(ids) ?? this.refuseUnless("awaiting_approval") ?? this.refuseUnknown(ids, "awaiting_approval");
     if (refused) return refused;
     const turn = this.currentTurn();
-    this.deps.store.saveTurn("running", turn);
+    const run = this.resume(turn, signal);
     for (const decision of decisions) {
       const call = this.findCall(turn, decision.toolCallId);
-      if (decision.approved) {
-        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, signal);
-      } else {
+      if (!decision.approved) {
         const why = decision.reason?.trim()
           ? `Tool call denied by the user: ${decision.reason.trim()}`
           : "Tool call denied by the user";
         this.settle({ ...call, approval: "denied", state: "settled", errorMessage: why });
+      } else if (call.requiresClientExecution && call.wasExecuted) {
+        // Its preflight ran before the person was asked: the prepared request goes to the client as it is.
+        this.deps.store.saveToolCall({ ...call, approval: "approved", state: "awaiting_client" });
+      } else {
+        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, signal);
       }
     }
-    return { ok: true, value: await this.continueTurn(turn, signal) };
+    return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
   async applyToolResults(results: ClientToolResult[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+    const ids = results.map((r) => r.toolCallId);
     const refused =
-      this.refuseUnless("awaiting_client") ??
-      this.refuseUnknown(
-        results.map((r) => r.toolCallId),
-        "awaiting_client",
-      );
+      this.refuseExpired(ids) ?? this.refuseUnless("awaiting_client") ?? this.refuseUnknown(ids, "awaiting_client");
     if (refused) return refused;
     const turn = this.currentTurn();
     for (const result of results) {
@@ -108,7 +127,7 @@ export class AgentReasoner {
       const problem = this.executor.checkClientResult(this.findCall(turn, result.toolCallId), result.resultJson);
       if (problem) return refuse(400, "invalid_tool_result", `Invalid tool result: ${problem}.`, "results");
     }
-    this.deps.store.saveTurn("running", turn);
+    const run = this.resume(turn, signal);
     for (const result of results) {
       const call = this.findCall(turn, result.toolCallId);
       this.settle(
@@ -121,7 +140,7 @@ export class AgentReasoner {
             },
       );
     }
-    return { ok: true, value: await this.continueTurn(turn, signal) };
+    return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
   /** Why a new message cannot start a turn now (busy, or waiting on approvals or client results), or null. */
@@ -136,10 +155,7 @@ export class AgentReasoner {
     if ((status !== "awaiting_approval" && status !== "awaiting_client") || !turn) {
       return refuse(409, "nothing_to_cancel", "The session has no turn waiting to be cancelled.");
     }
-    return {
-      ok: true,
-      value: this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." }),
-    };
+    return { ok: true, value: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
   }
 
   /** An object that restarted mid-turn finds its turn `running` with nobody driving it: end it cleanly. */
@@ -147,9 +163,31 @@ export class AgentReasoner {
     const turn = this.deps.store.turn();
     if (this.deps.store.status() !== "running" || !turn) return;
     this.finish(turn, "failed", "", {
-      code: "turn_interrupted",
-      message: "The turn was interrupted when the session restarted; send the message again.",
+      error: {
+        code: "turn_interrupted",
+        message: "The turn was interrupted when the session restarted; send the message again.",
+      },
     });
+  }
+
+  /** When a paused turn stops waiting (its pause expires), or null when the session has no paused turn. */
+  pauseExpiresAt(): number | null {
+    const status = this.deps.store.status();
+    const turn = this.deps.store.turn();
+    if ((status !== "awaiting_approval" && status !== "awaiting_client") || !turn) return null;
+    return turn.pauseExpiresAt ?? turn.startedAt + this.deps.config.pauseTtlMs;
+  }
+
+  /**
+   * Ends a paused turn whose pause has expired: its pending calls are settled unexecuted, the turn is
+   * recorded as failed with `pause_expired`, and the session takes a new message. Null when nothing expired.
+   */
+  expirePausedTurn(): AgentExecuteResponse | null {
+    const expiresAt = this.pauseExpiresAt();
+    const turn = this.deps.store.turn();
+    if (expiresAt === null || !turn || expiresAt > this.now()) return null;
+    const waited = expiresAt - (turn.pausedAt ?? turn.startedAt);
+    return this.limitReached(turn, "pause_expired", waited);
   }
 
   private refuseUnless(expected: SessionStatus): Refusal | null {
@@ -158,6 +196,20 @@ export class AgentReasoner {
 
   private refuseUnknown(ids: string[], state: StoredToolCall["state"]): Refusal | null {
     return refusalForCalls(this.deps.store.toolCalls(this.currentTurn().turnId), ids, state);
+  }
+
+  /** Answers for calls of a turn whose pause expired say so, rather than that nothing is pending. */
+  private refuseExpired(ids: string[]): Refusal | null {
+    if (this.deps.store.status() !== "idle") return null;
+    const last = this.deps.store.lastTurnOutcome();
+    if (last?.error?.code !== "pause_expired") return null;
+    const expired = new Set(this.deps.store.toolCalls(last.turnId).map((c) => c.id));
+    if (!ids.some((id) => expired.has(id))) return null;
+    return refuse(
+      409,
+      "pause_expired",
+      `The turn that asked for these tool calls expired at ${last.endedAt} and nothing more of it was executed; send a new message to continue.`,
+    );
   }
 
   private currentTurn(): TurnState {
@@ -172,40 +224,52 @@ export class AgentReasoner {
     return call;
   }
 
+  /** A paused turn runs again: the time it waited is not working time, and its pause no longer expires. */
+  private resume(turn: TurnState, signal?: AbortSignal): Run {
+    delete turn.pausedAt;
+    delete turn.pauseExpiresAt;
+    this.deps.store.saveTurn("running", turn);
+    return { since: this.now(), signal, prepaid: false };
+  }
+
+  /** Working time: what earlier runs of the turn worked, plus this run so far. Pauses are not counted. */
+  private worked(turn: TurnState, run: Run): number {
+    return (turn.workedMs ?? 0) + (this.now() - run.since);
+  }
+
   private settle(call: StoredToolCall): void {
     this.deps.store.saveToolCall(call);
     this.deps.events?.toolCallCompleted?.(publicToolCall(call));
   }
 
-  private async continueTurn(turn: TurnState, signal?: AbortSignal): Promise<AgentExecuteResponse> {
+  private async continueTurn(turn: TurnState, run: Run): Promise<AgentExecuteResponse> {
     const { config, store } = this.deps;
+    const { signal } = run;
     for (;;) {
       if (turn.batch !== null) {
         const batch = store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch);
-        if (batch.some((c) => c.state === "awaiting_approval")) return this.pause(turn, "awaiting_approval", batch);
-        if (batch.some((c) => c.state === "awaiting_client")) return this.pause(turn, "awaiting_client", batch);
+        if (batch.some((c) => c.state === "awaiting_approval"))
+          return this.pause(turn, run, "awaiting_approval", batch);
+        if (batch.some((c) => c.state === "awaiting_client")) return this.pause(turn, run, "awaiting_client", batch);
         this.deliver(turn, batch);
         turn.batch = null;
         const terminating = batch.find((c) => c.terminate);
-        if (terminating)
-          return this.finish(
-            turn,
-            "completed",
-            terminating.resultJson ?? terminating.errorMessage ?? "",
-            undefined,
-            true,
-          );
+        if (terminating) {
+          const text = terminating.resultJson ?? terminating.errorMessage ?? "";
+          return this.finish(turn, "completed", text, { appendAnswer: true });
+        }
       }
-      if (signal?.aborted)
-        return this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." });
+      if (signal?.aborted) return this.finish(turn, "cancelled", "", { error: CANCELLED });
       if (turn.iterations >= config.maxIterations) {
-        return this.finish(turn, "failed", "", {
-          code: "iteration_limit",
-          message: `The turn stopped at the iteration limit: ${config.maxIterations} model calls without a final answer.`,
-        });
+        return this.limitReached(turn, "iteration_limit", turn.iterations);
       }
-      const remaining = config.turnTimeoutMs - (this.now() - turn.startedAt);
-      if (remaining <= 0) return this.finish(turn, "failed", "", this.timeLimitError());
+      const remaining = config.turnTimeoutMs - this.worked(turn, run);
+      if (remaining <= 0) return this.limitReached(turn, "turn_timeout", this.worked(turn, run));
+      if (run.prepaid) run.prepaid = false;
+      else {
+        const grant = await this.deps.budget?.take();
+        if (grant && !grant.ok) return this.limitReached(turn, "rate_limit_exceeded", grant.retryAfterSeconds);
+      }
 
       const request = await buildModelRequest(this.stepDeps, turn);
       let response: ChatResponse;
@@ -220,20 +284,18 @@ export class AgentReasoner {
             : {}),
         });
       } catch (error) {
-        if (signal?.aborted)
-          return this.finish(turn, "cancelled", "", { code: "cancelled", message: "The turn was cancelled." });
-        if (this.now() - turn.startedAt >= config.turnTimeoutMs)
-          return this.finish(turn, "failed", "", this.timeLimitError());
-        if (!(error instanceof ModelError))
-          this.deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error);
-        const message = error instanceof ModelError ? error.message : "The model call failed unexpectedly.";
-        return this.finish(turn, "failed", "", { code: "model_error", message });
+        if (signal?.aborted) return this.finish(turn, "cancelled", "", { error: CANCELLED });
+        if (this.worked(turn, run) >= config.turnTimeoutMs) {
+          return this.limitReached(turn, "turn_timeout", this.worked(turn, run));
+        }
+        return this.modelFailed(turn, error);
       } finally {
         timer.clear();
       }
       turn.iterations++;
 
-      const calls = readModelStep(response, turn, config.toolFormat);
+      const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
+      const calls = readModelStep(response, turn, config.toolFormat, usedIds);
       if (calls.kind === "malformed") {
         turn.parseFailures++;
         this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", calls.problem, [
@@ -248,10 +310,7 @@ export class AgentReasoner {
           kind: "correction",
         });
         if (turn.parseFailures >= config.maxParseFailures) {
-          return this.finish(turn, "failed", "", {
-            code: "malformed_tool_calls",
-            message: `The model sent ${turn.parseFailures} malformed tool calls in a row (last problem: ${calls.problem}); the turn was stopped.`,
-          });
+          return this.limitReached(turn, "malformed_tool_calls", turn.parseFailures, calls.problem);
         }
         store.saveTurn("running", turn);
         continue;
@@ -271,37 +330,82 @@ export class AgentReasoner {
       });
       turn.batch = turn.iterations;
       store.saveTurn("running", turn);
-      const planned = calls.calls.map((call, position) =>
-        this.executor.plan(call, {
-          turnId: turn.turnId,
-          batch: turn.iterations,
-          position,
-          terminate: calls.terminate,
-          offered: request.offered,
-          approvalRequired: request.approvalRequired,
-        }),
-      );
-      for (const call of planned) {
-        store.saveToolCall(call);
-        this.deps.events?.toolCallStarted?.(publicToolCall(call));
-        if (call.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(call));
-      }
-      for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, signal);
+      await this.planBatch(turn, request, calls.calls, calls.terminate, signal);
     }
   }
 
-  private timeLimitError() {
-    const seconds = Math.round(this.deps.config.turnTimeoutMs / 100) / 10;
-    return {
-      code: "turn_timeout",
-      message: `The turn stopped at the time limit: ${seconds} s without a final answer.`,
-    };
+  /**
+   * Stores the response's calls and runs those that can run. A call that waits for a person is checked
+   * first (a client-final tool's preflight, a server tool's arguments), so a call that would be refused
+   * anyway never reaches the approval dialog.
+   */
+  private async planBatch(
+    turn: TurnState,
+    request: Awaited<ReturnType<typeof buildModelRequest>>,
+    calls: { id: string; name: string; arguments: string }[],
+    terminate: boolean,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const { store } = this.deps;
+    const planned = calls.map((call, position) =>
+      this.executor.plan(call, {
+        turnId: turn.turnId,
+        batch: turn.iterations,
+        position,
+        terminate,
+        offered: request.offered,
+        approvalRequired: request.approvalRequired,
+      }),
+    );
+    for (const call of planned) {
+      store.saveToolCall(call);
+      this.deps.events?.toolCallStarted?.(publicToolCall(call));
+      if (call.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(call));
+    }
+    for (const call of planned) {
+      if (call.state !== "awaiting_approval") continue;
+      const checked = await this.executor.checkBeforeApproval(call, this.toolContext(), signal);
+      if (checked.state === "settled") this.settle(checked);
+      else store.saveToolCall(checked);
+    }
+    for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, signal);
   }
 
-  /** Runs a ready call (server-final, or a client-final preflight) and reacts to a mode change. */
-  private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
+  /** A failed model call ends the turn with a fixed text for its cause; what the upstream said goes to the log. */
+  private modelFailed(turn: TurnState, error: unknown): AgentExecuteResponse {
+    const pairs: [string, string][] = [
+      ["SessionId", this.deps.store.identity().sessionId],
+      ["TurnId", turn.turnId],
+    ];
+    if (error instanceof ModelError) {
+      this.deps.logger.addCustomEvent("Error", "[AgentReasoner_ModelCall]", error.detail, [
+        ...pairs,
+        ["Code", error.code],
+        ["Status", String(error.status ?? "")],
+      ]);
+      return this.finish(turn, "failed", "", { error: { code: error.code, message: error.message } });
+    }
+    this.deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error, pairs);
+    return this.finish(turn, "failed", "", {
+      error: { code: "model_error", message: "The model call failed unexpectedly." },
+    });
+  }
+
+  /** A limit stopped the turn: logged as a warning with its figure (the design document), then the turn ends. */
+  private limitReached(turn: TurnState, limit: TurnLimit, figure: number, detail?: string): AgentExecuteResponse {
+    const error = turnLimitError(limit, figure, this.deps.config, detail);
+    this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_TurnLimit]", error.message, [
+      ["SessionId", this.deps.store.identity().sessionId],
+      ["TurnId", turn.turnId],
+      ["Limit", limit],
+      ["Figure", limit === "turn_timeout" || limit === "pause_expired" ? formatDuration(figure) : String(figure)],
+    ]);
+    return this.finish(turn, "failed", "", { error });
+  }
+
+  private toolContext() {
     const identity = this.deps.store.identity();
-    const context = {
+    return {
       sessionId: identity.sessionId,
       conversationId: identity.sessionId,
       org: identity.org,
@@ -309,6 +413,11 @@ export class AgentReasoner {
       mode: identity.mode,
       logger: this.deps.logger,
     };
+  }
+
+  /** Runs a ready call (server-final, or a client-final preflight) and reacts to a mode change. */
+  private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
+    const context = this.toolContext();
     const done = await this.executor.executeServerTool(call, context, signal);
     this.deps.store.saveToolCall(done);
     if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
@@ -318,7 +427,7 @@ export class AgentReasoner {
     if (branchSessionId) turn.branchSessionId = branchSessionId;
     this.deps.store.saveTurn("running", turn);
     this.deps.events?.modeChanged?.({
-      from: identity.mode,
+      from: context.mode,
       to: result.mode,
       reason: result.reason,
       ...(branchSessionId ? { branchSessionId } : {}),
@@ -329,11 +438,17 @@ export class AgentReasoner {
     appendBatchResults(this.deps.store, turn, batch, this.deps.config);
   }
 
+  /** The turn waits: its working time so far is kept, and its pause expires after `pauseTtlMs`. */
   private pause(
     turn: TurnState,
+    run: Run,
     status: "awaiting_approval" | "awaiting_client",
     batch: StoredToolCall[],
   ): AgentExecuteResponse {
+    const now = this.now();
+    turn.workedMs = this.worked(turn, run);
+    turn.pausedAt = now;
+    turn.pauseExpiresAt = now + this.deps.config.pauseTtlMs;
     return pauseTurn(this.endingDeps(), turn, status, batch);
   }
 
@@ -341,10 +456,9 @@ export class AgentReasoner {
     turn: TurnState,
     outcome: TurnOutcome,
     text: string,
-    error?: { code: string; message: string },
-    appendAnswer = false,
+    options: { error?: TurnError; appendAnswer?: boolean } = {},
   ): AgentExecuteResponse {
-    return finishTurn(this.endingDeps(), turn, outcome, text, error, appendAnswer);
+    return finishTurn(this.endingDeps(), turn, outcome, text, options);
   }
 
   private endingDeps(): TurnEndingDeps {

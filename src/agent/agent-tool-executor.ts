@@ -1,7 +1,7 @@
 // AgentToolExecutor (AGN-005 §5): resolves each model call to its tool, runs it, maps the outcome onto AgentToolCall.
 import type { ModelToolCall } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { AgentToolExecutionContext } from "../tools/contract";
+import { type AgentTool, type AgentToolExecutionContext, exceptionTag, type InvokeResult } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { StoredToolCall } from "./agent-tool-call";
 
@@ -55,7 +55,40 @@ export class AgentToolExecutor {
     return { ...stored, state: "ready" };
   }
 
-  /** AGN-005's ExecuteServerToolAsync: runs the tool (server-final) or its preflight (client-final). Never throws. */
+  /**
+   * A call that waits for a person is checked before anyone is asked. A client-final tool runs its
+   * preflight now (it has no side effect; the prepared request is kept for after the approval), a
+   * server-final tool checks its arguments. A refused call is settled with the reason and never shown
+   * for approval. Never throws.
+   */
+  async checkBeforeApproval(
+    call: StoredToolCall,
+    context: AgentToolExecutionContext,
+    signal?: AbortSignal,
+  ): Promise<StoredToolCall> {
+    const tool = this.registry.getTool(call.name);
+    if (!tool) return { ...call, state: "settled", approval: null, errorMessage: `Unknown tool '${call.name}'.` };
+    if (!tool.isToolFullyExecutedOnServer) {
+      const prepared = await this.executeServerTool(call, context, signal);
+      return prepared.state === "settled"
+        ? { ...prepared, approval: null }
+        : { ...prepared, state: "awaiting_approval" };
+    }
+    let problem: string | null = null;
+    try {
+      problem = tool.checkArguments?.(call.argumentsJson) ?? null;
+    } catch (error) {
+      this.logger.addException(exceptionTag(tool.name), error, [["ToolCallId", call.id]]);
+      problem = `${tool.name} failed unexpectedly.`;
+    }
+    return problem === null ? call : { ...call, state: "settled", approval: null, errorMessage: problem };
+  }
+
+  /**
+   * AGN-005's ExecuteServerToolAsync: runs the tool (server-final) or its preflight (client-final).
+   * Never throws (AGN-005 §5.4), whatever the tool does: an exception, or something that is not an
+   * InvokeResult, becomes a failed call with a generic message, and the exception is logged.
+   */
   async executeServerTool(
     call: StoredToolCall,
     context: AgentToolExecutionContext,
@@ -63,7 +96,7 @@ export class AgentToolExecutor {
   ): Promise<StoredToolCall> {
     const tool = this.registry.getTool(call.name);
     if (!tool) return { ...call, state: "settled", errorMessage: `Unknown tool '${call.name}'.` };
-    const outcome = await tool.execute(call.argumentsJson, context, signal);
+    const outcome = await this.invoke(tool, call, context, signal);
     if (!outcome.successful) {
       this.logger.addCustomEvent("Warning", `${tool.name}_ExecuteAsync`, "Tool execution failed.", [
         ["SessionId", context.sessionId],
@@ -92,7 +125,10 @@ export class AgentToolExecutor {
     };
   }
 
-  /** Checks a client's result against the tool's declared result schema; returns the problem, or null. */
+  /**
+   * Checks a client's result against the tool's declared result schema, and that it answers the request
+   * the preflight prepared (a read's result is for the path that was asked for); returns the problem, or null.
+   */
   checkClientResult(call: StoredToolCall, resultJson: string): string | null {
     let value: unknown;
     try {
@@ -100,11 +136,53 @@ export class AgentToolExecutor {
     } catch {
       return `the result for ${call.id} is not valid JSON`;
     }
-    const schema = this.registry.getTool(call.name)?.clientResultSchema;
-    if (!schema) return null;
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return null;
-    const issue = parsed.error.issues[0];
-    return `the result for ${call.id} does not match ${call.name}'s result: '${issue?.path.join(".") ?? ""}' ${issue?.message ?? "is invalid"}`;
+    const tool = this.registry.getTool(call.name);
+    const schema = tool?.clientResultSchema;
+    if (schema) {
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return `the result for ${call.id} does not match ${call.name}'s result: '${issue?.path.join(".") ?? ""}' ${issue?.message ?? "is invalid"}`;
+      }
+      value = parsed.data;
+    }
+    try {
+      const problem = tool?.checkClientResult?.(call.resultJson ?? "", value) ?? null;
+      return problem === null ? null : `the result for ${call.id} ${problem}`;
+    } catch (error) {
+      this.logger.addException(exceptionTag(call.name), error, [["ToolCallId", call.id]]);
+      return `the result for ${call.id} could not be checked`;
+    }
   }
+
+  private async invoke(
+    tool: AgentTool,
+    call: StoredToolCall,
+    context: AgentToolExecutionContext,
+    signal?: AbortSignal,
+  ): Promise<InvokeResult<string>> {
+    const failed = { successful: false, errorMessage: `${tool.name} failed unexpectedly.` };
+    try {
+      const outcome: unknown = await tool.execute(call.argumentsJson, context, signal);
+      if (isInvokeResult(outcome)) return outcome;
+      this.logger.addError(exceptionTag(tool.name), "The tool returned something that is not an InvokeResult.", [
+        ["ToolCallId", call.id],
+      ]);
+      return failed;
+    } catch (error) {
+      this.logger.addException(exceptionTag(tool.name), error, [
+        ["SessionId", context.sessionId],
+        ["ToolCallId", call.id],
+      ]);
+      return failed;
+    }
+  }
+}
+
+function isInvokeResult(value: unknown): value is InvokeResult<string> {
+  if (typeof value !== "object" || value === null || !("successful" in value)) return false;
+  if (typeof value.successful !== "boolean") return false;
+  const result = "result" in value ? value.result : undefined;
+  const error = "errorMessage" in value ? value.errorMessage : undefined;
+  return (result === undefined || typeof result === "string") && (error === undefined || typeof error === "string");
 }

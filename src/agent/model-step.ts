@@ -79,28 +79,38 @@ export type ModelStep =
   | { kind: "malformed"; problem: string }
   | { kind: "calls"; text: string; calls: ModelToolCall[]; terminate: boolean };
 
-/** Reads a response in the configured tool format; calls without an id get one that is unique in the turn. */
+/**
+ * Reads a response in the configured tool format. Every call keeps an id unique in the turn: one without
+ * an id gets `call_<turn>_<iteration>_<position>`, and one whose id was already used (twice in one response,
+ * or in an earlier response of the turn) gets `<id>_<iteration>_<position>`. No call is ever dropped.
+ */
 export function readModelStep(
   response: ChatResponse,
   turn: TurnState,
   toolFormat: AgentConfig["toolFormat"],
+  usedIds: ReadonlySet<string> = new Set(),
 ): ModelStep {
+  const taken = new Set(usedIds);
+  const uniqueId = (id: string, position: number): string => {
+    let candidate = id || `call_${turn.turnId.slice(0, 8)}_${turn.iterations}_${position}`;
+    for (let n = 0; taken.has(candidate); n++) {
+      candidate = `${id || "call"}_${turn.iterations}_${position}${n > 0 ? `_${n}` : ""}`;
+    }
+    taken.add(candidate);
+    return candidate;
+  };
   if (toolFormat === "native") {
     if (response.toolCalls.length === 0) return { kind: "answer", text: response.content ?? "" };
-    const calls = response.toolCalls.map((c, i) => ({
-      ...c,
-      id: c.id || `call_${turn.turnId.slice(0, 8)}_${turn.iterations}_${i}`,
-    }));
+    const calls = response.toolCalls.map((c, i) => ({ ...c, id: uniqueId(c.id, i) }));
     return { kind: "calls", text: response.content ?? "", calls, terminate: false };
   }
   const parsed = parseModelText(response.content);
   if (parsed.kind === "text") return { kind: "answer", text: parsed.text };
   if (parsed.kind === "malformed") return parsed;
-  const id = `call_${turn.turnId.slice(0, 8)}_${turn.iterations}`;
   return {
     kind: "calls",
     text: "",
-    calls: [{ id, name: parsed.tool, arguments: parsed.parametersJson }],
+    calls: [{ id: uniqueId("", 0), name: parsed.tool, arguments: parsed.parametersJson }],
     terminate: parsed.terminate,
   };
 }

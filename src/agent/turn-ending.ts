@@ -13,7 +13,7 @@ export interface TurnEndingDeps {
   now: () => number;
 }
 
-type TurnError = { code: string; message: string };
+export type TurnError = { code: string; message: string };
 
 export function turnResponse(
   store: TurnStore,
@@ -53,10 +53,10 @@ export function finishTurn(
   turn: TurnState,
   outcome: TurnOutcome,
   text: string,
-  error?: TurnError,
-  appendAnswer = false,
+  options: { error?: TurnError; appendAnswer?: boolean } = {},
 ): AgentExecuteResponse {
   const { store, events } = deps;
+  const { error, appendAnswer = false } = options;
   for (const call of store.toolCalls(turn.turnId).filter((c) => c.state !== "settled")) {
     const settled: StoredToolCall = {
       ...call,

@@ -2,7 +2,15 @@
 import type { StoredToolCall } from "./agent-tool-call";
 import type { SessionStatus } from "./turn-store";
 
-export type Refusal = { ok: false; status: 400 | 404 | 409; code: string; message: string; param?: string };
+export type Refusal = {
+  ok: false;
+  status: 400 | 404 | 409 | 429;
+  code: string;
+  message: string;
+  param?: string;
+  /** A 429's wait, in seconds (answered as `Retry-After`). */
+  retryAfterSeconds?: number;
+};
 export type Outcome<T> = { ok: true; value: T } | Refusal;
 
 export interface ApprovalDecision {
@@ -17,12 +25,19 @@ export interface ClientToolResult {
   errorMessage?: string;
 }
 
-export const refuse = (status: Refusal["status"], code: string, message: string, param?: string): Refusal => ({
+export const refuse = (
+  status: Refusal["status"],
+  code: string,
+  message: string,
+  param?: string,
+  retryAfterSeconds?: number,
+): Refusal => ({
   ok: false,
   status,
   code,
   message,
   ...(param ? { param } : {}),
+  ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
 });
 
 /** Why a session in `status` cannot take what needs it `expected`, or null when it can. */

@@ -24,6 +24,11 @@ export type NewMessage = Omit<ConversationMessage, "seq" | "createdAt">;
 export interface TurnState {
   turnId: string;
   startedAt: number;
+  /** Working time of the runs before the current one, in ms; time spent paused is not counted. */
+  workedMs?: number;
+  /** While paused: when the pause began, and when it expires. */
+  pausedAt?: number;
+  pauseExpiresAt?: number;
   iterations: number;
   /** Malformed JSON-format replies in a row. */
   parseFailures: number;
@@ -54,6 +59,8 @@ export interface TurnStore {
   saveToolCall(call: StoredToolCall): void;
   /** Records how a turn ended (completed, failed, cancelled), for the session's history. */
   recordTurnOutcome(outcome: TurnRecord): void;
+  /** How the newest ended turn ended, or null before the first one ends. */
+  lastTurnOutcome(): TurnRecord | null;
 }
 
 export interface TurnRecord {

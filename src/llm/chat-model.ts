@@ -43,13 +43,55 @@ export interface ChatModel {
   complete(request: ChatRequest): Promise<ChatResponse>;
 }
 
-/** The model could not answer: the message says why, in words fit for a user. */
+/** Why a model call failed, one code a cause; the user sees only the fixed text of its code. */
+export type ModelErrorCode =
+  | "model_auth_failed"
+  | "model_rate_limited"
+  | "model_unavailable"
+  | "model_bad_response"
+  | "model_timeout"
+  | "model_request_rejected";
+
+const MODEL_ERROR_MESSAGES: Record<ModelErrorCode, string> = {
+  model_auth_failed: "The model service refused this server's credentials; the operator must check its API key.",
+  model_rate_limited: "The model service is rate limiting this server; try again in a minute.",
+  model_unavailable: "The model service is unavailable; try again later.",
+  model_bad_response: "The model service sent an answer that is not a chat completion.",
+  model_timeout: "The model did not answer in time.",
+  model_request_rejected: "The model service refused the request (for example, the conversation is too long).",
+};
+
+/**
+ * The model could not answer. `message` is a fixed text for its `code`, fit for a user; `detail` is what
+ * the upstream actually said (its status, body, the runtime's error), for the log only: it can quote our
+ * upstream key, its URL or its stack, so it never reaches a client, a stored turn or a frame.
+ */
 export class ModelError extends Error {
   constructor(
-    message: string,
+    readonly code: ModelErrorCode,
+    readonly detail: string,
     readonly status: number | null = null,
+    message: string = MODEL_ERROR_MESSAGES[code],
   ) {
     super(message);
     this.name = "ModelError";
+  }
+
+  static timeout(ms: number): ModelError {
+    return new ModelError(
+      "model_timeout",
+      `no answer within ${ms} ms`,
+      null,
+      `The model did not answer within ${ms} ms.`,
+    );
+  }
+
+  /** The cause an upstream error status stands for. */
+  static fromStatus(status: number, detail: string): ModelError {
+    if (status === 401 || status === 403) return new ModelError("model_auth_failed", detail, status);
+    if (status === 429) return new ModelError("model_rate_limited", detail, status);
+    if (status === 408 || status === 504) return new ModelError("model_timeout", detail, status);
+    if (status >= 500) return new ModelError("model_unavailable", detail, status);
+    return new ModelError("model_request_rejected", detail, status);
   }
 }

@@ -34,33 +34,39 @@ const CompletionJson = z.object({
     .min(1),
   usage: Usage.nullable().optional(),
 });
-const ChunkJson = z.object({
-  choices: z
-    .array(
-      z.object({
-        delta: z
-          .object({
-            content: z.string().nullable().optional(),
-            tool_calls: z
-              .array(
-                z.object({
-                  index: z.number(),
-                  id: z.string().optional(),
-                  function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
-                }),
-              )
-              .optional(),
-          })
-          .optional(),
-        finish_reason: z.string().nullable().optional(),
-      }),
-    )
-    .default([]),
-  usage: Usage.nullable().optional(),
-  error: z.object({ message: z.string() }).optional(),
-});
+const ChunkJson = z
+  .object({
+    choices: z
+      .array(
+        z.object({
+          delta: z
+            .object({
+              content: z.string().nullable().optional(),
+              tool_calls: z
+                .array(
+                  z.object({
+                    index: z.number(),
+                    id: z.string().optional(),
+                    function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
+                  }),
+                )
+                .optional(),
+            })
+            .optional(),
+          finish_reason: z.string().nullable().optional(),
+        }),
+      )
+      .optional(),
+    usage: Usage.nullable().optional(),
+    error: z.object({ message: z.string() }).optional(),
+  })
+  // A chunk carries choices, usage or an error; any other JSON object is not a chat completion chunk.
+  .refine((c) => c.choices !== undefined || c.usage != null || c.error !== undefined, "is not a chunk")
+  .transform((c) => ({ ...c, choices: c.choices ?? [] }));
 
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504]);
+/** How much of an upstream's error body the log keeps. */
+const DETAIL_CHARS = 500;
 
 export class OpenAIChatModel implements ChatModel {
   readonly name: string;
@@ -92,61 +98,85 @@ export class OpenAIChatModel implements ChatModel {
           );
         } catch (error) {
           request.signal?.throwIfAborted();
-          if (timer.signal.aborted) throw this.timeoutError();
+          if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
           if (attempt < maxRetries) {
-            await this.backoff(attempt, null, request.signal);
+            await backoff(this.retryDelay(attempt, null), request.signal);
             continue;
           }
-          const why = error instanceof Error ? error.message : String(error);
-          throw new ModelError(`The model service could not be reached: ${why}.`);
+          throw new ModelError("model_unavailable", this.redact(`unreachable: ${describe(error)}`));
         }
         if (response.ok) {
           try {
-            return request.onTextDelta
-              ? await this.readStream(response, request.onTextDelta)
-              : await this.readJson(response);
+            return await this.readAnswer(response, request.onTextDelta);
           } catch (error) {
             request.signal?.throwIfAborted();
-            if (timer.signal.aborted) throw this.timeoutError();
-            throw error;
+            if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
+            if (error instanceof ModelError) throw error;
+            throw new ModelError("model_bad_response", this.redact(`reading the answer failed: ${describe(error)}`));
           }
         }
-        const message = await upstreamErrorMessage(response);
+        const text = await response.text().catch(() => "");
         if (RETRYABLE.has(response.status) && attempt < maxRetries) {
-          await this.backoff(attempt, response.headers.get("retry-after"), request.signal);
+          await backoff(this.retryDelay(attempt, response.headers.get("retry-after")), request.signal);
           continue;
         }
-        throw new ModelError(`The model service answered ${response.status}: ${message}`, response.status);
+        throw ModelError.fromStatus(
+          response.status,
+          this.redact(`HTTP ${response.status}: ${text.slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
+        );
       } finally {
         timer.clear();
       }
     }
   }
 
-  private timeoutError(): ModelError {
-    return new ModelError(`The model did not answer within ${this.options.callTimeoutMs} ms.`);
+  /** Our own key never reaches a log line, even when an upstream quotes it back in an error. */
+  private redact(text: string): string {
+    const key = this.options.apiKey;
+    return key.length >= 4 ? text.replaceAll(key, "[redacted]") : text;
   }
 
-  private async backoff(attempt: number, retryAfter: string | null, signal?: AbortSignal): Promise<void> {
+  private retryDelay(attempt: number, retryAfter: string | null): number {
     const fromHeader = retryAfter ? Number(retryAfter) * 1000 : Number.NaN;
-    const ms = Number.isFinite(fromHeader)
+    return Number.isFinite(fromHeader)
       ? Math.min(fromHeader, 10_000)
       : (this.options.retryBaseMs ?? 250) * 2 ** attempt;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      });
-    });
   }
 
-  private async readJson(response: Response): Promise<ChatResponse> {
-    const parsed = CompletionJson.safeParse(await response.json().catch(() => null));
-    if (!parsed.success) throw new ModelError("The model service answered with a body that is not a chat completion.");
+  /**
+   * A 200 is an answer only if it is one: a JSON chat completion, or (when we asked for a stream) an
+   * event stream of chat completion chunks that finishes. An HTML page, an empty body or a stream cut
+   * short is a bad response, never an empty answer.
+   */
+  private async readAnswer(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
+    const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+    if (type === "text/event-stream" && onTextDelta) return this.readStream(response, onTextDelta);
+    // A server that ignores `stream: true` and answers with one JSON completion has still answered.
+    if (type === "application/json" || type.endsWith("+json")) return this.readJson(response, onTextDelta);
+    await response.body?.cancel().catch(() => {});
+    throw new ModelError("model_bad_response", `200 with content-type '${type || "(none)"}'`);
+  }
+
+  private async readJson(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ModelError("model_bad_response", this.redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
+    }
+    const parsed = CompletionJson.safeParse(json);
+    if (!parsed.success) {
+      throw new ModelError(
+        "model_bad_response",
+        this.redact(`200 body is not a chat completion: ${text.slice(0, DETAIL_CHARS)}`),
+      );
+    }
     const choice = parsed.data.choices[0];
+    const content = choice?.message.content ?? null;
+    if (content && onTextDelta) onTextDelta(content);
     return {
-      content: choice?.message.content ?? null,
+      content,
       toolCalls: (choice?.message.tool_calls ?? []).map((c) => ({
         id: c.id,
         name: c.function.name,
@@ -158,17 +188,38 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   private async readStream(response: Response, onTextDelta: (text: string) => void): Promise<ChatResponse> {
-    if (!response.body) throw new ModelError("The model service answered a stream with no body.");
+    if (!response.body) throw new ModelError("model_bad_response", "200 event stream with no body");
     let content = "";
     let finishReason: string | null = null;
     let usage: ChatResponse["usage"];
+    let done = false;
+    let chunks = 0;
     const calls: ModelToolCall[] = [];
     for await (const data of sseData(response.body)) {
-      if (data === "[DONE]") break;
-      const chunk = ChunkJson.safeParse(JSON.parse(data));
-      if (!chunk.success)
-        throw new ModelError("The model service streamed a chunk that is not a chat completion chunk.");
-      if (chunk.data.error) throw new ModelError(`The model stream failed: ${chunk.data.error.message}`);
+      if (data === "[DONE]") {
+        done = true;
+        break;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch {
+        throw new ModelError(
+          "model_bad_response",
+          this.redact(`stream event is not JSON: ${data.slice(0, DETAIL_CHARS)}`),
+        );
+      }
+      const chunk = ChunkJson.safeParse(json);
+      if (!chunk.success) {
+        throw new ModelError(
+          "model_bad_response",
+          this.redact(`stream event is not a chat completion chunk: ${data.slice(0, DETAIL_CHARS)}`),
+        );
+      }
+      if (chunk.data.error) {
+        throw new ModelError("model_unavailable", this.redact(`stream error event: ${chunk.data.error.message}`));
+      }
+      chunks++;
       if (chunk.data.usage) usage = chunk.data.usage;
       for (const choice of chunk.data.choices) {
         if (choice.finish_reason) finishReason = choice.finish_reason;
@@ -185,6 +236,10 @@ export class OpenAIChatModel implements ChatModel {
         }
       }
     }
+    if (chunks === 0) throw new ModelError("model_bad_response", "the event stream carried no chat completion chunk");
+    if (!done && finishReason === null) {
+      throw new ModelError("model_bad_response", "the event stream ended before the answer finished");
+    }
     return {
       content: content.length > 0 ? content : null,
       toolCalls: calls.filter(Boolean),
@@ -194,13 +249,22 @@ export class OpenAIChatModel implements ChatModel {
   }
 }
 
-async function upstreamErrorMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
-  try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } };
-    if (typeof body.error?.message === "string") return body.error.message;
-  } catch {
-    // Not JSON: fall through to the raw text.
-  }
-  return text.slice(0, 300) || response.statusText || "no details";
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Waits `ms`, or rejects at once when `signal` aborts; the abort listener is removed either way. */
+function backoff(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

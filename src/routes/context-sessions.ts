@@ -3,9 +3,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppBindings, type AppContext, readJsonBody } from "../http";
+import { type AppBindings, readJsonBody } from "../http";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
-import { sessionStub, unwrap } from "../session/session-client";
+import { callerOf as caller, sessionStub, unwrap } from "../session/session-client";
 
 const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
 const MessageBody = z.strictObject({ content: z.string().trim().min(1, "must not be empty").max(100_000) });
@@ -35,8 +35,6 @@ const ToolResultsBody = z.strictObject({
     )
     .min(1, "needs at least one result"),
 });
-
-const caller = (c: AppContext) => ({ org: c.var.principal.org, user: c.var.principal.user });
 
 export const contextSessionRoutes = new Hono<AppBindings>()
   .use("/context/*", requireScope("chat"))

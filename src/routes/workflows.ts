@@ -4,7 +4,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppBindings, readJsonBody } from "../http";
-import { sessionStub, unwrap } from "../session/session-client";
+import { callerOf, sessionStub, unwrap } from "../session/session-client";
 import { workflowService } from "../workflows";
 
 const RunWorkflowBody = z
@@ -32,6 +32,5 @@ export const workflowRoutes = new Hono<AppBindings>()
     if (!workflow) throw ApiError.notFound(`Workflow '${c.req.param("workflowId")}' not found.`, "workflow_not_found");
     const parsed = workflowService.parse(workflow, await readJsonBody(c, RunWorkflowBody));
     if (!parsed.ok) throw ApiError.badRequest(parsed.message, parsed.param, "invalid_workflow_parameters");
-    const caller = { org: c.var.principal.org, user: c.var.principal.user };
-    return c.json(unwrap(await stub.runWorkflow(caller, workflow.id, parsed.parameters)));
+    return c.json(unwrap(await stub.runWorkflow(callerOf(c), workflow.id, parsed.parameters)));
   });

@@ -5,9 +5,11 @@ import { DurableObject } from "cloudflare:workers";
 import { agentConfigFromEnv } from "../agent/agent-config";
 import { AgentReasoner } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import type { ModelCallBudget } from "../agent/model-call-budget";
 import type { TurnEvents } from "../agent/turn-events";
 import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
 import { errorBody } from "../errors";
+import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { createAgentToolRegistry } from "../tools";
@@ -31,9 +33,13 @@ export interface SessionInit {
   parentSessionId: string | null;
 }
 
+/** Who is asking: the org that owns sessions, the user, and the key whose model call budget a turn draws on. */
 export interface Caller {
   org: string;
   user: string;
+  keyId: string;
+  /** The Worker's request id, carried into the object's log lines. */
+  requestId?: string;
 }
 
 /** What a hibernated socket remembers: whose it is, and the newest frame logged when it connected. */
@@ -41,7 +47,29 @@ interface SocketAttachment extends Caller {
   connectedAtSeq: number;
 }
 
+interface DriveOptions {
+  caller?: Caller;
+  clientMessageId?: string | null;
+  /** The budget to draw on, when the caller's first model call was already counted. */
+  budget?: ModelCallBudget;
+}
+
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
+
+const upgradeRequired = () =>
+  Response.json(errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"), {
+    status: 426,
+  });
+
+const invalidTicket = () =>
+  Response.json(
+    errorBody(
+      "The WebSocket ticket is missing, unknown, already used or expired.",
+      "authentication_error",
+      "invalid_ticket",
+    ),
+    { status: 401 },
+  );
 
 const notFound = (sessionId: string) =>
   ({ ok: false, status: 404, code: "session_not_found", message: `Session '${sessionId}' not found.` }) as const;
@@ -87,16 +115,32 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.drive((r, signal) => r.startTurn(content, signal));
+    return this.drive((r, signal) => r.startTurn(content, signal), { caller });
   }
 
-  /** The same turn as sendMessage, answered as a stream of the frames it logs (SSE). */
+  /**
+   * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (busy, the
+   * key past its model call limit) come before the stream opens, as ordinary error responses.
+   */
   async sendMessageStream(caller: Caller, content: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    this.expirePause();
     const refusal = this.reasoner().refusalToStart();
     if (refusal) return refusal;
+    const logger = this.callLogger(caller);
+    const grant = await takeModelCall(this.env.MODEL_CALL_LIMITER, caller.keyId, logger);
+    if (!grant.ok) {
+      return {
+        ok: false,
+        status: 429,
+        code: "rate_limit_exceeded",
+        message: grant.message,
+        retryAfterSeconds: grant.retryAfterSeconds,
+      };
+    }
+    const budget = prepaidBudget(keyModelCallBudget(this.env.MODEL_CALL_LIMITER, caller.keyId, logger));
     const stream = this.frames.openEventStream();
-    const done = this.drive((r, signal) => r.startTurn(content, signal))
+    const done = this.drive((r, signal) => r.startTurn(content, signal), { caller, budget })
       .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
       .finally(() => stream.close());
     this.ctx.waitUntil(done);
@@ -105,12 +149,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   async submitApprovals(caller: Caller, decisions: ApprovalDecision[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.drive((r, signal) => r.applyApprovals(decisions, signal));
+    return this.drive((r, signal) => r.applyApprovals(decisions, signal), { caller });
   }
 
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
-    return this.drive((r, signal) => r.applyToolResults(results, signal));
+    return this.drive((r, signal) => r.applyToolResults(results, signal), { caller });
+  }
+
+  /** A paused turn's expiry: its pending calls are settled unexecuted and the session takes messages again. */
+  override async alarm(): Promise<void> {
+    if (!this.store.record()) return;
+    this.expirePause();
+    await this.syncPauseAlarm();
   }
 
   /** Runs a user-invoked workflow inside the session, under the same one-turn-at-a-time rule as a message. */
@@ -157,33 +208,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.store.changeMode(mode, reason, user);
   }
 
-  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails. */
+  /**
+   * The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails.
+   * A session that does not exist answers exactly as a bad ticket does, so the door tells a caller without
+   * a ticket nothing about which sessions exist.
+   */
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return upgradeRequired();
     const record = this.store.record();
-    if (url.pathname !== "/ws" || !record) {
-      return Response.json(
-        errorBody(`Session '${this.ctx.id.toString()}' not found.`, "not_found_error", "session_not_found"),
-        { status: 404 },
-      );
-    }
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return Response.json(
-        errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"),
-        { status: 426 },
-      );
-    }
-    const holder = await this.tickets.redeem(url.searchParams.get("ticket") ?? "");
-    if (!holder || holder.org !== record.org) {
-      return Response.json(
-        errorBody(
-          "The WebSocket ticket is missing, unknown, already used or expired.",
-          "authentication_error",
-          "invalid_ticket",
-        ),
-        { status: 401 },
-      );
-    }
+    const holder =
+      url.pathname === "/ws" && record ? await this.tickets.redeem(url.searchParams.get("ticket") ?? "") : null;
+    if (!record || !holder || holder.org !== record.org) return invalidTicket();
     const afterSeq = Number.parseInt(url.searchParams.get("afterSeq") ?? "", 10);
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
@@ -198,19 +234,24 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     const parsed = parseClientFrame(message);
     if (!parsed.ok) return this.sendDirect(ws, { type: "error", code: parsed.code, message: parsed.message });
     const frame = parsed.frame;
+    const attachment = ws.deserializeAttachment() as SocketAttachment;
+    const caller: Caller = { ...attachment, requestId: `ws-${crypto.randomUUID()}` };
     switch (frame.type) {
       case "ping":
         return this.sendDirect(ws, { type: "pong" });
       case "resume":
-        return this.replay(ws, frame.afterSeq, (ws.deserializeAttachment() as SocketAttachment).connectedAtSeq);
+        return this.replay(ws, frame.afterSeq, attachment.connectedAtSeq);
       case "cancel":
         return this.answer(ws, this.cancel());
       case "user_message":
-        return this.answer(ws, await this.drive((r, s) => r.startTurn(frame.content, s), frame.clientMessageId));
+        return this.answer(
+          ws,
+          await this.drive((r, s) => r.startTurn(frame.content, s), { caller, clientMessageId: frame.clientMessageId }),
+        );
       case "approval":
-        return this.answer(ws, await this.drive((r, s) => r.applyApprovals(frame.decisions, s)));
+        return this.answer(ws, await this.drive((r, s) => r.applyApprovals(frame.decisions, s), { caller }));
       case "tool_results":
-        return this.answer(ws, await this.drive((r, s) => r.applyToolResults(frame.results, s)));
+        return this.answer(ws, await this.drive((r, s) => r.applyToolResults(frame.results, s), { caller }));
     }
   }
 
@@ -226,26 +267,50 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!outcome.ok) this.sendDirect(ws, { type: "error", code: outcome.code, message: outcome.message });
   }
 
-  /** Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes. */
-  private async drive(
-    action: TurnAction,
-    clientMessageId: string | null = null,
-  ): Promise<Outcome<AgentExecuteResponse>> {
-    const reasoner = this.reasoner();
+  /**
+   * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes.
+   * A paused turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
+   */
+  private async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
     if (this.store.status() === "running") {
       return (
-        reasoner.refusalToStart() ?? { ok: false, status: 409, code: "session_busy", message: "The session is busy." }
+        this.reasoner().refusalToStart() ?? {
+          ok: false,
+          status: 409,
+          code: "session_busy",
+          message: "The session is busy.",
+        }
       );
     }
+    this.expirePause();
+    const reasoner = this.reasoner(options);
     const controller = new AbortController();
     this.controller = controller;
-    this.clientMessageId = clientMessageId;
+    this.clientMessageId = options.clientMessageId ?? null;
     this.activeTurnId = this.store.turn()?.turnId ?? null;
     try {
       return await action(reasoner, controller.signal);
     } finally {
       if (this.controller === controller) this.controller = null;
+      await this.syncPauseAlarm();
     }
+  }
+
+  /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */
+  private expirePause(): void {
+    this.activeTurnId = this.store.turn()?.turnId ?? null;
+    this.reasoner().expirePausedTurn();
+  }
+
+  /** One alarm, at the paused turn's expiry; none while no turn waits. */
+  private async syncPauseAlarm(): Promise<void> {
+    const expiresAt = this.reasoner().pauseExpiresAt();
+    if (expiresAt === null) await this.ctx.storage.deleteAlarm();
+    else if ((await this.ctx.storage.getAlarm()) !== expiresAt) await this.ctx.storage.setAlarm(expiresAt);
+  }
+
+  private callLogger(caller?: Caller): JsonAdminLogger {
+    return caller?.requestId ? this.logger.with({ requestId: caller.requestId, keyId: caller.keyId }) : this.logger;
   }
 
   private cancel(): Outcome<unknown> {
@@ -297,18 +362,24 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return sessionView(this.store);
   }
 
-  private reasoner(): AgentReasoner {
+  /** A reasoner acting for `caller`: its model calls count against the caller's key, its logs carry the request id. */
+  private reasoner(options: DriveOptions = {}): AgentReasoner {
     const catalog = new D1AgentModeCatalogService(this.env.DB);
+    const logger = this.callLogger(options.caller);
+    const budget =
+      options.budget ??
+      (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
     return new AgentReasoner({
       store: this.store,
       model: sessionChatModel(this.env),
-      registry: createAgentToolRegistry({ logger: this.logger, sessionManager: this, catalog }),
+      registry: createAgentToolRegistry({ logger, sessionManager: this, catalog }),
       catalog,
       basePrompt: () => sessionBasePrompt(this.env.DB),
       config: agentConfigFromEnv(this.env),
-      logger: this.logger,
+      logger,
       createBranchSession: (mode) => this.createBranch(mode),
       events: this.turnEvents(),
+      ...(budget ? { budget } : {}),
     });
   }
 

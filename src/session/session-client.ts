@@ -1,7 +1,8 @@
 // The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
 import type { Outcome } from "../agent/turn-gate";
 import { ApiError, type ApiErrorType } from "../errors";
-import type { AgentSession } from "./agent-session";
+import type { AppContext } from "../http";
+import type { AgentSession, Caller } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
@@ -18,10 +19,17 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
   throw ApiError.notFound(`Session '${sessionId}' not found.`, "session_not_found");
 }
 
+/** The request's principal as a session object's caller. */
+export function callerOf(c: AppContext): Caller {
+  const { org, user, keyId } = c.var.principal;
+  return { org, user, keyId, requestId: c.var.requestId };
+}
+
 const TYPES: Record<number, ApiErrorType> = {
   400: "invalid_request_error",
   404: "not_found_error",
   409: "conflict_error",
+  429: "rate_limit_error",
 };
 
 /** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */
@@ -33,6 +41,7 @@ export function unwrap<T>(outcome: Outcome<T>): T {
     outcome.message,
     outcome.code,
     outcome.param ?? null,
+    outcome.retryAfterSeconds !== undefined ? { "retry-after": String(outcome.retryAfterSeconds) } : {},
   );
 }
 

@@ -214,17 +214,12 @@ export class SessionStore implements TurnStore {
   }
 
   turns(): TurnRecord[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM turns ORDER BY started_at")
-      .toArray()
-      .map((r) => ({
-        turnId: text(r.turn_id),
-        status: text(r.status) as TurnRecord["status"],
-        startedAt: text(r.started_at),
-        endedAt: text(r.ended_at),
-        iterations: Number(r.iterations),
-        error: typeof r.error_json === "string" ? (JSON.parse(r.error_json) as TurnRecord["error"]) : null,
-      }));
+    return this.sql.exec<Row>("SELECT * FROM turns ORDER BY started_at").toArray().map(turnRecord);
+  }
+
+  lastTurnOutcome(): TurnRecord | null {
+    const row = this.sql.exec<Row>("SELECT * FROM turns ORDER BY ended_at DESC LIMIT 1").toArray()[0];
+    return row ? turnRecord(row) : null;
   }
 
   saveArtifact(artifact: Omit<Artifact, "id" | "createdAt">): Artifact {
@@ -260,4 +255,15 @@ export class SessionStore implements TurnStore {
       ? this.toolCalls(turn.turnId).filter((c) => c.state === "awaiting_approval" || c.state === "awaiting_client")
       : [];
   }
+}
+
+function turnRecord(r: Row): TurnRecord {
+  return {
+    turnId: text(r.turn_id),
+    status: text(r.status) as TurnRecord["status"],
+    startedAt: text(r.started_at),
+    endedAt: text(r.ended_at),
+    iterations: Number(r.iterations),
+    error: typeof r.error_json === "string" ? (JSON.parse(r.error_json) as TurnRecord["error"]) : null,
+  };
 }

@@ -75,6 +75,7 @@ export class ModeChangeTool extends AgentToolBase {
   readonly isToolFullyExecutedOnServer = true;
   /** TUL-007 §3.1: never trimmed from the prompt, whatever the mode or budget. */
   override readonly priority = 100;
+  protected override readonly argumentsSpec = { schema: ModeChangeArgs, label: "ModeChangeTool" };
   protected readonly failureMessage = MODE_CHANGE_MESSAGES.failed;
 
   constructor(

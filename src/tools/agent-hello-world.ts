@@ -42,6 +42,7 @@ export class HelloWorldTool extends AgentToolBase {
   readonly category = "general";
   readonly isToolFullyExecutedOnServer = true;
   override readonly priority = 10;
+  protected override readonly argumentsSpec = { schema: HelloWorldArgs, label: "HelloWorldTool" };
   protected readonly failureMessage = HELLO_WORLD_MESSAGES.failed;
 
   protected async run(

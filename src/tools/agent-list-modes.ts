@@ -42,6 +42,7 @@ export class AgentListModesTool extends AgentToolBase {
   readonly category = "session";
   readonly isToolFullyExecutedOnServer = true;
   override readonly priority = 100;
+  protected override readonly argumentsSpec = { schema: AgentListModesArgs, label: "AgentListModesTool" };
   protected readonly failureMessage = LIST_MODES_MESSAGES.failed;
 
   constructor(

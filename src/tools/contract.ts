@@ -67,6 +67,16 @@ export interface AgentTool {
   readonly priority: number;
   /** Client-final tools: the shape of the result the client sends back, checked before the loop uses it. */
   readonly clientResultSchema?: z.ZodType;
+  /**
+   * Checks the arguments without acting (for a server-final call that waits for approval, so a call that
+   * would be refused never reaches a person); the problem as the tool would report it, or null.
+   */
+  checkArguments?(argumentsJson: string): string | null;
+  /**
+   * Client-final tools: whether a (schema-valid) client result answers the request the preflight prepared
+   * (`preparedJson`); what is wrong with it ("is for 'b.txt', not 'a.txt'"), or null.
+   */
+  checkClientResult?(preparedJson: string, result: unknown): string | null;
   getSchema(): OpenAIFunctionToolSchema;
   /** Never throws: validation failures and caught exceptions are failed results. */
   execute(

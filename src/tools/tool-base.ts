@@ -1,4 +1,5 @@
 // AgentToolBase: the parts every tool shares (statics read back, exceptions caught and logged).
+import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
 import {
   type AgentTool,
@@ -8,6 +9,7 @@ import {
   InvokeResult,
   type OpenAIFunctionToolSchema,
 } from "./contract";
+import { isBlank, parseToolArguments } from "./tool-arguments";
 
 /**
  * Subclasses declare `static readonly ToolName`, `static readonly ToolUsageMetadata` and
@@ -20,6 +22,8 @@ export abstract class AgentToolBase implements AgentTool {
   readonly priority: number = 50;
   /** The generic failure message for an unexpected exception (details are logged, not returned). */
   protected abstract readonly failureMessage: string;
+  /** The tool's zod arguments and the name its messages use ("ModeChangeTool"), for `checkArguments`. */
+  protected readonly argumentsSpec?: { schema: z.ZodType; label: string };
 
   constructor(protected readonly logger: AdminLogger) {}
 
@@ -56,6 +60,14 @@ export abstract class AgentToolBase implements AgentTool {
       ]);
       return InvokeResult.fromError(this.describeFailure(error));
     }
+  }
+
+  /** The arguments' problem as `run` would report it, without running; null when they are valid. */
+  checkArguments(argumentsJson: string): string | null {
+    const spec = this.argumentsSpec;
+    if (!spec) return null;
+    const parsed = parseToolArguments(isBlank(argumentsJson) ? "{}" : argumentsJson, spec.schema, spec.label);
+    return parsed.ok ? null : parsed.message;
   }
 
   /** What the model is told when `run` threw; never a stack or internal detail. */

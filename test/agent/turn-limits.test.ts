@@ -14,7 +14,8 @@ describe("turn limits", () => {
     expect(response.value.status).toBe("failed");
     expect(response.value.error).toEqual({
       code: "turn_timeout",
-      message: "The turn stopped at the time limit: 0.3 s without a final answer.",
+      message:
+        "The turn stopped at the time limit: it worked 0.3 s without a final answer (the limit is 0.3 s of working time; waiting for approvals or client results does not count).",
     });
     expect(status).toBe("idle");
   });

@@ -28,7 +28,7 @@ describe("OpenAIChatModel", () => {
     expect(await script.requests()).toHaveLength(3);
   });
 
-  it("surfaces a non-retryable upstream error as a ModelError with the upstream's message", async () => {
+  it("surfaces a non-retryable upstream error as a ModelError with a fixed text, the upstream's words kept apart", async () => {
     const script = await scriptUpstream([
       { type: "error", status: 401, body: { error: { message: "Incorrect API key provided." } } },
     ]);
@@ -36,7 +36,12 @@ describe("OpenAIChatModel", () => {
       .complete({ messages: ask(script.marker) })
       .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ModelError);
-    expect((failure as ModelError).message).toBe("The model service answered 401: Incorrect API key provided.");
+    expect(failure).toMatchObject({
+      code: "model_auth_failed",
+      status: 401,
+      message: "The model service refused this server's credentials; the operator must check its API key.",
+    });
+    expect((failure as ModelError).detail).toContain("Incorrect API key provided.");
   });
 
   it("reassembles a streamed answer and tool-call fragments, reporting text deltas", async () => {

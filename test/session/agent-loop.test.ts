@@ -99,12 +99,12 @@ describe("the agent loop (native tool calls)", () => {
     expect(response.iterations).toBe(10);
     expect(response.error).toEqual({
       code: "iteration_limit",
-      message: "The turn stopped at the iteration limit: 10 model calls without a final answer.",
+      message: "The turn stopped at the iteration limit: 10 model calls without a final answer (the limit is 10).",
     });
     expect((await getSession(id)).status).toBe("idle");
   });
 
-  it("surfaces an upstream failure as a failed turn with the upstream's message", async () => {
+  it("surfaces an upstream refusal as a failed turn with a fixed text for its cause", async () => {
     const script = await scriptUpstream([
       {
         type: "error",
@@ -115,8 +115,8 @@ describe("the agent loop (native tool calls)", () => {
     const response = await sendMessage(await createSession(), `hi ${script.marker}`);
     expect(response.status).toBe("failed");
     expect(response.error).toEqual({
-      code: "model_error",
-      message: "The model service answered 400: context_length_exceeded",
+      code: "model_request_rejected",
+      message: "The model service refused the request (for example, the conversation is too long).",
     });
   });
 

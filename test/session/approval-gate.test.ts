@@ -31,9 +31,10 @@ describe("approval gates", () => {
 
     expect(response.status).toBe("awaiting_approval");
     expect(response.text).toBe("I will write both files.");
+    // wasExecuted: the preflight (AGN-005 §5.3) ran before the calls were shown for approval.
     expect(response.toolCalls.map((c) => [c.name, c.requiresApproval, c.approval, c.wasExecuted])).toEqual([
-      ["workspace_write_file", true, "pending", false],
-      ["workspace_write_file", true, "pending", false],
+      ["workspace_write_file", true, "pending", true],
+      ["workspace_write_file", true, "pending", true],
     ]);
     const session = await getSession(id);
     expect(session.status).toBe("awaiting_approval");

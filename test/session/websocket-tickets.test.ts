@@ -58,7 +58,7 @@ describe("WebSocket tickets", () => {
     const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
     const { ticket } = await runInDurableObject(stub, (_instance, state) =>
       new TicketStore(state.storage.sql).issue(
-        { org: TEST_KEYS.chat.org, user: TEST_KEYS.chat.user },
+        { org: TEST_KEYS.chat.org, user: TEST_KEYS.chat.user, keyId: "chat" },
         Date.now() - 61_000,
       ),
     );

@@ -3,7 +3,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { DEMO_MODEL_ID } from "../../src/llm/demo-openai-upstream";
-import { type ErrorBody, newChatKey, openai, post, workerWith } from "./harness";
+import { type ErrorBody, newChatKey, openai, post, workerWith } from "../passthrough/harness";
 
 const offline = () => workerWith({ LLM_BASE_URL: "" });
 const helloTool = {
