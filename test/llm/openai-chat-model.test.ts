@@ -69,3 +69,107 @@ describe("OpenAIChatModel", () => {
     expect((failure as ModelError).message).toBe("The model did not answer within 200 ms.");
   });
 });
+
+describe("OpenAIChatModel: a 200 is an answer only if it is one", () => {
+  const html = "<html><body><h1>Welcome to nginx!</h1></body></html>";
+
+  it("fails a streamed request answered 200 text/html with model_bad_response, not an empty answer", async () => {
+    const script = await scriptUpstream([
+      { type: "json", body: html, headers: { "content-type": "text/html; charset=utf-8" } },
+    ]);
+    const failure = await model()
+      .complete({ messages: ask(script.marker), onTextDelta: () => {} })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({
+      code: "model_bad_response",
+      message: "The model service sent an answer that is not a chat completion.",
+    });
+  });
+
+  it("fails a plain request answered 200 text/html with model_bad_response", async () => {
+    const script = await scriptUpstream([
+      { type: "json", body: html, headers: { "content-type": "text/html; charset=utf-8" } },
+    ]);
+    const failure = await model()
+      .complete({ messages: ask(script.marker) })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: "model_bad_response" });
+  });
+
+  it("fails a 200 JSON body that is not a chat completion with model_bad_response", async () => {
+    const script = await scriptUpstream([{ type: "json", body: { object: "list", data: [] } }]);
+    const failure = await model()
+      .complete({ messages: ask(script.marker) })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: "model_bad_response" });
+  });
+
+  it("fails an event stream that ends before the answer finishes with model_bad_response", async () => {
+    const chunk = { id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "Half" } }] };
+    const script = await scriptUpstream([{ type: "sse", events: [`data: ${JSON.stringify(chunk)}`], end: "close" }]);
+    const failure = await model()
+      .complete({ messages: ask(script.marker), onTextDelta: () => {} })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: "model_bad_response" });
+    expect((failure as ModelError).detail).toBe("the event stream ended before the answer finished");
+  });
+
+  it("fails an event stream of JSON that is not chat completion chunks with model_bad_response", async () => {
+    const script = await scriptUpstream([
+      { type: "sse", events: ['data: {"hello":"world"}', "data: [DONE]"], end: "close" },
+    ]);
+    const failure = await model()
+      .complete({ messages: ask(script.marker), onTextDelta: () => {} })
+      .catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: "model_bad_response" });
+  });
+
+  it("reads a JSON completion sent in answer to a streamed request, reporting its text once", async () => {
+    const script = await scriptUpstream([
+      {
+        type: "json",
+        body: {
+          choices: [{ index: 0, message: { role: "assistant", content: "Whole answer." }, finish_reason: "stop" }],
+        },
+      },
+    ]);
+    const deltas: string[] = [];
+    const response = await model().complete({ messages: ask(script.marker), onTextDelta: (t) => deltas.push(t) });
+    expect([response.content, deltas]).toEqual(["Whole answer.", ["Whole answer."]]);
+  });
+
+  it("never quotes our own key in an error's detail, even when the upstream echoes it", async () => {
+    const script = await scriptUpstream([
+      { type: "error", status: 401, body: { error: { message: `Incorrect API key provided: ${env.LLM_API_KEY}` } } },
+    ]);
+    const failure = (await model()
+      .complete({ messages: ask(script.marker) })
+      .catch((e: unknown) => e)) as ModelError;
+    expect(failure.detail).toContain("Incorrect API key provided: [redacted]");
+    expect(`${failure.message} ${failure.detail}`).not.toContain(env.LLM_API_KEY ?? "no key");
+  });
+
+  it("removes its abort listener after each backoff", async () => {
+    const script = await scriptUpstream([
+      { type: "error", status: 503, body: { error: { message: "busy" } } },
+      { type: "error", status: 503, body: { error: { message: "busy" } } },
+      { type: "completion", content: "ok" },
+    ]);
+    const controller = new AbortController();
+    const added: string[] = [];
+    const removed: string[] = [];
+    const signal = controller.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
+      added.push(args[0]);
+      add(...args);
+    };
+    signal.removeEventListener = (...args: Parameters<AbortSignal["removeEventListener"]>) => {
+      removed.push(args[0]);
+      remove(...args);
+    };
+    await model().complete({ messages: ask(script.marker), signal });
+    expect(removed.length).toBe(added.length);
+  });
+});

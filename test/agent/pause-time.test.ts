@@ -1,0 +1,158 @@
+// Waiting for a person is not working time: the turn timeout counts only the loop's own work, and a paused
+// turn has its own expiry (AGENT_PAUSE_TTL_MS), after which its pending calls expire unexecuted.
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
+import type { Outcome } from "../../src/agent/turn-gate";
+import type { TurnState } from "../../src/agent/turn-store";
+import { inSessionObject } from "../fixtures/in-object";
+import { approve, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
+import { scriptUpstream } from "../fixtures/upstream";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "notes.txt", content: "hello" }) };
+const value = (outcome: Outcome<AgentExecuteResponse>) => {
+  if (!outcome.ok) throw new Error(outcome.message);
+  return outcome.value;
+};
+
+/** Moves the paused turn's expiry into the past, as if AGENT_PAUSE_TTL_MS had gone by. */
+async function expirePauseNow(sessionId: string): Promise<void> {
+  const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+  await runInDurableObject(stub, (_instance, state) => {
+    const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
+    const turn = JSON.parse(row.turn_json) as TurnState;
+    turn.pauseExpiresAt = Date.now() - 1;
+    state.storage.sql.exec("UPDATE session SET turn_json = ?", JSON.stringify(turn));
+  });
+}
+
+describe("pauses and working time", () => {
+  it("completes a turn whose approval and client result arrive after the turn timeout has passed", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [write] },
+      { type: "completion", content: "Wrote notes.txt." },
+    ]);
+    const outcome = await inSessionObject(
+      { turnTimeoutMs: 400 },
+      async ({ reasoner }) => {
+        const paused = value(await reasoner.startTurn(`write notes.txt with hello ${script.marker}`));
+        await sleep(600);
+        const approved = value(
+          await reasoner.applyApprovals([{ toolCallId: paused.toolCalls[0]?.id ?? "", approved: true }]),
+        );
+        await sleep(600);
+        const resultJson = JSON.stringify({ path: "notes.txt", bytesWritten: 5 });
+        return value(await reasoner.applyToolResults([{ toolCallId: approved.toolCalls[0]?.id ?? "", resultJson }]));
+      },
+      { mode: "workspace" },
+    );
+    expect([outcome.status, outcome.text, outcome.error]).toEqual(["completed", "Wrote notes.txt.", undefined]);
+  });
+
+  it("keeps the working time of the runs before a pause and stops the turn when their sum passes the limit", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [write], delayFirstByteMs: 250 },
+      { type: "completion", content: "never sent", delayFirstByteMs: 400 },
+    ]);
+    const outcome = await inSessionObject(
+      { turnTimeoutMs: 500 },
+      async ({ reasoner }) => {
+        const paused = value(await reasoner.startTurn(`write ${script.marker}`));
+        const approved = value(
+          await reasoner.applyApprovals([{ toolCallId: paused.toolCalls[0]?.id ?? "", approved: true }]),
+        );
+        const resultJson = JSON.stringify({ path: "notes.txt", bytesWritten: 5 });
+        return value(await reasoner.applyToolResults([{ toolCallId: approved.toolCalls[0]?.id ?? "", resultJson }]));
+      },
+      { mode: "workspace" },
+    );
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.code).toBe("turn_timeout");
+    expect(outcome.error?.message).toMatch(
+      /^The turn stopped at the time limit: it worked 0\.[5-9] s without a final answer \(the limit is 0\.5 s of working time/,
+    );
+  });
+
+  it("expires a paused turn after its pause TTL: pending calls unexecuted, pause_expired, a new message accepted", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [write] },
+      { type: "completion", content: "Hello again." },
+    ]);
+    const { expired, call, status, next } = await inSessionObject(
+      { pauseTtlMs: 100 },
+      async ({ reasoner, store }) => {
+        value(await reasoner.startTurn(`write ${script.marker}`));
+        await sleep(150);
+        const expired = reasoner.expirePausedTurn();
+        const call = store.toolCalls(store.messages()[0]?.turnId ?? "")[0];
+        const status = store.status();
+        const next = value(await reasoner.startTurn(`hi ${script.marker}`));
+        return { expired, call, status, next };
+      },
+      { mode: "workspace" },
+    );
+    expect(expired?.status).toBe("failed");
+    expect(expired?.error).toEqual({
+      code: "pause_expired",
+      message:
+        "The turn waited 0.1 s for approvals or client results and expired; its pending tool calls were not executed.",
+    });
+    expect([call?.state, call?.approval, call?.errorMessage]).toEqual([
+      "settled",
+      "pending",
+      "The turn ended (pause_expired) before this call was settled.",
+    ]);
+    expect(status).toBe("idle");
+    expect(next.text).toBe("Hello again.");
+  });
+
+  it("does not expire a paused turn before its pause TTL", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const { expired, status } = await inSessionObject(
+      { pauseTtlMs: 60_000 },
+      async ({ reasoner, store }) => {
+        value(await reasoner.startTurn(`write ${script.marker}`));
+        return { expired: reasoner.expirePausedTurn(), status: store.status() };
+      },
+      { mode: "workspace" },
+    );
+    expect([expired, status]).toEqual([null, "awaiting_approval"]);
+  });
+
+  it("refuses an approval that arrives after the pause expired with pause_expired, executing nothing", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const id = await createSession("workspace");
+    const paused = await sendMessage(id, `write notes.txt ${script.marker}`);
+    await expirePauseNow(id);
+    const late = await approve(id, [{ toolCallId: paused.toolCalls[0]?.id ?? "", approved: true }]);
+    expect(late.status).toBe(409);
+    expect((late.json as ErrorBody).error.code).toBe("pause_expired");
+    const session = await getSession(id);
+    expect(session.status).toBe("idle");
+    expect(session.turns.map((t) => t.error?.code)).toEqual(["pause_expired"]);
+    expect(session.pendingToolCalls).toEqual([]);
+    expect((await script.requests()).length).toBe(1);
+  });
+
+  it("sets an alarm at the pause's expiry, and the alarm ends the expired turn", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const id = await createSession("workspace");
+    await sendMessage(id, `write notes.txt ${script.marker}`);
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const scheduled = await runInDurableObject(stub, async (_instance, state) => {
+      const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
+      return {
+        alarm: await state.storage.getAlarm(),
+        expiresAt: (JSON.parse(row.turn_json) as TurnState).pauseExpiresAt,
+      };
+    });
+    expect(scheduled.alarm).toBe(scheduled.expiresAt);
+    expect((scheduled.alarm ?? 0) - Date.now()).toBeGreaterThan(86_400_000 - 60_000);
+    await expirePauseNow(id);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const session = await getSession(id);
+    expect([session.status, session.turns[0]?.error?.code]).toEqual(["idle", "pause_expired"]);
+  });
+});
