@@ -1,4 +1,5 @@
 // createApp(): middleware, the one error path, and the routes; the Worker and the tests serve the same app.
+
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -10,6 +11,7 @@ import type { AppBindings } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
+import { quoted } from "./quote";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
@@ -72,7 +74,7 @@ export function createApp(): Hono<AppBindings> {
   app.route("/", workflowRoutes);
 
   app.notFound((c) =>
-    c.json(errorBody(`No route for ${c.req.method} ${c.req.path}.`, "not_found_error", "route_not_found"), 404),
+    c.json(errorBody(`No route for ${c.req.method} ${quoted(c.req.path)}.`, "not_found_error", "route_not_found"), 404),
   );
 
   app.onError((error, c) => {

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { Principal } from "./auth/api-keys";
 import { ApiError } from "./errors";
 import type { JsonAdminLogger } from "./observability/admin-logger";
+import { quoted } from "./quote";
 
 export interface AppBindings {
   Bindings: Cloudflare.Env;
@@ -27,13 +28,21 @@ export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S
   return parseWith(schema, raw, "request body");
 }
 
-/** zod-parses `value`; the error names the field path and what is wrong with it. */
+/**
+ * zod-parses `value`; the error names the field path and what is wrong with it. A field the schema does not
+ * know is named in `param` too (zod reports it on the object that holds it), quoted bounded.
+ */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const path = issue?.path.map(String).join(".") ?? "";
+  const at = issue?.path.map(String) ?? [];
+  if (issue?.code === "unrecognized_keys") {
+    const field = [...at, issue.keys[0] ?? ""].join(".");
+    throw ApiError.badRequest(`Unknown field ${quoted(field)} in the ${what}.`, field, "unknown_field");
+  }
+  const path = at.join(".");
   const detail = issue?.message ?? "is invalid";
-  const message = path ? `Invalid '${path}' in the ${what}: ${detail}.` : `Invalid ${what}: ${detail}.`;
+  const message = path ? `Invalid ${quoted(path)} in the ${what}: ${detail}.` : `Invalid ${what}: ${detail}.`;
   throw ApiError.badRequest(message, path || null);
 }

@@ -1,6 +1,8 @@
 // AgentToolExecutor (AGN-005 §5): resolves each model call to its tool, runs it, maps the outcome onto AgentToolCall.
+
 import type { ModelToolCall } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
+import { quoted } from "../quote";
 import { type AgentTool, type AgentToolExecutionContext, exceptionTag, type InvokeResult } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { StoredToolCall } from "./agent-tool-call";
@@ -45,8 +47,8 @@ export class AgentToolExecutor {
     if (!tool || !ctx.offered.has(call.name)) {
       const available = [...ctx.offered].sort().join(", ");
       stored.errorMessage = tool
-        ? `Tool '${call.name}' is not offered in this mode. Available tools: ${available}.`
-        : `Unknown tool '${call.name}'. Available tools: ${available}.`;
+        ? `Tool ${quoted(call.name)} is not offered in this mode. Available tools: ${available}.`
+        : `Unknown tool ${quoted(call.name)}. Available tools: ${available}.`;
       return stored;
     }
     if (tool.requiresApproval || ctx.approvalRequired.has(call.name)) {

@@ -1,4 +1,5 @@
 // The one-turn-at-a-time rule and the checks on approvals and client results, as refusals a route answers.
+import { quoted } from "../quote";
 import type { StoredToolCall } from "./agent-tool-call";
 import type { SessionStatus } from "./turn-store";
 
@@ -71,14 +72,19 @@ export function refusalForCalls(
   const seen = new Set<string>();
   for (const id of ids) {
     if (seen.has(id))
-      return refuse(400, "duplicate_tool_call_id", `Tool call '${id}' appears twice in the request.`, "toolCallId");
+      return refuse(
+        400,
+        "duplicate_tool_call_id",
+        `Tool call ${quoted(id)} appears twice in the request.`,
+        "toolCallId",
+      );
     seen.add(id);
     const call = calls.find((c) => c.id === id);
     if (!call || call.state !== state) {
       return refuse(
         409,
         "tool_call_not_pending",
-        `Tool call '${id}' is unknown or already settled; nothing was changed.`,
+        `Tool call ${quoted(id)} is unknown or already settled; nothing was changed.`,
       );
     }
   }

@@ -1,4 +1,5 @@
 // AgentModeCatalogService: the mode catalog in D1, read with every row checked by zod.
+import { quoted } from "../quote";
 import { type AgentMode, AgentModeRow } from "./agent-mode";
 
 /** TUL-010 §2's `IAgentModeCatalogService`, plus the look-ups sessions need. */
@@ -6,6 +7,12 @@ export interface AgentModeCatalogService {
   getAllModes(signal?: AbortSignal): Promise<AgentMode[]>;
   getMode(key: string, signal?: AbortSignal): Promise<AgentMode | null>;
   getDefaultMode(signal?: AbortSignal): Promise<AgentMode>;
+}
+
+/** "Unknown mode 'x'. Known modes: a, b." with the input quoted bounded: the one wording of this refusal. */
+export async function unknownModeMessage(catalog: AgentModeCatalogService, mode: string): Promise<string> {
+  const known = (await catalog.getAllModes()).map((m) => m.key).join(", ");
+  return `Unknown mode ${quoted(mode)}. Known modes: ${known}.`;
 }
 
 /** A catalog row that does not parse: the message names the row and the field. */

@@ -6,13 +6,14 @@ import { type AppBindings, readJsonBody } from "../http";
 import { MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
+import { quoted } from "../quote";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 
 export const adminModeRoutes = new Hono<AppBindings>().put("/admin/modes/:key", requireScope("admin"), async (c) => {
   const key = c.req.param("key");
   if (!MODE_KEY_PATTERN.test(key)) {
     throw ApiError.badRequest(
-      `Invalid mode key '${key}': use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter.`,
+      `Invalid mode key ${quoted(key)}: use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter.`,
       "key",
     );
   }
@@ -21,7 +22,7 @@ export const adminModeRoutes = new Hono<AppBindings>().put("/admin/modes/:key", 
   body.tools.forEach((name, index) => {
     if (!PRODUCTION_TOOL_NAMES.includes(name)) {
       throw ApiError.badRequest(
-        `Unknown tool '${name}'. Known tools: ${PRODUCTION_TOOL_NAMES.join(", ")}.`,
+        `Unknown tool ${quoted(name)}. Known tools: ${PRODUCTION_TOOL_NAMES.join(", ")}.`,
         `tools.${index}`,
       );
     }
@@ -29,7 +30,7 @@ export const adminModeRoutes = new Hono<AppBindings>().put("/admin/modes/:key", 
   body.approvalRequiredTools.forEach((name, index) => {
     if (!body.tools.includes(name) && !ALWAYS_OFFERED_TOOLS.includes(name)) {
       throw ApiError.badRequest(
-        `'${name}' needs approval but the mode does not offer it; list it in 'tools' first.`,
+        `${quoted(name)} needs approval but the mode does not offer it; list it in 'tools' first.`,
         `approvalRequiredTools.${index}`,
       );
     }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppBindings, readJsonBody } from "../http";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { callerOf as caller, sessionStub, unwrap } from "../session/session-client";
 
 const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
@@ -42,10 +42,7 @@ export const contextSessionRoutes = new Hono<AppBindings>()
     const body = await readJsonBody(c, CreateSessionBody);
     const catalog = new D1AgentModeCatalogService(c.env.DB);
     const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
-    if (!mode) {
-      const known = (await catalog.getAllModes()).map((m) => m.key).join(", ");
-      throw ApiError.badRequest(`Unknown mode '${body.mode}'. Known modes: ${known}.`, "mode", "unknown_mode");
-    }
+    if (!mode) throw ApiError.badRequest(await unknownModeMessage(catalog, body.mode ?? ""), "mode", "unknown_mode");
     const id = c.env.AGENT_SESSION.newUniqueId();
     const session = await c.env.AGENT_SESSION.get(id).initialize({
       sessionId: id.toString(),

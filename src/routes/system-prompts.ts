@@ -1,4 +1,5 @@
 // GET /v1/system-prompts/:id/enhanced?mode=KEY: the prompt our context endpoints send, with its tools.
+
 import { Hono } from "hono";
 import { agentConfigFromEnv } from "../agent/agent-config";
 import { requireScope } from "../auth/middleware";
@@ -7,6 +8,7 @@ import type { AppBindings } from "../http";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
 import { getSystemPrompt } from "../prompts/system-prompt-store";
+import { quoted } from "../quote";
 import { DurableObjectSessionManager } from "../session/session-client";
 import { createAgentToolRegistry } from "../tools";
 
@@ -21,8 +23,8 @@ export const systemPromptRoutes = new Hono<AppBindings>().get(
       getSystemPrompt(c.env.DB, id),
       modeKey ? catalog.getMode(modeKey) : catalog.getDefaultMode(),
     ]);
-    if (!base) throw ApiError.notFound(`System prompt '${id}' not found.`, "system_prompt_not_found");
-    if (!mode) throw ApiError.notFound(`Mode '${modeKey}' not found.`, "mode_not_found");
+    if (!base) throw ApiError.notFound(`System prompt ${quoted(id)} not found.`, "system_prompt_not_found");
+    if (!mode) throw ApiError.notFound(`Mode ${quoted(modeKey ?? "")} not found.`, "mode_not_found");
     const config = agentConfigFromEnv(c.env);
     const registry = createAgentToolRegistry({
       logger: c.var.logger,

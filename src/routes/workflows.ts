@@ -1,9 +1,11 @@
 // Workflows: the list (GET /workflows), its categories, and running one in a session.
+
 import { Hono } from "hono";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppBindings, readJsonBody } from "../http";
+import { quoted } from "../quote";
 import { callerOf, sessionStub, unwrap } from "../session/session-client";
 import { workflowService } from "../workflows";
 
@@ -29,7 +31,8 @@ export const workflowRoutes = new Hono<AppBindings>()
   .post("/context/sessions/:sessionId/workflows/:workflowId", requireScope("chat"), async (c) => {
     const stub = sessionStub(c.env, c.req.param("sessionId"));
     const workflow = workflowService.get(c.req.param("workflowId"));
-    if (!workflow) throw ApiError.notFound(`Workflow '${c.req.param("workflowId")}' not found.`, "workflow_not_found");
+    if (!workflow)
+      throw ApiError.notFound(`Workflow ${quoted(c.req.param("workflowId"))} not found.`, "workflow_not_found");
     const parsed = workflowService.parse(workflow, await readJsonBody(c, RunWorkflowBody));
     if (!parsed.ok) throw ApiError.badRequest(parsed.message, parsed.param, "invalid_workflow_parameters");
     return c.json(unwrap(await stub.runWorkflow(callerOf(c), workflow.id, parsed.parameters)));

@@ -10,9 +10,11 @@ import type { TurnEvents } from "../agent/turn-events";
 import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
 import { errorBody } from "../errors";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
+import { quoted } from "../quote";
 import { createAgentToolRegistry } from "../tools";
+import { workspacePolicyFromEnv } from "../tools/workspace-path";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
@@ -198,13 +200,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async setSessionMode(sessionId: string, mode: string, reason: string, org: string, user: string): Promise<void> {
     const record = this.store.record();
     if (!record || record.sessionId !== sessionId || record.org !== org) {
-      throw new SessionModeError(`Session '${sessionId}' not found.`);
+      throw new SessionModeError(`Session ${quoted(sessionId)} not found.`);
     }
     const catalog = new D1AgentModeCatalogService(this.env.DB);
-    if (!(await catalog.getMode(mode))) {
-      const known = (await catalog.getAllModes()).map((m) => m.key).join(", ");
-      throw new SessionModeError(`Unknown mode '${mode}'. Known modes: ${known}.`);
-    }
+    if (!(await catalog.getMode(mode))) throw new SessionModeError(await unknownModeMessage(catalog, mode));
     this.store.changeMode(mode, reason, user);
   }
 
@@ -372,7 +371,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return new AgentReasoner({
       store: this.store,
       model: sessionChatModel(this.env),
-      registry: createAgentToolRegistry({ logger, sessionManager: this, catalog }),
+      registry: createAgentToolRegistry({
+        logger,
+        sessionManager: this,
+        catalog,
+        workspace: workspacePolicyFromEnv(this.env),
+      }),
       catalog,
       basePrompt: () => sessionBasePrompt(this.env.DB),
       config: agentConfigFromEnv(this.env),

@@ -1,7 +1,9 @@
 // The session WebSocket protocol (docs/protocol.md): client frames parsed with zod, server frames typed.
+
 import { z } from "zod";
 import type { AgentExecuteResponse, AgentToolCall } from "../agent/agent-tool-call";
 import type { SessionStatus } from "../agent/turn-store";
+import { quoted } from "../quote";
 
 /** Largest client frame accepted, in bytes (a client tool result can be a whole file). */
 export const MAX_CLIENT_FRAME_BYTES = 2_097_152;
@@ -90,7 +92,7 @@ export function parseClientFrame(
     return {
       ok: false,
       code: "unknown_frame_type",
-      message: `Unknown frame type ${JSON.stringify(type ?? null)}; expected one of ${CLIENT_FRAME_TYPES.join(", ")}.`,
+      message: `Unknown frame type ${typeof type === "string" ? quoted(type) : "(none)"}; expected one of ${CLIENT_FRAME_TYPES.join(", ")}.`,
     };
   }
   const parsed = ClientFrame.safeParse(raw);

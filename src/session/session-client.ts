@@ -1,7 +1,9 @@
 // The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
+
 import type { Outcome } from "../agent/turn-gate";
 import { ApiError, type ApiErrorType } from "../errors";
 import type { AppContext } from "../http";
+import { quoted } from "../quote";
 import type { AgentSession, Caller } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";
 
@@ -16,7 +18,7 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
       // Not an id of this namespace: the same 404 as any unknown session.
     }
   }
-  throw ApiError.notFound(`Session '${sessionId}' not found.`, "session_not_found");
+  throw ApiError.notFound(`Session ${quoted(sessionId)} not found.`, "session_not_found");
 }
 
 /** The request's principal as a session object's caller. */

@@ -1,8 +1,10 @@
 // Runs a workflow inside the session object, under the one-turn-at-a-time rule, and records it in the
 // conversation so the model sees what the user did.
+
 import type { Outcome, Refusal } from "../agent/turn-gate";
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
+import { quoted } from "../quote";
 import { workflowService } from "../workflows";
 import { type Artifact, WorkflowError } from "../workflows/workflow";
 import type { SessionStore } from "./session-store";
@@ -38,7 +40,7 @@ export async function runWorkflow(
   parameters: Record<string, unknown>,
 ): Promise<Outcome<WorkflowRunResponse>> {
   const workflow = workflowService.get(workflowId);
-  if (!workflow) return refuse(404, "workflow_not_found", `Workflow '${workflowId}' not found.`);
+  if (!workflow) return refuse(404, "workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
   const parsed = workflowService.parse(workflow, { parameters });
   if (!parsed.ok) return refuse(400, "invalid_workflow_parameters", parsed.message, parsed.param);
   const busy = deps.refusalToStart();

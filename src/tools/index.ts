@@ -7,6 +7,7 @@ import { HelloWorldTool } from "./agent-hello-world";
 import { AgentListModesTool } from "./agent-list-modes";
 import type { AgentTool } from "./contract";
 import { AgentToolRegistry } from "./registry";
+import type { WorkspacePolicy } from "./workspace-path";
 import { WorkspaceReadFileTool } from "./workspace-read-file";
 import { WorkspaceWriteFileTool } from "./workspace-write-file";
 
@@ -15,6 +16,8 @@ export interface AgentToolDependencies {
   logger: AdminLogger;
   sessionManager: AgentSessionManager;
   catalog: AgentModeCatalogService;
+  /** Which workspace paths the file tools refuse (WORKSPACE_PROTECTED_PATHS); the defaults when absent. */
+  workspace?: WorkspacePolicy;
 }
 
 /** Offered in every mode, whatever the mode's own list says (TUL-007 §3.1). */
@@ -24,8 +27,14 @@ const PRODUCTION_TOOLS = [
   { type: ModeChangeTool, create: (d: AgentToolDependencies) => new ModeChangeTool(d.sessionManager, d.logger) },
   { type: AgentListModesTool, create: (d: AgentToolDependencies) => new AgentListModesTool(d.catalog, d.logger) },
   { type: HelloWorldTool, create: (d: AgentToolDependencies) => new HelloWorldTool(d.logger) },
-  { type: WorkspaceReadFileTool, create: (d: AgentToolDependencies) => new WorkspaceReadFileTool(d.logger) },
-  { type: WorkspaceWriteFileTool, create: (d: AgentToolDependencies) => new WorkspaceWriteFileTool(d.logger) },
+  {
+    type: WorkspaceReadFileTool,
+    create: (d: AgentToolDependencies) => new WorkspaceReadFileTool(d.logger, d.workspace),
+  },
+  {
+    type: WorkspaceWriteFileTool,
+    create: (d: AgentToolDependencies) => new WorkspaceWriteFileTool(d.logger, d.workspace),
+  },
 ] as const;
 
 /** Every production tool's ToolName (what a mode's `tools` list may name). */

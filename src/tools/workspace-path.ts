@@ -1,18 +1,118 @@
-// Workspace paths for client-executed file tools: relative to the workspace root, never escaping it.
+// Workspace paths for client-executed file tools: normalised first (percent-decoding, NFKC), then refused
+// when they leave or confuse the workspace (any spelling of '..', absolute, drive and UNC paths, URIs, '~',
+// control and invisible characters) or name a file that holds secrets (WORKSPACE_PROTECTED_PATHS).
+import { z } from "zod";
+import { quoted } from "../quote";
 
 export const MAX_WORKSPACE_FILE_BYTES = 1_048_576;
+const MAX_PATH_CHARS = 1024;
 
-/** Returns the normalised relative path, or why it is refused. */
-export function checkWorkspacePath(path: string): { ok: true; path: string } | { ok: false; message: string } {
-  const trimmed = path.trim();
-  if (trimmed.length === 0) return { ok: false, message: "the path is empty" };
-  if (trimmed.length > 1024) return { ok: false, message: "the path is longer than 1024 characters" };
-  if (trimmed.includes("\0")) return { ok: false, message: "the path contains a NUL character" };
-  if (/^([/\\]|[a-zA-Z]:|~)/.test(trimmed)) {
-    return { ok: false, message: `'${trimmed}' is absolute; use a path relative to the workspace root` };
+/**
+ * Paths refused unless the operator says otherwise: a pattern ending in '/' is a directory anywhere in the
+ * path, any other pattern a file name anywhere ('*' matches any run of characters); case is ignored.
+ */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  ".git/",
+  ".ssh/",
+  ".aws/",
+  ".gnupg/",
+  ".env",
+  ".env.*",
+  ".npmrc",
+  ".netrc",
+  ".pgpass",
+  ".dev.vars",
+  ".dev.vars.*",
+  "id_rsa*",
+  "id_ed25519*",
+  "*.pem",
+  "*.key",
+];
+
+export interface WorkspacePolicy {
+  protectedPaths: readonly string[];
+}
+
+export const DEFAULT_WORKSPACE_POLICY: WorkspacePolicy = { protectedPaths: DEFAULT_PROTECTED_PATHS };
+
+const WorkspaceEnv = z.object({ WORKSPACE_PROTECTED_PATHS: z.string().optional() });
+
+/** WORKSPACE_PROTECTED_PATHS: comma-separated patterns that replace the defaults ("" protects nothing). */
+export function workspacePolicyFromEnv(env: object): WorkspacePolicy {
+  const value = WorkspaceEnv.parse(env).WORKSPACE_PROTECTED_PATHS;
+  if (value === undefined) return DEFAULT_WORKSPACE_POLICY;
+  return {
+    protectedPaths: value
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean),
+  };
+}
+
+type Checked = { ok: true; path: string } | { ok: false; message: string };
+
+/** Control characters, and the invisible or direction-changing ones that make a path read as another. */
+const CONFUSING = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/u;
+const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
+
+/** Decodes %XX escapes until none is left (a double-encoded '%252e' is a '.' too); null when malformed. */
+function percentDecoded(path: string): string | null {
+  let current = path;
+  for (let round = 0; round < 4 && /%[0-9a-fA-F]{2}/.test(current); round++) {
+    try {
+      current = decodeURIComponent(current);
+    } catch {
+      return null;
+    }
   }
-  const segments = trimmed.split(/[/\\]+/).filter((s) => s !== "" && s !== ".");
-  if (segments.includes("..")) return { ok: false, message: `'${trimmed}' leaves the workspace ('..' is not allowed)` };
-  if (segments.length === 0) return { ok: false, message: `'${trimmed}' names the workspace root, not a file` };
-  return { ok: true, path: segments.join("/") };
+  return current;
+}
+
+function globMatches(pattern: string, name: string): boolean {
+  const source = pattern
+    .toLowerCase()
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`).test(name.toLowerCase());
+}
+
+function protectedBy(segments: string[], policy: WorkspacePolicy): string | null {
+  const directories = segments.slice(0, -1);
+  const file = segments.at(-1) ?? "";
+  for (const pattern of policy.protectedPaths) {
+    if (pattern.endsWith("/")) {
+      const dir = pattern.slice(0, -1);
+      if (directories.some((d) => globMatches(dir, d)) || globMatches(dir, file)) return pattern;
+    } else if (segments.some((s) => globMatches(pattern, s))) return pattern;
+  }
+  return null;
+}
+
+/** The normalised path relative to the workspace root, or why it is refused. */
+export function checkWorkspacePath(raw: string, policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY): Checked {
+  const refuse = (why: string): Checked => ({ ok: false, message: `${quoted(raw)} ${why}` });
+  if (raw.length > MAX_PATH_CHARS)
+    return { ok: false, message: `the path is longer than ${MAX_PATH_CHARS} characters` };
+  const decoded = percentDecoded(raw);
+  if (decoded === null) return refuse("has a malformed percent-escape");
+  const path = decoded.normalize("NFKC").trim();
+  if (path.length === 0) return { ok: false, message: "the path is empty" };
+  if (path.includes("\0")) return refuse("contains a NUL character");
+  if (CONFUSING.test(path)) return refuse("contains control or invisible characters");
+  if (/^[/\\]/.test(path)) return refuse("is absolute; use a path relative to the workspace root");
+  if (/^[a-zA-Z]:/.test(path)) return refuse("names a drive; use a path relative to the workspace root");
+  if (SCHEME.test(path)) return refuse("is a URI; use a path relative to the workspace root");
+  if (path.startsWith("~")) return refuse("names a home directory; use a path relative to the workspace root");
+  const segments = path.split(/[/\\]+/).filter((s) => s !== "" && s !== ".");
+  // '..' in any spelling that survives normalisation, and names a file system reads as '..' ('.. ', '...').
+  if (segments.some((s) => s.includes("..") && s.replace(/[. ]+$/, "") === "")) {
+    return refuse("leaves the workspace ('..' is not allowed)");
+  }
+  if (segments.some((s) => s.replace(/[. ]+$/, "") === "")) return refuse("has a name made only of dots or spaces");
+  if (segments.length === 0) return refuse("names the workspace root, not a file");
+  const normalised = segments.join("/");
+  const rule = protectedBy(segments, policy);
+  if (rule) return refuse(`is protected (it matches '${rule}' in WORKSPACE_PROTECTED_PATHS)`);
+  return { ok: true, path: normalised };
 }

@@ -1,10 +1,17 @@
 // workspace_read_file: a client-final tool; the server checks the path and size, the user's client reads.
 import { z } from "zod";
+import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
 import { isBlank, parseToolArguments } from "./tool-arguments";
 import { AgentToolBase } from "./tool-base";
-import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
+import {
+  checkWorkspacePath,
+  DEFAULT_WORKSPACE_POLICY,
+  MAX_WORKSPACE_FILE_BYTES,
+  type WorkspacePolicy,
+} from "./workspace-path";
+import { clientResultPathProblem } from "./workspace-result";
 
 const DEFAULT_MAX_BYTES = 262_144;
 
@@ -49,6 +56,18 @@ export class WorkspaceReadFileTool extends AgentToolBase {
   readonly clientResultSchema = WorkspaceReadFileResult;
   protected readonly failureMessage = "WorkspaceReadFileTool failed to prepare the read.";
 
+  constructor(
+    logger: AdminLogger,
+    private readonly policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY,
+  ) {
+    super(logger);
+  }
+
+  /** The client's result must be for the path the preflight prepared, not another file. */
+  checkClientResult(preparedJson: string, result: unknown): string | null {
+    return clientResultPathProblem(preparedJson, result);
+  }
+
   protected async run(
     argumentsJson: string | null | undefined,
     _context: AgentToolExecutionContext | null | undefined,
@@ -58,7 +77,7 @@ export class WorkspaceReadFileTool extends AgentToolBase {
     }
     const parsed = parseToolArguments(argumentsJson, WorkspaceReadFileArgs, "WorkspaceReadFileTool");
     if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const path = checkWorkspacePath(parsed.args.path);
+    const path = checkWorkspacePath(parsed.args.path, this.policy);
     if (!path.ok) return InvokeResult.fromError(`WorkspaceReadFileTool refused the path: ${path.message}.`);
     const request = { action: "read_file", path: path.path, maxBytes: parsed.args.maxBytes ?? DEFAULT_MAX_BYTES };
     return InvokeResult.create(JSON.stringify(request));

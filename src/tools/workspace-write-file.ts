@@ -1,10 +1,17 @@
 // workspace_write_file: a client-final tool that needs approval; the server checks, the client writes.
 import { z } from "zod";
+import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
 import { isBlank, parseToolArguments } from "./tool-arguments";
 import { AgentToolBase } from "./tool-base";
-import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
+import {
+  checkWorkspacePath,
+  DEFAULT_WORKSPACE_POLICY,
+  MAX_WORKSPACE_FILE_BYTES,
+  type WorkspacePolicy,
+} from "./workspace-path";
+import { clientResultPathProblem } from "./workspace-result";
 
 const WorkspaceWriteFileArgs = z.strictObject({
   path: z
@@ -43,6 +50,18 @@ export class WorkspaceWriteFileTool extends AgentToolBase {
   readonly clientResultSchema = WorkspaceWriteFileResult;
   protected readonly failureMessage = "WorkspaceWriteFileTool failed to prepare the write.";
 
+  constructor(
+    logger: AdminLogger,
+    private readonly policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY,
+  ) {
+    super(logger);
+  }
+
+  /** The client's result must be for the path the preflight prepared, not another file. */
+  checkClientResult(preparedJson: string, result: unknown): string | null {
+    return clientResultPathProblem(preparedJson, result);
+  }
+
   protected async run(
     argumentsJson: string | null | undefined,
     _context: AgentToolExecutionContext | null | undefined,
@@ -52,7 +71,7 @@ export class WorkspaceWriteFileTool extends AgentToolBase {
     }
     const parsed = parseToolArguments(argumentsJson, WorkspaceWriteFileArgs, "WorkspaceWriteFileTool");
     if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const path = checkWorkspacePath(parsed.args.path);
+    const path = checkWorkspacePath(parsed.args.path, this.policy);
     if (!path.ok) return InvokeResult.fromError(`WorkspaceWriteFileTool refused the path: ${path.message}.`);
     const bytes = new TextEncoder().encode(parsed.args.content).byteLength;
     if (bytes > MAX_WORKSPACE_FILE_BYTES) {

@@ -1,5 +1,7 @@
 // branch_session: a new session in a chosen mode, linked to this one as its parent.
+
 import { z } from "zod";
+import { unknownModeMessage } from "../modes/catalog-service";
 import { defineWorkflow, WorkflowError } from "./workflow";
 
 export const branchSessionWorkflow = defineWorkflow({
@@ -16,8 +18,7 @@ export const branchSessionWorkflow = defineWorkflow({
   }),
   async run({ mode }, context) {
     if (!(await context.catalog.getMode(mode))) {
-      const known = (await context.catalog.getAllModes()).map((m) => m.key).join(", ");
-      throw new WorkflowError(`Unknown mode '${mode}'. Known modes: ${known}.`, "mode");
+      throw new WorkflowError(await unknownModeMessage(context.catalog, mode), "mode");
     }
     const branchSessionId = await context.createBranch(mode);
     return {

@@ -1,5 +1,7 @@
 // Workflow parameters from the user's own words: `key=value` pairs (quotes allowed) and a first positional word.
+
 import { z } from "zod";
+import { quoted } from "../quote";
 
 /** Splits on spaces outside quotes; quotes are removed. */
 function tokens(input: string): string[] {
@@ -34,14 +36,14 @@ export function extractParameters(input: string, schema: z.ZodObject, positional
     else if (key)
       return {
         ok: false,
-        message: `Unknown parameter '${key}'. Parameters: ${Object.keys(shape).join(", ")}.`,
+        message: `Unknown parameter ${quoted(key)}. Parameters: ${Object.keys(shape).join(", ")}.`,
         param: key,
       };
     else extra.push(token);
   }
   if (extra.length > 0) {
     if (!positional || positional in parameters) {
-      return { ok: false, message: `Could not place '${extra.join(" ")}'; write it as key=value.`, param: null };
+      return { ok: false, message: `Could not place ${quoted(extra.join(" "))}; write it as key=value.`, param: null };
     }
     parameters[positional] = coerce(extra.join(" "), shape[positional]);
   }

@@ -1,5 +1,7 @@
 // switch_mode: the user picks the session's mode (recorded with the reason "selected by the user").
+
 import { z } from "zod";
+import { unknownModeMessage } from "../modes/catalog-service";
 import { defineWorkflow, WorkflowError } from "./workflow";
 
 export const SWITCH_MODE_REASON = "selected by the user";
@@ -16,8 +18,7 @@ export const switchModeWorkflow = defineWorkflow({
   }),
   async run({ mode }, context) {
     if (!(await context.catalog.getMode(mode))) {
-      const known = (await context.catalog.getAllModes()).map((m) => m.key).join(", ");
-      throw new WorkflowError(`Unknown mode '${mode}'. Known modes: ${known}.`, "mode");
+      throw new WorkflowError(await unknownModeMessage(context.catalog, mode), "mode");
     }
     if (mode === context.mode)
       return { message: `The session is already in the ${mode} mode.`, data: { mode, changed: false } };

@@ -120,3 +120,31 @@ describe("PUT /admin/modes/:key", () => {
     expect(((await badKey.json()) as ErrorBody).error.param).toBe("key");
   });
 });
+
+describe("PUT /admin/modes/:key: unknown fields", () => {
+  it("answers 400 for an unknown field, naming it in param", async () => {
+    const response = await put("support_triage", { ...modeBody, colour: "blue" });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as ErrorBody).error).toEqual({
+      message: "Unknown field 'colour' in the request body.",
+      type: "invalid_request_error",
+      code: "unknown_field",
+      param: "colour",
+    });
+  });
+
+  it("names an unknown field nested in a list by its path", async () => {
+    const created = await exports.default.fetch("http://aptix.test/context/sessions", {
+      method: "POST",
+      headers: { ...authHeaders(), "content-type": "application/json" },
+      body: "{}",
+    });
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/approvals`, {
+      method: "POST",
+      headers: { ...authHeaders(), "content-type": "application/json" },
+      body: JSON.stringify({ decisions: [{ toolCallId: "c", approved: true, extra: 1 }] }),
+    });
+    expect(((await response.json()) as ErrorBody).error.param).toBe("decisions.0.extra");
+  });
+});

@@ -8,7 +8,7 @@ describe("error responses", () => {
     const response = await exports.default.fetch("http://aptix.test/nope", { headers: authHeaders() });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { message: "No route for GET /nope.", type: "not_found_error", code: "route_not_found", param: null },
+      error: { message: "No route for GET '/nope'.", type: "not_found_error", code: "route_not_found", param: null },
     });
   });
 

@@ -114,3 +114,56 @@ describe("approval gates", () => {
     expect((refused.json as ErrorBody).error.code).toBe("session_awaiting_input");
   });
 });
+
+describe("checks before approval", () => {
+  it("refuses a write outside the workspace in its preflight, so it never reaches the approval dialog", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [write("../../etc/passwd", "root::0:0")] },
+      { type: "completion", content: "I cannot write there." },
+    ]);
+    const id = await createSession("workspace");
+    const response = await sendMessage(id, `write it ${script.marker}`);
+    expect(response.status).toBe("completed");
+    expect(response.toolCalls[0]).toMatchObject({ approval: null, wasExecuted: false, requiresClientExecution: true });
+    expect(response.toolCalls[0]?.errorMessage).toBe(
+      "WorkspaceWriteFileTool refused the path: '../../etc/passwd' leaves the workspace ('..' is not allowed).",
+    );
+    const session = await getSession(id);
+    expect(session.pendingToolCalls).toEqual([]);
+  });
+
+  it("shows the preflight's prepared request with a call that waits for approval", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write("./docs//a.md", "A")] }]);
+    const paused = await sendMessage(await createSession("workspace"), `write ${script.marker}`);
+    expect(paused.status).toBe("awaiting_approval");
+    expect(JSON.parse(paused.toolCalls[0]?.resultJson ?? "")).toMatchObject({
+      action: "write_file",
+      path: "docs/a.md",
+    });
+  });
+
+  it("hands the approved call's prepared request to the client without running the preflight again", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write("a.txt", "A")] }]);
+    const id = await createSession("workspace");
+    const paused = await sendMessage(id, `write ${script.marker}`);
+    const approved = await approve(id, [{ toolCallId: paused.toolCalls[0]?.id ?? "", approved: true }]);
+    const body = approved.json as { status: string; toolCalls: { resultJson: string; approval: string }[] };
+    expect(body.status).toBe("awaiting_client");
+    expect(body.toolCalls[0]?.approval).toBe("approved");
+    expect(body.toolCalls[0]?.resultJson).toBe(paused.toolCalls[0]?.resultJson);
+  });
+
+  it("refuses a client result for a file other than the one the approved write asked for", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write("a.txt", "A")] }]);
+    const id = await createSession("workspace");
+    const paused = await sendMessage(id, `write ${script.marker}`);
+    const callId = paused.toolCalls[0]?.id ?? "";
+    await approve(id, [{ toolCallId: callId, approved: true }]);
+    const result = await sendToolResults(id, [
+      { toolCallId: callId, resultJson: JSON.stringify({ path: "b.txt", bytesWritten: 1 }) },
+    ]);
+    expect(result.status).toBe(400);
+    expect((result.json as ErrorBody).error.code).toBe("invalid_tool_result");
+    expect((await getSession(id)).status).toBe("awaiting_client");
+  });
+});
