@@ -51,8 +51,11 @@ export function workspacePolicyFromEnv(env: object): WorkspacePolicy {
 
 type Checked = { ok: true; path: string } | { ok: false; message: string };
 
-/** Control characters, and the invisible or direction-changing ones that make a path read as another. */
-const CONFUSING = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/u;
+/**
+ * Control characters (Cc) and format characters (Cf: zero-width, soft hyphen, direction overrides, BOM):
+ * the invisible ones that make a path read as another.
+ */
+const CONFUSING = /[\p{Cc}\p{Cf}]/u;
 const SCHEME = /^[a-zA-Z][a-zA-Z0-9+.-]*:/;
 
 /** Decodes %XX escapes until none is left (a double-encoded '%252e' is a '.' too); null when malformed. */
