@@ -21,11 +21,17 @@ import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
 
 const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/** Tool results carry whole files (a read of up to 1 MiB, JSON-escaped): their route takes more. */
+const DEFAULT_MAX_TOOL_RESULT_BYTES = 10_485_760;
+const TOOL_RESULTS_PATH = /^\/context\/sessions\/[^/]+\/tool-results$/;
 
 const MaxBodyBytesVar = positiveIntVar(DEFAULT_MAX_BODY_BYTES);
+const MaxToolResultBytesVar = positiveIntVar(DEFAULT_MAX_TOOL_RESULT_BYTES);
 
-export function maxBodyBytes(env: Cloudflare.Env): number {
-  return MaxBodyBytesVar.parse(env.MAX_BODY_BYTES);
+export function maxBodyBytes(env: Cloudflare.Env, path = ""): number {
+  const general = MaxBodyBytesVar.parse(env.MAX_BODY_BYTES);
+  if (!TOOL_RESULTS_PATH.test(path)) return general;
+  return Math.max(general, MaxToolResultBytesVar.parse(env.MAX_TOOL_RESULT_BYTES));
 }
 
 export function createApp(): Hono<AppBindings> {
@@ -49,7 +55,7 @@ export function createApp(): Hono<AppBindings> {
     await next();
   });
   app.use(async (c, next) => {
-    const maxSize = maxBodyBytes(c.env);
+    const maxSize = maxBodyBytes(c.env, c.req.path);
     return bodyLimit({
       maxSize,
       onError: () => {

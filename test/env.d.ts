@@ -6,3 +6,9 @@ declare namespace Cloudflare {
     TEST_UPSTREAM_URL: string;
   }
 }
+
+/** A file's text, imported with Vite's `?raw` suffix (the local seed, in tests). */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

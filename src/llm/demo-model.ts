@@ -122,7 +122,19 @@ function decide(request: ChatRequest): Intent {
   return { text: HELP };
 }
 
-let callCounter = 0;
+/**
+ * Tool calls made earlier in the conversation the demo was sent: native calls on assistant messages, and
+ * results of JSON-format calls. Its call ids count on from there, so they are the same on every run of the
+ * same conversation and never repeat within one session (`demo_call_1`, `demo_call_2`, ...).
+ */
+export function earlierToolCalls(messages: ChatMessage[]): number {
+  let count = 0;
+  for (const m of messages) {
+    if (m.role === "assistant") count += m.tool_calls?.length ?? 0;
+    else if (m.role === "user" && m.content.startsWith("Result of tool ")) count++;
+  }
+  return count;
+}
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -156,8 +168,9 @@ export class DemoChatModel implements ChatModel {
       return { content: intent.text, toolCalls: [], finishReason: "stop" };
     }
     const calls: Call[] = "calls" in intent ? intent.calls : [intent];
-    const toolCalls: ModelToolCall[] = calls.map((c) => ({
-      id: `demo_call_${++callCounter}`,
+    const earlier = earlierToolCalls(request.messages);
+    const toolCalls: ModelToolCall[] = calls.map((c, i) => ({
+      id: `demo_call_${earlier + i + 1}`,
       name: c.tool,
       arguments: JSON.stringify(c.args),
     }));

@@ -2,8 +2,9 @@
 // here instead of the network, so `npm start` answers /v1/models and /v1/chat/completions (plain and streamed,
 // tool calls included) for coding tools and the `openai` SDK. The other endpoints say the demo lacks them.
 import { z } from "zod";
-import type { ChatMessage, ChatRequest, ChatTool } from "./chat-model";
-import { DemoChatModel } from "./demo-model";
+import type { ChatMessage, ChatRequest, ChatResponse, ChatTool } from "./chat-model";
+import { sampleValue } from "./demo-arguments";
+import { DemoChatModel, earlierToolCalls } from "./demo-model";
 
 export const DEMO_MODEL_ID = "aptix-offline-demo";
 
@@ -53,6 +54,12 @@ const ChatBody = z
           .loose(),
       )
       .optional(),
+    tool_choice: z
+      .union([
+        z.enum(["none", "auto", "required"]),
+        z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }).loose(),
+      ])
+      .optional(),
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullish(),
   })
@@ -88,6 +95,50 @@ function toChatTools(body: ChatBody): ChatTool[] | undefined {
   }));
 }
 
+const normalise = (text: string) => text.toLowerCase().replace(/[_\-\s]+/g, " ");
+
+/**
+ * The client's own tool the demo should call, when the request makes one due: `tool_choice` names one or
+ * says "required", or the user's last words name a tool or ask for one ("use the weather tool"). Null when
+ * the demo should answer in words.
+ */
+function wantedClientTool(body: ChatBody, userText: string): ChatTool | null {
+  const tools = toChatTools(body) ?? [];
+  if (tools.length === 0 || body.tool_choice === "none") return null;
+  const choice = body.tool_choice;
+  if (typeof choice === "object") return tools.find((t) => t.function.name === choice.function.name) ?? null;
+  const said = normalise(userText);
+  const named = tools.find((t) => said.includes(normalise(t.function.name)));
+  if (named) return named;
+  if (choice === "required" || /\b(use|call|run|invoke)\b.*\btool\b/.test(said)) return tools[0] ?? null;
+  return null;
+}
+
+/** The demo's answer: its own rules first; a client tool when the request makes one due and the rules made none. */
+async function demoAnswer(body: ChatBody, request: ChatRequest, model: DemoChatModel): Promise<ChatResponse> {
+  const messages = request.messages;
+  const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+  const required = body.tool_choice === "required" || typeof body.tool_choice === "object";
+  const afterToolResult = messages.at(-1)?.role === "tool";
+  const wanted = afterToolResult && !required ? null : wantedClientTool(body, lastUser);
+  const plain = body.tool_choice === "none" ? { ...request, tools: undefined } : request;
+  // When a client tool is due, the demo's own words are never used: they are not streamed either.
+  const answer = await model.complete(wanted ? { ...plain, onTextDelta: undefined } : plain);
+  const offered = new Set((request.tools ?? []).map((t) => t.function.name));
+  if (!wanted || answer.toolCalls.some((c) => offered.has(c.name))) return answer;
+  return {
+    content: null,
+    toolCalls: [
+      {
+        id: `demo_call_${earlierToolCalls(messages) + 1}`,
+        name: wanted.function.name,
+        arguments: JSON.stringify(sampleValue(wanted.function.parameters, lastUser)),
+      },
+    ],
+    finishReason: "tool_calls",
+  };
+}
+
 /** About four characters a token: the demo has no tokenizer, and says so by being round. */
 function usageFor(messages: ChatMessage[], answer: string) {
   const prompt = Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
@@ -121,7 +172,7 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
   const request: ChatRequest = { messages, tools: toChatTools(body), signal: init.signal ?? undefined };
 
   if (!body.stream) {
-    const answer = await new DemoChatModel(0).complete(request);
+    const answer = await demoAnswer(body, request, new DemoChatModel(0));
     const toolCalls = answer.toolCalls.map((c) => ({
       id: c.id,
       type: "function",
@@ -156,10 +207,11 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
     async start(controller) {
       try {
         controller.enqueue(chunk({ role: "assistant", content: "" }));
-        const answer = await new DemoChatModel().complete({
-          ...request,
-          onTextDelta: (text) => controller.enqueue(chunk({ content: text })),
-        });
+        const answer = await demoAnswer(
+          body,
+          { ...request, onTextDelta: (text) => controller.enqueue(chunk({ content: text })) },
+          new DemoChatModel(),
+        );
         answer.toolCalls.forEach((call, index) => {
           controller.enqueue(
             chunk({
@@ -192,11 +244,16 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
 
 /** A `fetch` for the upstream paths under /v1 (`/models`, `/chat/completions`, ...), answered by the demo. */
 export async function demoOpenAIFetch(path: string, init: RequestInit): Promise<Response> {
-  if (path === "/models" && (init.method ?? "GET") === "GET") {
-    return Response.json({
-      object: "list",
-      data: [{ id: DEMO_MODEL_ID, object: "model", created: 0, owned_by: "aptix" }],
-    });
+  const model = { id: DEMO_MODEL_ID, object: "model", created: 0, owned_by: "aptix" };
+  if (path === "/models" && (init.method ?? "GET") === "GET") return Response.json({ object: "list", data: [model] });
+  if (path.startsWith("/models/") && (init.method ?? "GET") === "GET") {
+    if (decodeURIComponent(path.slice("/models/".length)) === DEMO_MODEL_ID) return Response.json(model);
+    return openAIError(
+      404,
+      `The model does not exist; the offline demo offers only '${DEMO_MODEL_ID}'.`,
+      "model_not_found",
+      "model",
+    );
   }
   if (path === "/chat/completions" && init.method === "POST") return chatCompletions(init);
   return openAIError(

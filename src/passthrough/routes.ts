@@ -6,7 +6,7 @@ import { requireScope } from "../auth/middleware";
 import type { AppBindings, AppContext } from "../http";
 import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
 import { type PassthroughConfig, passthroughConfig } from "./config";
-import { settleWithin, UpstreamExchange } from "./exchange";
+import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
@@ -78,6 +78,10 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
   const config = passthroughConfig(c.env);
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);
+  // A client that leaves at any point (even before the upstream's headers) stops the upstream request.
+  const clientSignal = c.req.raw.signal;
+  if (clientSignal.aborted) exchange.abort(new ClientGone());
+  else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
   const upstream = exchange.race(
     sendUpstream(config, path, {
       method: request ? "POST" : "GET",
@@ -112,7 +116,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
     });
   } catch (error) {
     exchange.abort(error);
-    logUpstreamFailure(c, error);
+    if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
     throw upstreamFailure(error);
   }
 }
@@ -126,6 +130,7 @@ const guards = [requireScope("chat"), passthroughRateLimit] as const;
 // Middleware is attached per route, not with use("/v1/*"): that would also guard the other /v1 routes.
 export const passthroughRoutes = new Hono<AppBindings>()
   .get("/v1/models", ...guards, (c) => forward(c, "/models", null))
+  .get("/v1/models/:model", ...guards, (c) => forward(c, `/models/${encodeURIComponent(c.req.param("model"))}`, null))
   .post("/v1/chat/completions", ...guards, (c) => forwardBody(c, "/chat/completions"))
   .post("/v1/completions", ...guards, (c) => forwardBody(c, "/completions"))
   .post("/v1/embeddings", ...guards, (c) => forwardBody(c, "/embeddings"))

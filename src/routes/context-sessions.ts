@@ -26,7 +26,7 @@ const ToolResultsBody = z.strictObject({
       z
         .strictObject({
           toolCallId: z.string().min(1),
-          resultJson: z.string().max(10_000_000).optional(),
+          resultJson: z.string().max(10_485_760).optional(),
           errorMessage: z.string().min(1).max(10_000).optional(),
         })
         .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {

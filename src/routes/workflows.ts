@@ -11,7 +11,13 @@ import { workflowService } from "../workflows";
 
 const RunWorkflowBody = z
   .strictObject({
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    // Kept as sent (z.record would drop an own `__proto__` key): the workflow's schema judges every key.
+    parameters: z
+      .custom<Record<string, unknown>>(
+        (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+        "must be an object",
+      )
+      .optional(),
     input: z.string().max(10_000).optional(),
   })
   .refine((b) => (b.parameters === undefined) !== (b.input === undefined), {

@@ -22,7 +22,7 @@ import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { sessionBasePrompt, sessionChatModel } from "./session-model";
 import { SessionStore } from "./session-store";
 import { type SessionView, sessionStateFrame, sessionView } from "./session-view";
-import { TicketStore } from "./tickets";
+import { invalidTicketResponse, TicketStore, upgradeRequiredResponse } from "./tickets";
 import { runWorkflow, type WorkflowRunResponse } from "./workflow-runner";
 
 export type { SessionView } from "./session-view";
@@ -57,21 +57,6 @@ interface DriveOptions {
 }
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
-
-const upgradeRequired = () =>
-  Response.json(errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"), {
-    status: 426,
-  });
-
-const invalidTicket = () =>
-  Response.json(
-    errorBody(
-      "The WebSocket ticket is missing, unknown, already used or expired.",
-      "authentication_error",
-      "invalid_ticket",
-    ),
-    { status: 401 },
-  );
 
 const notFound = (sessionId: string) =>
   ({ ok: false, status: 404, code: "session_not_found", message: `Session '${sessionId}' not found.` }) as const;
@@ -214,11 +199,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return upgradeRequired();
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return upgradeRequiredResponse();
     const record = this.store.record();
     const holder =
       url.pathname === "/ws" && record ? await this.tickets.redeem(url.searchParams.get("ticket") ?? "") : null;
-    if (!record || !holder || holder.org !== record.org) return invalidTicket();
+    if (!record || !holder || holder.org !== record.org) return invalidTicketResponse();
     const afterSeq = Number.parseInt(url.searchParams.get("afterSeq") ?? "", 10);
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);

@@ -5,8 +5,14 @@ import type { AgentExecuteResponse, AgentToolCall } from "../agent/agent-tool-ca
 import type { SessionStatus } from "../agent/turn-store";
 import { quoted } from "../quote";
 
-/** Largest client frame accepted, in bytes (a client tool result can be a whole file). */
-export const MAX_CLIENT_FRAME_BYTES = 2_097_152;
+/** Workers in production close a socket that receives a message over 1 MiB (code 1009). */
+export const PLATFORM_MAX_MESSAGE_BYTES = 1_048_576;
+
+/**
+ * Largest client frame accepted, in bytes: below the platform's limit, so a frame between the two gets a
+ * `frame_too_large` error naming the way out (POST .../tool-results) instead of a closed socket.
+ */
+export const MAX_CLIENT_FRAME_BYTES = 1_000_000;
 
 const Decision = z.strictObject({
   toolCallId: z.string().min(1),
@@ -77,7 +83,10 @@ export function parseClientFrame(
     return {
       ok: false,
       code: "frame_too_large",
-      message: `The frame has ${size} bytes; the limit is ${MAX_CLIENT_FRAME_BYTES}.`,
+      message:
+        `The frame has ${size} bytes; the limit is ${MAX_CLIENT_FRAME_BYTES} (the platform closes a socket on a ` +
+        `message over ${PLATFORM_MAX_MESSAGE_BYTES}). Send large tool results with POST ` +
+        "/context/sessions/:sessionId/tool-results, which takes up to MAX_TOOL_RESULT_BYTES.",
     };
   }
   const text = typeof data === "string" ? data : new TextDecoder().decode(data);

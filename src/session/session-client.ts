@@ -9,15 +9,21 @@ import type { AgentSessionManager } from "./session-manager";
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
 
+/** The session's object, or null for an id that cannot be one (the object checks the org itself). */
+export function sessionStubOrNull(env: Cloudflare.Env, sessionId: string): DurableObjectStub<AgentSession> | null {
+  if (!SESSION_ID.test(sessionId)) return null;
+  try {
+    return env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+  } catch {
+    // Not an id of this namespace: the same answer as any unknown session.
+    return null;
+  }
+}
+
 /** The session's object, or a 404 for an id that cannot be one (the object checks the org itself). */
 export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObjectStub<AgentSession> {
-  if (SESSION_ID.test(sessionId)) {
-    try {
-      return env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
-    } catch {
-      // Not an id of this namespace: the same 404 as any unknown session.
-    }
-  }
+  const stub = sessionStubOrNull(env, sessionId);
+  if (stub) return stub;
   throw ApiError.notFound(`Session ${quoted(sessionId)} not found.`, "session_not_found");
 }
 

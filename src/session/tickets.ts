@@ -1,6 +1,7 @@
 // Single-use WebSocket tickets: a key-authenticated caller gets one; a browser passes it as ?ticket=.
 // Only the ticket's hash is stored, in the session's own storage, so a ticket opens this session only.
 import { hashApiKey } from "../auth/api-keys";
+import { errorBody } from "../errors";
 
 export const TICKET_TTL_MS = 60_000;
 
@@ -54,4 +55,28 @@ export class TicketStore {
     if (!row || Number(row.expires_at) <= now) return null;
     return { org: String(row.org), user: String(row.user_id), keyId: String(row.key_id) };
   }
+}
+
+/**
+ * The socket door's one refusal: a missing, made-up, used or expired ticket, and a session that does not
+ * exist (or belongs to another org), all answer exactly this, so the door tells nobody which sessions exist.
+ */
+export function invalidTicketResponse(): Response {
+  return Response.json(
+    errorBody(
+      "The WebSocket ticket is missing, unknown, already used or expired.",
+      "authentication_error",
+      "invalid_ticket",
+    ),
+    { status: 401 },
+  );
+}
+
+export function upgradeRequiredResponse(): Response {
+  return Response.json(
+    errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"),
+    {
+      status: 426,
+    },
+  );
 }

@@ -1,7 +1,7 @@
 // agent_change_mode (TUL-007): the model's one way to persist a mode change for the current session.
 import { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
-import { type AgentSessionManager, SessionModeError } from "../session/session-manager";
+import type { AgentSessionManager } from "../session/session-manager";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
 import { isBlank, nonBlank, parseToolArguments } from "./tool-arguments";
@@ -78,11 +78,18 @@ export class ModeChangeTool extends AgentToolBase {
   protected override readonly argumentsSpec = { schema: ModeChangeArgs, label: "ModeChangeTool" };
   protected readonly failureMessage = MODE_CHANGE_MESSAGES.failed;
 
-  constructor(
-    private readonly sessionManager: AgentSessionManager,
-    logger: AdminLogger,
-  ) {
+  private readonly sessionManager: AgentSessionManager;
+
+  /** TUL-007 §3.2: both parameters are required and must be non-null, checked at run time too. */
+  constructor(sessionManager: AgentSessionManager, logger: AdminLogger) {
+    if (sessionManager === null || sessionManager === undefined) {
+      throw new TypeError("ModeChangeTool requires a non-null sessionManager (TUL-007 §3.2).");
+    }
+    if (logger === null || logger === undefined) {
+      throw new TypeError("ModeChangeTool requires a non-null logger (TUL-007 §3.2).");
+    }
     super(logger);
+    this.sessionManager = sessionManager;
   }
 
   protected async run(
@@ -108,12 +115,5 @@ export class ModeChangeTool extends AgentToolBase {
 
     const result: ModeChangeResult = { success: true, mode: args.mode, branch: args.branch, reason: args.reason };
     return InvokeResult.create(JSON.stringify(result));
-  }
-
-  /** A refusal the session explains (an unknown mode and the known keys) is passed on after the fixed message. */
-  protected override describeFailure(error: unknown): string {
-    return error instanceof SessionModeError
-      ? `${MODE_CHANGE_MESSAGES.failed} ${error.message}`
-      : MODE_CHANGE_MESSAGES.failed;
   }
 }

@@ -10,7 +10,7 @@ import { AgentToolBase } from "./tool-base";
 
 export const LIST_MODES_MESSAGES = {
   failed: "AgentListModesTool could not read the mode catalog.",
-  empty: "AgentListModesTool found no modes in the catalog.",
+  noCatalog: "AgentListModesTool got no answer from the mode catalog.",
 } as const;
 
 const AgentListModesArgs = z.object({
@@ -65,14 +65,14 @@ export class AgentListModesTool extends AgentToolBase {
     if (!parsed.ok) return InvokeResult.fromError(parsed.message);
     const includeExamples = parsed.args.includeExamples === true;
 
-    // A catalog implementation may hand back null (TUL-010 §4.3): treat it like an empty catalog.
+    // TUL-010 §4.3: a catalog that hands back null (or throws) is a failure; an empty catalog is an answer.
     const modes: AgentMode[] | null | undefined = await this.catalog.getAllModes(signal);
-    if (!Array.isArray(modes) || modes.length === 0) {
-      this.logger.addError("[agent_list_modes_ExecuteAsync]", "The mode catalog returned no modes.", [
+    if (!Array.isArray(modes)) {
+      this.logger.addError("[agent_list_modes_ExecuteAsync]", "The mode catalog returned null.", [
         ["SessionId", context?.sessionId ?? ""],
         ["ConversationId", context?.conversationId ?? ""],
       ]);
-      return InvokeResult.fromError(LIST_MODES_MESSAGES.empty);
+      return InvokeResult.fromError(LIST_MODES_MESSAGES.noCatalog);
     }
     const payload = { modes: modes.map((mode) => toModeSummary(mode, includeExamples)) };
     return InvokeResult.create(JSON.stringify(payload));

@@ -1,5 +1,6 @@
 // WorkflowService: the registry of workflows defined in code (one a file), their categories and schemas.
 import { z } from "zod";
+import { quoted } from "../quote";
 import { branchSessionWorkflow } from "./branch-session";
 import { CategoryRegistry, WORKFLOW_CATEGORIES } from "./categories";
 import { draftDdrWorkflow } from "./draft-ddr";
@@ -63,6 +64,17 @@ export class WorkflowService {
       const extracted = extractParameters(body.input, workflow.parameters, workflow.positional);
       if (!extracted.ok) return extracted;
       raw = extracted.parameters;
+    }
+    // Every key must be the schema's own: `__proto__`, `constructor` and `prototype` are unknown like any
+    // other (zod would drop an own `__proto__` silently, and `in` finds the others on Object.prototype).
+    const shape = workflow.parameters.shape as Record<string, unknown>;
+    const unknown = Object.keys(raw).find((key) => !Object.hasOwn(shape, key));
+    if (unknown !== undefined) {
+      return {
+        ok: false,
+        message: `Unknown parameter ${quoted(unknown)}. Parameters: ${Object.keys(shape).join(", ")}.`,
+        param: unknown,
+      };
     }
     const parsed = workflow.parameters.safeParse(raw);
     if (parsed.success) return { ok: true, parameters: parsed.data };

@@ -27,12 +27,13 @@ export type Extraction =
 
 export function extractParameters(input: string, schema: z.ZodObject, positional?: string): Extraction {
   const shape = schema.shape as Record<string, z.ZodType>;
-  const parameters: Record<string, unknown> = {};
+  // No prototype: a key named `__proto__` is an own key like any other, never the object's prototype.
+  const parameters: Record<string, unknown> = Object.create(null);
   const extra: string[] = [];
   for (const token of tokens(input.trim())) {
     const eq = token.indexOf("=");
     const key = eq > 0 ? token.slice(0, eq) : null;
-    if (key && key in shape) parameters[key] = coerce(token.slice(eq + 1), shape[key]);
+    if (key && Object.hasOwn(shape, key)) parameters[key] = coerce(token.slice(eq + 1), shape[key]);
     else if (key)
       return {
         ok: false,
@@ -42,13 +43,13 @@ export function extractParameters(input: string, schema: z.ZodObject, positional
     else extra.push(token);
   }
   if (extra.length > 0) {
-    if (!positional || positional in parameters) {
+    if (!positional || Object.hasOwn(parameters, positional)) {
       return { ok: false, message: `Could not place ${quoted(extra.join(" "))}; write it as key=value.`, param: null };
     }
     parameters[positional] = coerce(extra.join(" "), shape[positional]);
   }
   const missing = Object.entries(shape)
-    .filter(([key, field]) => !field.safeParse(undefined).success && !(key in parameters))
+    .filter(([key, field]) => !field.safeParse(undefined).success && !Object.hasOwn(parameters, key))
     .map(([key]) => key);
   if (missing.length > 0) {
     const examples = missing.map((key) => `${key}="..."`).join(" ");

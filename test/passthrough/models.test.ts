@@ -25,3 +25,18 @@ describe("GET /v1/models", () => {
     expect(error).toMatchObject({ status: 403, code: "insufficient_scope" });
   });
 });
+
+describe("GET /v1/models/:model", () => {
+  it("retrieves one model with the SDK's models.retrieve", async () => {
+    const model = await openai(await newChatKey()).models.retrieve("scripted-model");
+    expect([model.id, model.object]).toEqual(["scripted-model", "model"]);
+  });
+
+  it("passes the upstream's 404 for an unknown model on as the SDK's NotFoundError", async () => {
+    const error = await openai(await newChatKey())
+      .models.retrieve("no-such-model")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error).toMatchObject({ status: 404, code: "model_not_found" });
+  });
+});

@@ -3,7 +3,8 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/session/event-log";
-import { createSession } from "../fixtures/sessions";
+import { MAX_CLIENT_FRAME_BYTES, PLATFORM_MAX_MESSAGE_BYTES } from "../../src/session/protocol";
+import { createSession, sendMessage, sendToolResults } from "../fixtures/sessions";
 import { type Frame, openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
 
@@ -85,7 +86,7 @@ describe("bad frames", () => {
       ["{not json", "malformed_frame"],
       [{ type: "launch_rockets" }, "unknown_frame_type"],
       [{ type: "user_message", clientMessageId: "m1" }, "invalid_frame"],
-      [{ type: "user_message", content: "x".repeat(2_100_000), clientMessageId: "m1" }, "frame_too_large"],
+      [{ type: "user_message", content: "x".repeat(1_000_100), clientMessageId: "m1" }, "frame_too_large"],
     ];
     for (const [frame, code] of cases) {
       const from = socket.frames.length;
@@ -99,5 +100,37 @@ describe("bad frames", () => {
     socket.send({ type: "ping" });
     expect(await socket.waitForType("pong", from)).toMatchObject({ type: "pong" });
     socket.close();
+  });
+});
+
+describe("frames near the platform's 1 MiB limit", () => {
+  it("keeps its frame limit below the 1 MiB at which Workers close a socket", () => {
+    expect(MAX_CLIENT_FRAME_BYTES).toBeLessThan(PLATFORM_MAX_MESSAGE_BYTES);
+  });
+
+  it("answers a frame just over its limit, still under 1 MiB, with frame_too_large pointing to POST tool-results", async () => {
+    const socket = await openSocket(await createSession());
+    const filler = "x".repeat(MAX_CLIENT_FRAME_BYTES);
+    const frame = JSON.stringify({ type: "tool_results", results: [{ toolCallId: "c1", resultJson: filler }] });
+    expect(frame.length).toBeLessThan(PLATFORM_MAX_MESSAGE_BYTES);
+    socket.send(frame);
+    const error = await socket.waitForType("error");
+    expect(error.code).toBe("frame_too_large");
+    expect(error.message).toContain("POST /context/sessions/:sessionId/tool-results");
+    socket.close();
+  });
+
+  it("takes a tool result of 2 MB over POST tool-results, past the general 1 MiB body limit", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: "workspace_read_file", arguments: '{"path":"big.txt"}' }] },
+      { type: "completion", content: "A big file." },
+    ]);
+    const id = await createSession("workspace");
+    const paused = await sendMessage(id, `read big.txt ${script.marker}`);
+    const content = "y".repeat(2_000_000);
+    const done = await sendToolResults(id, [
+      { toolCallId: paused.toolCalls[0]?.id ?? "", resultJson: JSON.stringify({ path: "big.txt", content }) },
+    ]);
+    expect([done.status, (done.json as { status: string }).status]).toEqual([200, "completed"]);
   });
 });

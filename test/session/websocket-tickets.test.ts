@@ -76,11 +76,25 @@ describe("WebSocket tickets", () => {
     expect(status).toBe(404);
   });
 
-  it("refuses a socket to a session that does not exist with 404", async () => {
-    expect(await refusal(await connect("0".repeat(64), "wst_x"))).toMatchObject({
-      status: 404,
-      code: "session_not_found",
-    });
+  it("answers a socket to an unknown session exactly as a bad ticket, telling a caller nothing of which sessions exist", async () => {
+    const id = await createSession();
+    const badTicket = await connect(id, "wst_made_up");
+    const bodies = [badTicket, await connect("0".repeat(64), "wst_made_up"), await connect("not-an-id", "wst_made_up")];
+    const answers = await Promise.all(bodies.map(async (r) => ({ status: r.status, body: await r.json() })));
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    expect(answers[0]?.status).toBe(401);
+  });
+
+  it("answers an unknown session's socket exactly as a known one's when a valid ticket of another session is used", async () => {
+    const known = await createSession();
+    const other = await createSession();
+    const unknownSession = await connect("f".repeat(64), await issueTicket(other));
+    const wrongSession = await connect(known, await issueTicket(other));
+    expect([unknownSession.status, await unknownSession.json()]).toEqual([
+      wrongSession.status,
+      await wrongSession.json(),
+    ]);
   });
 
   it("answers a plain GET without the upgrade header with 426", async () => {

@@ -138,11 +138,24 @@ describe("ModeChangeTool validation (TUL-007 §3.4)", () => {
     }
   });
 
-  it("passes on the session's explanation of a refused mode after the fixed failure message", async () => {
-    const { tool } = setup(new SessionModeError("Unknown mode 'nope'. Known modes: general, workspace."));
+  it("answers a refused mode with exactly TUL-007's failure message, the session's explanation going to the log", async () => {
+    const { tool, logger } = setup(new SessionModeError("Unknown mode 'nope'. Known modes: general, workspace."));
     const result = await tool.execute(JSON.stringify({ ...validArgs, mode: "nope" }), toolContext());
-    expect(result.errorMessage).toBe(
-      "ModeChangeTool failed to change the session mode. Unknown mode 'nope'. Known modes: general, workspace.",
+    expect(result).toEqual({ successful: false, errorMessage: "ModeChangeTool failed to change the session mode." });
+    expect(logger.exceptions.map((e) => (e.error instanceof Error ? e.error.message : ""))).toEqual([
+      "Unknown mode 'nope'. Known modes: general, workspace.",
+    ]);
+  });
+
+  it("refuses a null session manager at construction (TUL-007 §3.2)", () => {
+    expect(() => Reflect.construct(ModeChangeTool, [null, new RecordingAdminLogger()])).toThrow(
+      "ModeChangeTool requires a non-null sessionManager (TUL-007 §3.2).",
+    );
+  });
+
+  it("refuses a null logger at construction (TUL-007 §3.2)", () => {
+    expect(() => Reflect.construct(ModeChangeTool, [new RecordingSessionManager(), null])).toThrow(
+      "ModeChangeTool requires a non-null logger (TUL-007 §3.2).",
     );
   });
 });

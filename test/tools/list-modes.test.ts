@@ -67,13 +67,19 @@ describe("AgentListModesTool (TUL-010 §6)", () => {
 });
 
 describe("AgentListModesTool semantics (TUL-010 §3, §4)", () => {
-  it("fails cleanly and logs when the catalog returns nothing", async () => {
-    for (const result of [null, []]) {
-      const logger = new RecordingAdminLogger();
-      const outcome = await new AgentListModesTool(stubCatalog(result), logger).execute("{}", toolContext());
-      expect(outcome).toEqual({ successful: false, errorMessage: LIST_MODES_MESSAGES.empty });
-      expect(logger.errors).toHaveLength(1);
-    }
+  it("fails cleanly and logs when the catalog returns null", async () => {
+    const logger = new RecordingAdminLogger();
+    const outcome = await new AgentListModesTool(stubCatalog(null), logger).execute("{}", toolContext());
+    expect(outcome).toEqual({ successful: false, errorMessage: LIST_MODES_MESSAGES.noCatalog });
+    expect(logger.errors).toHaveLength(1);
+  });
+
+  it('answers an empty catalog with a successful {"modes": []}', async () => {
+    const logger = new RecordingAdminLogger();
+    const outcome = await new AgentListModesTool(stubCatalog([]), logger).execute("{}", toolContext());
+    expect(outcome.successful).toBe(true);
+    expect(JSON.parse(outcome.result ?? "")).toEqual({ modes: [] });
+    expect(logger.errors).toHaveLength(0);
   });
 
   it("accepts empty arguments, since it has no required argument", async () => {

@@ -164,6 +164,22 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
           openAIError("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
         );
       }
+      const modelPath = /^\/v1\/models\/(.+)$/.exec(url.pathname);
+      if (modelPath && req.method === "GET") {
+        const id = decodeURIComponent(modelPath[1] ?? "");
+        if (id !== "scripted-model") {
+          return sendJson(
+            res,
+            404,
+            openAIError(
+              `The model '${id}' does not exist or you do not have access to it.`,
+              "invalid_request_error",
+              "model_not_found",
+            ),
+          );
+        }
+        return sendJson(res, 200, { id, object: "model", created: 1_700_000_000, owned_by: "aptix-tests" });
+      }
       if (url.pathname === "/v1/models" && req.method === "GET") {
         return sendJson(res, 200, {
           object: "list",

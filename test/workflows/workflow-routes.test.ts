@@ -1,6 +1,7 @@
 // Workflows: listed apart from tools, grouped by category, run inside the session under the turn rule.
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { TEST_KEYS } from "../fixtures/keys";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 
@@ -146,4 +147,30 @@ describe("running workflows", () => {
     expect((await run(id, "switch_mode", {})).status).toBe(400);
     expect((await run(id, "switch_mode", { parameters: { mode: "workspace" }, input: "workspace" })).status).toBe(400);
   });
+});
+
+describe("workflow parameters named like Object's own properties", () => {
+  async function rawRun(id: string, text: string) {
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${id}/workflows/switch_mode`, {
+      method: "POST",
+      headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json" },
+      body: text,
+    });
+    return { status: response.status, error: ((await response.json()) as ErrorBody).error };
+  }
+
+  for (const key of ["__proto__", "constructor", "prototype"]) {
+    it(`rejects '${key}' in parameters like any unknown key, and changes nothing`, async () => {
+      const id = await createSession();
+      const { status, error } = await rawRun(id, `{"parameters":{"mode":"workspace","${key}":{"polluted":true}}}`);
+      expect([status, error.code, error.param]).toEqual([400, "invalid_workflow_parameters", key]);
+      expect((await getSession(id)).mode).toBe("general");
+    });
+
+    it(`rejects '${key}=…' in the user's words like any unknown key`, async () => {
+      const id = await createSession();
+      const { status, error } = await rawRun(id, JSON.stringify({ input: `workspace ${key}=x` }));
+      expect([status, error.code, error.param]).toEqual([400, "invalid_workflow_parameters", key]);
+    });
+  }
 });
