@@ -8,7 +8,6 @@ import type { AgentExecuteResponse } from "../agent/agent-tool-call";
 import type { ModelCallBudget } from "../agent/model-call-budget";
 import type { TurnEvents } from "../agent/turn-events";
 import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
-import { errorBody } from "../errors";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
