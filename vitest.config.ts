@@ -5,10 +5,8 @@
 // test to reach. `node` runs the scripts a developer runs (create-key, wrangler dev) in Node.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
 import { TEST_UPSTREAM_API_KEY } from "./test/upstream/global-setup.ts";
-
-/** The `offline` project's per-key model call limit (test/offline/ reaches it). */
-export const OFFLINE_MODEL_CALL_LIMIT = 5;
 
 export interface WorkersProjectOptions {
   name: string;

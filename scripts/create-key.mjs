@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Creates an API key: stores only its SHA-256 in D1 (local by default, --remote for a deployment)
-// and prints the key once. Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote]
+// and prints the key once. The local database is migrated first, so this works before the first `npm start`.
+// Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote] [--persist-to DIR]
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -12,6 +13,7 @@ const { values } = parseArgs({
     scopes: { type: "string", default: "chat" },
     name: { type: "string", default: "" },
     remote: { type: "boolean", default: false },
+    "persist-to": { type: "string" },
   },
 });
 
@@ -37,9 +39,30 @@ const keyHash = createHash("sha256").update(key).digest("hex");
 const id = randomUUID();
 const sql = `INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES (${[id, keyHash, values.name, values.org, values.user, JSON.stringify(scopes)].map(sqlText).join(", ")});`;
 
-execFileSync("wrangler", ["d1", "execute", "DB", values.remote ? "--remote" : "--local", "--command", sql], {
-  stdio: ["ignore", "ignore", "inherit"],
-});
+const where = values.remote
+  ? ["--remote"]
+  : ["--local", ...(values["persist-to"] ? ["--persist-to", values["persist-to"]] : [])];
+
+/** Runs wrangler quietly; on failure says what failed and what to run, without a stack trace. */
+function wrangler(args, what) {
+  try {
+    execFileSync("wrangler", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
+  } catch (error) {
+    const said = `${error.stdout ?? ""}${error.stderr ?? ""}`.trim().split("\n").slice(-5).join("\n");
+    console.error(`create-key: ${what} failed.${said ? `\n${said}` : ""}`);
+    console.error(
+      values.remote
+        ? "Check `wrangler whoami` and the database_id in wrangler.toml, then run `npm run create-key -- ... --remote` again."
+        : "Run `npm run db:local` (it migrates and seeds the local database), then run `npm run create-key` again.",
+    );
+    process.exit(1);
+  }
+}
+
+// A local database that was never migrated has no api_keys table yet: migrations are idempotent, apply them.
+// (A remote database is migrated by the deploy, never implicitly by a key command.)
+if (!values.remote) wrangler(["d1", "migrations", "apply", "DB", ...where], "Migrating the local database");
+wrangler(["d1", "execute", "DB", ...where, "--command", sql], "Storing the key");
 
 console.log(
   `Created key ${id} for org '${values.org}', user '${values.user}', scopes ${scopes.join(", ")}${values.remote ? " (remote)" : " (local)"}.`,

@@ -1,5 +1,6 @@
-// Starts the Worker under `wrangler dev` as `npm start` would, but in a throw-away state directory and on
-// free ports, for the browser tests and the benchmarks: migrations and the local seed applied first.
+// Starts the Worker under `wrangler dev` as `npm start` would (through `npm run dev`), but in a throw-away state
+// directory and on free ports, for the browser tests, the benchmarks and the start-up test: migrations and the
+// local seed applied first.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -86,10 +87,14 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
   const port = await freePort();
   const inspectorPort = await freePort();
   const vars = Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  // `npm run dev`: the very command `npm start` runs, with its environment (no Request.cf fetch).
   const child = spawn(
-    "wrangler",
+    "npm",
     [
+      "run",
+      "--silent",
       "dev",
+      "--",
       ...config,
       "--ip",
       "127.0.0.1",

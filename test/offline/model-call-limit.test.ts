@@ -1,4 +1,4 @@
-// One budget of model calls per key (the MODEL_CALL_LIMITER binding; the offline project allows 5 a minute):
+// One budget of model calls per key (the MODEL_CALL_LIMITER binding; the offline project allows OFFLINE_MODEL_CALL_LIMIT a minute):
 // passthrough requests and agent turns count together; past it, 429 in OpenAI's shape with Retry-After
 // before anything is stored, and a running turn that reaches it ends with its own code, losing nothing.
 import OpenAI from "openai";
@@ -6,9 +6,10 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import type { SessionView } from "../../src/session/session-view";
 import { type ErrorBody, newChatKey, openai, type TestKey, worker } from "../passthrough/harness";
+import { OFFLINE_MODEL_CALL_LIMIT } from "./limit";
 import { awayFromWindowEdge } from "./window";
 
-const LIMIT = 5;
+const LIMIT = OFFLINE_MODEL_CALL_LIMIT;
 
 const listModels = (key: TestKey) =>
   worker.fetch("http://localhost/v1/models", { headers: { authorization: `Bearer ${key.key}` } });
