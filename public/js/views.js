@@ -31,8 +31,12 @@ export function messageItem(message) {
   );
 }
 
-/** A tool call as the working indicator lists it: name, arguments, then its result or error. */
+/**
+ * A tool call as the working indicator lists it: name, arguments, then its result or error. A call waiting
+ * for approval has already been checked: it shows what the client will be asked to do once approved.
+ */
 export function toolCallItem(call) {
+  const waiting = call.approval === "pending" ? h("p", { class: "status-line", text: "Waiting for approval" }) : null;
   const outcome = call.errorMessage
     ? h("p", { class: "error", text: `Error: ${call.errorMessage}` })
     : call.resultJson
@@ -44,12 +48,15 @@ export function toolCallItem(call) {
           }),
           h("pre", { text: prettyJson(call.resultJson) }),
         )
-      : h("p", { class: "status-line", text: call.approval === "pending" ? "Waiting for approval" : "Running…" });
+      : waiting
+        ? null
+        : h("p", { class: "status-line", text: "Running…" });
   return h(
     "li",
     { "data-tool-call-id": call.id },
     h("strong", { text: call.name }),
     h("pre", { text: prettyJson(call.argumentsJson) }),
+    waiting,
     outcome,
   );
 }
