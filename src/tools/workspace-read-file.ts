@@ -1,17 +1,10 @@
 // workspace_read_file: a client-final tool; the server checks the path and size, the user's client reads.
 import { z } from "zod";
-import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
 import { isBlank, parseToolArguments } from "./tool-arguments";
-import { AgentToolBase } from "./tool-base";
-import {
-  checkWorkspacePath,
-  DEFAULT_WORKSPACE_POLICY,
-  MAX_WORKSPACE_FILE_BYTES,
-  type WorkspacePolicy,
-} from "./workspace-path";
-import { clientResultPathProblem } from "./workspace-result";
+import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
+import { WorkspaceTool } from "./workspace-tool";
 
 const DEFAULT_MAX_BYTES = 262_144;
 
@@ -35,7 +28,7 @@ export const WorkspaceReadFileResult = z.strictObject({
   truncated: z.boolean().optional(),
 });
 
-export class WorkspaceReadFileTool extends AgentToolBase {
+export class WorkspaceReadFileTool extends WorkspaceTool {
   static readonly ToolName = "workspace_read_file";
   static readonly ToolUsageMetadata =
     "Use this tool to read a text file from the user's workspace before you explain or change it. " +
@@ -50,23 +43,9 @@ export class WorkspaceReadFileTool extends AgentToolBase {
     );
   }
 
-  readonly category = "workspace";
-  readonly isToolFullyExecutedOnServer = false;
   override readonly priority = 60;
   readonly clientResultSchema = WorkspaceReadFileResult;
   protected readonly failureMessage = "WorkspaceReadFileTool failed to prepare the read.";
-
-  constructor(
-    logger: AdminLogger,
-    private readonly policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY,
-  ) {
-    super(logger);
-  }
-
-  /** The client's result must be for the path the preflight prepared, not another file. */
-  checkClientResult(preparedJson: string, result: unknown): string | null {
-    return clientResultPathProblem(preparedJson, result);
-  }
 
   protected async run(
     argumentsJson: string | null | undefined,

@@ -1,17 +1,10 @@
 // workspace_write_file: a client-final tool that needs approval; the server checks, the client writes.
 import { z } from "zod";
-import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
 import { isBlank, parseToolArguments } from "./tool-arguments";
-import { AgentToolBase } from "./tool-base";
-import {
-  checkWorkspacePath,
-  DEFAULT_WORKSPACE_POLICY,
-  MAX_WORKSPACE_FILE_BYTES,
-  type WorkspacePolicy,
-} from "./workspace-path";
-import { clientResultPathProblem } from "./workspace-result";
+import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
+import { WorkspaceTool } from "./workspace-tool";
 
 const WorkspaceWriteFileArgs = z.strictObject({
   path: z
@@ -28,7 +21,7 @@ export const WorkspaceWriteFileResult = z.strictObject({
   bytesWritten: z.number().int().min(0),
 });
 
-export class WorkspaceWriteFileTool extends AgentToolBase {
+export class WorkspaceWriteFileTool extends WorkspaceTool {
   static readonly ToolName = "workspace_write_file";
   static readonly ToolUsageMetadata =
     "Use this tool to create or replace a text file in the user's workspace after you have read it (when it " +
@@ -43,24 +36,10 @@ export class WorkspaceWriteFileTool extends AgentToolBase {
     );
   }
 
-  readonly category = "workspace";
-  readonly isToolFullyExecutedOnServer = false;
   override readonly requiresApproval = true;
   override readonly priority = 55;
   readonly clientResultSchema = WorkspaceWriteFileResult;
   protected readonly failureMessage = "WorkspaceWriteFileTool failed to prepare the write.";
-
-  constructor(
-    logger: AdminLogger,
-    private readonly policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY,
-  ) {
-    super(logger);
-  }
-
-  /** The client's result must be for the path the preflight prepared, not another file. */
-  checkClientResult(preparedJson: string, result: unknown): string | null {
-    return clientResultPathProblem(preparedJson, result);
-  }
 
   protected async run(
     argumentsJson: string | null | undefined,

@@ -13,54 +13,39 @@ import { AgentToolRegistry } from "../../src/tools/registry";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { toolContext } from "../fixtures/tool-context";
 
-const schema = (name: string): OpenAIFunctionToolSchema => ({
-  type: "function",
-  name,
-  description: "A tool for the executor's tests.",
-  parameters: { type: "object", properties: {}, required: [] },
+/** A tool class written by hand against the AgentTool interface (no base class), with the given execute. */
+function handWrittenTool(toolName: string, execute: () => Promise<unknown>) {
+  const schema = (): OpenAIFunctionToolSchema => ({
+    type: "function",
+    name: toolName,
+    description: "A tool for the executor's tests.",
+    parameters: { type: "object", properties: {}, required: [] },
+  });
+  return class implements AgentTool {
+    static readonly ToolName = toolName;
+    static readonly ToolUsageMetadata = "Never call this: it misbehaves on purpose.";
+    static getSchema = schema;
+    readonly name = toolName;
+    readonly toolUsageMetadata = "Never call this: it misbehaves on purpose.";
+    readonly category = "general";
+    readonly isToolFullyExecutedOnServer = true;
+    readonly requiresApproval = false;
+    readonly priority = 1;
+    getSchema() {
+      return schema();
+    }
+    execute(): Promise<InvokeResult<string>> {
+      return execute() as Promise<InvokeResult<string>>;
+    }
+  };
+}
+
+/** Throws from execute. */
+const ThrowingTool = handWrittenTool("test_throwing_tool", async () => {
+  throw new Error("disk on fire at /srv/secret/path");
 });
-
-/** Implements AgentTool by hand (no base class) and throws from execute. */
-class ThrowingTool implements AgentTool {
-  static readonly ToolName = "test_throwing_tool";
-  static readonly ToolUsageMetadata = "Never call this: it throws.";
-  static getSchema() {
-    return schema(ThrowingTool.ToolName);
-  }
-  readonly name = ThrowingTool.ToolName;
-  readonly toolUsageMetadata = ThrowingTool.ToolUsageMetadata;
-  readonly category = "general";
-  readonly isToolFullyExecutedOnServer = true;
-  readonly requiresApproval = false;
-  readonly priority = 1;
-  getSchema() {
-    return ThrowingTool.getSchema();
-  }
-  async execute(): Promise<InvokeResult<string>> {
-    throw new Error("disk on fire at /srv/secret/path");
-  }
-}
-
 /** Returns a value that is not an InvokeResult. */
-class SloppyTool implements AgentTool {
-  static readonly ToolName = "test_sloppy_tool";
-  static readonly ToolUsageMetadata = "Never call this: it returns nonsense.";
-  static getSchema() {
-    return schema(SloppyTool.ToolName);
-  }
-  readonly name = SloppyTool.ToolName;
-  readonly toolUsageMetadata = SloppyTool.ToolUsageMetadata;
-  readonly category = "general";
-  readonly isToolFullyExecutedOnServer = true;
-  readonly requiresApproval = false;
-  readonly priority = 1;
-  getSchema() {
-    return SloppyTool.getSchema();
-  }
-  execute(_args: string | null | undefined, _context: AgentToolExecutionContext | null | undefined) {
-    return Promise.resolve(JSON.parse('{"ok":1}'));
-  }
-}
+const SloppyTool = handWrittenTool("test_sloppy_tool", async () => ({ ok: 1 }));
 
 function call(name: string): StoredToolCall {
   return {
