@@ -1,11 +1,10 @@
-// createApp(): middleware, the one error path, and the routes; the Worker and the tests serve the same app.
-
-import { Hono } from "hono";
+// createApp(): middleware, the one error path, the routes, and the OpenAPI document they are declared in;
+// the Worker and the tests serve the same app.
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { requireApiKey } from "./auth/middleware";
-import { positiveIntVar } from "./env-vars";
 import { ApiError, errorBody } from "./errors";
 import type { AppBindings } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
@@ -19,23 +18,21 @@ import { modeRoutes } from "./routes/modes";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
+import { SettingsError, settings } from "./settings";
 
-const DEFAULT_MAX_BODY_BYTES = 1_048_576;
-/** Tool results carry whole files (a read of up to 1 MiB, JSON-escaped): their route takes more. */
-const DEFAULT_MAX_TOOL_RESULT_BYTES = 10_485_760;
 const TOOL_RESULTS_PATH = /^\/context\/sessions\/[^/]+\/tool-results$/;
 
-const MaxBodyBytesVar = positiveIntVar(DEFAULT_MAX_BODY_BYTES);
-const MaxToolResultBytesVar = positiveIntVar(DEFAULT_MAX_TOOL_RESULT_BYTES);
-
-export function maxBodyBytes(env: Cloudflare.Env, path = ""): number {
-  const general = MaxBodyBytesVar.parse(env.MAX_BODY_BYTES);
-  if (!TOOL_RESULTS_PATH.test(path)) return general;
-  return Math.max(general, MaxToolResultBytesVar.parse(env.MAX_TOOL_RESULT_BYTES));
+/** The largest body `path` takes: tool results carry whole files, so their route takes more. */
+export function maxBodyBytes(env: object, path = ""): number {
+  const { limits } = settings(env);
+  return TOOL_RESULTS_PATH.test(path) ? Math.max(limits.maxBodyBytes, limits.maxToolResultBytes) : limits.maxBodyBytes;
 }
 
-export function createApp(): Hono<AppBindings> {
-  const app = new Hono<AppBindings>();
+/** Each env object's malformed var is logged once (at the first request that finds it), then answered 500. */
+const reportedMisconfiguration = new WeakSet<object>();
+
+export function createApp(): OpenAPIHono<AppBindings> {
+  const app = new OpenAPIHono<AppBindings>();
 
   app.use(requestId());
   app.use(async (c, next) => {
@@ -54,17 +51,26 @@ export function createApp(): Hono<AppBindings> {
     c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
     await next();
   });
+  // Settings first: a malformed var answers every request, /healthz included, with its name.
+  app.use(async (c, next) => {
+    try {
+      settings(c.env);
+    } catch (error) {
+      if (!(error instanceof SettingsError)) throw error;
+      if (!reportedMisconfiguration.has(c.env)) {
+        reportedMisconfiguration.add(c.env);
+        c.var.logger.addError("[settings]", error.message, [["variable", error.variable]]);
+      }
+      throw new ApiError("misconfigured", `The server is misconfigured: ${error.message}`);
+    }
+    await next();
+  });
   app.use(async (c, next) => {
     const maxSize = maxBodyBytes(c.env, c.req.path);
     return bodyLimit({
       maxSize,
       onError: () => {
-        throw new ApiError(
-          413,
-          "invalid_request_error",
-          `The request body is larger than ${maxSize} bytes.`,
-          "request_too_large",
-        );
+        throw new ApiError("request_too_large", `The request body is larger than ${maxSize} bytes.`);
       },
     })(c, next);
   });
@@ -79,9 +85,25 @@ export function createApp(): Hono<AppBindings> {
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);
 
-  app.notFound((c) =>
-    c.json(errorBody(`No route for ${c.req.method} ${quoted(c.req.path)}.`, "not_found_error", "route_not_found"), 404),
-  );
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An aptix API key: `Authorization: Bearer <key>`.",
+  });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "aptix-edge",
+      version: "1",
+      description:
+        "An LLM agent backend on Cloudflare Workers: agent sessions (modes, tools, approvals, client hand-offs), " +
+        "workflows, the mode catalog, and an OpenAI-compatible passthrough. Errors have OpenAI's shape; the codes " +
+        "are in docs/api.md. The session WebSocket's frames are in docs/protocol.md.",
+    },
+    security: [{ bearer: [] }],
+  });
+
+  app.notFound((c) => c.json(errorBody("route_not_found", `No route for ${c.req.method} ${quoted(c.req.path)}.`), 404));
 
   app.onError((error, c) => {
     if (error instanceof ApiError) {
@@ -89,7 +111,11 @@ export function createApp(): Hono<AppBindings> {
       return c.json(error.toBody(), error.status);
     }
     if (error instanceof HTTPException && error.status < 500) {
-      return c.json(errorBody(error.message || "Bad request.", "invalid_request_error"), error.status);
+      // Hono's own refusals: the JSON validator's unreadable body is ours to name.
+      if (error.status === 400 && /json/i.test(error.message)) {
+        return c.json(errorBody("invalid_json", "The request body must be a JSON object."), 400);
+      }
+      return c.json(errorBody("invalid_request", error.message || "Bad request."), 400);
     }
     const logger = c.var.logger ?? new JsonAdminLogger({ requestId: c.var.requestId ?? "" });
     logger.addException("[app_onError]", error, [
@@ -98,13 +124,12 @@ export function createApp(): Hono<AppBindings> {
     ]);
     if (error instanceof ModeCatalogError) {
       // The catalog's own words name the broken row for the operator; nothing else leaks.
-      return c.json(errorBody(error.message, "server_error", "mode_catalog_corrupt"), 500);
+      return c.json(errorBody("mode_catalog_corrupt", error.message), 500);
     }
     return c.json(
       errorBody(
-        `The server failed to handle this request. Quote request id ${c.var.requestId ?? "unknown"} when reporting it.`,
-        "server_error",
         "internal_error",
+        `The server failed to handle this request. Quote request id ${c.var.requestId ?? "unknown"} when reporting it.`,
       ),
       500,
     );

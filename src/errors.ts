@@ -1,5 +1,8 @@
-// ApiError and the one error body every route answers with: OpenAI's `{"error":{...}}` shape.
+// The one error path of the HTTP layer: every error code, with its status and OpenAI error type, in one
+// table; ApiError and the one OpenAI-shaped body (`{"error":{"message","type","code","param"}}`) built from it.
+// Domain code refuses with a code (src/refusal.ts); this table is where a code becomes a status.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Refusal, RefusalCode } from "./refusal";
 
 export type ApiErrorType =
   | "invalid_request_error"
@@ -11,52 +14,124 @@ export type ApiErrorType =
   | "server_error"
   | "upstream_error";
 
+type Entry = readonly [status: ContentfulStatusCode, type: ApiErrorType];
+
+const bad: Entry = [400, "invalid_request_error"];
+const missing: Entry = [404, "not_found_error"];
+const conflict: Entry = [409, "conflict_error"];
+const upstream: Entry = [502, "upstream_error"];
+const slowUpstream: Entry = [504, "upstream_error"];
+
+/**
+ * Every code a client can get, with the status and type it comes with. The socket's frame-only codes are
+ * here too (their status is what the HTTP route would answer for the same problem).
+ */
+export const ERROR_CODES = {
+  // 400: the request is wrong; `param` names what.
+  invalid_request: bad,
+  invalid_json: bad,
+  unknown_field: bad,
+  unknown_mode: bad,
+  invalid_tool_result: bad,
+  duplicate_tool_call_id: bad,
+  invalid_workflow_parameters: bad,
+  malformed_frame: bad,
+  unknown_frame_type: bad,
+  invalid_frame: bad,
+  frame_too_large: bad,
+  // 401, 403: who is asking.
+  missing_api_key: [401, "authentication_error"],
+  invalid_api_key: [401, "authentication_error"],
+  invalid_ticket: [401, "authentication_error"],
+  insufficient_scope: [403, "permission_error"],
+  // 404: nothing there (for another org's session too).
+  route_not_found: missing,
+  session_not_found: missing,
+  workflow_not_found: missing,
+  system_prompt_not_found: missing,
+  mode_not_found: missing,
+  model_not_found: missing,
+  not_offered_by_demo: missing,
+  // 409: the session cannot take this now.
+  session_busy: conflict,
+  session_awaiting_input: conflict,
+  nothing_pending: conflict,
+  nothing_to_cancel: conflict,
+  tool_call_not_pending: conflict,
+  pause_expired: conflict,
+  // 413, 426, 429.
+  request_too_large: [413, "invalid_request_error"],
+  upgrade_required: [426, "invalid_request_error"],
+  rate_limit_exceeded: [429, "rate_limit_error"],
+  // 500: ours; logged with the stack, answered without it.
+  internal_error: [500, "server_error"],
+  mode_catalog_corrupt: [500, "server_error"],
+  misconfigured: [500, "server_error"],
+  // 502, 504: the upstream LLM (the passthrough).
+  upstream_unreachable: upstream,
+  upstream_auth_failed: upstream,
+  upstream_stream_failed: upstream,
+  upstream_timeout: slowUpstream,
+  upstream_idle_timeout: slowUpstream,
+} as const satisfies Record<string, Entry> & Record<RefusalCode, Entry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; code: string | null; param: string | null };
+  error: { message: string; type: ApiErrorType; code: string | null; param: string | null };
 }
 
-/** Thrown anywhere in a route; `app.onError` turns it into an OpenAI-shaped body. */
+export interface ErrorOptions {
+  param?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** The OpenAI-shaped body of `code`, its type from the table. */
+export function errorBody(code: ErrorCode, message: string, param: string | null = null): OpenAIErrorBody {
+  return { error: { message, type: ERROR_CODES[code][1], code, param } };
+}
+
+/** A whole error Response, for code that answers without Hono's context (the session object, the demo face). */
+export function errorResponse(code: ErrorCode, message: string, options: ErrorOptions = {}): Response {
+  return Response.json(errorBody(code, message, options.param ?? null), {
+    status: ERROR_CODES[code][0],
+    headers: options.headers ?? {},
+  });
+}
+
+/** Thrown anywhere in a route; `app.onError` turns it into the OpenAI-shaped body with the table's status. */
 export class ApiError extends Error {
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+
   constructor(
-    readonly status: ContentfulStatusCode,
-    readonly type: ApiErrorType,
+    readonly code: ErrorCode,
     message: string,
-    readonly code: string | null = null,
-    readonly param: string | null = null,
-    readonly headers: Record<string, string> = {},
+    options: ErrorOptions = {},
   ) {
     super(message);
     this.name = "ApiError";
+    this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): ContentfulStatusCode {
+    return ERROR_CODES[this.code][0];
+  }
+
+  get type(): ApiErrorType {
+    return ERROR_CODES[this.code][1];
   }
 
   toBody(): OpenAIErrorBody {
-    return errorBody(this.message, this.type, this.code, this.param);
+    return errorBody(this.code, this.message, this.param);
   }
 
-  static badRequest(message: string, param: string | null = null, code = "invalid_request"): ApiError {
-    return new ApiError(400, "invalid_request_error", message, code, param);
-  }
-
-  static notFound(message: string, code = "not_found"): ApiError {
-    return new ApiError(404, "not_found_error", message, code);
-  }
-
-  static conflict(message: string, code: string): ApiError {
-    return new ApiError(409, "conflict_error", message, code);
-  }
-
-  static rateLimited(message: string, retryAfterSeconds: number): ApiError {
-    return new ApiError(429, "rate_limit_error", message, "rate_limit_exceeded", null, {
-      "retry-after": String(retryAfterSeconds),
+  /** A domain refusal, answered with its code's status (and `Retry-After` for a rate limit). */
+  static from(refusal: Refusal): ApiError {
+    return new ApiError(refusal.code, refusal.message, {
+      param: refusal.param ?? null,
+      headers: refusal.retryAfterSeconds !== undefined ? { "retry-after": String(refusal.retryAfterSeconds) } : {},
     });
   }
-}
-
-export function errorBody(
-  message: string,
-  type: string,
-  code: string | null = null,
-  param: string | null = null,
-): OpenAIErrorBody {
-  return { error: { message, type, code, param } };
 }

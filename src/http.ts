@@ -1,10 +1,12 @@
-// Shared request plumbing for routes: the Hono context type and zod-checked JSON bodies.
+// Shared request plumbing for routes: the Hono context type, the route factory whose one validation hook turns
+// a zod failure into our error, and the pieces every route declaration uses (bodies, answers, errors).
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import type { Principal } from "./auth/api-keys";
-import { ApiError } from "./errors";
+import { ApiError, type ErrorCode } from "./errors";
 import type { JsonAdminLogger } from "./observability/admin-logger";
-import { quoted } from "./quote";
+import { type FieldProblem, fieldMessage, firstProblem } from "./zod-issues";
 
 export interface AppBindings {
   Bindings: Cloudflare.Env;
@@ -17,32 +19,69 @@ export interface AppBindings {
 
 export type AppContext = Context<AppBindings>;
 
-/** The body as the schema's type, or a 400 that names the first field that is wrong. */
-export async function readJsonBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.output<S>> {
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch {
-    throw ApiError.badRequest("The request body must be a JSON object.", null, "invalid_json");
-  }
-  return parseWith(schema, raw, "request body");
+const WHERE: Record<string, string> = { json: "request body", query: "query", param: "path", header: "headers" };
+
+/** The ApiError for a zod failure in `where` ("request body"): an unknown field is `unknown_field`. */
+export function zodFailure(problem: FieldProblem, where: string, code: ErrorCode = "invalid_request"): ApiError {
+  return new ApiError(problem.unknownField ? "unknown_field" : code, fieldMessage(problem, where), {
+    param: problem.param,
+  });
 }
 
-/**
- * zod-parses `value`; the error names the field path and what is wrong with it. A field the schema does not
- * know is named in `param` too (zod reports it on the object that holds it), quoted bounded.
- */
+/** Routes are declared with their schemas (validation, types and /openapi.json from one source). */
+export function routes(): OpenAPIHono<AppBindings> {
+  return new OpenAPIHono<AppBindings>({
+    defaultHook: (result) => {
+      if (!result.success) throw zodFailure(firstProblem(result.error), WHERE[result.target] ?? result.target);
+    },
+  });
+}
+
+/** zod-parses `value`; the error names the field path and what is wrong with it. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const at = issue?.path.map(String) ?? [];
-  if (issue?.code === "unrecognized_keys") {
-    const field = [...at, issue.keys[0] ?? ""].join(".");
-    throw ApiError.badRequest(`Unknown field ${quoted(field)} in the ${what}.`, field, "unknown_field");
-  }
-  const path = at.join(".");
-  const detail = issue?.message ?? "is invalid";
-  const message = path ? `Invalid ${quoted(path)} in the ${what}: ${detail}.` : `Invalid ${what}: ${detail}.`;
-  throw ApiError.badRequest(message, path || null);
+  throw zodFailure(firstProblem(parsed.error), what);
 }
+
+/** An OpenAI-shaped error body, as /openapi.json describes every error answer. */
+export const ErrorResponse = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.string(),
+      code: z.string().nullable(),
+      param: z.string().nullable(),
+    }),
+  })
+  .meta({ id: "Error" });
+
+/** A JSON request body for a route declaration. */
+export function jsonBody<S extends z.ZodType>(schema: S, description: string) {
+  return { body: { content: { "application/json": { schema } }, required: true, description } };
+}
+
+/** A JSON answer for a route declaration. */
+export function json<S extends z.ZodType>(schema: S, description: string) {
+  return { content: { "application/json": { schema } }, description };
+}
+
+/** The error answers a route declares (the codes each can carry are in docs/api.md). */
+export function errors(...statuses: number[]) {
+  const described: Record<number, string> = {
+    400: "The request is wrong; `param` names the field.",
+    401: "No key, or an unknown or revoked key.",
+    403: "The key lacks the route's scope.",
+    404: "No such resource (for another org's session too).",
+    409: "The session cannot take this now.",
+    413: "The body is too large.",
+    429: "The key's model call budget is spent; see Retry-After.",
+    500: "Unexpected, or a misconfigured server.",
+    502: "The upstream LLM failed.",
+    504: "The upstream LLM was too slow.",
+  };
+  return Object.fromEntries(statuses.map((s) => [s, json(ErrorResponse, described[s] ?? "An error.")]));
+}
+
+/** The security requirement of every route but /healthz. */
+export const BEARER = [{ bearer: [] }];

@@ -4,6 +4,8 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** The scripted upstream's own URL (its control endpoints live beside /v1). */
     TEST_UPSTREAM_URL: string;
+    /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
+    LLM_BASE_URL: string;
   }
 }
 

@@ -4,26 +4,26 @@ import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model
 import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
+import { type Outcome, type Refusal, refuse } from "../refusal";
 import { ModeChangeTool } from "../tools/agent-change-mode";
 import type { AgentToolRegistry } from "../tools/registry";
+import type { ApprovalDecision, ClientToolResult } from "../wire";
 import type { AgentConfig } from "./agent-config";
-import { type AgentExecuteResponse, publicToolCall, type StoredToolCall, type TurnOutcome } from "./agent-tool-call";
+import {
+  type AgentExecuteResponse,
+  publicToolCall,
+  type StoredToolCall,
+  type TurnError,
+  type TurnOutcome,
+} from "./agent-tool-call";
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
 import type { ModelCallBudget } from "./model-call-budget";
 import { buildModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
-import { finishTurn, pauseTurn, type TurnEndingDeps, type TurnError } from "./turn-ending";
+import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
-import {
-  type ApprovalDecision,
-  type ClientToolResult,
-  type Outcome,
-  type Refusal,
-  refusalForCalls,
-  refusalUnless,
-  refuse,
-} from "./turn-gate";
+import { refusalForCalls, refusalUnless } from "./turn-gate";
 import { formatDuration, type TurnLimit, turnLimitError } from "./turn-limits";
 import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
 
@@ -75,7 +75,7 @@ export class AgentReasoner {
     if (busy) return busy;
     const grant = await this.deps.budget?.take();
     if (grant && !grant.ok) {
-      return refuse(429, "rate_limit_exceeded", grant.message, undefined, grant.retryAfterSeconds);
+      return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
     }
     const now = this.now();
     const turn: TurnState = {
@@ -125,7 +125,7 @@ export class AgentReasoner {
     for (const result of results) {
       if (result.resultJson === undefined) continue;
       const problem = this.executor.checkClientResult(this.findCall(turn, result.toolCallId), result.resultJson);
-      if (problem) return refuse(400, "invalid_tool_result", `Invalid tool result: ${problem}.`, "results");
+      if (problem) return refuse("invalid_tool_result", `Invalid tool result: ${problem}.`, { param: "results" });
     }
     const run = this.resume(turn, signal);
     for (const result of results) {
@@ -153,7 +153,7 @@ export class AgentReasoner {
     const status = this.deps.store.status();
     const turn = this.deps.store.turn();
     if ((status !== "awaiting_approval" && status !== "awaiting_client") || !turn) {
-      return refuse(409, "nothing_to_cancel", "The session has no turn waiting to be cancelled.");
+      return refuse("nothing_to_cancel", "The session has no turn waiting to be cancelled.");
     }
     return { ok: true, value: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
   }
@@ -206,7 +206,6 @@ export class AgentReasoner {
     const expired = new Set(this.deps.store.toolCalls(last.turnId).map((c) => c.id));
     if (!ids.some((id) => expired.has(id))) return null;
     return refuse(
-      409,
       "pause_expired",
       `The turn that asked for these tool calls expired at ${last.endedAt} and nothing more of it was executed; send a new message to continue.`,
     );

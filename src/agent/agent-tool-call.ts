@@ -1,24 +1,28 @@
-// AgentToolCall and AgentExecuteResponse: what a turn reports, over HTTP and (later) the WebSocket.
+// AgentToolCall and AgentExecuteResponse: what a turn reports, over HTTP and the WebSocket. Each is one zod
+// schema (the wire and /openapi.json use it); the types are inferred from it.
+import { z } from "zod";
 
-export type ApprovalState = "pending" | "approved" | "denied";
+export const ApprovalState = z.enum(["pending", "approved", "denied"]);
+export type ApprovalState = z.infer<typeof ApprovalState>;
 
 /** One call the model made, mapped by the AgentToolExecutor (AGN-005 §5.3). */
-export interface AgentToolCall {
-  id: string;
-  name: string;
-  argumentsJson: string;
+export const AgentToolCall = z.object({
+  id: z.string(),
+  name: z.string(),
+  argumentsJson: z.string(),
   /** Always true: every tool is mediated by the server (AGN-005 §3). */
-  isServerTool: boolean;
+  isServerTool: z.boolean(),
   /** The tool's execute (or, for a client-final tool, its preflight) completed successfully. */
-  wasExecuted: boolean;
+  wasExecuted: z.boolean(),
   /** A client executes the final step (AGN-005 §6.2). */
-  requiresClientExecution: boolean;
-  requiresApproval: boolean;
-  approval: ApprovalState | null;
-  /** The result; for a client-final tool waiting on its client, the prepared request. */
-  resultJson: string | null;
-  errorMessage: string | null;
-}
+  requiresClientExecution: z.boolean(),
+  requiresApproval: z.boolean(),
+  approval: ApprovalState.nullable(),
+  /** The result; for a client-final tool waiting on its client (or its approval), the prepared request. */
+  resultJson: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+});
+export type AgentToolCall = z.infer<typeof AgentToolCall>;
 
 /** Where a call is in its life; only `settled` calls have a final result for the model. */
 export type ToolCallState = "ready" | "awaiting_approval" | "awaiting_client" | "settled";
@@ -34,18 +38,23 @@ export interface StoredToolCall extends AgentToolCall {
   terminate: boolean;
 }
 
-export type TurnOutcome = "completed" | "awaiting_approval" | "awaiting_client" | "failed" | "cancelled";
+export const TurnOutcome = z.enum(["completed", "awaiting_approval", "awaiting_client", "failed", "cancelled"]);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
-export interface AgentExecuteResponse {
-  sessionId: string;
-  status: TurnOutcome;
-  mode: string;
-  text: string;
-  toolCalls: AgentToolCall[];
-  iterations: number;
-  branchSessionId?: string;
-  error?: { code: string; message: string };
-}
+export const TurnError = z.object({ code: z.string(), message: z.string() });
+export type TurnError = z.infer<typeof TurnError>;
+
+export const AgentExecuteResponse = z.object({
+  sessionId: z.string(),
+  status: TurnOutcome,
+  mode: z.string(),
+  text: z.string(),
+  toolCalls: z.array(AgentToolCall),
+  iterations: z.number().int(),
+  branchSessionId: z.string().optional(),
+  error: TurnError.optional(),
+});
+export type AgentExecuteResponse = z.infer<typeof AgentExecuteResponse>;
 
 export function publicToolCall(call: StoredToolCall): AgentToolCall {
   return {

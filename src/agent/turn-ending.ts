@@ -1,7 +1,13 @@
 // How a turn pauses (for approvals or a client's results) and how it ends: open calls settled, results
 // delivered, the outcome recorded, the session idle again, and the AgentExecuteResponse built.
 import type { AgentConfig } from "./agent-config";
-import { type AgentExecuteResponse, publicToolCall, type StoredToolCall, type TurnOutcome } from "./agent-tool-call";
+import {
+  type AgentExecuteResponse,
+  publicToolCall,
+  type StoredToolCall,
+  type TurnError,
+  type TurnOutcome,
+} from "./agent-tool-call";
 import { appendBatchResults } from "./conversation";
 import type { TurnEvents } from "./turn-events";
 import type { TurnState, TurnStore } from "./turn-store";
@@ -12,8 +18,6 @@ export interface TurnEndingDeps {
   events?: TurnEvents;
   now: () => number;
 }
-
-export type TurnError = { code: string; message: string };
 
 export function turnResponse(
   store: TurnStore,

@@ -1,63 +1,26 @@
-// The one-turn-at-a-time rule and the checks on approvals and client results, as refusals a route answers.
+// The one-turn-at-a-time rule and the checks on approvals and client results, as refusals (codes, not statuses).
 import { quoted } from "../quote";
+import { type Refusal, refuse } from "../refusal";
 import type { StoredToolCall } from "./agent-tool-call";
 import type { SessionStatus } from "./turn-store";
 
-export type Refusal = {
-  ok: false;
-  status: 400 | 404 | 409 | 429;
-  code: string;
-  message: string;
-  param?: string;
-  /** A 429's wait, in seconds (answered as `Retry-After`). */
-  retryAfterSeconds?: number;
-};
-export type Outcome<T> = { ok: true; value: T } | Refusal;
-
-export interface ApprovalDecision {
-  toolCallId: string;
-  approved: boolean;
-  reason?: string;
-}
-
-export interface ClientToolResult {
-  toolCallId: string;
-  resultJson?: string;
-  errorMessage?: string;
-}
-
-export const refuse = (
-  status: Refusal["status"],
-  code: string,
-  message: string,
-  param?: string,
-  retryAfterSeconds?: number,
-): Refusal => ({
-  ok: false,
-  status,
-  code,
-  message,
-  ...(param ? { param } : {}),
-  ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-});
+export type { Outcome, Refusal } from "../refusal";
 
 /** Why a session in `status` cannot take what needs it `expected`, or null when it can. */
 export function refusalUnless(status: SessionStatus, expected: SessionStatus): Refusal | null {
   if (status === expected) return null;
-  if (status === "running") return refuse(409, "session_busy", "The session is running a turn; wait for it to finish.");
+  if (status === "running") return refuse("session_busy", "The session is running a turn; wait for it to finish.");
   if (expected === "idle") {
     const what =
       status === "awaiting_approval"
         ? "approval of its pending tool calls"
         : "results of its client-executed tool calls";
     return refuse(
-      409,
       "session_awaiting_input",
       `The session is waiting for ${what}; answer them before sending a new message.`,
     );
   }
   return refuse(
-    409,
     "nothing_pending",
     `The session is not waiting for ${expected === "awaiting_approval" ? "approvals" : "tool results"}.`,
   );
@@ -72,17 +35,13 @@ export function refusalForCalls(
   const seen = new Set<string>();
   for (const id of ids) {
     if (seen.has(id))
-      return refuse(
-        400,
-        "duplicate_tool_call_id",
-        `Tool call ${quoted(id)} appears twice in the request.`,
-        "toolCallId",
-      );
+      return refuse("duplicate_tool_call_id", `Tool call ${quoted(id)} appears twice in the request.`, {
+        param: "toolCallId",
+      });
     seen.add(id);
     const call = calls.find((c) => c.id === id);
     if (!call || call.state !== state) {
       return refuse(
-        409,
         "tool_call_not_pending",
         `Tool call ${quoted(id)} is unknown or already settled; nothing was changed.`,
       );

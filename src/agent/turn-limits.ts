@@ -1,7 +1,7 @@
 // The limits that stop a turn (the design document's "Risks": iterations, time, malformed calls; and the
 // pause expiry and per-key model call limit), each with a message that states its real figures.
 import type { AgentConfig } from "./agent-config";
-import type { TurnError } from "./turn-ending";
+import type { TurnError } from "./agent-tool-call";
 
 export type TurnLimit =
   | "iteration_limit"

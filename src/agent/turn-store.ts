@@ -1,22 +1,28 @@
-// What the loop needs from the session's storage; the Durable Object implements it over SQLite.
-import type { ModelToolCall } from "../llm/chat-model";
+// What the loop needs from the session's storage; the Durable Object implements it over SQLite. The shapes a
+// client sees (a message, a turn's record) are zod schemas, their types inferred.
+import { z } from "zod";
 import type { StoredToolCall } from "./agent-tool-call";
 
-export type SessionStatus = "idle" | "running" | "awaiting_approval" | "awaiting_client";
+export const SessionStatus = z.enum(["idle", "running", "awaiting_approval", "awaiting_client"]);
+export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** Why a message is in the conversation, beside its role. */
-export type MessageKind = "message" | "tool_result" | "correction" | "workflow" | "answer";
+export const MessageKind = z.enum(["message", "tool_result", "correction", "workflow", "answer"]);
+export type MessageKind = z.infer<typeof MessageKind>;
 
-export interface ConversationMessage {
-  seq: number;
-  turnId: string;
-  role: "user" | "assistant" | "tool";
-  content: string | null;
-  toolCalls?: ModelToolCall[];
-  toolCallId?: string;
-  kind: MessageKind;
-  createdAt: string;
-}
+export const ModelToolCallShape = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+export const ConversationMessage = z.object({
+  seq: z.number().int(),
+  turnId: z.string(),
+  role: z.enum(["user", "assistant", "tool"]),
+  content: z.string().nullable(),
+  toolCalls: z.array(ModelToolCallShape).optional(),
+  toolCallId: z.string().optional(),
+  kind: MessageKind,
+  createdAt: z.string(),
+});
+export type ConversationMessage = z.infer<typeof ConversationMessage>;
 
 export type NewMessage = Omit<ConversationMessage, "seq" | "createdAt">;
 
@@ -63,11 +69,12 @@ export interface TurnStore {
   lastTurnOutcome(): TurnRecord | null;
 }
 
-export interface TurnRecord {
-  turnId: string;
-  status: "completed" | "failed" | "cancelled";
-  startedAt: string;
-  endedAt: string;
-  iterations: number;
-  error: { code: string; message: string } | null;
-}
+export const TurnRecord = z.object({
+  turnId: z.string(),
+  status: z.enum(["completed", "failed", "cancelled"]),
+  startedAt: z.string(),
+  endedAt: z.string(),
+  iterations: z.number().int(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type TurnRecord = z.infer<typeof TurnRecord>;

@@ -9,16 +9,11 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
   const header = c.req.header("authorization");
   if (!header) {
-    throw new ApiError(
-      401,
-      "authentication_error",
-      "Missing API key. Send it as 'Authorization: Bearer <key>'.",
-      "missing_api_key",
-    );
+    throw new ApiError("missing_api_key", "Missing API key. Send it as 'Authorization: Bearer <key>'.");
   }
   const key = BEARER.exec(header)?.[1];
   const principal = key ? await authenticateApiKey(c.env.DB, key) : null;
-  if (!principal) throw new ApiError(401, "authentication_error", "Invalid API key.", "invalid_api_key");
+  if (!principal) throw new ApiError("invalid_api_key", "Invalid API key.");
   c.set("principal", principal);
   c.set("logger", c.var.logger.with({ org: principal.org, keyId: principal.keyId }));
   await next();
@@ -27,7 +22,7 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
 export function requireScope(scope: Scope) {
   return createMiddleware<AppBindings>(async (c, next) => {
     if (!c.var.principal.scopes.includes(scope)) {
-      throw new ApiError(403, "permission_error", `This API key lacks the '${scope}' scope.`, "insufficient_scope");
+      throw new ApiError("insufficient_scope", `This API key lacks the '${scope}' scope.`);
     }
     await next();
   });

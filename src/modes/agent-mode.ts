@@ -2,28 +2,30 @@
 import { z } from "zod";
 
 /** TUL-010 §3.3: the fields every mode descriptor carries, in camelCase. */
-export interface AgentModeSummary {
-  id: string;
-  key: string;
-  displayName: string;
-  description: string;
-  systemPromptSummary: string;
-  isDefault: boolean;
-  humanRoleHints: string[] | null;
-  exampleUtterances: string[] | null;
-}
+export const AgentModeSummary = z.object({
+  id: z.string(),
+  key: z.string(),
+  displayName: z.string(),
+  description: z.string(),
+  systemPromptSummary: z.string(),
+  isDefault: z.boolean(),
+  humanRoleHints: z.array(z.string()).nullable(),
+  exampleUtterances: z.array(z.string()).nullable(),
+});
+export type AgentModeSummary = z.infer<typeof AgentModeSummary>;
 
 /** A catalog entry: the summary plus what the agent loop needs. */
-export interface AgentMode extends AgentModeSummary {
+export const AgentMode = AgentModeSummary.extend({
   /** The text the agent gets in this mode. */
-  systemPrompt: string;
+  systemPrompt: z.string(),
   /** Tool names this mode offers (agent_change_mode and agent_list_modes are offered in every mode). */
-  tools: string[];
+  tools: z.array(z.string()),
   /** Tool names whose calls pause for approval in this mode, beside tools that always need it. */
-  approvalRequiredTools: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+  approvalRequiredTools: z.array(z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type AgentMode = z.infer<typeof AgentMode>;
 
 export const MODE_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 

@@ -27,10 +27,10 @@ export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
   try {
     value = JSON.parse(decoder.decode(bytes));
   } catch {
-    throw ApiError.badRequest("The request body must be a JSON object.", null, "invalid_json");
+    throw new ApiError("invalid_json", "The request body must be a JSON object.");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw ApiError.badRequest("The request body must be a JSON object.", null, "invalid_json");
+    throw new ApiError("invalid_json", "The request body must be a JSON object.");
   }
   const body = parseWith(PassthroughBody, value, "request body");
   return { bytes, model: body.model, stream: body.stream === true };

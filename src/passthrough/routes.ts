@@ -1,11 +1,12 @@
 // The OpenAI-compatible passthrough (design decision 4): /v1/models and the /v1 generation endpoints
 // forward the client's own request, system prompt untouched, to the upstream LLM, with our key.
-import { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
 import { requireScope } from "../auth/middleware";
-import type { AppBindings, AppContext } from "../http";
+import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
 import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
-import { type PassthroughConfig, passthroughConfig } from "./config";
+import { type Settings, settings } from "../settings";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
@@ -21,7 +22,7 @@ const decoder = new TextDecoder();
  * Sends the request upstream: over the network to LLM_BASE_URL, or, when none is set (the local offline
  * set-up), to the demo model's OpenAI-compatible face, through the very same relay.
  */
-function sendUpstream(config: PassthroughConfig, path: string, init: RequestInit): Promise<Response> {
+function sendUpstream(config: Settings["passthrough"], path: string, init: RequestInit): Promise<Response> {
   return config.baseUrl ? fetch(`${config.baseUrl}${path}`, init) : demoOpenAIFetch(path, init);
 }
 
@@ -37,7 +38,7 @@ function logUpstreamFailure(c: AppContext, error: unknown): void {
  */
 async function writeUsage(c: AppContext, model: string, readUsage: () => TokenUsage | null): Promise<void> {
   // The offline demo's token counts are estimates of no one's bill: not recorded.
-  if (!passthroughConfig(c.env).baseUrl) return;
+  if (!settings(c.env).passthrough.baseUrl) return;
   await new Promise((resolve) => setTimeout(resolve, 0));
   const usage = readUsage();
   if (!usage) return;
@@ -54,7 +55,7 @@ async function answerJson(
   c: AppContext,
   exchange: UpstreamExchange,
   response: Response,
-  config: PassthroughConfig,
+  config: Settings["passthrough"],
   request: PassthroughRequest | null,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
@@ -75,7 +76,7 @@ function isEventStream(response: Response): boolean {
 }
 
 async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
-  const config = passthroughConfig(c.env);
+  const config = settings(c.env).passthrough;
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);
   // A client that leaves at any point (even before the upstream's headers) stops the upstream request.
@@ -127,8 +128,56 @@ async function forwardBody(c: AppContext, path: string): Promise<Response> {
 
 const guards = [requireScope("chat"), passthroughRateLimit] as const;
 
+/**
+ * The passthrough's routes in /openapi.json. They are declared for the document only: their bodies must
+ * reach the upstream byte for byte, so no validator may read (and re-serialise) them first.
+ */
+function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
+  const answer = {
+    200: { description: "The upstream's answer, as it sent it (JSON, or an event stream with `stream: true`)." },
+    ...errors(400, 401, 403, 404, 429, 502, 504),
+  };
+  const body = jsonBody(
+    z.looseObject({ model: z.string(), stream: z.boolean().optional() }).meta({
+      description: "The client's own request, forwarded unchanged; only `model` and `stream` are checked.",
+    }),
+    "An OpenAI request body.",
+  );
+  const registry = app.openAPIRegistry;
+  const tags = ["passthrough"];
+  registry.registerPath({
+    method: "get",
+    path: "/v1/models",
+    tags,
+    security: BEARER,
+    summary: "The upstream's models",
+    responses: answer,
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/v1/models/{model}",
+    tags,
+    security: BEARER,
+    summary: "One of the upstream's models",
+    request: { params: z.object({ model: z.string() }) },
+    responses: answer,
+  });
+  for (const path of ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses"]) {
+    registry.registerPath({
+      method: "post",
+      path,
+      tags,
+      security: BEARER,
+      summary: `Forwarded to the upstream's ${path.slice(3)} (the OpenAI-compatible passthrough)`,
+      request: body,
+      responses: answer,
+    });
+  }
+  return app;
+}
+
 // Middleware is attached per route, not with use("/v1/*"): that would also guard the other /v1 routes.
-export const passthroughRoutes = new Hono<AppBindings>()
+export const passthroughRoutes = describe(routes())
   .get("/v1/models", ...guards, (c) => forward(c, "/models", null))
   .get("/v1/models/:model", ...guards, (c) => forward(c, `/models/${encodeURIComponent(c.req.param("model"))}`, null))
   .post("/v1/chat/completions", ...guards, (c) => forwardBody(c, "/chat/completions"))

@@ -99,7 +99,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       const body =
         response === undefined || error instanceof UpstreamTimeout
           ? upstreamFailure(error).toBody()
-          : errorBody("The upstream LLM stream failed before it ended.", "upstream_error", "upstream_stream_failed");
+          : errorBody("upstream_stream_failed", "The upstream LLM stream failed before it ended.");
       const frame = errorFrame(body);
       try {
         if (!atEventEnd) await writer.write(encoder.encode("\n\n"));

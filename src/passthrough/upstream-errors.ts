@@ -1,7 +1,7 @@
 // What a client sees when the upstream fails: its own status and OpenAI error body when it sent one,
 // our OpenAI-shaped body otherwise, and on a stream that is already under way an SSE error frame.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError, errorBody, type OpenAIErrorBody } from "../errors";
+import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody } from "../errors";
 import { UpstreamTimeout } from "./exchange";
 import { clientResponseHeaders } from "./headers";
 
@@ -9,10 +9,10 @@ import { clientResponseHeaders } from "./headers";
 export function upstreamFailure(error: unknown): ApiError {
   if (error instanceof UpstreamTimeout) {
     const code = error.kind === "first_byte" ? "upstream_timeout" : "upstream_idle_timeout";
-    return new ApiError(504, "upstream_error", error.message, code);
+    return new ApiError(code, error.message);
   }
   // The runtime's words can quote the upstream URL (and any credentials in it): they go to the log, not here.
-  return new ApiError(502, "upstream_error", "The upstream LLM could not be reached.", "upstream_unreachable");
+  return new ApiError("upstream_unreachable", "The upstream LLM could not be reached.");
 }
 
 /**
@@ -20,9 +20,8 @@ export function upstreamFailure(error: unknown): ApiError {
  * masked piece of ours), so either becomes a 502 that names the server's configuration.
  */
 const UPSTREAM_AUTH_FAILED = errorBody(
-  "The upstream LLM refused this server's credentials (LLM_API_KEY); the server is misconfigured.",
-  "upstream_error",
   "upstream_auth_failed",
+  "The upstream LLM refused this server's credentials (LLM_API_KEY); the server is misconfigured.",
 );
 
 function isOpenAIErrorBody(value: unknown): boolean {
@@ -31,7 +30,7 @@ function isOpenAIErrorBody(value: unknown): boolean {
   return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string";
 }
 
-function errorType(status: number): string {
+function errorType(status: number): ApiErrorType {
   if (status === 429) return "rate_limit_error";
   return status >= 500 ? "upstream_error" : "invalid_request_error";
 }
@@ -47,9 +46,15 @@ export function upstreamErrorBody(status: number, text: string): { status: numbe
   const detail = text.trim().slice(0, 500) || "no details";
   return {
     status,
-    body: JSON.stringify(
-      errorBody(`The upstream LLM answered ${status}: ${detail}`, errorType(status), `upstream_${status}`),
-    ),
+    // The upstream's own status, mirrored: its code says so (`upstream_503`), outside our table on purpose.
+    body: JSON.stringify({
+      error: {
+        message: `The upstream LLM answered ${status}: ${detail}`,
+        type: errorType(status),
+        code: `upstream_${status}`,
+        param: null,
+      },
+    } satisfies OpenAIErrorBody),
   };
 }
 

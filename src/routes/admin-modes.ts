@@ -1,51 +1,74 @@
-// PUT /admin/modes/:key: add or change a catalog mode (keys with the `admin` scope).
-import { Hono } from "hono";
+// PUT /admin/modes/:key: add or change a catalog mode (keys with the `admin` scope). Every rule zod can state
+// (the key, known tool names, approvals only for offered tools) is in the schema; the default flag needs D1.
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppBindings, readJsonBody } from "../http";
-import { MODE_KEY_PATTERN } from "../modes/agent-mode";
+import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
 import { quoted } from "../quote";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 
-export const adminModeRoutes = new Hono<AppBindings>().put("/admin/modes/:key", requireScope("admin"), async (c) => {
-  const key = c.req.param("key");
-  if (!MODE_KEY_PATTERN.test(key)) {
-    throw ApiError.badRequest(
-      `Invalid mode key ${quoted(key)}: use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter.`,
-      "key",
-    );
-  }
-  const body = await readJsonBody(c, ModeUpsertBody);
+const ModeKey = z.object({
+  key: z.string().regex(MODE_KEY_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter"),
+});
 
+/** The body, with the rules that name tools: each must be registered, and one that needs approval offered. */
+const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
   body.tools.forEach((name, index) => {
     if (!PRODUCTION_TOOL_NAMES.includes(name)) {
-      throw ApiError.badRequest(
-        `Unknown tool ${quoted(name)}. Known tools: ${PRODUCTION_TOOL_NAMES.join(", ")}.`,
-        `tools.${index}`,
-      );
+      ctx.addIssue({
+        code: "custom",
+        path: ["tools", index],
+        message: `unknown tool ${quoted(name)}; known tools: ${PRODUCTION_TOOL_NAMES.join(", ")}`,
+      });
     }
   });
   body.approvalRequiredTools.forEach((name, index) => {
     if (!body.tools.includes(name) && !ALWAYS_OFFERED_TOOLS.includes(name)) {
-      throw ApiError.badRequest(
-        `${quoted(name)} needs approval but the mode does not offer it; list it in 'tools' first.`,
-        `approvalRequiredTools.${index}`,
-      );
+      ctx.addIssue({
+        code: "custom",
+        path: ["approvalRequiredTools", index],
+        message: `${quoted(name)} needs approval but the mode does not offer it; list it in 'tools' first`,
+      });
     }
   });
-
-  const existing = await new D1AgentModeCatalogService(c.env.DB).getMode(key);
-  if (existing?.isDefault && !body.isDefault) {
-    throw ApiError.badRequest(
-      `Mode '${key}' is the default mode; make another mode the default instead of clearing it here.`,
-      "isDefault",
-    );
-  }
-  const mode = await upsertMode(c.env.DB, key, body);
-  c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
-    ["mode", key],
-  ]);
-  return c.json({ mode }, existing ? 200 : 201);
 });
+
+const modeAnswer = (description: string) => json(z.object({ mode: AgentMode }), description);
+
+export const adminModeRoutes = routes().openapi(
+  createRoute({
+    method: "put",
+    path: "/admin/modes/{key}",
+    tags: ["admin"],
+    summary: "Add (201) or change (200) a catalog mode",
+    security: BEARER,
+    middleware: [requireScope("admin")] as const,
+    request: { params: ModeKey, ...jsonBody(ModeBody, "The mode.") },
+    responses: {
+      200: modeAnswer("The mode was changed."),
+      201: modeAnswer("The mode was added."),
+      ...errors(400, 401, 403, 413, 500),
+    },
+  }),
+  async (c) => {
+    const { key } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const existing = await new D1AgentModeCatalogService(c.env.DB).getMode(key);
+    if (existing?.isDefault && !body.isDefault) {
+      throw new ApiError(
+        "invalid_request",
+        `Mode ${quoted(key)} is the default mode; make another mode the default instead of clearing it here.`,
+        { param: "isDefault" },
+      );
+    }
+    const mode = await upsertMode(c.env.DB, key, body);
+    c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
+      ["mode", key],
+    ]);
+    return existing ? c.json({ mode }, 200) : c.json({ mode }, 201);
+  },
+);

@@ -1,86 +1,135 @@
 // /context/sessions: create and read agent sessions, run turns, answer approvals and client tool results.
-import { Hono } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
+import { AgentExecuteResponse } from "../agent/agent-tool-call";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppBindings, readJsonBody } from "../http";
+import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { callerOf as caller, sessionStub, unwrap } from "../session/session-client";
+import {
+  ApprovalsBody,
+  CreateSessionBody,
+  MessageBody,
+  SessionCreated,
+  SessionView,
+  ToolResultsBody,
+  WsTicket,
+} from "../wire";
 
-const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
-const MessageBody = z.strictObject({ content: z.string().trim().min(1, "must not be empty").max(100_000) });
-const ApprovalsBody = z.strictObject({
-  decisions: z
-    .array(
-      z.strictObject({
-        toolCallId: z.string().min(1),
-        approved: z.boolean(),
-        reason: z.string().max(2_000).optional(),
-      }),
-    )
-    .min(1, "needs at least one decision"),
-});
-const ToolResultsBody = z.strictObject({
-  results: z
-    .array(
-      z
-        .strictObject({
-          toolCallId: z.string().min(1),
-          resultJson: z.string().max(10_485_760).optional(),
-          errorMessage: z.string().min(1).max(10_000).optional(),
-        })
-        .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {
-          error: "needs exactly one of resultJson and errorMessage",
-        }),
-    )
-    .min(1, "needs at least one result"),
-});
+const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
+const SessionId = z.object({ sessionId: z.string() });
+const turn = (description: string) => json(AgentExecuteResponse, description);
 
-export const contextSessionRoutes = new Hono<AppBindings>()
-  .use("/context/*", requireScope("chat"))
-  .post("/context/sessions", async (c) => {
-    const body = await readJsonBody(c, CreateSessionBody);
-    const catalog = new D1AgentModeCatalogService(c.env.DB);
-    const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
-    if (!mode) throw ApiError.badRequest(await unknownModeMessage(catalog, body.mode ?? ""), "mode", "unknown_mode");
-    const id = c.env.AGENT_SESSION.newUniqueId();
-    const session = await c.env.AGENT_SESSION.get(id).initialize({
-      sessionId: id.toString(),
-      org: c.var.principal.org,
-      user: c.var.principal.user,
-      mode: mode.key,
-      parentSessionId: null,
-    });
-    return c.json(
-      { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
-      201,
-    );
-  })
-  .get("/context/sessions/:sessionId", async (c) => {
-    return c.json(unwrap(await sessionStub(c.env, c.req.param("sessionId")).getSession(caller(c))));
-  })
-  .post("/context/sessions/:sessionId/messages", async (c) => {
-    const stub = sessionStub(c.env, c.req.param("sessionId"));
-    const body = await readJsonBody(c, MessageBody);
-    if (c.req.header("accept")?.includes("text/event-stream")) {
-      const stream = unwrap(await stub.sendMessageStream(caller(c), body.content));
-      return new Response(stream, {
-        headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-encoding": "identity" },
+export const contextSessionRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions",
+      summary: "A new agent session, owned by the key's org",
+      ...chat,
+      request: jsonBody(CreateSessionBody, "The mode (the catalog's default without one)."),
+      responses: { 201: json(SessionCreated, "The session."), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const catalog = new D1AgentModeCatalogService(c.env.DB);
+      const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
+      if (!mode) {
+        throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
+      }
+      const id = c.env.AGENT_SESSION.newUniqueId();
+      const session = await c.env.AGENT_SESSION.get(id).initialize({
+        sessionId: id.toString(),
+        org: c.var.principal.org,
+        user: c.var.principal.user,
+        mode: mode.key,
+        parentSessionId: null,
       });
-    }
-    return c.json(unwrap(await stub.sendMessage(caller(c), body.content)));
-  })
-  .post("/context/sessions/:sessionId/ws-ticket", async (c) => {
-    const stub = sessionStub(c.env, c.req.param("sessionId"));
-    return c.json(unwrap(await stub.issueTicket(caller(c))), 201);
-  })
-  .post("/context/sessions/:sessionId/approvals", async (c) => {
-    const stub = sessionStub(c.env, c.req.param("sessionId"));
-    const body = await readJsonBody(c, ApprovalsBody);
-    return c.json(unwrap(await stub.submitApprovals(caller(c), body.decisions)));
-  })
-  .post("/context/sessions/:sessionId/tool-results", async (c) => {
-    const stub = sessionStub(c.env, c.req.param("sessionId"));
-    const body = await readJsonBody(c, ToolResultsBody);
-    return c.json(unwrap(await stub.submitToolResults(caller(c), body.results)));
-  });
+      return c.json(
+        { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
+        201,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/context/sessions/{sessionId}",
+      summary: "Mode, status, mode history, pending tool calls, conversation, turns, artifacts",
+      ...chat,
+      request: { params: SessionId },
+      responses: { 200: json(SessionView, "The session."), ...errors(401, 403, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sessionId).getSession(caller(c))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/messages",
+      summary: "Runs one turn; with Accept: text/event-stream, streams its frames as server-sent events",
+      ...chat,
+      request: { params: SessionId, ...jsonBody(MessageBody, "The user's message.") },
+      responses: {
+        200: {
+          content: {
+            "application/json": { schema: AgentExecuteResponse },
+            "text/event-stream": { schema: z.string().meta({ description: "The turn's frames (docs/protocol.md)." }) },
+          },
+          description: "The turn: completed, failed, cancelled, or paused for approvals or client results.",
+        },
+        ...errors(400, 401, 403, 404, 409, 429),
+      },
+    }),
+    async (c) => {
+      const stub = sessionStub(c.env, c.req.valid("param").sessionId);
+      const { content } = c.req.valid("json");
+      if (c.req.header("accept")?.includes("text/event-stream")) {
+        const stream = unwrap(await stub.sendMessageStream(caller(c), content));
+        return new Response(stream, {
+          headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-encoding": "identity" },
+        });
+      }
+      return c.json(unwrap(await stub.sendMessage(caller(c), content)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/ws-ticket",
+      summary: "A single-use, 60-second ticket for the session's WebSocket",
+      ...chat,
+      request: { params: SessionId },
+      responses: { 201: json(WsTicket, "The ticket."), ...errors(401, 403, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sessionId).issueTicket(caller(c))), 201),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/approvals",
+      summary: "Decisions on calls that wait for approval; the turn resumes when the batch is decided",
+      ...chat,
+      request: { params: SessionId, ...jsonBody(ApprovalsBody, "The decisions.") },
+      responses: { 200: turn("The resumed turn."), ...errors(400, 401, 403, 404, 409, 429) },
+    }),
+    async (c) => {
+      const stub = sessionStub(c.env, c.req.valid("param").sessionId);
+      return c.json(unwrap(await stub.submitApprovals(caller(c), c.req.valid("json").decisions)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/tool-results",
+      summary:
+        "Results of client-executed calls (up to MAX_TOOL_RESULT_BYTES); the turn resumes when the batch settles",
+      ...chat,
+      request: { params: SessionId, ...jsonBody(ToolResultsBody, "The results.") },
+      responses: { 200: turn("The resumed turn."), ...errors(400, 401, 403, 404, 409, 413, 429) },
+    }),
+    async (c) => {
+      const stub = sessionStub(c.env, c.req.valid("param").sessionId);
+      return c.json(unwrap(await stub.submitToolResults(caller(c), c.req.valid("json").results)), 200);
+    },
+  );

@@ -1,10 +1,21 @@
 // GET /modes: the mode catalog with exactly TUL-010 §3.3's fields, examples included.
-import { Hono } from "hono";
-import type { AppBindings } from "../http";
-import { toModeSummary } from "../modes/agent-mode";
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
+import { BEARER, errors, json, routes } from "../http";
+import { AgentModeSummary, toModeSummary } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 
-export const modeRoutes = new Hono<AppBindings>().get("/modes", async (c) => {
-  const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes(c.req.raw.signal);
-  return c.json({ modes: modes.map((mode) => toModeSummary(mode, true)) });
-});
+export const modeRoutes = routes().openapi(
+  createRoute({
+    method: "get",
+    path: "/modes",
+    tags: ["modes"],
+    summary: "The mode catalog, default first (TUL-010 §3.3's fields)",
+    security: BEARER,
+    responses: { 200: json(z.object({ modes: z.array(AgentModeSummary) }), "The catalog."), ...errors(401, 500) },
+  }),
+  async (c) => {
+    const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes(c.req.raw.signal);
+    return c.json({ modes: modes.map((mode) => toModeSummary(mode, true)) }, 200);
+  },
+);

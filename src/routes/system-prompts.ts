@@ -1,50 +1,74 @@
 // GET /v1/system-prompts/:id/enhanced?mode=KEY: the prompt our context endpoints send, with its tools.
-
-import { Hono } from "hono";
-import { agentConfigFromEnv } from "../agent/agent-config";
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import type { AppBindings } from "../http";
+import { BEARER, errors, json, routes } from "../http";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
 import { getSystemPrompt } from "../prompts/system-prompt-store";
 import { quoted } from "../quote";
 import { DurableObjectSessionManager } from "../session/session-client";
+import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 
-export const systemPromptRoutes = new Hono<AppBindings>().get(
-  "/v1/system-prompts/:id/enhanced",
-  requireScope("chat"),
+const EnhancedPrompt = z.object({
+  id: z.string(),
+  mode: z.string(),
+  prompt: z.string(),
+  tools: z.array(z.string()),
+  omittedTools: z.array(z.string()),
+  estimatedTokens: z.number().int(),
+});
+
+export const systemPromptRoutes = routes().openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/system-prompts/{id}/enhanced",
+    tags: ["prompts"],
+    summary: "The enhanced system prompt a session in a mode gets, with its tools and budget",
+    security: BEARER,
+    middleware: [requireScope("chat")] as const,
+    request: {
+      params: z.object({ id: z.string().min(1) }),
+      query: z.object({ mode: z.string().min(1).optional() }),
+    },
+    responses: { 200: json(EnhancedPrompt, "The prompt."), ...errors(401, 403, 404, 500) },
+  }),
   async (c) => {
-    const id = c.req.param("id");
+    const { id } = c.req.valid("param");
+    const modeKey = c.req.valid("query").mode;
     const catalog = new D1AgentModeCatalogService(c.env.DB);
-    const modeKey = c.req.query("mode");
     const [base, mode] = await Promise.all([
       getSystemPrompt(c.env.DB, id),
       modeKey ? catalog.getMode(modeKey) : catalog.getDefaultMode(),
     ]);
-    if (!base) throw ApiError.notFound(`System prompt ${quoted(id)} not found.`, "system_prompt_not_found");
-    if (!mode) throw ApiError.notFound(`Mode ${quoted(modeKey ?? "")} not found.`, "mode_not_found");
-    const config = agentConfigFromEnv(c.env);
+    if (!base) throw new ApiError("system_prompt_not_found", `System prompt ${quoted(id)} not found.`);
+    if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
+    const { agent, workspace } = settings(c.env);
     const registry = createAgentToolRegistry({
       logger: c.var.logger,
       sessionManager: new DurableObjectSessionManager(c.env),
       catalog,
+      workspace,
     });
     const enhanced = enhanceSystemPrompt({
       basePrompt: base.content,
       mode,
       registeredTools: registry.tools,
-      format: config.toolFormat,
-      budgetTokens: config.promptBudgetTokens,
+      format: agent.toolFormat,
+      budgetTokens: agent.promptBudgetTokens,
     });
-    return c.json({
-      id: base.id,
-      mode: mode.key,
-      prompt: enhanced.prompt,
-      tools: enhanced.tools.map((t) => t.name),
-      omittedTools: enhanced.omittedTools,
-      estimatedTokens: enhanced.estimatedTokens,
-    });
+    return c.json(
+      {
+        id: base.id,
+        mode: mode.key,
+        prompt: enhanced.prompt,
+        tools: enhanced.tools.map((t) => t.name),
+        omittedTools: enhanced.omittedTools,
+        estimatedTokens: enhanced.estimatedTokens,
+      },
+      200,
+    );
   },
 );

@@ -2,18 +2,18 @@
 // tool calls, mode history and event log in its SQLite storage, runs the agent loop and executes server
 // tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
-import { agentConfigFromEnv } from "../agent/agent-config";
 import { AgentReasoner } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
 import type { ModelCallBudget } from "../agent/model-call-budget";
 import type { TurnEvents } from "../agent/turn-events";
-import type { ApprovalDecision, ClientToolResult, Outcome } from "../agent/turn-gate";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
+import { type Outcome, refuse } from "../refusal";
+import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
-import { workspacePolicyFromEnv } from "../tools/workspace-path";
+import type { ApprovalDecision, ClientToolResult } from "../wire";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
@@ -57,8 +57,7 @@ interface DriveOptions {
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
-const notFound = (sessionId: string) =>
-  ({ ok: false, status: 404, code: "session_not_found", message: `Session '${sessionId}' not found.` }) as const;
+const notFound = (sessionId: string) => refuse("session_not_found", `Session '${sessionId}' not found.`);
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
   private readonly store: SessionStore;
@@ -116,13 +115,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     const logger = this.callLogger(caller);
     const grant = await takeModelCall(this.env.MODEL_CALL_LIMITER, caller.keyId, logger);
     if (!grant.ok) {
-      return {
-        ok: false,
-        status: 429,
-        code: "rate_limit_exceeded",
-        message: grant.message,
-        retryAfterSeconds: grant.retryAfterSeconds,
-      };
+      return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
     }
     const budget = prepaidBudget(keyModelCallBudget(this.env.MODEL_CALL_LIMITER, caller.keyId, logger));
     const stream = this.frames.openEventStream();
@@ -256,14 +249,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   private async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
     if (this.store.status() === "running") {
-      return (
-        this.reasoner().refusalToStart() ?? {
-          ok: false,
-          status: 409,
-          code: "session_busy",
-          message: "The session is busy.",
-        }
-      );
+      return this.reasoner().refusalToStart() ?? refuse("session_busy", "The session is busy.");
     }
     this.expirePause();
     const reasoner = this.reasoner(options);
@@ -347,6 +333,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** A reasoner acting for `caller`: its model calls count against the caller's key, its logs carry the request id. */
   private reasoner(options: DriveOptions = {}): AgentReasoner {
+    const config = settings(this.env);
     const catalog = new D1AgentModeCatalogService(this.env.DB);
     const logger = this.callLogger(options.caller);
     const budget =
@@ -354,16 +341,16 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
     return new AgentReasoner({
       store: this.store,
-      model: sessionChatModel(this.env),
+      model: sessionChatModel(config.llm),
       registry: createAgentToolRegistry({
         logger,
         sessionManager: this,
         catalog,
-        workspace: workspacePolicyFromEnv(this.env),
+        workspace: config.workspace,
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(this.env.DB),
-      config: agentConfigFromEnv(this.env),
+      config: config.agent,
       logger,
       createBranchSession: (mode) => this.createBranch(mode),
       events: this.turnEvents(),

@@ -1,9 +1,9 @@
 // The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
 
-import type { Outcome } from "../agent/turn-gate";
-import { ApiError, type ApiErrorType } from "../errors";
+import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { quoted } from "../quote";
+import type { Outcome } from "../refusal";
 import type { AgentSession, Caller } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";
 
@@ -24,7 +24,7 @@ export function sessionStubOrNull(env: Cloudflare.Env, sessionId: string): Durab
 export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObjectStub<AgentSession> {
   const stub = sessionStubOrNull(env, sessionId);
   if (stub) return stub;
-  throw ApiError.notFound(`Session ${quoted(sessionId)} not found.`, "session_not_found");
+  throw new ApiError("session_not_found", `Session ${quoted(sessionId)} not found.`);
 }
 
 /** The request's principal as a session object's caller. */
@@ -33,24 +33,10 @@ export function callerOf(c: AppContext): Caller {
   return { org, user, keyId, requestId: c.var.requestId };
 }
 
-const TYPES: Record<number, ApiErrorType> = {
-  400: "invalid_request_error",
-  404: "not_found_error",
-  409: "conflict_error",
-  429: "rate_limit_error",
-};
-
 /** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */
 export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
-  throw new ApiError(
-    outcome.status,
-    TYPES[outcome.status] ?? "invalid_request_error",
-    outcome.message,
-    outcome.code,
-    outcome.param ?? null,
-    outcome.retryAfterSeconds !== undefined ? { "retry-after": String(outcome.retryAfterSeconds) } : {},
-  );
+  throw ApiError.from(outcome);
 }
 
 /** For tools the Worker holds (to describe them): mode changes go to the session's own object. */

@@ -1,20 +1,20 @@
 // The model and base prompt a session's loop uses: the configured OpenAI-compatible upstream, or the offline
 // demo model when LLM_BASE_URL is empty (what `npm start` runs).
-import { agentConfigFromEnv } from "../agent/agent-config";
 import type { ChatModel } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
 import { OpenAIChatModel } from "../llm/openai-chat-model";
 import { DEFAULT_SYSTEM_PROMPT_ID, getSystemPrompt } from "../prompts/system-prompt-store";
+import type { Settings } from "../settings";
 
 const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
 
-export function sessionChatModel(env: Cloudflare.Env): ChatModel {
-  if (!env.LLM_BASE_URL) return new DemoChatModel();
+export function sessionChatModel(llm: Settings["llm"]): ChatModel {
+  if (!llm.baseUrl) return new DemoChatModel();
   return new OpenAIChatModel({
-    baseUrl: env.LLM_BASE_URL,
-    apiKey: env.LLM_API_KEY ?? "",
-    model: env.LLM_MODEL,
-    callTimeoutMs: agentConfigFromEnv(env).modelCallTimeoutMs,
+    baseUrl: llm.baseUrl,
+    apiKey: llm.apiKey,
+    model: llm.model,
+    callTimeoutMs: llm.callTimeoutMs,
   });
 }
 

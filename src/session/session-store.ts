@@ -10,7 +10,7 @@ import type {
   TurnStore,
 } from "../agent/turn-store";
 import type { ModelToolCall } from "../llm/chat-model";
-import type { Artifact } from "../workflows/workflow";
+import type { Artifact, ModeHistoryEntry } from "../wire";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS session (
@@ -32,14 +32,6 @@ const SCHEMA = [
      id INTEGER PRIMARY KEY AUTOINCREMENT, from_mode TEXT NOT NULL, to_mode TEXT NOT NULL, reason TEXT NOT NULL,
      user_id TEXT NOT NULL, at TEXT NOT NULL)`,
 ];
-
-export interface ModeHistoryEntry {
-  from: string;
-  to: string;
-  reason: string;
-  userId: string;
-  at: string;
-}
 
 export interface SessionRecord extends SessionIdentity {
   status: SessionStatus;

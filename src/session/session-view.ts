@@ -1,23 +1,9 @@
 // What a session looks like from outside: the GET /context/sessions/:id body and the session_state frame.
-import { type AgentToolCall, publicToolCall } from "../agent/agent-tool-call";
-import type { ConversationMessage, SessionStatus, TurnRecord } from "../agent/turn-store";
-import type { Artifact } from "../workflows/workflow";
-import type { SessionStateFrame } from "./protocol";
-import type { ModeHistoryEntry, SessionStore } from "./session-store";
+import { publicToolCall } from "../agent/agent-tool-call";
+import type { SessionStateFrame, SessionView } from "../wire";
+import type { SessionStore } from "./session-store";
 
-export interface SessionView {
-  sessionId: string;
-  mode: string;
-  status: SessionStatus;
-  modeHistory: ModeHistoryEntry[];
-  pendingToolCalls: AgentToolCall[];
-  parentSessionId: string | null;
-  conversation: ConversationMessage[];
-  turns: TurnRecord[];
-  artifacts: Artifact[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type { SessionView } from "../wire";
 
 export function sessionView(store: SessionStore): SessionView {
   const record = store.record();

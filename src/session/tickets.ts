@@ -1,7 +1,7 @@
 // Single-use WebSocket tickets: a key-authenticated caller gets one; a browser passes it as ?ticket=.
 // Only the ticket's hash is stored, in the session's own storage, so a ticket opens this session only.
 import { hashApiKey } from "../auth/api-keys";
-import { errorBody } from "../errors";
+import { errorResponse } from "../errors";
 
 export const TICKET_TTL_MS = 60_000;
 
@@ -62,21 +62,9 @@ export class TicketStore {
  * exist (or belongs to another org), all answer exactly this, so the door tells nobody which sessions exist.
  */
 export function invalidTicketResponse(): Response {
-  return Response.json(
-    errorBody(
-      "The WebSocket ticket is missing, unknown, already used or expired.",
-      "authentication_error",
-      "invalid_ticket",
-    ),
-    { status: 401 },
-  );
+  return errorResponse("invalid_ticket", "The WebSocket ticket is missing, unknown, already used or expired.");
 }
 
 export function upgradeRequiredResponse(): Response {
-  return Response.json(
-    errorBody("Expected a WebSocket upgrade request.", "invalid_request_error", "upgrade_required"),
-    {
-      status: 426,
-    },
-  );
+  return errorResponse("upgrade_required", "Expected a WebSocket upgrade request.");
 }

@@ -1,21 +1,16 @@
 // Runs a workflow inside the session object, under the one-turn-at-a-time rule, and records it in the
 // conversation so the model sees what the user did.
 
-import type { Outcome, Refusal } from "../agent/turn-gate";
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
+import { type Outcome, type Refusal, refuse } from "../refusal";
+import type { WorkflowRunResponse } from "../wire";
 import { workflowService } from "../workflows";
 import { type Artifact, WorkflowError } from "../workflows/workflow";
 import type { SessionStore } from "./session-store";
 
-export interface WorkflowRunResponse {
-  sessionId: string;
-  workflowId: string;
-  mode: string;
-  message: string;
-  data: Record<string, unknown>;
-}
+export type { WorkflowRunResponse } from "../wire";
 
 export interface WorkflowRunDeps {
   store: SessionStore;
@@ -26,23 +21,15 @@ export interface WorkflowRunDeps {
   createBranch(mode: string): Promise<string>;
 }
 
-const refuse = (status: Refusal["status"], code: string, message: string, param?: string | null): Refusal => ({
-  ok: false,
-  status,
-  code,
-  message,
-  ...(param ? { param } : {}),
-});
-
 export async function runWorkflow(
   deps: WorkflowRunDeps,
   workflowId: string,
   parameters: Record<string, unknown>,
 ): Promise<Outcome<WorkflowRunResponse>> {
   const workflow = workflowService.get(workflowId);
-  if (!workflow) return refuse(404, "workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
+  if (!workflow) return refuse("workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
   const parsed = workflowService.parse(workflow, { parameters });
-  if (!parsed.ok) return refuse(400, "invalid_workflow_parameters", parsed.message, parsed.param);
+  if (!parsed.ok) return refuse("invalid_workflow_parameters", parsed.message, { param: parsed.param });
   const busy = deps.refusalToStart();
   if (busy) return busy;
 
@@ -80,7 +67,9 @@ export async function runWorkflow(
       },
     };
   } catch (error) {
-    if (error instanceof WorkflowError) return refuse(400, "invalid_workflow_parameters", error.message, error.param);
+    if (error instanceof WorkflowError) {
+      return refuse("invalid_workflow_parameters", error.message, { param: error.param });
+    }
     throw error;
   } finally {
     deps.store.saveTurn("idle", null);

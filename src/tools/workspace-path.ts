@@ -1,7 +1,6 @@
 // Workspace paths for client-executed file tools: normalised first (percent-decoding, NFKC), then refused
 // when they leave or confuse the workspace (any spelling of '..', absolute, drive and UNC paths, URIs, '~',
 // control and invisible characters) or name a file that holds secrets (WORKSPACE_PROTECTED_PATHS).
-import { z } from "zod";
 import { quoted } from "../quote";
 
 export const MAX_WORKSPACE_FILE_BYTES = 1_048_576;
@@ -34,20 +33,6 @@ export interface WorkspacePolicy {
 }
 
 export const DEFAULT_WORKSPACE_POLICY: WorkspacePolicy = { protectedPaths: DEFAULT_PROTECTED_PATHS };
-
-const WorkspaceEnv = z.object({ WORKSPACE_PROTECTED_PATHS: z.string().optional() });
-
-/** WORKSPACE_PROTECTED_PATHS: comma-separated patterns that replace the defaults ("" protects nothing). */
-export function workspacePolicyFromEnv(env: object): WorkspacePolicy {
-  const value = WorkspaceEnv.parse(env).WORKSPACE_PROTECTED_PATHS;
-  if (value === undefined) return DEFAULT_WORKSPACE_POLICY;
-  return {
-    protectedPaths: value
-      .split(",")
-      .map((p) => p.trim())
-      .filter(Boolean),
-  };
-}
 
 type Checked = { ok: true; path: string } | { ok: false; message: string };
 

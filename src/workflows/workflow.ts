@@ -1,14 +1,9 @@
 // Workflows: actions a user invokes (the design document's Decision 3), never shown to the model.
 import type { z } from "zod";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
+import type { Artifact } from "../wire";
 
-export interface Artifact {
-  id: string;
-  kind: string;
-  title: string;
-  content: string;
-  createdAt: string;
-}
+export type { Artifact } from "../wire";
 
 /** What a workflow can do to the session it runs in. */
 export interface WorkflowContext {

@@ -100,7 +100,7 @@ describe("PUT /admin/modes/:key", () => {
     expect(response.status).toBe(400);
     const { error } = (await response.json()) as ErrorBody;
     expect(error.param).toBe("tools.1");
-    expect(error.message).toContain("Unknown tool 'rm_rf'");
+    expect(error.message).toMatch(/^Invalid 'tools\.1' in the request body: unknown tool 'rm_rf'; known tools: /);
   });
 
   it("answers 400 for an approval rule on a tool the mode does not offer", async () => {

@@ -1,6 +1,7 @@
 // The one error path: OpenAI-shaped bodies for 404, 413 and the unexpected 500 (logged with its stack).
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { settings } from "../../src/settings";
 import { authHeaders } from "../fixtures/keys";
 
 describe("error responses", () => {
@@ -13,7 +14,7 @@ describe("error responses", () => {
   });
 
   it("answers a body over MAX_BODY_BYTES with 413 and changes nothing", async () => {
-    const big = JSON.stringify({ displayName: "x".repeat(Number(env.MAX_BODY_BYTES) + 10) });
+    const big = JSON.stringify({ displayName: "x".repeat(settings(env).limits.maxBodyBytes + 10) });
     const response = await exports.default.fetch("http://aptix.test/admin/modes/huge", {
       method: "PUT",
       headers: { ...authHeaders(), "content-type": "application/json" },

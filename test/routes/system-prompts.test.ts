@@ -4,6 +4,7 @@ import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { JSON_TOOL_CALL_INSTRUCTIONS, MERMAID_INSTRUCTIONS } from "../../src/prompts/prompt-texts";
+import { settings } from "../../src/settings";
 import { freshDatabase } from "../fixtures/database";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import type { ErrorBody } from "../fixtures/sessions";
@@ -125,7 +126,7 @@ describe("GET /v1/system-prompts/:id/enhanced", () => {
   });
 
   it("leaves out the JSON tool-call instructions when the model uses native function calling", async () => {
-    expect(env.LLM_TOOL_FORMAT).toBe("native");
+    expect(settings(env).agent.toolFormat).toBe("native");
     const body = await enhanced("/v1/system-prompts/default/enhanced?mode=general");
     expect(body.prompt).not.toContain("## Tool call format");
     expect(body.prompt).not.toContain(JSON_TOOL_CALL_INSTRUCTIONS);

@@ -1,10 +1,11 @@
 // Workspace paths: normalised first (percent-decoding, NFKC), then refused when they leave or confuse the
 // workspace, or name a file that holds secrets (configurable).
 import { describe, expect, it } from "vitest";
-import { checkWorkspacePath, workspacePolicyFromEnv } from "../../src/tools/workspace-path";
+import { parseSettings } from "../../src/settings";
+import { checkWorkspacePath } from "../../src/tools/workspace-path";
 
 const refusal = (path: string, env: object = {}) => {
-  const checked = checkWorkspacePath(path, workspacePolicyFromEnv(env));
+  const checked = checkWorkspacePath(path, parseSettings(env).workspace);
   return checked.ok ? `accepted as ${checked.path}` : checked.message;
 };
 

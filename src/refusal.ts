@@ -1,0 +1,45 @@
+// What domain code (the loop, the session, workflows) answers when it will not do what was asked: a code from
+// one union and a message, never an HTTP status. The HTTP layer (errors.ts) maps each code to its status.
+
+export const REFUSAL_CODES = [
+  "session_not_found",
+  "session_busy",
+  "session_awaiting_input",
+  "nothing_pending",
+  "nothing_to_cancel",
+  "tool_call_not_pending",
+  "duplicate_tool_call_id",
+  "invalid_tool_result",
+  "pause_expired",
+  "rate_limit_exceeded",
+  "workflow_not_found",
+  "invalid_workflow_parameters",
+  "unknown_mode",
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+export interface Refusal {
+  ok: false;
+  code: RefusalCode;
+  message: string;
+  /** The field the refusal is about (`results`, `mode`), for a client to show beside it. */
+  param?: string;
+  /** How long to wait before trying again, for a rate limit. */
+  retryAfterSeconds?: number;
+}
+
+export type Outcome<T> = { ok: true; value: T } | Refusal;
+
+export function refuse(
+  code: RefusalCode,
+  message: string,
+  options: { param?: string | null; retryAfterSeconds?: number } = {},
+): Refusal {
+  return {
+    ok: false,
+    code,
+    message,
+    ...(options.param ? { param: options.param } : {}),
+    ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}),
+  };
+}

@@ -1,0 +1,172 @@
+// Every setting the Worker and its objects read, as one zod schema over the vars: its defaults are the only
+// ones (wrangler.toml documents them), it is parsed once per isolate, and a malformed value is an error that
+// names the variable, never silently replaced by a default.
+import { z } from "zod";
+import { DEFAULT_PROTECTED_PATHS } from "./tools/workspace-path";
+
+/** A whole number of at least 1, as wrangler.toml writes it (a string) or as a JSON var (a number). */
+const positiveInt = (fallback: number) =>
+  z
+    .union([z.number(), z.string().trim().regex(/^\d+$/, "must be a positive whole number")])
+    .transform(Number)
+    .pipe(z.number().int("must be a positive whole number").min(1, "must be a positive whole number"))
+    .default(fallback);
+
+const text = (fallback: string) => z.string().default(fallback);
+
+/** The vars, by their names, with their defaults. */
+export const SettingsVars = z.object({
+  /** Where the model lives: an OpenAI-compatible base URL ending in /v1. Empty: the offline demo model. */
+  LLM_BASE_URL: z
+    .string()
+    .trim()
+    .refine((v) => v === "" || /^https?:\/\/[^\s]+$/.test(v), "must be an http(s) URL or empty")
+    .transform((v) => v.replace(/\/+$/, ""))
+    .default(""),
+  LLM_MODEL: text("demo"),
+  /** Secret: the key sent to the upstream LLM (`wrangler secret put LLM_API_KEY`). */
+  LLM_API_KEY: text(""),
+  /** "native" (OpenAI tools/tool_calls) or "json" (the strict JSON object of the design document). */
+  LLM_TOOL_FORMAT: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
+  MAX_BODY_BYTES: positiveInt(1_048_576),
+  MAX_TOOL_RESULT_BYTES: positiveInt(10_485_760),
+  AGENT_MAX_ITERATIONS: positiveInt(10),
+  AGENT_TURN_TIMEOUT_MS: positiveInt(300_000),
+  AGENT_PAUSE_TTL_MS: positiveInt(86_400_000),
+  AGENT_MAX_PARSE_FAILURES: positiveInt(3),
+  MODEL_CALL_TIMEOUT_MS: positiveInt(120_000),
+  TOOL_RESULT_BUDGET_CHARS: positiveInt(16_000),
+  HISTORY_BUDGET_TOKENS: positiveInt(24_000),
+  PROMPT_BUDGET_TOKENS: positiveInt(6_000),
+  PASSTHROUGH_KEEPALIVE_MS: positiveInt(15_000),
+  PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
+  PASSTHROUGH_IDLE_TIMEOUT_MS: positiveInt(60_000),
+  /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
+  WORKSPACE_PROTECTED_PATHS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .default([...DEFAULT_PROTECTED_PATHS]),
+});
+
+export type SettingName = keyof z.input<typeof SettingsVars>;
+
+/** The vars an Env may carry, as strings (what `wrangler dev --var` and the dashboard set). */
+export type SettingsEnv = { [K in SettingName]?: string };
+
+export interface Settings {
+  llm: { baseUrl: string; model: string; apiKey: string; toolFormat: "native" | "json"; callTimeoutMs: number };
+  limits: { maxBodyBytes: number; maxToolResultBytes: number };
+  agent: {
+    toolFormat: "native" | "json";
+    /** Model calls in one turn (the design document: 10). */
+    maxIterations: number;
+    /** Working time of one turn (the design document: 5 minutes); time paused for a person or client is not counted. */
+    turnTimeoutMs: number;
+    /** How long a paused turn waits for approvals or client results before it expires. */
+    pauseTtlMs: number;
+    /** Malformed JSON-format tool calls in a row before the turn fails (the design document: 3). */
+    maxParseFailures: number;
+    /** Characters of one tool result the model sees; the whole result stays in the session. */
+    toolResultBudgetChars: number;
+    /** Estimated tokens of earlier turns sent with each request. */
+    historyBudgetTokens: number;
+    /** Estimated tokens of the enhanced system prompt. */
+    promptBudgetTokens: number;
+    /** One model call's timeout. */
+    modelCallTimeoutMs: number;
+  };
+  passthrough: {
+    /** The upstream's OpenAI base URL, ending in /v1; empty when none is configured (the offline demo). */
+    baseUrl: string;
+    /** The server's own upstream key; a client's key never goes upstream. */
+    apiKey: string;
+    /** An SSE comment this often while a committed stream has nothing from the upstream yet. */
+    keepaliveMs: number;
+    /** Give up when the upstream has sent no first byte (headers of a JSON answer, a first SSE chunk) by then. */
+    firstByteTimeoutMs: number;
+    /** End a stream (or a JSON body) that stays silent this long after its first byte. */
+    idleTimeoutMs: number;
+  };
+  workspace: { protectedPaths: readonly string[] };
+}
+
+/** A var whose value the schema refuses: the message names it and says what it must be. */
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}.`);
+    this.name = "SettingsError";
+  }
+}
+
+function fromVars(v: z.output<typeof SettingsVars>): Settings {
+  return {
+    llm: {
+      baseUrl: v.LLM_BASE_URL,
+      model: v.LLM_MODEL,
+      apiKey: v.LLM_API_KEY,
+      toolFormat: v.LLM_TOOL_FORMAT,
+      callTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
+    },
+    limits: { maxBodyBytes: v.MAX_BODY_BYTES, maxToolResultBytes: v.MAX_TOOL_RESULT_BYTES },
+    agent: {
+      toolFormat: v.LLM_TOOL_FORMAT,
+      maxIterations: v.AGENT_MAX_ITERATIONS,
+      turnTimeoutMs: v.AGENT_TURN_TIMEOUT_MS,
+      pauseTtlMs: v.AGENT_PAUSE_TTL_MS,
+      maxParseFailures: v.AGENT_MAX_PARSE_FAILURES,
+      toolResultBudgetChars: v.TOOL_RESULT_BUDGET_CHARS,
+      historyBudgetTokens: v.HISTORY_BUDGET_TOKENS,
+      promptBudgetTokens: v.PROMPT_BUDGET_TOKENS,
+      modelCallTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
+    },
+    passthrough: {
+      baseUrl: v.LLM_BASE_URL,
+      apiKey: v.LLM_API_KEY,
+      keepaliveMs: v.PASSTHROUGH_KEEPALIVE_MS,
+      firstByteTimeoutMs: v.PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS,
+      idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,
+    },
+    workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
+  };
+}
+
+/** Parses the vars of `env` (only those the schema names; bindings are left alone). Throws SettingsError. */
+export function parseSettings(env: object): Settings {
+  const vars: Record<string, unknown> = {};
+  for (const name of Object.keys(SettingsVars.shape)) {
+    const value: unknown = Reflect.get(env, name);
+    if (value !== undefined) vars[name] = value;
+  }
+  const parsed = SettingsVars.safeParse(vars);
+  if (parsed.success) return fromVars(parsed.data);
+  const issue = parsed.error.issues[0];
+  const variable = String(issue?.path[0] ?? "a var");
+  throw new SettingsError(variable, issue?.message ?? "is invalid");
+}
+
+// The env object is the same for every request an isolate serves: parse it once, not per request.
+const cache = new WeakMap<object, Settings | SettingsError>();
+
+/** The settings of `env`, parsed once per env object; a malformed var throws the same SettingsError each time. */
+export function settings(env: object): Settings {
+  let hit = cache.get(env);
+  if (!hit) {
+    try {
+      hit = parseSettings(env);
+    } catch (error) {
+      if (!(error instanceof SettingsError)) throw error;
+      hit = error;
+    }
+    cache.set(env, hit);
+  }
+  if (hit instanceof SettingsError) throw hit;
+  return hit;
+}

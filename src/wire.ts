@@ -1,0 +1,143 @@
+// The one wire module: every body and frame REST and the socket share, as zod schemas (types inferred, literal
+// lists derived), so the two doors accept, refuse and answer the same shapes. Routes and /openapi.json use them.
+import { z } from "zod";
+import { AgentExecuteResponse, AgentToolCall } from "./agent/agent-tool-call";
+import { ConversationMessage, SessionStatus, TurnRecord } from "./agent/turn-store";
+
+/** The largest tool result (`resultJson`) either door accepts: a whole file, JSON-escaped. */
+export const MAX_TOOL_RESULT_CHARS = 10_485_760;
+export const MAX_MESSAGE_CHARS = 100_000;
+
+/** A person's decision on one call that waits for approval. */
+export const ApprovalDecision = z.strictObject({
+  toolCallId: z.string().min(1),
+  approved: z.boolean(),
+  reason: z.string().max(2_000).optional(),
+});
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+/** A client's result of one client-executed call: exactly one of its result and why it could not run it. */
+export const ClientToolResult = z
+  .strictObject({
+    toolCallId: z.string().min(1),
+    resultJson: z.string().max(MAX_TOOL_RESULT_CHARS).optional(),
+    errorMessage: z.string().min(1).max(10_000).optional(),
+  })
+  .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {
+    error: "needs exactly one of resultJson and errorMessage",
+  });
+export type ClientToolResult = z.infer<typeof ClientToolResult>;
+
+const content = z.string().trim().min(1, "must not be empty").max(MAX_MESSAGE_CHARS);
+const decisions = z.array(ApprovalDecision).min(1, "needs at least one decision");
+const results = z.array(ClientToolResult).min(1, "needs at least one result");
+
+// REST bodies.
+export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
+export const MessageBody = z.strictObject({ content });
+export const ApprovalsBody = z.strictObject({ decisions });
+export const ToolResultsBody = z.strictObject({ results });
+
+// Client frames: the same fields, the same rules.
+export const ClientFrame = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("user_message"), content, clientMessageId: z.string().min(1).max(200) }),
+  z.strictObject({ type: z.literal("approval"), decisions }),
+  z.strictObject({ type: z.literal("tool_results"), results }),
+  z.strictObject({ type: z.literal("cancel") }),
+  z.strictObject({ type: z.literal("resume"), afterSeq: z.number().int().min(0) }),
+  z.strictObject({ type: z.literal("ping") }),
+]);
+export type ClientFrame = z.output<typeof ClientFrame>;
+export const CLIENT_FRAME_TYPES = ClientFrame.options.map((o) => o.shape.type.value);
+
+// Server frames that record what happened to the session: logged, then sent to every socket.
+const turnId = z.string();
+export const LoggedFrame = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("turn_started"), turnId, clientMessageId: z.string().nullable() }),
+  z.object({ type: z.literal("assistant_delta"), turnId, text: z.string() }),
+  z.object({ type: z.literal("tool_call_started"), turnId, toolCall: AgentToolCall }),
+  z.object({ type: z.literal("tool_call_completed"), turnId, toolCall: AgentToolCall }),
+  z.object({ type: z.literal("approval_required"), turnId, toolCalls: z.array(AgentToolCall) }),
+  z.object({ type: z.literal("client_tool_required"), turnId, toolCalls: z.array(AgentToolCall) }),
+  z.object({
+    type: z.literal("mode_changed"),
+    turnId: turnId.nullable(),
+    from: z.string(),
+    to: z.string(),
+    reason: z.string(),
+    branchSessionId: z.string().optional(),
+  }),
+  z.object({ type: z.literal("turn_completed"), turnId, response: AgentExecuteResponse }),
+]);
+export type LoggedFrame = z.infer<typeof LoggedFrame>;
+export const LOGGED_FRAME_TYPES = LoggedFrame.options.map((o) => o.shape.type.value);
+
+export const SessionStateFrame = z.object({
+  type: z.literal("session_state"),
+  sessionId: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  pendingToolCalls: z.array(AgentToolCall),
+  /** The seq of the newest logged frame. */
+  lastSeq: z.number().int(),
+  turnInFlight: z.boolean(),
+  /** Set when a resume asked for frames the bounded log no longer has: reload the session with GET. */
+  framesMissing: z.boolean().optional(),
+});
+export type SessionStateFrame = z.infer<typeof SessionStateFrame>;
+
+/** Frames for one socket only (not logged): they carry the seq of the newest logged frame. */
+export const DirectFrame = z.discriminatedUnion("type", [
+  SessionStateFrame,
+  z.object({ type: z.literal("error"), code: z.string(), message: z.string() }),
+  z.object({ type: z.literal("pong") }),
+]);
+export type DirectFrame = z.infer<typeof DirectFrame>;
+export type ServerFrame = (LoggedFrame | DirectFrame) & { seq: number };
+export const SERVER_FRAME_TYPES = [...LOGGED_FRAME_TYPES, ...DirectFrame.options.map((o) => o.shape.type.value)];
+
+// What REST answers.
+export const ModeHistoryEntry = z.object({
+  from: z.string(),
+  to: z.string(),
+  reason: z.string(),
+  userId: z.string(),
+  at: z.string(),
+});
+export type ModeHistoryEntry = z.infer<typeof ModeHistoryEntry>;
+
+export const Artifact = z.object({
+  id: z.string(),
+  kind: z.string(),
+  title: z.string(),
+  content: z.string(),
+  createdAt: z.string(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
+export const SessionView = z.object({
+  sessionId: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  modeHistory: z.array(ModeHistoryEntry),
+  pendingToolCalls: z.array(AgentToolCall),
+  parentSessionId: z.string().nullable(),
+  conversation: z.array(ConversationMessage),
+  turns: z.array(TurnRecord),
+  artifacts: z.array(Artifact),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SessionView = z.infer<typeof SessionView>;
+
+export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
+export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });
+
+export const WorkflowRunResponse = z.object({
+  sessionId: z.string(),
+  workflowId: z.string(),
+  mode: z.string(),
+  message: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type WorkflowRunResponse = z.infer<typeof WorkflowRunResponse>;

@@ -1,0 +1,29 @@
+// The one reading of a zod failure: which field (a dotted path; an unknown key is named as the field) and
+// what is wrong with it, and the one wording of "this field of that thing is wrong".
+import type { z } from "zod";
+import { quoted } from "./quote";
+
+export interface FieldProblem {
+  /** The dotted path of the field at fault (`results.0.resultJson`), or null for the whole value. */
+  param: string | null;
+  /** What is wrong, in zod's words (or the schema's own message). */
+  detail: string;
+  /** The field is not one the schema knows. */
+  unknownField: boolean;
+}
+
+export function firstProblem(error: z.ZodError): FieldProblem {
+  const issue = error.issues[0];
+  const at = issue?.path.map(String) ?? [];
+  if (issue?.code === "unrecognized_keys") {
+    return { param: [...at, issue.keys[0] ?? ""].join("."), detail: "is not a known field", unknownField: true };
+  }
+  return { param: at.length > 0 ? at.join(".") : null, detail: issue?.message ?? "is invalid", unknownField: false };
+}
+
+/** "Invalid 'x' in the request body: detail." / "Unknown field 'x' in the request body." / "Invalid request body: detail." */
+export function fieldMessage(problem: FieldProblem, where: string): string {
+  if (problem.unknownField) return `Unknown field ${quoted(problem.param ?? "")} in the ${where}.`;
+  if (problem.param === null) return `Invalid ${where}: ${problem.detail}.`;
+  return `Invalid ${quoted(problem.param)} in the ${where}: ${problem.detail}.`;
+}
