@@ -3,12 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { StoredToolCall } from "../../src/agent/agent-tool-call";
 import { AgentToolExecutor } from "../../src/agent/agent-tool-executor";
-import type {
-  AgentTool,
-  AgentToolExecutionContext,
-  InvokeResult,
-  OpenAIFunctionToolSchema,
-} from "../../src/tools/contract";
+import type { AgentTool, InvokeResult, OpenAIFunctionToolSchema } from "../../src/tools/contract";
 import { AgentToolRegistry } from "../../src/tools/registry";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { toolContext } from "../fixtures/tool-context";
