@@ -5,7 +5,7 @@ import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import { ModeChangeTool } from "../tools/agent-change-mode";
+import type { ToolEffect } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
 import type { AgentConfig } from "./agent-config";
@@ -20,7 +20,7 @@ import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
 import type { ModelCallBudget } from "./model-call-budget";
-import { buildModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
+import { buildModelRequest, type ModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
 import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import { refusalForCalls, refusalUnless } from "./turn-gate";
@@ -241,96 +241,126 @@ export class AgentReasoner {
     this.deps.events?.toolCallCompleted?.(publicToolCall(call));
   }
 
+  /**
+   * The loop: settle the open batch (pause, or deliver its results), check the limits, call the model, and
+   * act on what it said; until an answer, a pause or a limit ends this run.
+   */
   private async continueTurn(turn: TurnState, run: Run): Promise<AgentExecuteResponse> {
-    const { config, store } = this.deps;
-    const { signal } = run;
     for (;;) {
-      if (turn.batch !== null) {
-        const batch = store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch);
-        if (batch.some((c) => c.state === "awaiting_approval"))
-          return this.pause(turn, run, "awaiting_approval", batch);
-        if (batch.some((c) => c.state === "awaiting_client")) return this.pause(turn, run, "awaiting_client", batch);
-        this.deliver(turn, batch);
-        turn.batch = null;
-        const terminating = batch.find((c) => c.terminate);
-        if (terminating) {
-          const text = terminating.resultJson ?? terminating.errorMessage ?? "";
-          return this.finish(turn, "completed", text, { appendAnswer: true });
-        }
-      }
-      if (signal?.aborted) return this.finish(turn, "cancelled", "", { error: CANCELLED });
-      if (turn.iterations >= config.maxIterations) {
-        return this.limitReached(turn, "iteration_limit", turn.iterations);
-      }
-      const remaining = config.turnTimeoutMs - this.worked(turn, run);
-      if (remaining <= 0) return this.limitReached(turn, "turn_timeout", this.worked(turn, run));
-      if (run.prepaid) run.prepaid = false;
-      else {
-        const grant = await this.deps.budget?.take();
-        if (grant && !grant.ok) return this.limitReached(turn, "rate_limit_exceeded", grant.retryAfterSeconds);
-      }
-
+      const settled = this.settleOpenBatch(turn, run);
+      if (settled) return settled;
+      const stopped = await this.checkLimits(turn, run);
+      if (stopped) return stopped;
       const request = await buildModelRequest(this.stepDeps, turn);
-      let response: ChatResponse;
-      const timer = deadline(remaining, signal);
-      try {
-        response = await this.deps.model.complete({
-          messages: request.messages,
-          ...(config.toolFormat === "native" ? { tools: request.chatTools } : {}),
-          signal: timer.signal,
-          ...(this.deps.events?.assistantDelta
-            ? { onTextDelta: (t: string) => this.deps.events?.assistantDelta?.(t) }
-            : {}),
-        });
-      } catch (error) {
-        if (signal?.aborted) return this.finish(turn, "cancelled", "", { error: CANCELLED });
-        if (this.worked(turn, run) >= config.turnTimeoutMs) {
-          return this.limitReached(turn, "turn_timeout", this.worked(turn, run));
-        }
-        return this.modelFailed(turn, error);
-      } finally {
-        timer.clear();
-      }
-      turn.iterations++;
-
-      const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
-      const calls = readModelStep(response, turn, config.toolFormat, usedIds);
-      if (calls.kind === "malformed") {
-        turn.parseFailures++;
-        this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", calls.problem, [
-          ["SessionId", store.identity().sessionId],
-          ["Output", (response.content ?? "").slice(0, MALFORMED_LOG_CHARS)],
-        ]);
-        store.appendMessage({ turnId: turn.turnId, role: "assistant", content: response.content, kind: "message" });
-        store.appendMessage({
-          turnId: turn.turnId,
-          role: "user",
-          content: correctionRequest(calls.problem),
-          kind: "correction",
-        });
-        if (turn.parseFailures >= config.maxParseFailures) {
-          return this.limitReached(turn, "malformed_tool_calls", turn.parseFailures, calls.problem);
-        }
-        store.saveTurn("running", turn);
-        continue;
-      }
-      turn.parseFailures = 0;
-      if (calls.kind === "answer") {
-        store.appendMessage({ turnId: turn.turnId, role: "assistant", content: calls.text, kind: "answer" });
-        return this.finish(turn, "completed", calls.text);
-      }
-      turn.text = calls.text;
-      store.appendMessage({
-        turnId: turn.turnId,
-        role: "assistant",
-        content: response.content,
-        ...(config.toolFormat === "native" ? { toolCalls: calls.calls } : {}),
-        kind: "message",
-      });
-      turn.batch = turn.iterations;
-      store.saveTurn("running", turn);
-      await this.planBatch(turn, request, calls.calls, calls.terminate, signal);
+      const called = await this.callModel(turn, run, request);
+      if ("ended" in called) return called.ended;
+      const ended = await this.actOnResponse(turn, run, request, called.response);
+      if (ended) return ended;
     }
+  }
+
+  /** The open batch: still waiting (the turn pauses), or settled (its results go to the model, or it terminates). */
+  private settleOpenBatch(turn: TurnState, run: Run): AgentExecuteResponse | null {
+    if (turn.batch === null) return null;
+    const batch = this.deps.store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch);
+    if (batch.some((c) => c.state === "awaiting_approval")) return this.pause(turn, run, "awaiting_approval", batch);
+    if (batch.some((c) => c.state === "awaiting_client")) return this.pause(turn, run, "awaiting_client", batch);
+    this.deliver(turn, batch);
+    turn.batch = null;
+    const terminating = batch.find((c) => c.terminate);
+    if (!terminating) return null;
+    const text = terminating.resultJson ?? terminating.errorMessage ?? "";
+    return this.finish(turn, "completed", text, { appendAnswer: true });
+  }
+
+  /** Before a model call: cancellation, the iteration and time limits, and the key's model call budget. */
+  private async checkLimits(turn: TurnState, run: Run): Promise<AgentExecuteResponse | null> {
+    const { config } = this.deps;
+    if (run.signal?.aborted) return this.finish(turn, "cancelled", "", { error: CANCELLED });
+    if (turn.iterations >= config.maxIterations) return this.limitReached(turn, "iteration_limit", turn.iterations);
+    const worked = this.worked(turn, run);
+    if (worked >= config.turnTimeoutMs) return this.limitReached(turn, "turn_timeout", worked);
+    if (run.prepaid) {
+      run.prepaid = false;
+      return null;
+    }
+    const grant = await this.deps.budget?.take();
+    if (grant && !grant.ok) return this.limitReached(turn, "rate_limit_exceeded", grant.retryAfterSeconds);
+    return null;
+  }
+
+  /** One model call, within what is left of the working time; a failure ends the turn with its cause. */
+  private async callModel(
+    turn: TurnState,
+    run: Run,
+    request: ModelRequest,
+  ): Promise<{ response: ChatResponse } | { ended: AgentExecuteResponse }> {
+    const { config, events } = this.deps;
+    const timer = deadline(config.turnTimeoutMs - this.worked(turn, run), run.signal);
+    try {
+      const response = await this.deps.model.complete({
+        messages: request.messages,
+        ...(config.toolFormat === "native" ? { tools: request.chatTools } : {}),
+        signal: timer.signal,
+        ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
+      });
+      turn.iterations++;
+      return { response };
+    } catch (error) {
+      if (run.signal?.aborted) return { ended: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
+      const worked = this.worked(turn, run);
+      if (worked >= config.turnTimeoutMs) return { ended: this.limitReached(turn, "turn_timeout", worked) };
+      return { ended: this.modelFailed(turn, error) };
+    } finally {
+      timer.clear();
+    }
+  }
+
+  /** What the model said: a malformed JSON call (corrected, or the limit), the answer, or tool calls to run. */
+  private async actOnResponse(
+    turn: TurnState,
+    run: Run,
+    request: ModelRequest,
+    response: ChatResponse,
+  ): Promise<AgentExecuteResponse | null> {
+    const { config, store } = this.deps;
+    const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
+    const step = readModelStep(response, turn, config.toolFormat, usedIds);
+    if (step.kind === "malformed") return this.correctMalformed(turn, response, step.problem);
+    turn.parseFailures = 0;
+    if (step.kind === "answer") {
+      store.appendMessage({ turnId: turn.turnId, role: "assistant", content: step.text, kind: "answer" });
+      return this.finish(turn, "completed", step.text);
+    }
+    turn.text = step.text;
+    store.appendMessage({
+      turnId: turn.turnId,
+      role: "assistant",
+      content: response.content,
+      ...(config.toolFormat === "native" ? { toolCalls: step.calls } : {}),
+      kind: "message",
+    });
+    turn.batch = turn.iterations;
+    store.saveTurn("running", turn);
+    await this.planBatch(turn, request, step.calls, step.terminate, run.signal);
+    return null;
+  }
+
+  /** A malformed JSON-format call: logged, sent back with a correction request, and counted toward the limit. */
+  private correctMalformed(turn: TurnState, response: ChatResponse, problem: string): AgentExecuteResponse | null {
+    const { config, store } = this.deps;
+    turn.parseFailures++;
+    this.deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", problem, [
+      ["SessionId", store.identity().sessionId],
+      ["Output", (response.content ?? "").slice(0, MALFORMED_LOG_CHARS)],
+    ]);
+    store.appendMessage({ turnId: turn.turnId, role: "assistant", content: response.content, kind: "message" });
+    store.appendMessage({ turnId: turn.turnId, role: "user", content: correctionRequest(problem), kind: "correction" });
+    if (turn.parseFailures >= config.maxParseFailures) {
+      return this.limitReached(turn, "malformed_tool_calls", turn.parseFailures, problem);
+    }
+    store.saveTurn("running", turn);
+    return null;
   }
 
   /**
@@ -340,7 +370,7 @@ export class AgentReasoner {
    */
   private async planBatch(
     turn: TurnState,
-    request: Awaited<ReturnType<typeof buildModelRequest>>,
+    request: ModelRequest,
     calls: { id: string; name: string; arguments: string }[],
     terminate: boolean,
     signal?: AbortSignal,
@@ -414,21 +444,31 @@ export class AgentReasoner {
     };
   }
 
-  /** Runs a ready call (server-final, or a client-final preflight) and reacts to a mode change. */
+  /** Runs a ready call (server-final, or a client-final preflight) and applies what its success did. */
   private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
     const context = this.toolContext();
     const done = await this.executor.executeServerTool(call, context, signal);
+    for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
     this.deps.store.saveToolCall(done);
     if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
-    if (done.name !== ModeChangeTool.ToolName || !done.resultJson || done.errorMessage) return;
-    const result = JSON.parse(done.resultJson) as { mode: string; branch: boolean; reason: string };
-    const branchSessionId = result.branch ? await this.deps.createBranchSession(result.mode) : undefined;
-    if (branchSessionId) turn.branchSessionId = branchSessionId;
+  }
+
+  /**
+   * A tool's typed effect (the loop names no tool). A mode change: the session's mode is already written (by
+   * the tool, TUL-007 §3.5); a branch starts the new session, whose id the model is told with the result.
+   */
+  private async applyEffect(turn: TurnState, call: StoredToolCall, effect: ToolEffect, from: string): Promise<void> {
+    if (effect.type !== "mode_changed") return;
+    const branchSessionId = effect.branch ? await this.deps.createBranchSession(effect.to) : undefined;
+    if (branchSessionId) {
+      turn.branchSessionId = branchSessionId;
+      call.note = `A new session ${branchSessionId} was started in that mode for the new work.`;
+    }
     this.deps.store.saveTurn("running", turn);
     this.deps.events?.modeChanged?.({
-      from: context.mode,
-      to: result.mode,
-      reason: result.reason,
+      from,
+      to: effect.to,
+      reason: effect.reason,
       ...(branchSessionId ? { branchSessionId } : {}),
     });
   }

@@ -1,6 +1,7 @@
 // AgentToolCall and AgentExecuteResponse: what a turn reports, over HTTP and the WebSocket. Each is one zod
 // schema (the wire and /openapi.json use it); the types are inferred from it.
 import { z } from "zod";
+import type { ToolEffect } from "../tools/contract";
 
 export const ApprovalState = z.enum(["pending", "approved", "denied"]);
 export type ApprovalState = z.infer<typeof ApprovalState>;
@@ -36,6 +37,10 @@ export interface StoredToolCall extends AgentToolCall {
   state: ToolCallState;
   /** JSON-format calls: the model's `terminate` flag. */
   terminate: boolean;
+  /** Typed effects of the tool's success, for the loop to apply once. */
+  effects?: ToolEffect[];
+  /** A line the loop adds to the result the model sees (a branch's new session id). */
+  note?: string;
 }
 
 export const TurnOutcome = z.enum(["completed", "awaiting_approval", "awaiting_client", "failed", "cancelled"]);

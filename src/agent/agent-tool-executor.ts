@@ -115,8 +115,9 @@ export class AgentToolExecutor {
       };
     }
     const resultJson = outcome.result ?? "";
+    const effects = outcome.effects ? { effects: outcome.effects } : {};
     if (tool.isToolFullyExecutedOnServer)
-      return { ...call, wasExecuted: true, state: "settled", resultJson, errorMessage: null };
+      return { ...call, ...effects, wasExecuted: true, state: "settled", resultJson, errorMessage: null };
     return {
       ...call,
       wasExecuted: true,

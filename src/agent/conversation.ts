@@ -1,7 +1,6 @@
 // Turns the stored conversation into the model's messages: bounded history, bounded tool results.
 import type { ChatMessage } from "../llm/chat-model";
 import { estimateTokens } from "../prompts/system-prompt-enhancer";
-import { ModeChangeTool } from "../tools/agent-change-mode";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import type { ConversationMessage, TurnState, TurnStore } from "./turn-store";
@@ -68,7 +67,7 @@ export function boundedHistory(
 
 /**
  * Appends a settled batch's results for the model, in call order: `tool` messages for native function
- * calling, a user message a result for the JSON format. A branch's new session id rides on the mode change.
+ * calling, a user message a result for the JSON format. A call's note (a branch's new session id) rides along.
  */
 export function appendBatchResults(
   store: TurnStore,
@@ -81,9 +80,7 @@ export function appendBatchResults(
       call.errorMessage !== null
         ? JSON.stringify({ error: call.errorMessage })
         : boundToolResult(call.resultJson ?? "", config.toolResultBudgetChars);
-    if (call.name === ModeChangeTool.ToolName && call.errorMessage === null && turn.branchSessionId) {
-      content += `\nA new session ${turn.branchSessionId} was started in that mode for the new work.`;
-    }
+    if (call.note && call.errorMessage === null) content += `\n${call.note}`;
     if (config.toolFormat === "native") {
       store.appendMessage({ turnId: turn.turnId, role: "tool", toolCallId: call.id, content, kind: "tool_result" });
     } else {

@@ -48,6 +48,8 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
   };
 }
 
+export type ModelRequest = Awaited<ReturnType<typeof buildModelRequest>>;
+
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store, config, catalog, registry } = deps;
   const identity = store.identity();

@@ -2,7 +2,7 @@
 // tool calls, mode history and event log in its SQLite storage, runs the agent loop and executes server
 // tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
-import { AgentReasoner } from "../agent/agent-reasoner";
+import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
 import type { ModelCallBudget } from "../agent/model-call-budget";
 import type { TurnEvents } from "../agent/turn-events";
@@ -331,31 +331,45 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return sessionView(this.store);
   }
 
-  /** A reasoner acting for `caller`: its model calls count against the caller's key, its logs carry the request id. */
+  /** What every reasoner of this object shares, built once: settings, catalog, tool registry, model, events. */
+  private shared?: Pick<
+    AgentReasonerDeps,
+    "store" | "model" | "registry" | "catalog" | "basePrompt" | "config" | "createBranchSession" | "events"
+  >;
+
+  private sharedDeps() {
+    if (!this.shared) {
+      const config = settings(this.env);
+      const catalog = new D1AgentModeCatalogService(this.env.DB);
+      this.shared = {
+        store: this.store,
+        model: sessionChatModel(config.llm),
+        registry: createAgentToolRegistry({
+          logger: this.logger,
+          sessionManager: this,
+          catalog,
+          workspace: config.workspace,
+        }),
+        catalog,
+        basePrompt: () => sessionBasePrompt(this.env.DB),
+        config: config.agent,
+        createBranchSession: (mode) => this.createBranch(mode),
+        events: this.turnEvents(),
+      };
+    }
+    return this.shared;
+  }
+
+  /**
+   * A reasoner acting for `caller`: its model calls count against the caller's key, its logs carry the request
+   * id. Everything else is the object's, built once (sharedDeps).
+   */
   private reasoner(options: DriveOptions = {}): AgentReasoner {
-    const config = settings(this.env);
-    const catalog = new D1AgentModeCatalogService(this.env.DB);
     const logger = this.callLogger(options.caller);
     const budget =
       options.budget ??
       (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
-    return new AgentReasoner({
-      store: this.store,
-      model: sessionChatModel(config.llm),
-      registry: createAgentToolRegistry({
-        logger,
-        sessionManager: this,
-        catalog,
-        workspace: config.workspace,
-      }),
-      catalog,
-      basePrompt: () => sessionBasePrompt(this.env.DB),
-      config: config.agent,
-      logger,
-      createBranchSession: (mode) => this.createBranch(mode),
-      events: this.turnEvents(),
-      ...(budget ? { budget } : {}),
-    });
+    return new AgentReasoner({ ...this.sharedDeps(), logger, ...(budget ? { budget } : {}) });
   }
 
   private async createBranch(mode: string): Promise<string> {

@@ -4,8 +4,8 @@ import type { AdminLogger } from "../observability/admin-logger";
 import type { AgentSessionManager } from "../session/session-manager";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
-import { isBlank, nonBlank, parseToolArguments } from "./tool-arguments";
-import { AgentToolBase } from "./tool-base";
+import { isBlank, nonBlank } from "./tool-arguments";
+import { TypedAgentTool } from "./tool-base";
 
 export const MODE_CHANGE_MESSAGES = {
   emptyArguments: "ModeChangeTool requires a non-empty arguments object.",
@@ -51,7 +51,7 @@ interface ModeChangeResult {
   reason: string;
 }
 
-export class ModeChangeTool extends AgentToolBase {
+export class ModeChangeTool extends TypedAgentTool<typeof ModeChangeArgs> {
   static readonly ToolName = "agent_change_mode";
 
   /** TUL-007 §5.2. */
@@ -75,7 +75,8 @@ export class ModeChangeTool extends AgentToolBase {
   readonly isToolFullyExecutedOnServer = true;
   /** TUL-007 §3.1: never trimmed from the prompt, whatever the mode or budget. */
   override readonly priority = 100;
-  protected override readonly argumentsSpec = { schema: ModeChangeArgs, label: "ModeChangeTool" };
+  protected readonly argumentsSchema = ModeChangeArgs;
+  protected readonly label = "ModeChangeTool";
   protected readonly failureMessage = MODE_CHANGE_MESSAGES.failed;
 
   private readonly sessionManager: AgentSessionManager;
@@ -92,28 +93,28 @@ export class ModeChangeTool extends AgentToolBase {
     this.sessionManager = sessionManager;
   }
 
-  protected async run(
-    argumentsJson: string | null | undefined,
-    context: AgentToolExecutionContext | null | undefined,
-  ): Promise<InvokeResult<string>> {
-    if (argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson)) {
-      return InvokeResult.fromError(MODE_CHANGE_MESSAGES.emptyArguments);
-    }
-    if (!context) return InvokeResult.fromError(MODE_CHANGE_MESSAGES.missingContext);
+  /** TUL-007 §3.4: the context is checked after the arguments' presence and before their fields. */
+  protected override checkContext(context: AgentToolExecutionContext | null | undefined): string | null {
+    if (!context) return MODE_CHANGE_MESSAGES.missingContext;
     if (isBlank(context.sessionId)) {
       this.logger.addError("[agent_change_mode_ExecuteAsync]", "Mode change requested without a session id.", [
         ["ConversationId", context.conversationId ?? ""],
       ]);
-      return InvokeResult.fromError(MODE_CHANGE_MESSAGES.missingSessionId);
+      return MODE_CHANGE_MESSAGES.missingSessionId;
     }
+    return null;
+  }
 
-    const parsed = parseToolArguments(argumentsJson, ModeChangeArgs, "ModeChangeTool");
-    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const args = parsed.args;
-
+  /** TUL-007 §3.5's one side effect; the mode change (and any branch) is the loop's to apply, as an effect. */
+  protected async runWith(
+    args: z.output<typeof ModeChangeArgs>,
+    context: AgentToolExecutionContext | null | undefined,
+  ): Promise<InvokeResult<string>> {
+    if (!context) return InvokeResult.fromError(MODE_CHANGE_MESSAGES.missingContext);
     await this.sessionManager.setSessionMode(context.sessionId, args.mode, args.reason, context.org, context.user);
-
     const result: ModeChangeResult = { success: true, mode: args.mode, branch: args.branch, reason: args.reason };
-    return InvokeResult.create(JSON.stringify(result));
+    return InvokeResult.create(JSON.stringify(result), [
+      { type: "mode_changed", to: args.mode, reason: args.reason, branch: args.branch },
+    ]);
   }
 }

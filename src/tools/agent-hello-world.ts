@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
-import { isBlank, nonBlank, parseToolArguments } from "./tool-arguments";
-import { AgentToolBase } from "./tool-base";
+import { nonBlank } from "./tool-arguments";
+import { TypedAgentTool } from "./tool-base";
 
 export const HELLO_WORLD_MESSAGES = {
   emptyArguments: "HelloWorldTool requires a non-empty arguments object.",
@@ -24,7 +24,7 @@ interface HelloWorldResult {
   sessionId: string;
 }
 
-export class HelloWorldTool extends AgentToolBase {
+export class HelloWorldTool extends TypedAgentTool<typeof HelloWorldArgs> {
   static readonly ToolName = "agent_hello_world";
 
   static readonly ToolUsageMetadata =
@@ -42,21 +42,16 @@ export class HelloWorldTool extends AgentToolBase {
   readonly category = "general";
   readonly isToolFullyExecutedOnServer = true;
   override readonly priority = 10;
-  protected override readonly argumentsSpec = { schema: HelloWorldArgs, label: "HelloWorldTool" };
+  protected readonly argumentsSchema = HelloWorldArgs;
+  protected readonly label = "HelloWorldTool";
   protected readonly failureMessage = HELLO_WORLD_MESSAGES.failed;
 
-  protected async run(
-    argumentsJson: string | null | undefined,
+  protected async runWith(
+    args: z.output<typeof HelloWorldArgs>,
     context: AgentToolExecutionContext | null | undefined,
   ): Promise<InvokeResult<string>> {
-    if (argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson)) {
-      return InvokeResult.fromError(HELLO_WORLD_MESSAGES.emptyArguments);
-    }
-    const parsed = parseToolArguments(argumentsJson, HelloWorldArgs, "HelloWorldTool");
-    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-
     const result: HelloWorldResult = {
-      message: `Hello, ${parsed.args.name.trim()}! Welcome to Aptix.`,
+      message: `Hello, ${args.name.trim()}! Welcome to Aptix.`,
       conversationId: context?.conversationId ?? "",
       sessionId: context?.sessionId ?? "",
     };

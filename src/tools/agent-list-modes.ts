@@ -5,8 +5,7 @@ import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
-import { isBlank, parseToolArguments } from "./tool-arguments";
-import { AgentToolBase } from "./tool-base";
+import { TypedAgentTool } from "./tool-base";
 
 export const LIST_MODES_MESSAGES = {
   failed: "AgentListModesTool could not read the mode catalog.",
@@ -20,7 +19,7 @@ const AgentListModesArgs = z.object({
     .describe("true to include example user requests for each mode; false or omitted to leave them out."),
 });
 
-export class AgentListModesTool extends AgentToolBase {
+export class AgentListModesTool extends TypedAgentTool<typeof AgentListModesArgs> {
   static readonly ToolName = "agent_list_modes";
 
   /** TUL-010 §5. */
@@ -42,7 +41,10 @@ export class AgentListModesTool extends AgentToolBase {
   readonly category = "session";
   readonly isToolFullyExecutedOnServer = true;
   override readonly priority = 100;
-  protected override readonly argumentsSpec = { schema: AgentListModesArgs, label: "AgentListModesTool" };
+  protected readonly argumentsSchema = AgentListModesArgs;
+  protected readonly label = "AgentListModesTool";
+  /** No argument is required: empty arguments read as `{}`. */
+  protected override readonly blankArguments = "empty";
   protected readonly failureMessage = LIST_MODES_MESSAGES.failed;
 
   constructor(
@@ -52,18 +54,12 @@ export class AgentListModesTool extends AgentToolBase {
     super(logger);
   }
 
-  protected async run(
-    argumentsJson: string | null | undefined,
+  protected async runWith(
+    args: z.output<typeof AgentListModesArgs>,
     context: AgentToolExecutionContext | null | undefined,
     signal?: AbortSignal,
   ): Promise<InvokeResult<string>> {
-    const parsed = parseToolArguments(
-      argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson) ? "{}" : argumentsJson,
-      AgentListModesArgs,
-      "AgentListModesTool",
-    );
-    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const includeExamples = parsed.args.includeExamples === true;
+    const includeExamples = args.includeExamples === true;
 
     // TUL-010 §4.3: a catalog that hands back null (or throws) is a failure; an empty catalog is an answer.
     const modes: AgentMode[] | null | undefined = await this.catalog.getAllModes(signal);

@@ -2,16 +2,24 @@
 import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
 
+/**
+ * What a tool's success did besides its result, for the loop to apply (the loop names no tool): a change of
+ * the session's mode (TUL-007), and whether the user wants the new work in a new session.
+ */
+export type ToolEffect = { type: "mode_changed"; to: string; reason: string; branch: boolean };
+
 /** TUL-011's `InvokeResult<string>`: a value or a human-readable error, never a thrown exception. */
 export interface InvokeResult<T> {
   successful: boolean;
   result?: T;
   errorMessage?: string;
+  /** Typed effects of a successful call, applied by the loop. */
+  effects?: ToolEffect[];
 }
 
 export const InvokeResult = {
-  create<T>(result: T): InvokeResult<T> {
-    return { successful: true, result };
+  create<T>(result: T, effects?: ToolEffect[]): InvokeResult<T> {
+    return effects && effects.length > 0 ? { successful: true, result, effects } : { successful: true, result };
   },
   fromError<T = string>(errorMessage: string): InvokeResult<T> {
     return { successful: false, errorMessage };

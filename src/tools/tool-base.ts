@@ -1,4 +1,5 @@
-// AgentToolBase: the parts every tool shares (statics read back, exceptions caught and logged).
+// AgentToolBase: the parts every tool shares (statics read back, exceptions caught and logged), and
+// TypedAgentTool, which parses a tool's arguments with its zod schema once, so no tool re-checks JSON or nulls.
 import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
 import {
@@ -22,8 +23,6 @@ export abstract class AgentToolBase implements AgentTool {
   readonly priority: number = 50;
   /** The generic failure message for an unexpected exception (details are logged, not returned). */
   protected abstract readonly failureMessage: string;
-  /** The tool's zod arguments and the name its messages use ("ModeChangeTool"), for `checkArguments`. */
-  protected readonly argumentsSpec?: { schema: z.ZodType; label: string };
 
   constructor(protected readonly logger: AdminLogger) {}
 
@@ -55,24 +54,11 @@ export abstract class AgentToolBase implements AgentTool {
       return await this.run(argumentsJson, context, signal);
     } catch (error) {
       this.logger.addException(exceptionTag(this.name), error, [
-        ["SessionId", readSafely(() => context?.sessionId)],
-        ["ConversationId", readSafely(() => context?.conversationId)],
+        ["SessionId", readSafely(() => context?.sessionId) ?? ""],
+        ["ConversationId", readSafely(() => context?.conversationId) ?? ""],
       ]);
-      return InvokeResult.fromError(this.describeFailure(error));
+      return InvokeResult.fromError(this.failureMessage);
     }
-  }
-
-  /** The arguments' problem as `run` would report it, without running; null when they are valid. */
-  checkArguments(argumentsJson: string): string | null {
-    const spec = this.argumentsSpec;
-    if (!spec) return null;
-    const parsed = parseToolArguments(isBlank(argumentsJson) ? "{}" : argumentsJson, spec.schema, spec.label);
-    return parsed.ok ? null : parsed.message;
-  }
-
-  /** What the model is told when `run` threw; never a stack or internal detail. */
-  protected describeFailure(_error: unknown): string {
-    return this.failureMessage;
   }
 
   protected abstract run(
@@ -82,11 +68,58 @@ export abstract class AgentToolBase implements AgentTool {
   ): Promise<InvokeResult<string>>;
 }
 
+/**
+ * A tool whose arguments are one zod schema: `execute` refuses empty arguments (`<Label> requires a non-empty
+ * arguments object.`, TUL-007's wording for every tool), runs `checkContext`, parses the JSON with the schema
+ * (its issues in the schema's own messages), and hands `runWith` typed arguments. `checkArguments` is the
+ * same parse without running, for a call that waits for approval.
+ */
+export abstract class TypedAgentTool<S extends z.ZodType> extends AgentToolBase {
+  /** The tool's arguments, in its specification's field order (issues are reported in that order). */
+  protected abstract readonly argumentsSchema: S;
+  /** The name its messages use ("ModeChangeTool"). */
+  protected abstract readonly label: string;
+  /** Empty arguments: refused (the default), or read as `{}` for a tool with no required argument. */
+  protected readonly blankArguments: "refuse" | "empty" = "refuse";
+
+  /** A context problem to refuse before the arguments are read (TUL-007 §3.4's order), or null. */
+  protected checkContext(_context: AgentToolExecutionContext | null | undefined): string | null {
+    return null;
+  }
+
+  protected abstract runWith(
+    args: z.output<S>,
+    context: AgentToolExecutionContext | null | undefined,
+    signal?: AbortSignal,
+  ): Promise<InvokeResult<string>>;
+
+  checkArguments(argumentsJson: string): string | null {
+    const parsed = parseToolArguments(isBlank(argumentsJson) ? "{}" : argumentsJson, this.argumentsSchema, this.label);
+    return parsed.ok ? null : parsed.message;
+  }
+
+  protected async run(
+    argumentsJson: string | null | undefined,
+    context: AgentToolExecutionContext | null | undefined,
+    signal?: AbortSignal,
+  ): Promise<InvokeResult<string>> {
+    const blank = argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson);
+    if (blank && this.blankArguments === "refuse") {
+      return InvokeResult.fromError(`${this.label} requires a non-empty arguments object.`);
+    }
+    const contextProblem = this.checkContext(context);
+    if (contextProblem) return InvokeResult.fromError(contextProblem);
+    const parsed = parseToolArguments(blank ? "{}" : (argumentsJson ?? "{}"), this.argumentsSchema, this.label);
+    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
+    return this.runWith(parsed.args, context, signal);
+  }
+}
+
 /** Reads a context field for a log line; a context that throws must not break the failure path. */
-function readSafely(read: () => string | undefined): string {
+function readSafely<T>(read: () => T | undefined): T | undefined {
   try {
-    return read() ?? "";
+    return read();
   } catch {
-    return "(unreadable)";
+    return undefined;
   }
 }

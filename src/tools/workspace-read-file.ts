@@ -1,8 +1,7 @@
 // workspace_read_file: a client-final tool; the server checks the path and size, the user's client reads.
 import { z } from "zod";
-import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
+import { InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
-import { isBlank, parseToolArguments } from "./tool-arguments";
 import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
 import { WorkspaceTool } from "./workspace-tool";
 
@@ -28,7 +27,7 @@ export const WorkspaceReadFileResult = z.strictObject({
   truncated: z.boolean().optional(),
 });
 
-export class WorkspaceReadFileTool extends WorkspaceTool {
+export class WorkspaceReadFileTool extends WorkspaceTool<typeof WorkspaceReadFileArgs> {
   static readonly ToolName = "workspace_read_file";
   static readonly ToolUsageMetadata =
     "Use this tool to read a text file from the user's workspace before you explain or change it. " +
@@ -45,20 +44,14 @@ export class WorkspaceReadFileTool extends WorkspaceTool {
 
   override readonly priority = 60;
   readonly clientResultSchema = WorkspaceReadFileResult;
+  protected readonly argumentsSchema = WorkspaceReadFileArgs;
+  protected readonly label = "WorkspaceReadFileTool";
   protected readonly failureMessage = "WorkspaceReadFileTool failed to prepare the read.";
 
-  protected async run(
-    argumentsJson: string | null | undefined,
-    _context: AgentToolExecutionContext | null | undefined,
-  ): Promise<InvokeResult<string>> {
-    if (argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson)) {
-      return InvokeResult.fromError("WorkspaceReadFileTool requires a non-empty arguments object.");
-    }
-    const parsed = parseToolArguments(argumentsJson, WorkspaceReadFileArgs, "WorkspaceReadFileTool");
-    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const path = checkWorkspacePath(parsed.args.path, this.policy);
+  protected async runWith(args: z.output<typeof WorkspaceReadFileArgs>): Promise<InvokeResult<string>> {
+    const path = checkWorkspacePath(args.path, this.policy);
     if (!path.ok) return InvokeResult.fromError(`WorkspaceReadFileTool refused the path: ${path.message}.`);
-    const request = { action: "read_file", path: path.path, maxBytes: parsed.args.maxBytes ?? DEFAULT_MAX_BYTES };
+    const request = { action: "read_file", path: path.path, maxBytes: args.maxBytes ?? DEFAULT_MAX_BYTES };
     return InvokeResult.create(JSON.stringify(request));
   }
 }

@@ -1,11 +1,13 @@
 // What the client-final workspace tools share: the path policy they check against, and the check that a
 // client's result answers the file that was asked for.
+
+import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
-import { AgentToolBase } from "./tool-base";
+import { TypedAgentTool } from "./tool-base";
 import { checkWorkspacePath, DEFAULT_WORKSPACE_POLICY, type WorkspacePolicy } from "./workspace-path";
 
-export abstract class WorkspaceTool extends AgentToolBase {
+export abstract class WorkspaceTool<S extends z.ZodType> extends TypedAgentTool<S> {
   readonly category = "workspace";
   readonly isToolFullyExecutedOnServer = false;
 

@@ -1,8 +1,7 @@
 // workspace_write_file: a client-final tool that needs approval; the server checks, the client writes.
 import { z } from "zod";
-import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
+import { InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
 import { functionToolSchema } from "./function-schema";
-import { isBlank, parseToolArguments } from "./tool-arguments";
 import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
 import { WorkspaceTool } from "./workspace-tool";
 
@@ -21,7 +20,7 @@ export const WorkspaceWriteFileResult = z.strictObject({
   bytesWritten: z.number().int().min(0),
 });
 
-export class WorkspaceWriteFileTool extends WorkspaceTool {
+export class WorkspaceWriteFileTool extends WorkspaceTool<typeof WorkspaceWriteFileArgs> {
   static readonly ToolName = "workspace_write_file";
   static readonly ToolUsageMetadata =
     "Use this tool to create or replace a text file in the user's workspace after you have read it (when it " +
@@ -39,27 +38,19 @@ export class WorkspaceWriteFileTool extends WorkspaceTool {
   override readonly requiresApproval = true;
   override readonly priority = 55;
   readonly clientResultSchema = WorkspaceWriteFileResult;
+  protected readonly argumentsSchema = WorkspaceWriteFileArgs;
+  protected readonly label = "WorkspaceWriteFileTool";
   protected readonly failureMessage = "WorkspaceWriteFileTool failed to prepare the write.";
 
-  protected async run(
-    argumentsJson: string | null | undefined,
-    _context: AgentToolExecutionContext | null | undefined,
-  ): Promise<InvokeResult<string>> {
-    if (argumentsJson === null || argumentsJson === undefined || isBlank(argumentsJson)) {
-      return InvokeResult.fromError("WorkspaceWriteFileTool requires a non-empty arguments object.");
-    }
-    const parsed = parseToolArguments(argumentsJson, WorkspaceWriteFileArgs, "WorkspaceWriteFileTool");
-    if (!parsed.ok) return InvokeResult.fromError(parsed.message);
-    const path = checkWorkspacePath(parsed.args.path, this.policy);
+  protected async runWith(args: z.output<typeof WorkspaceWriteFileArgs>): Promise<InvokeResult<string>> {
+    const path = checkWorkspacePath(args.path, this.policy);
     if (!path.ok) return InvokeResult.fromError(`WorkspaceWriteFileTool refused the path: ${path.message}.`);
-    const bytes = new TextEncoder().encode(parsed.args.content).byteLength;
+    const bytes = new TextEncoder().encode(args.content).byteLength;
     if (bytes > MAX_WORKSPACE_FILE_BYTES) {
       return InvokeResult.fromError(
         `WorkspaceWriteFileTool writes at most ${MAX_WORKSPACE_FILE_BYTES} bytes; this content has ${bytes}.`,
       );
     }
-    return InvokeResult.create(
-      JSON.stringify({ action: "write_file", path: path.path, content: parsed.args.content, bytes }),
-    );
+    return InvokeResult.create(JSON.stringify({ action: "write_file", path: path.path, content: args.content, bytes }));
   }
 }
