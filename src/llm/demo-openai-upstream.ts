@@ -2,6 +2,8 @@
 // here instead of the network, so `npm start` answers /v1/models and /v1/chat/completions (plain and streamed,
 // tool calls included) for coding tools and the `openai` SDK. The other endpoints say the demo lacks them.
 import { z } from "zod";
+import { errorResponse } from "../errors";
+import { fieldMessage, firstProblem } from "../zod-issues";
 import type { ChatMessage, ChatRequest, ChatResponse, ChatTool } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 import { DemoChatModel, earlierToolCalls } from "./demo-model";
@@ -66,8 +68,12 @@ const ChatBody = z
   .loose();
 type ChatBody = z.infer<typeof ChatBody>;
 
-function openAIError(status: number, message: string, code: string, param: string | null = null): Response {
-  return Response.json({ error: { message, type: "invalid_request_error", code, param } }, { status });
+function openAIError(
+  code: "invalid_json" | "invalid_request" | "model_not_found" | "not_offered_by_demo",
+  message: string,
+  param: string | null = null,
+): Response {
+  return errorResponse(code, message, { param });
 }
 
 function toChatMessage(m: ChatBody["messages"][number]): ChatMessage {
@@ -151,18 +157,12 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
   try {
     json = JSON.parse(await new Response(init.body ?? null).text());
   } catch {
-    return openAIError(400, "The request body is not valid JSON.", "invalid_json");
+    return openAIError("invalid_json", "The request body is not valid JSON.");
   }
   const parsed = ChatBody.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue?.path.join(".") || null;
-    return openAIError(
-      400,
-      `The offline demo model cannot read '${param}': ${issue?.message}.`,
-      "invalid_request",
-      param,
-    );
+    const problem = firstProblem(parsed.error);
+    return openAIError("invalid_request", fieldMessage(problem, "request (the offline demo model)"), problem.param);
   }
   const body = parsed.data;
   const id = `chatcmpl-demo-${crypto.randomUUID()}`;
@@ -249,16 +249,14 @@ export async function demoOpenAIFetch(path: string, init: RequestInit): Promise<
   if (path.startsWith("/models/") && (init.method ?? "GET") === "GET") {
     if (decodeURIComponent(path.slice("/models/".length)) === DEMO_MODEL_ID) return Response.json(model);
     return openAIError(
-      404,
-      `The model does not exist; the offline demo offers only '${DEMO_MODEL_ID}'.`,
       "model_not_found",
+      `The model does not exist; the offline demo offers only '${DEMO_MODEL_ID}'.`,
       "model",
     );
   }
   if (path === "/chat/completions" && init.method === "POST") return chatCompletions(init);
   return openAIError(
-    404,
-    `The offline demo model does not offer ${path}; set LLM_BASE_URL to a real OpenAI-compatible upstream.`,
     "not_offered_by_demo",
+    `The offline demo model does not offer ${path}; set LLM_BASE_URL to a real OpenAI-compatible upstream.`,
   );
 }

@@ -1,5 +1,6 @@
 // Token usage the upstream reports (a JSON answer's `usage`, a stream's `include_usage` chunk or the
 // Responses API's `response.completed` event), read from a copy on the side and written to D1 later.
+import { createParser } from "eventsource-parser";
 import { z } from "zod";
 
 export interface TokenUsage {
@@ -47,31 +48,23 @@ export function usageOfJson(bytes: ArrayBuffer): TokenUsage | null {
 
 /**
  * Watches an event stream's bytes for the last usage it reports. It only reads: the bytes reach the
- * client before `push` sees them, and only `data:` lines that mention "usage" are parsed.
+ * client before `push` sees them, and only events whose data mentions "usage" are parsed as JSON.
  */
 export class SseUsageScanner {
   private readonly decoder = new TextDecoder();
-  private partial = "";
+  private readonly parser = createParser({ onEvent: (event) => this.event(event.data) });
   usage: TokenUsage | null = null;
 
   push(chunk: Uint8Array): void {
-    const text = this.partial + this.decoder.decode(chunk, { stream: true });
-    let start = 0;
-    let newline = text.indexOf("\n", start);
-    while (newline >= 0) {
-      this.line(text.slice(start, newline));
-      start = newline + 1;
-      newline = text.indexOf("\n", start);
-    }
-    this.partial = text.slice(start);
+    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
   }
 
-  private line(line: string): void {
-    if (!line.startsWith("data:") || !line.includes('"usage"')) return;
+  private event(data: string): void {
+    if (!data.includes('"usage"')) return;
     try {
-      this.usage = usageOf(JSON.parse(line.slice(5))) ?? this.usage;
+      this.usage = usageOf(JSON.parse(data)) ?? this.usage;
     } catch {
-      // A data line that is not JSON carries no usage; the client gets it unchanged all the same.
+      // An event that is not JSON carries no usage; the client gets it unchanged all the same.
     }
   }
 }

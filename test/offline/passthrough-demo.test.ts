@@ -108,7 +108,7 @@ describe("the passthrough without an upstream (the offline demo)", () => {
     );
     expect(response.status).toBe(404);
     const body = (await response.json()) as ErrorBody;
-    expect(body.error).toMatchObject({ code: "not_offered_by_demo", type: "invalid_request_error" });
+    expect(body.error).toMatchObject({ code: "not_offered_by_demo", type: "not_found_error" });
     expect(body.error.message).toContain("LLM_BASE_URL");
   });
 

@@ -32,12 +32,8 @@ export interface TestWorker {
   settled(): Promise<void>;
 }
 
-export type PassthroughVars = Partial<
-  Pick<
-    Cloudflare.Env,
-    "LLM_BASE_URL" | "PASSTHROUGH_KEEPALIVE_MS" | "PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS" | "PASSTHROUGH_IDLE_TIMEOUT_MS"
-  >
->;
+/** Vars and bindings to change for one worker: short timeouts, another upstream, a broken binding. */
+export type PassthroughVars = Partial<Cloudflare.Env>;
 
 /** The deployed Worker's own entry point, with the vars of wrangler.toml and vitest.config.ts. */
 export const worker: TestWorker = {

@@ -1,0 +1,271 @@
+// Every error code in the one table (src/errors.ts) reaches the client with the table's status and type: each
+// has a request here that provokes it. A code added to the table without a way to provoke it fails the type
+// check (TRIGGERS is a Record over every code).
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { TurnState } from "../../src/agent/turn-store";
+import { ERROR_CODES, type ErrorCode } from "../../src/errors";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
+import { createSession, sendMessage } from "../fixtures/sessions";
+import { connect, openSocket } from "../fixtures/socket";
+import { scriptUpstream } from "../fixtures/upstream";
+import { newChatKey, workerWith } from "../passthrough/harness";
+
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+const app: Fetch = (input, init) => exports.default.fetch(input, init);
+
+/**
+ * An HTTP request that provokes the code; or, for codes that reach a client after its answer began, the
+ * socket's error frame or a stream's error event (their status is what an HTTP answer would carry).
+ */
+type Trigger =
+  | { http: () => Promise<Response> }
+  | { frame: () => Promise<{ code: string }> }
+  | { event: () => Promise<{ code: string; type: string }> };
+
+/** The error event that ends a streamed passthrough answer. */
+async function errorEvent(response: Response): Promise<{ code: string; type: string }> {
+  const text = await response.text();
+  const event = text.split("\n\n").find((e) => e.includes('"error"')) ?? "";
+  return (JSON.parse(event.slice("data: ".length)) as { error: { code: string; type: string } }).error;
+}
+
+function request(method: string, path: string, body?: unknown, options: { key?: string; through?: Fetch } = {}) {
+  return (options.through ?? app)(`http://aptix.test${path}`, {
+    method,
+    headers: { ...authHeaders(options.key), "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "a.txt", content: "A" }) };
+
+/** A session whose turn waits for approval of one write. */
+async function pausedSession(): Promise<{ id: string; callId: string }> {
+  const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+  const id = await createSession("workspace");
+  const paused = await sendMessage(id, `write ${script.marker}`);
+  return { id, callId: paused.toolCalls[0]?.id ?? "" };
+}
+
+async function frameError(frame: unknown): Promise<{ code: string }> {
+  const socket = await openSocket(await createSession());
+  const from = socket.frames.length;
+  socket.send(frame);
+  const error = await socket.waitForType("error", from);
+  socket.close();
+  return { code: String(error.code) };
+}
+
+function brokenDb(): D1Database {
+  const fail = () => {
+    throw new Error("D1 is down");
+  };
+  return { prepare: fail, batch: fail, exec: fail, dump: fail, withSession: fail } as unknown as D1Database;
+}
+
+function refusingLimiter(): RateLimit {
+  return { limit: async () => ({ success: false }) };
+}
+
+const TRIGGERS: Record<ErrorCode, Trigger> = {
+  invalid_request: { http: () => request("PUT", "/admin/modes/x", { displayName: 7 }, { key: TEST_KEYS.admin.key }) },
+  invalid_json: { http: () => request("POST", "/context/sessions", "{") },
+  unknown_field: { http: () => request("POST", "/context/sessions", { colour: "blue" }) },
+  unknown_mode: { http: () => request("POST", "/context/sessions", { mode: "astrology" }) },
+  invalid_tool_result: {
+    http: async () => {
+      const script = await scriptUpstream([
+        { type: "completion", toolCalls: [{ name: "workspace_read_file", arguments: '{"path":"a.md"}' }] },
+      ]);
+      const id = await createSession("workspace");
+      const paused = await sendMessage(id, `read ${script.marker}`);
+      return request("POST", `/context/sessions/${id}/tool-results`, {
+        results: [{ toolCallId: paused.toolCalls[0]?.id, resultJson: '{"nope":1}' }],
+      });
+    },
+  },
+  duplicate_tool_call_id: {
+    http: async () => {
+      const { id, callId } = await pausedSession();
+      const decision = { toolCallId: callId, approved: true };
+      return request("POST", `/context/sessions/${id}/approvals`, { decisions: [decision, decision] });
+    },
+  },
+  invalid_workflow_parameters: {
+    http: async () =>
+      request("POST", `/context/sessions/${await createSession()}/workflows/draft_ddr`, { parameters: {} }),
+  },
+  malformed_frame: { frame: () => frameError("{not json") },
+  unknown_frame_type: { frame: () => frameError({ type: "launch" }) },
+  invalid_frame: { frame: () => frameError({ type: "user_message" }) },
+  frame_too_large: { frame: () => frameError({ type: "ping", pad: "x".repeat(1_000_001) }) },
+  missing_api_key: { http: () => app("http://aptix.test/modes") },
+  invalid_api_key: { http: () => request("GET", "/modes", undefined, { key: "not-a-key" }) },
+  invalid_ticket: { http: async () => connect(await createSession(), "wst_made_up") },
+  insufficient_scope: { http: () => request("PUT", "/admin/modes/x", {}, { key: TEST_KEYS.chat.key }) },
+  route_not_found: { http: () => request("GET", "/nowhere") },
+  session_not_found: { http: () => request("GET", `/context/sessions/${"0".repeat(64)}`) },
+  workflow_not_found: {
+    http: async () => request("POST", `/context/sessions/${await createSession()}/workflows/nope`, { parameters: {} }),
+  },
+  system_prompt_not_found: { http: () => request("GET", "/v1/system-prompts/nope/enhanced") },
+  mode_not_found: { http: () => request("GET", "/v1/system-prompts/default/enhanced?mode=nope") },
+  model_not_found: {
+    http: async () =>
+      workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/models/nope", {
+        headers: { authorization: `Bearer ${(await newChatKey()).key}` },
+      }),
+  },
+  not_offered_by_demo: {
+    http: async () =>
+      workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/embeddings", {
+        method: "POST",
+        headers: { authorization: `Bearer ${(await newChatKey()).key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", input: "x" }),
+      }),
+  },
+  session_busy: {
+    http: async () => {
+      const script = await scriptUpstream([{ type: "completion", content: "slow", delayFirstByteMs: 500 }]);
+      const id = await createSession();
+      const first = sendMessage(id, `slow ${script.marker}`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const second = await request("POST", `/context/sessions/${id}/messages`, { content: "again" });
+      await first;
+      return second;
+    },
+  },
+  session_awaiting_input: {
+    http: async () => request("POST", `/context/sessions/${(await pausedSession()).id}/messages`, { content: "hi" }),
+  },
+  nothing_pending: {
+    http: async () =>
+      request("POST", `/context/sessions/${await createSession()}/approvals`, {
+        decisions: [{ toolCallId: "c", approved: true }],
+      }),
+  },
+  nothing_to_cancel: { frame: () => frameError({ type: "cancel" }) },
+  tool_call_not_pending: {
+    http: async () =>
+      request("POST", `/context/sessions/${(await pausedSession()).id}/approvals`, {
+        decisions: [{ toolCallId: "no-such-call", approved: true }],
+      }),
+  },
+  pause_expired: {
+    http: async () => {
+      const { id, callId } = await pausedSession();
+      await runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id)), (_instance, state) => {
+        const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
+        const turn = JSON.parse(row.turn_json) as TurnState;
+        turn.pauseExpiresAt = Date.now() - 1;
+        state.storage.sql.exec("UPDATE session SET turn_json = ?", JSON.stringify(turn));
+      });
+      return request("POST", `/context/sessions/${id}/approvals`, {
+        decisions: [{ toolCallId: callId, approved: true }],
+      });
+    },
+  },
+  request_too_large: {
+    http: () => request("POST", "/context/sessions", { mode: "x".repeat(1_100_000) }),
+  },
+  upgrade_required: { http: async () => app(`http://aptix.test/context/sessions/${await createSession()}/ws`) },
+  rate_limit_exceeded: {
+    http: async () =>
+      workerWith({ MODEL_CALL_LIMITER: refusingLimiter() }).fetch("http://aptix.test/v1/models", {
+        headers: authHeaders(),
+      }),
+  },
+  internal_error: {
+    http: () => workerWith({ DB: brokenDb() }).fetch("http://aptix.test/modes", { headers: authHeaders() }),
+  },
+  mode_catalog_corrupt: {
+    http: async () => {
+      await env.DB.prepare(`UPDATE modes SET tools = '{"not":"a list"}' WHERE key = 'workspace'`).run();
+      try {
+        return await request("GET", "/modes");
+      } finally {
+        await env.DB.prepare(
+          `UPDATE modes SET tools = '["workspace_read_file","workspace_write_file"]' WHERE key = 'workspace'`,
+        ).run();
+      }
+    },
+  },
+  misconfigured: {
+    http: () => workerWith({ AGENT_MAX_ITERATIONS: "ten" }).fetch("http://aptix.test/healthz"),
+  },
+  upstream_unreachable: {
+    http: async () =>
+      workerWith({ LLM_BASE_URL: "http://127.0.0.1:9/v1" }).fetch("http://aptix.test/v1/models", {
+        headers: { authorization: `Bearer ${(await newChatKey()).key}` },
+      }),
+  },
+  upstream_auth_failed: {
+    http: async () => {
+      const script = await scriptUpstream([{ type: "error", status: 401, body: { error: { message: "bad key" } } }]);
+      return request(
+        "POST",
+        "/v1/chat/completions",
+        { model: "m", messages: [{ role: "user", content: script.marker }] },
+        {
+          key: (await newChatKey()).key,
+        },
+      );
+    },
+  },
+  upstream_stream_failed: {
+    event: async () => {
+      const chunk = 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}';
+      const script = await scriptUpstream([{ type: "sse", events: [chunk], eventDelayMs: 20, end: "destroy" }]);
+      const streamed = await request(
+        "POST",
+        "/v1/chat/completions",
+        { model: "m", stream: true, messages: [{ role: "user", content: script.marker }] },
+        { key: (await newChatKey()).key },
+      );
+      return errorEvent(streamed);
+    },
+  },
+  upstream_timeout: {
+    http: async () => {
+      const script = await scriptUpstream([{ type: "hang" }]);
+      return workerWith({ PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS: "150" }).fetch("http://aptix.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${(await newChatKey()).key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: script.marker }] }),
+      });
+    },
+  },
+  upstream_idle_timeout: {
+    event: async () => {
+      const script = await scriptUpstream([{ type: "sse", events: ['data: {"choices":[]}'], end: "stall" }]);
+      const through = workerWith({ PASSTHROUGH_IDLE_TIMEOUT_MS: "150" });
+      const streamed = await through.fetch("http://aptix.test/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${(await newChatKey()).key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: script.marker }] }),
+      });
+      return errorEvent(streamed);
+    },
+  },
+};
+
+describe("every error code", () => {
+  for (const [code, [status, type]] of Object.entries(ERROR_CODES) as [ErrorCode, (typeof ERROR_CODES)[ErrorCode]][]) {
+    it(`answers ${code} with ${status} and type ${type}`, async () => {
+      const trigger = TRIGGERS[code];
+      if ("frame" in trigger) {
+        expect((await trigger.frame()).code).toBe(code);
+        return;
+      }
+      if ("event" in trigger) {
+        expect(await trigger.event()).toMatchObject({ code, type });
+        return;
+      }
+      const response = await trigger.http();
+      const body = (await response.json()) as { error: { code: string; type: string } };
+      expect([response.status, body.error.code, body.error.type]).toEqual([status, code, type]);
+    });
+  }
+});
