@@ -3,6 +3,7 @@
 // names the variable, never silently replaced by a default.
 import { z } from "zod";
 import { DEFAULT_PROTECTED_PATHS } from "./tools/workspace-path";
+import { firstProblem } from "./zod-issues";
 
 /** A whole number of at least 1, as wrangler.toml writes it (a string) or as a JSON var (a number). */
 const positiveInt = (fallback: number) =>
@@ -147,9 +148,8 @@ export function parseSettings(env: object): Settings {
   }
   const parsed = SettingsVars.safeParse(vars);
   if (parsed.success) return fromVars(parsed.data);
-  const issue = parsed.error.issues[0];
-  const variable = String(issue?.path[0] ?? "a var");
-  throw new SettingsError(variable, issue?.message ?? "is invalid");
+  const problem = firstProblem(parsed.error);
+  throw new SettingsError(problem.param ?? "a var", problem.detail);
 }
 
 // The env object is the same for every request an isolate serves: parse it once, not per request.

@@ -5,6 +5,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type AgentTool, type AgentToolExecutionContext, exceptionTag, type InvokeResult } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
+import { fieldMessage, firstProblem } from "../zod-issues";
 import type { StoredToolCall } from "./agent-tool-call";
 
 export interface PlanContext {
@@ -144,8 +145,8 @@ export class AgentToolExecutor {
     if (schema) {
       const parsed = schema.safeParse(value);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        return `the result for ${call.id} does not match ${call.name}'s result: '${issue?.path.join(".") ?? ""}' ${issue?.message ?? "is invalid"}`;
+        const problem = firstProblem(parsed.error);
+        return `the result for ${call.id} does not match ${call.name}'s result: ${fieldMessage(problem, "result")}`;
       }
       value = parsed.data;
     }

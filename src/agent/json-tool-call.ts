@@ -1,5 +1,6 @@
 // Parses the strict JSON tool-call format of the design document's Decision 1 out of a model's text.
 import { z } from "zod";
+import { fieldMessage, firstProblem } from "../zod-issues";
 
 const JsonToolCall = z.strictObject({
   tool: z.string().regex(/^[a-zA-Z0-9_-]+$/, "must be a tool name"),
@@ -39,9 +40,8 @@ export function parseModelText(text: string | null): ParsedModelText {
   }
   const parsed = JsonToolCall.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `'${issue.path.join(".")}' ` : "";
-    return { kind: "malformed", problem: `${where}${issue?.message ?? "has the wrong shape"}`.trim() };
+    const problem = firstProblem(parsed.error);
+    return { kind: "malformed", problem: fieldMessage(problem, "tool call").replace(/\.$/, "") };
   }
   return {
     kind: "call",

@@ -1,5 +1,6 @@
 // AgentModeCatalogService: the mode catalog in D1, read with every row checked by zod.
 import { quoted } from "../quote";
+import { firstProblem } from "../zod-issues";
 import { type AgentMode, AgentModeRow } from "./agent-mode";
 
 /** TUL-010 §2's `IAgentModeCatalogService`, plus the look-ups sessions need. */
@@ -60,9 +61,8 @@ export class D1AgentModeCatalogService implements AgentModeCatalogService {
 export function parseModeRow(row: Record<string, unknown>): AgentMode {
   const parsed = AgentModeRow.safeParse(row);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const field = issue?.path.join(".") || "row";
+  const problem = firstProblem(parsed.error);
   const name = typeof row.key === "string" ? `'${row.key}'` : "(no key)";
   const id = typeof row.id === "string" ? ` (id ${row.id})` : "";
-  throw new ModeCatalogError(`Mode catalog row ${name}${id} is corrupt: ${field} ${issue?.message ?? "is invalid"}.`);
+  throw new ModeCatalogError(`Mode catalog row ${name}${id} is corrupt: ${problem.param ?? "row"} ${problem.detail}.`);
 }

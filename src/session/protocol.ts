@@ -3,6 +3,7 @@
 
 import { quoted } from "../quote";
 import { CLIENT_FRAME_TYPES, ClientFrame } from "../wire";
+import { fieldMessage, firstProblem } from "../zod-issues";
 
 /** Workers in production close a socket that receives a message over 1 MiB (code 1009). */
 export const PLATFORM_MAX_MESSAGE_BYTES = 1_048_576;
@@ -54,11 +55,6 @@ export function parseClientFrame(
   }
   const parsed = ClientFrame.safeParse(raw);
   if (parsed.success) return { ok: true, frame: parsed.data };
-  const issue = parsed.error.issues[0];
-  const path = issue?.path.join(".") ?? "";
-  return {
-    ok: false,
-    code: "invalid_frame",
-    message: `Invalid ${type} frame: ${path ? `'${path}' ` : ""}${issue?.message ?? "is invalid"}.`,
-  };
+  // The same reading and wording of a schema failure as a REST body's (the fields are the same schemas).
+  return { ok: false, code: "invalid_frame", message: fieldMessage(firstProblem(parsed.error), `${type} frame`) };
 }

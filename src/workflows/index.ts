@@ -1,6 +1,7 @@
 // WorkflowService: the registry of workflows defined in code (one a file), their categories and schemas.
 import { z } from "zod";
 import { quoted } from "../quote";
+import { fieldMessage, firstProblem } from "../zod-issues";
 import { branchSessionWorkflow } from "./branch-session";
 import { CategoryRegistry, WORKFLOW_CATEGORIES } from "./categories";
 import { draftDdrWorkflow } from "./draft-ddr";
@@ -78,13 +79,8 @@ export class WorkflowService {
     }
     const parsed = workflow.parameters.safeParse(raw);
     if (parsed.success) return { ok: true, parameters: parsed.data };
-    const issue = parsed.error.issues[0];
-    const param = issue?.path.map(String).join(".") || null;
-    return {
-      ok: false,
-      message: `Invalid ${param ? `'${param}'` : "parameters"}: ${issue?.message ?? "is invalid"}.`,
-      param,
-    };
+    const problem = firstProblem(parsed.error);
+    return { ok: false, message: fieldMessage(problem, "parameters"), param: problem.param };
   }
 }
 

@@ -70,7 +70,7 @@ describe("JSON tool-call format", () => {
     expect(response.value.status).toBe("failed");
     expect(response.value.error?.code).toBe("malformed_tool_calls");
     expect(response.value.error?.message).toMatch(
-      /^The model sent 3 malformed tool calls in a row \(last problem: 'terminate' /,
+      /^The model sent 3 malformed tool calls in a row \(last problem: Invalid 'terminate' in the tool call: /,
     );
     expect(warnings).toHaveLength(3);
     expect(warnings[0]?.pairs).toContainEqual(["Output", '{"tool": "agent_hello_world", "parameters": {}}']);

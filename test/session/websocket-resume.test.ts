@@ -94,7 +94,7 @@ describe("bad frames", () => {
       expect(await socket.waitForType("error", from)).toMatchObject({ code });
     }
     expect(socket.frames.find((f) => f.code === "invalid_frame")?.message).toBe(
-      "Invalid user_message frame: 'content' Invalid input: expected string, received undefined.",
+      "Invalid 'content' in the user_message frame: Invalid input: expected string, received undefined.",
     );
     const from = socket.frames.length;
     socket.send({ type: "ping" });
