@@ -1,3 +1,4 @@
+// @ts-check
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
 import { ApiClient, ApiError } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
@@ -22,17 +23,19 @@ const state = {
   clientCalls: new Map(),
   turnInFlight: false,
   messageCounter: 0,
+  /** @type {{ clientMessageId: string, content: string } | null} A message sent and not yet confirmed started. */
+  draft: null,
 };
 
 const el = {
   signIn: byId("sign-in"),
-  signInForm: byId("sign-in-form"),
-  apiKey: byId("api-key"),
+  signInForm: byId("sign-in-form", HTMLFormElement),
+  apiKey: byId("api-key", HTMLInputElement),
   signInError: byId("sign-in-error"),
   app: byId("app"),
   currentMode: byId("current-mode"),
-  modeForm: byId("mode-form"),
-  modePicker: byId("mode-picker"),
+  modeForm: byId("mode-form", HTMLFormElement),
+  modePicker: byId("mode-picker", HTMLSelectElement),
   modeDescription: byId("mode-description"),
   modesPanel: byId("modes-panel"),
   conversation: byId("conversation"),
@@ -45,16 +48,16 @@ const el = {
   toolCalls: byId("tool-calls"),
   clientTools: byId("client-tools"),
   statusLine: byId("status-line"),
-  composer: byId("composer"),
-  composerInput: byId("composer-input"),
+  composer: byId("composer", HTMLFormElement),
+  composerInput: byId("composer-input", HTMLTextAreaElement),
   artifacts: byId("artifacts"),
   sessionIdLabel: byId("session-id"),
-  approvalDialog: byId("approval-dialog"),
-  approvalForm: byId("approval-form"),
+  approvalDialog: byId("approval-dialog", HTMLDialogElement),
+  approvalForm: byId("approval-form", HTMLFormElement),
   approvalCalls: byId("approval-calls"),
-  workflowDialog: byId("workflow-dialog"),
+  workflowDialog: byId("workflow-dialog", HTMLDialogElement),
   workflowList: byId("workflow-list"),
-  workflowForm: byId("workflow-form"),
+  workflowForm: byId("workflow-form", HTMLFormElement),
 };
 
 function say(text, isError = false) {
@@ -415,7 +418,9 @@ function showApprovals(calls) {
 }
 
 function setAllDecisions(value) {
-  for (const input of el.approvalCalls.querySelectorAll(`input[type="radio"][value="${value}"]`)) input.checked = true;
+  for (const input of el.approvalCalls.querySelectorAll(`input[type="radio"][value="${value}"]`)) {
+    /** @type {HTMLInputElement} */ (input).checked = true;
+  }
 }
 
 byId("approve-all").addEventListener("click", () => setAllDecisions("approve"));
@@ -424,8 +429,12 @@ byId("deny-all").addEventListener("click", () => setAllDecisions("deny"));
 el.approvalForm.addEventListener("submit", async (event) => {
   event.preventDefault();
   const decisions = pendingApprovals.map((call) => {
-    const choice = el.approvalCalls.querySelector(`input[name="decision-${CSS.escape(call.id)}"]:checked`);
-    const reason = el.approvalCalls.querySelector(`#reason-${CSS.escape(call.id)}`)?.value.trim();
+    const choice = /** @type {HTMLInputElement | null} */ (
+      el.approvalCalls.querySelector(`input[name="decision-${CSS.escape(call.id)}"]:checked`)
+    );
+    const reason = /** @type {HTMLInputElement | null} */ (
+      el.approvalCalls.querySelector(`#reason-${CSS.escape(call.id)}`)
+    )?.value.trim();
     return { toolCallId: call.id, approved: choice?.value !== "deny", ...(reason ? { reason } : {}) };
   });
   el.approvalDialog.close();
@@ -533,7 +542,7 @@ function showWorkflowForm(workflow) {
     },
     showWorkflowList,
   );
-  el.workflowForm.querySelector("input, select, textarea")?.focus();
+  /** @type {HTMLElement | null} */ (el.workflowForm.querySelector("input, select, textarea"))?.focus();
 }
 
 byId("open-workflows").addEventListener("click", () => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The console's HTTP client: the key goes in the Authorization header only, errors keep OpenAI's shape.
 
 export class ApiError extends Error {

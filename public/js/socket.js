@@ -1,16 +1,11 @@
+// @ts-check
 // One WebSocket per session: opened with a single-use ticket (never the key), reconnected with the last
 // seq seen so nothing is missed or shown twice (docs/protocol.md).
 
-const LOGGED = new Set([
-  "turn_started",
-  "assistant_delta",
-  "tool_call_started",
-  "tool_call_completed",
-  "approval_required",
-  "client_tool_required",
-  "mode_changed",
-  "turn_completed",
-]);
+import { LOGGED_FRAME_TYPES } from "./frames.js";
+
+/** @type {Set<string>} */
+const LOGGED = new Set(LOGGED_FRAME_TYPES);
 
 /** A ping this often; a socket whose pong has not come back by the next one is taken for dead (a sleeping phone). */
 const HEARTBEAT_MS = 25_000;

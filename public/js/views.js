@@ -1,3 +1,4 @@
+// @ts-check
 // Rendering: the conversation, tool calls, the approval dialog's calls, client requests and artifacts.
 import { h, prettyJson } from "./dom.js";
 

@@ -1,3 +1,4 @@
+// @ts-check
 // WorkflowSelector: workflows grouped by category, and a form built from a workflow's JSON schema whose
 // validation comes from the server (its `param` puts the message beside the field).
 import { h } from "./dom.js";
@@ -89,9 +90,10 @@ export function fillWorkflowForm(form, workflow, modes, onSubmit, onBack) {
   form.noValidate = true;
   form.onsubmit = (event) => {
     event.preventDefault();
+    /** @type {Record<string, unknown>} */
     const parameters = {};
     for (const [name, property] of Object.entries(properties)) {
-      const input = form.elements.namedItem(name);
+      const input = /** @type {HTMLInputElement | null} */ (form.elements.namedItem(name));
       if (!input) continue;
       if (property.type === "boolean") parameters[name] = input.checked;
       else if (input.value === "" && !required.has(name)) continue;

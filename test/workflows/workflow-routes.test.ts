@@ -109,7 +109,9 @@ describe("running workflows", () => {
     const { status, json } = await run(id, "draft_ddr", { parameters: { id: "ddr one", title: "A title" } });
     expect(status).toBe(400);
     expect((json as ErrorBody).error).toMatchObject({ param: "id", code: "invalid_workflow_parameters" });
-    expect((json as ErrorBody).error.message).toBe("Invalid 'id' in the parameters: must look like TUL-012 (letters, a hyphen, digits).");
+    expect((json as ErrorBody).error.message).toBe(
+      "Invalid 'id' in the parameters: must look like TUL-012 (letters, a hyphen, digits).",
+    );
     expect((await getSession(id)).artifacts).toEqual([]);
   });
 
