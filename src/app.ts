@@ -6,7 +6,7 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { requireApiKey } from "./auth/middleware";
 import { ApiError, errorBody } from "./errors";
-import type { AppBindings } from "./http";
+import { type AppBindings, errors } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
@@ -89,6 +89,13 @@ export function createApp(): OpenAPIHono<AppBindings> {
     type: "http",
     scheme: "bearer",
     description: "An aptix API key: `Authorization: Bearer <key>`.",
+  });
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/openapi.json",
+    tags: ["reference"],
+    summary: "This document (the interactive reference is at /docs)",
+    responses: { 200: { description: "The OpenAPI 3.1 document." }, ...errors(401) },
   });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -8,6 +8,7 @@ export const healthRoutes = routes().openapi(
     method: "get",
     path: "/healthz",
     tags: ["health"],
+    security: [],
     summary: "Liveness (no key needed); 500 misconfigured when a var is malformed",
     responses: { 200: json(z.object({ status: z.literal("ok") }), "Alive."), ...errors(500) },
   }),

@@ -11,6 +11,7 @@ export const sessionSocketRoutes = routes().openapi(
     method: "get",
     path: "/context/sessions/{sessionId}/ws",
     tags: ["sessions"],
+    security: [],
     summary: "The session's WebSocket (docs/protocol.md), opened with a ticket instead of the key",
     request: {
       params: z.object({ sessionId: z.string() }),

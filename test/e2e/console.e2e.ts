@@ -309,3 +309,33 @@ describe("the console from the keyboard alone", () => {
     assert.match(await lastMessage(page, "assistant"), /Wrote 4 bytes to k\.txt/);
   });
 });
+
+describe("the API reference at /docs", () => {
+  it("renders every route of /openapi.json from the server's own assets, with no request leaving the machine", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    const origin = new URL(worker.url).origin;
+    const elsewhere: string[] = [];
+    const problems: string[] = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith(origin) && !request.url().startsWith("data:")) elsewhere.push(request.url());
+    });
+    page.on("pageerror", (error) => problems.push(error.message));
+    try {
+      await page.goto(`${worker.url}/docs/`);
+      await page.locator("#docs-key").fill("dev-key");
+      await page.getByRole("button", { name: "Load the reference" }).click();
+      await page.locator(".opblock").first().waitFor({ timeout: 15_000 });
+      const response = await fetch(`${worker.url}/openapi.json`, { headers: { authorization: "Bearer dev-key" } });
+      const document = (await response.json()) as { paths: Record<string, Record<string, unknown>> };
+      const operations = Object.values(document.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
+      assert.equal(await page.locator(".opblock").count(), operations);
+      assert.ok(await page.getByText("/context/sessions/{sessionId}/messages").first().isVisible());
+      await page.screenshot({ path: `${SHOTS}/docs.png` });
+      assert.deepEqual(elsewhere, []);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -5,8 +5,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
-import { startLocalWorker } from "../../bench/support/local-worker.ts";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -53,17 +54,40 @@ describe("a new user's first commands", () => {
     const [result] = JSON.parse(rows) as { results: Record<string, string>[] }[];
     expect(result?.results).toEqual([{ org: "acme", user_id: "dana", scopes: '["chat"]' }]);
   });
+});
 
-  it("starts wrangler dev as npm start does, offline, with no stack trace in its output", async () => {
-    const worker = await startLocalWorker();
-    try {
-      const health = await fetch(`${worker.url}/healthz`);
-      expect(health.status).toBe(200);
-      expect(worker.output()).toContain("Ready on");
-      expect(worker.output()).not.toMatch(STACK_FRAME);
-      expect(worker.output()).not.toMatch(/Unable to fetch the `Request\.cf` object/);
-    } finally {
-      await worker.stop();
+describe("wrangler dev, as npm start runs it", () => {
+  let worker: LocalWorker;
+  beforeAll(async () => {
+    worker = await startLocalWorker();
+  });
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
+  it("starts offline with no stack trace in its output", async () => {
+    const health = await fetch(`${worker.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(worker.output()).toContain("Ready on");
+    expect(worker.output()).not.toMatch(STACK_FRAME);
+    expect(worker.output()).not.toMatch(/Unable to fetch the `Request\.cf` object/);
+  });
+
+  it("serves /openapi.json as a valid OpenAPI 3.1 document", async () => {
+    const response = await fetch(`${worker.url}/openapi.json`, { headers: { authorization: "Bearer dev-key" } });
+    const document = (await response.json()) as Record<string, unknown>;
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect([result.valid, document.openapi]).toEqual([true, "3.1.0"]);
+  });
+
+  it("serves the /docs page and its OpenAPI UI from its own assets", async () => {
+    const page = await (await fetch(`${worker.url}/docs/`)).text();
+    const scripts = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "");
+    expect(scripts).toContain("/vendor/swagger-ui/swagger-ui-bundle.js");
+    for (const path of scripts.filter((p) => p.startsWith("/") && !p.startsWith("/openapi"))) {
+      expect((await fetch(`${worker.url}${path}`)).status, path).toBe(200);
     }
+    expect(scripts.filter((p) => /^https?:/.test(p))).toEqual([]);
   });
 });

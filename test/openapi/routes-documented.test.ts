@@ -1,0 +1,54 @@
+// GET /openapi.json: generated from the routes' own schemas, so it lists every route the app serves (this test
+// walks the app's routes and fails on one the document lacks) and needs a key like every route but /healthz.
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { authHeaders } from "../fixtures/keys";
+
+interface OpenAPIDocument {
+  openapi: string;
+  paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
+  components?: { securitySchemes?: Record<string, unknown> };
+}
+
+async function document(): Promise<OpenAPIDocument> {
+  const response = await exports.default.fetch("http://aptix.test/openapi.json", { headers: authHeaders() });
+  expect(response.status).toBe(200);
+  return (await response.json()) as OpenAPIDocument;
+}
+
+/** Hono's `/a/:b` as OpenAPI's `/a/{b}`. */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
+describe("GET /openapi.json", () => {
+  it("is an OpenAPI 3.1 document", async () => {
+    expect((await document()).openapi).toBe("3.1.0");
+  });
+
+  it("lists every route the app serves, with its method", async () => {
+    const doc = await document();
+    const served = createApp()
+      .routes.filter((r) => r.method !== "ALL")
+      .map((r) => `${r.method.toLowerCase()} ${openApiPath(r.path)}`);
+    const documented = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method} ${path}`),
+    );
+    expect(served.length).toBeGreaterThan(20);
+    expect([...new Set(served)].filter((route) => !documented.includes(route))).toEqual([]);
+  });
+
+  it("says every route but /healthz and the ticketed socket needs the bearer key", async () => {
+    const doc = await document();
+    expect(doc.components?.securitySchemes?.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    const open = Object.entries(doc.paths)
+      .flatMap(([path, operations]) => Object.entries(operations).map(([method, op]) => ({ path, method, op })))
+      .filter(({ op }) => Array.isArray(op.security) && op.security.length === 0)
+      .map(({ method, path }) => `${method} ${path}`);
+    expect(open.sort()).toEqual(["get /context/sessions/{sessionId}/ws", "get /healthz"]);
+  });
+
+  it("needs a key, like every route but /healthz", async () => {
+    const response = await exports.default.fetch("http://aptix.test/openapi.json");
+    expect(response.status).toBe(401);
+  });
+});
