@@ -16,6 +16,15 @@ export interface ModelStepDeps {
   registry: AgentToolRegistry;
   config: AgentConfig;
   basePrompt: () => Promise<string>;
+  /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
+  prompts?: WeakMap<AgentMode, PromptForMode>;
+}
+
+interface PromptForMode {
+  prompt: string;
+  chatTools: ChatTool[];
+  offered: Set<string>;
+  approvalRequired: Set<string>;
 }
 
 /**
@@ -45,25 +54,42 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
       basePrompt ??= deps.basePrompt();
       return basePrompt;
     },
+    // The enhanced prompt is a pure function of the base prompt and the mode, both read once here: made once
+    // per mode (a mode change mid-turn makes the new mode's) rather than on every iteration.
+    prompts: new WeakMap<AgentMode, PromptForMode>(),
   };
 }
 
 export type ModelRequest = Awaited<ReturnType<typeof buildModelRequest>>;
 
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
-  const { store, config, catalog, registry } = deps;
+  const { store, config, catalog } = deps;
   const identity = store.identity();
   const mode: AgentMode = (await catalog.getMode(identity.mode)) ?? (await catalog.getDefaultMode());
+  let forMode = deps.prompts?.get(mode);
+  if (!forMode) {
+    forMode = await promptForMode(deps, mode);
+    deps.prompts?.set(mode, forMode);
+  }
+  const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
+  return {
+    messages: [{ role: "system" as const, content: forMode.prompt }, ...history],
+    chatTools: forMode.chatTools,
+    offered: forMode.offered,
+    approvalRequired: forMode.approvalRequired,
+  };
+}
+
+async function promptForMode(deps: ModelStepDeps, mode: AgentMode): Promise<PromptForMode> {
   const enhanced = enhanceSystemPrompt({
     basePrompt: await deps.basePrompt(),
     mode,
-    registeredTools: registry.tools,
-    format: config.toolFormat,
-    budgetTokens: config.promptBudgetTokens,
+    registeredTools: deps.registry.tools,
+    format: deps.config.toolFormat,
+    budgetTokens: deps.config.promptBudgetTokens,
   });
-  const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
   return {
-    messages: [{ role: "system" as const, content: enhanced.prompt }, ...history],
+    prompt: enhanced.prompt,
     chatTools: enhanced.tools.map((tool): ChatTool => {
       const schema = tool.getSchema();
       return {

@@ -8,12 +8,27 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+// Converting a zod schema to JSON schema is the costly part; a tool's schema never changes, so it is made once.
+const made = new WeakMap<z.ZodObject, Map<string, OpenAIFunctionToolSchema>>();
+
 /** The same input gives the same JSON on every call: no timestamps, ids or random values. */
 export function functionToolSchema(
   name: string,
   description: string,
   argsSchema: z.ZodObject,
 ): OpenAIFunctionToolSchema {
+  const byName = made.get(argsSchema) ?? new Map<string, OpenAIFunctionToolSchema>();
+  made.set(argsSchema, byName);
+  const key = `${name}\u0000${description}`;
+  const hit = byName.get(key);
+  // A deep copy: callers may not share (and so change) the one made schema.
+  if (hit) return structuredClone(hit);
+  const schema = makeSchema(name, description, argsSchema);
+  byName.set(key, schema);
+  return structuredClone(schema);
+}
+
+function makeSchema(name: string, description: string, argsSchema: z.ZodObject): OpenAIFunctionToolSchema {
   const json = z.toJSONSchema(argsSchema, { io: "input", unrepresentable: "any" });
   const properties: Record<string, JsonObject> = {};
   if (isObject(json.properties)) {
