@@ -44,6 +44,13 @@ type Row = Record<string, SqlStorageValue>;
 const text = (value: SqlStorageValue | undefined): string => (typeof value === "string" ? value : "");
 const nowIso = () => new Date().toISOString();
 
+/**
+ * The session row, as last read or written, per storage: every SessionStore on one object's storage shares it
+ * (they are the only writers of the row's identity and status), so the loop's many reads of identity and
+ * status cost no query. The open turn (turn_json) is always read from storage.
+ */
+const rows = new WeakMap<DurableObjectStorage, SessionRecord>();
+
 export class SessionStore implements TurnStore {
   constructor(private readonly storage: DurableObjectStorage) {
     for (const statement of SCHEMA) storage.sql.exec(statement);
@@ -54,9 +61,15 @@ export class SessionStore implements TurnStore {
   }
 
   record(): SessionRecord | null {
-    const row = this.sql.exec<Row>("SELECT * FROM session WHERE id = 1").toArray()[0];
+    const cached = rows.get(this.storage);
+    if (cached) return { ...cached };
+    const row = this.sql
+      .exec<Row>(
+        "SELECT session_id, org, user_id, mode, status, parent_session_id, created_at, updated_at FROM session WHERE id = 1",
+      )
+      .toArray()[0];
     if (!row) return null;
-    return {
+    const record: SessionRecord = {
       sessionId: text(row.session_id),
       org: text(row.org),
       user: text(row.user_id),
@@ -66,6 +79,14 @@ export class SessionStore implements TurnStore {
       createdAt: text(row.created_at),
       updatedAt: text(row.updated_at),
     };
+    rows.set(this.storage, record);
+    return { ...record };
+  }
+
+  /** The cached row is updated with what was just written (identity and status change only here). */
+  private remember(change: Partial<SessionRecord>): void {
+    const cached = rows.get(this.storage);
+    if (cached) rows.set(this.storage, { ...cached, ...change });
   }
 
   create(identity: SessionIdentity, parentSessionId: string | null): SessionRecord {
@@ -101,17 +122,19 @@ export class SessionStore implements TurnStore {
   }
 
   saveTurn(status: SessionStatus, turn: TurnState | null): void {
+    const updatedAt = nowIso();
     this.sql.exec(
       "UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1",
       status,
       turn ? JSON.stringify(turn) : null,
-      nowIso(),
+      updatedAt,
     );
+    this.remember({ status, updatedAt });
   }
 
   /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */
   changeMode(to: string, reason: string, userId: string): ModeHistoryEntry {
-    return this.storage.transactionSync(() => {
+    const entry = this.storage.transactionSync(() => {
       const from = this.identity().mode;
       const at = nowIso();
       this.sql.exec("UPDATE session SET mode = ?, updated_at = ? WHERE id = 1", to, at);
@@ -125,6 +148,9 @@ export class SessionStore implements TurnStore {
       );
       return { from, to, reason, userId, at };
     });
+    // After the transaction committed: a rolled-back change never reaches the cached row.
+    this.remember({ mode: entry.to, updatedAt: entry.at });
+    return entry;
   }
 
   modeHistory(): ModeHistoryEntry[] {
