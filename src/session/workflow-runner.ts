@@ -24,12 +24,11 @@ export interface WorkflowRunDeps {
 export async function runWorkflow(
   deps: WorkflowRunDeps,
   workflowId: string,
+  /** Parsed once, by the Worker's route, with the workflow's own schema: run as they are. */
   parameters: Record<string, unknown>,
 ): Promise<Outcome<WorkflowRunResponse>> {
   const workflow = workflowService.get(workflowId);
   if (!workflow) return refuse("workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
-  const parsed = workflowService.parse(workflow, { parameters });
-  if (!parsed.ok) return refuse("invalid_workflow_parameters", parsed.message, { param: parsed.param });
   const busy = deps.refusalToStart();
   if (busy) return busy;
 
@@ -43,7 +42,7 @@ export async function runWorkflow(
   };
   deps.store.saveTurn("running", turn);
   try {
-    const result = await workflow.run(parsed.parameters, {
+    const result = await workflow.run(parameters, {
       ...identity,
       catalog: deps.catalog,
       setMode: (mode, reason) => deps.setMode(identity, mode, reason, turn.turnId),
@@ -54,7 +53,7 @@ export async function runWorkflow(
       turnId: turn.turnId,
       role: "user",
       kind: "workflow",
-      content: `[workflow] I ran "${workflow.name}" (${workflow.id}) with ${JSON.stringify(parsed.parameters)}. ${result.message}`,
+      content: `[workflow] I ran "${workflow.name}" (${workflow.id}) with ${JSON.stringify(parameters)}. ${result.message}`,
     });
     return {
       ok: true,
