@@ -9,7 +9,7 @@ import type { CreatedScript, ScriptOptions, ScriptStep } from "../test/upstream/
 import { fixed, ratio, type Summary, summarize, table } from "./support/stats.ts";
 
 const CALLER = { org: "bench-org", user: "bench-user", keyId: "bench-key" };
-const CONCURRENT_SESSIONS = 200;
+const CONCURRENT_SESSIONS = 1000;
 /** A "3-step turn": three model calls, two of them asking for a tool and the last one answering. */
 const STEPS_TOOL_ITERATIONS = 2;
 

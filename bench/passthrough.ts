@@ -4,11 +4,16 @@
 // is slow per request, so the figures that matter are the ratios to the minimal worker in the same run.
 // A third worker, ours without the rate limiter binding and the static assets, shows how much of the
 // difference is wrangler dev's local simulators of those two (a Durable Object with SQLite behind every
-// limit() call, a router Worker in front of every request) rather than the passthrough's own code.
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+// limit() call, a router Worker in front of every request) rather than the passthrough's own code. A fourth,
+// the minimal forwarder WITH those two bindings (bench/minimal-forwarder-bound.ts: the same ./public assets
+// with the Worker first on /v1/*, and a rate limiting binding whose limit() it calls once a request), is the
+// baseline that pays the same simulators: "ours / minimal with the same bindings" is the passthrough's own
+// cost under wrangler dev.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { join } from "node:path";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { benchConfig, snapshotAssetsConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 
 const UPSTREAM_KEY = "sk-bench-upstream";
@@ -64,27 +69,6 @@ async function cpuSeconds(url: string): Promise<number | null> {
   if (!leader) return null;
   const ticks = stats.reduce((sum, s) => (s && s.pgrp === leader.pgrp ? sum + s.ticks : sum), 0);
   return ticks / CLOCK_TICKS_PER_SECOND;
-}
-
-/**
- * wrangler.toml, in a temporary directory, with absolute paths and a per-key limit no benchmark
- * reaches; `simulated: false` drops the rate limiter binding and the static assets instead.
- */
-async function benchConfig(dir: string, simulated: boolean): Promise<string> {
-  const root = resolve(".");
-  // Paths in a wrangler config are relative to the config file, which now lives elsewhere.
-  let text = (await readFile("wrangler.toml", "utf8")).replace(
-    /^(main|migrations_dir|directory) = "(.+)"$/gm,
-    (_, field: string, path: string) => `${field} = "${isAbsolute(path) ? path : join(root, path)}"`,
-  );
-  const block = /\[\[ratelimits\]\]\nname = "MODEL_CALL_LIMITER"\n[^[]*?limit = (\d+)[^\n]*\n/;
-  const match = block.exec(text);
-  if (!match) throw new Error("wrangler.toml has no MODEL_CALL_LIMITER block the benchmark understands");
-  text = text.replace(block, simulated ? match[0].replace(/limit = \d+/, "limit = 1000000000") : "");
-  if (!simulated) text = text.replace(/^\[assets\]\n(?:(?:directory|run_worker_first|binding) = .*\n)*/m, "");
-  const path = join(dir, simulated ? "wrangler.toml" : "wrangler.no-simulators.toml");
-  await writeFile(path, text);
-  return path;
 }
 
 interface LoadResult {
@@ -148,12 +132,15 @@ interface Target {
 }
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
-const row = (name: string, cells: string[]) => `${name.padEnd(34)}${cells.map((c) => c.padStart(12)).join("")}`;
+const row = (name: string, cells: string[]) => `${name.padEnd(48)}${cells.map((c) => c.padStart(12)).join("")}`;
 
-function report(targets: Target[]): string {
-  const [base, ...ours] = targets;
-  if (!base) throw new Error("no targets");
-  const stats = (t: Target) => ({
+const MINIMAL = "minimal forwarder";
+const OURS = "aptix passthrough";
+const OURS_BARE = "aptix passthrough, no simulators";
+const MINIMAL_BOUND = "minimal forwarder, same bindings";
+
+function stats(t: Target) {
+  return {
     rps: t.requests / t.seconds,
     median: percentile(t.latencies, 50),
     p99: percentile(t.latencies, 99),
@@ -162,62 +149,79 @@ function report(targets: Target[]): string {
     seqMedian: percentile(t.sequential, 50),
     seqP99: percentile(t.sequential, 99),
     firstP99: percentile(t.firstByteGaps, 99),
-  });
+  };
+}
+
+/** `t` against `base` under load: ratios, then differences in ms. */
+function loadedComparison(label: string, t: Target, base: Target): string[] {
+  const s = stats(t);
   const b = stats(base);
-  const lines = [
+  return [
+    row(`  ratio ${label}`, [fmt(s.rps / b.rps), fmt(s.median / b.median), fmt(s.p99 / b.p99), fmt(s.cpu / b.cpu)]),
+    row("  difference (ms)", ["", fmt(s.median - b.median), fmt(s.p99 - b.p99), fmt(s.cpu - b.cpu)]),
+  ];
+}
+
+function unloadedComparison(label: string, t: Target, base: Target): string {
+  const s = stats(t);
+  const b = stats(base);
+  return row(`  difference ${label}`, [fmt(s.seqMedian - b.seqMedian), fmt(s.seqP99 - b.seqP99)]);
+}
+
+function report(targets: Target[]): string {
+  const byName = (name: string) => {
+    const target = targets.find((t) => t.name === name);
+    if (!target) throw new Error(`no target ${name}`);
+    return target;
+  };
+  const base = byName(MINIMAL);
+  const ours = byName(OURS);
+  const bare = byName(OURS_BARE);
+  const bound = byName(MINIMAL_BOUND);
+  const b = stats(base);
+  const s = stats(ours);
+  const sb = stats(bound);
+  return [
     "Passthrough benchmark: each worker under wrangler dev on this machine, in front of the same scripted upstream.",
     `Non-streamed: ${SLICES * REQUESTS_PER_SLICE} completions per worker at concurrency ${CONCURRENCY} after ${WARMUP_REQUESTS} warm-up, in ${SLICES} rotating slices.`,
     "",
     row("non-streamed", ["req/s", "median ms", "p99 ms", "CPU ms/req"]),
     ...targets.map((t) => {
-      const s = stats(t);
-      return row(t.name, [fmt(s.rps, 1), fmt(s.median), fmt(s.p99), fmt(s.cpu)]);
+      const st = stats(t);
+      return row(t.name, [fmt(st.rps, 1), fmt(st.median), fmt(st.p99), fmt(st.cpu)]);
     }),
-    ...ours.flatMap((t) => {
-      const s = stats(t);
-      return [
-        row(`  ratio ${t.name.replace("aptix passthrough", "ours")}`, [
-          fmt(s.rps / b.rps),
-          fmt(s.median / b.median),
-          fmt(s.p99 / b.p99),
-          fmt(s.cpu / b.cpu),
-        ]),
-        row("  difference (ms)", ["", fmt(s.median - b.median), fmt(s.p99 - b.p99), fmt(s.cpu - b.cpu)]),
-      ];
-    }),
+    ...loadedComparison("ours / minimal", ours, base),
+    ...loadedComparison("ours, no simulators / minimal", bare, base),
+    ...loadedComparison("minimal, same bindings / minimal", bound, base),
+    ...loadedComparison("ours / minimal with the same bindings", ours, bound),
     "",
     `Unloaded: ${SEQUENTIAL_REQUESTS} non-streamed completions per worker, one at a time.`,
     row("latency, one at a time", ["median ms", "p99 ms"]),
     ...targets.map((t) => {
-      const s = stats(t);
-      return row(t.name, [fmt(s.seqMedian), fmt(s.seqP99)]);
+      const st = stats(t);
+      return row(t.name, [fmt(st.seqMedian), fmt(st.seqP99)]);
     }),
-    ...ours.map((t) => {
-      const s = stats(t);
-      return row(`  difference ${t.name.replace("aptix passthrough", "ours")}`, [
-        fmt(s.seqMedian - b.seqMedian),
-        fmt(s.seqP99 - b.seqP99),
-      ]);
-    }),
+    unloadedComparison("ours - minimal", ours, base),
+    unloadedComparison("ours, no simulators - minimal", bare, base),
+    unloadedComparison("minimal, same bindings - minimal", bound, base),
+    unloadedComparison("ours - minimal with the same bindings", ours, bound),
     "",
     `Streamed: ${STREAMS} streams per worker, one at a time: the upstream's first SSE byte -> the client's first byte.`,
     row("streamed first byte", ["median ms", "p99 ms"]),
     ...targets.map((t) => {
-      const s = stats(t);
-      return row(t.name, [fmt(s.first), fmt(s.firstP99)]);
+      const st = stats(t);
+      return row(t.name, [fmt(st.first), fmt(st.firstP99)]);
     }),
-  ];
-  const mine = ours[0];
-  if (mine) {
-    const s = stats(mine);
-    lines.push(
-      "",
-      `goal: throughput >= 90% of minimal: ${s.rps / b.rps >= 0.9 ? "met" : "MISSED"} (${fmt((100 * s.rps) / b.rps, 1)}%)`,
-      `goal: median within 1 ms of minimal, one at a time: ${s.seqMedian - b.seqMedian <= 1 ? "met" : "MISSED"} (${fmt(s.seqMedian - b.seqMedian)} ms; under load ${fmt(s.median - b.median)} ms)`,
-      `goal: first streamed byte forwarded at once (within 1 ms of minimal): ${s.first - b.first <= 1 ? "met" : "MISSED"} (${fmt(s.first - b.first)} ms)`,
-    );
-  }
-  return lines.join("\n");
+    "",
+    `goal: throughput >= 90% of minimal: ${s.rps / b.rps >= 0.9 ? "met" : "MISSED"} (${fmt((100 * s.rps) / b.rps, 1)}%)`,
+    `goal: median within 1 ms of minimal, one at a time: ${s.seqMedian - b.seqMedian <= 1 ? "met" : "MISSED"} (${fmt(s.seqMedian - b.seqMedian)} ms; under load ${fmt(s.median - b.median)} ms)`,
+    `goal: first streamed byte forwarded at once (within 1 ms of minimal): ${s.first - b.first <= 1 ? "met" : "MISSED"} (${fmt(s.first - b.first)} ms)`,
+    "",
+    "Against the minimal forwarder with the same bindings (both pay the assets router and the rate limiter simulator):",
+    `  throughput, ours / minimal with the same bindings: ${fmt(s.rps / sb.rps)}x (${fmt((100 * s.rps) / sb.rps, 1)}%)`,
+    `  unloaded median, ours - minimal with the same bindings: ${fmt(s.seqMedian - sb.seqMedian)} ms (under load ${fmt(s.median - sb.median)} ms)`,
+    `  first streamed byte, ours - minimal with the same bindings: ${fmt(s.first - sb.first)} ms`,
+  ].join("\n");
 }
 
 async function main(): Promise<void> {
@@ -234,7 +238,9 @@ async function main(): Promise<void> {
   });
   try {
     const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY };
-    console.log("Starting the minimal forwarder and the passthrough (as configured, and without simulators) ...");
+    console.log(
+      "Starting the minimal forwarder (bare, and with our bindings) and the passthrough (as configured, and without simulators) ...",
+    );
     const start = async (name: string, worker: Promise<LocalWorker>): Promise<Target> => {
       const started = await worker;
       workers.push(started);
@@ -244,13 +250,18 @@ async function main(): Promise<void> {
     // One at a time: the first start compiles the Worker, and the machine may have two cores.
     const targets = [
       await start(
-        "minimal forwarder",
+        MINIMAL,
         startLocalWorker({ config: "bench/minimal-forwarder.wrangler.toml", vars, database: false }),
       ),
-      await start("aptix passthrough", startLocalWorker({ config: await benchConfig(tmp, true), vars })),
+      await start(OURS, startLocalWorker({ config: await benchConfig(tmp, true), vars })),
+      await start(OURS_BARE, startLocalWorker({ config: await benchConfig(tmp, false), vars })),
       await start(
-        "aptix passthrough, no simulators",
-        startLocalWorker({ config: await benchConfig(tmp, false), vars }),
+        MINIMAL_BOUND,
+        startLocalWorker({
+          config: await snapshotAssetsConfig(tmp, "bench/minimal-forwarder-bound.wrangler.toml"),
+          vars,
+          database: false,
+        }),
       ),
     ];
 
