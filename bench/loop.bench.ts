@@ -3,8 +3,14 @@
 // ratios to baselines measured in the same run: a bare D1 query, a bare Durable Object RPC and a bare model call.
 import { env } from "cloudflare:workers";
 import { afterAll, bench, describe } from "vitest";
+import type { ChatRequest } from "../src/llm/chat-model";
 import { OpenAIChatModel } from "../src/llm/openai-chat-model";
+import { D1AgentModeCatalogService } from "../src/modes/catalog-service";
+import { JsonAdminLogger } from "../src/observability/admin-logger";
+import { enhanceSystemPrompt } from "../src/prompts/system-prompt-enhancer";
 import type { AgentSession } from "../src/session/agent-session";
+import { sessionBasePrompt } from "../src/session/session-model";
+import { createAgentToolRegistry } from "../src/tools";
 import type { CreatedScript, ScriptOptions, ScriptStep } from "../test/upstream/script-types";
 import { fixed, ratio, type Summary, summarize, table } from "./support/stats.ts";
 
@@ -71,6 +77,39 @@ async function prepareTurns(count: number, toolIterations: number): Promise<Prep
   return turns;
 }
 
+/** The request of a turn's first iteration in the general mode, whose model answers with one hello tool call. */
+async function iterationSizedRequest(): Promise<ChatRequest> {
+  const catalog = new D1AgentModeCatalogService(env.DB);
+  const logger = new JsonAdminLogger({}, () => {});
+  const registry = createAgentToolRegistry({
+    logger,
+    catalog,
+    sessionManager: { setSessionMode: async () => {} },
+  });
+  const enhanced = enhanceSystemPrompt({
+    basePrompt: await sessionBasePrompt(env.DB),
+    mode: await catalog.getDefaultMode(),
+    registeredTools: registry.tools,
+    format: "native",
+    budgetTokens: 6_000,
+  });
+  const marker = await createScript(turnSteps(1).slice(0, 1), { repeat: true });
+  return {
+    messages: [
+      { role: "system", content: enhanced.prompt },
+      { role: "user", content: `Say hello to Dana ${marker}` },
+    ],
+    tools: enhanced.tools.map((tool) => {
+      const schema = tool.getSchema();
+      return {
+        type: "function" as const,
+        function: { name: schema.name, description: schema.description, parameters: schema.parameters },
+      };
+    }),
+    onTextDelta: () => {},
+  };
+}
+
 async function runTurn(turn: PreparedTurn, toolIterations: number): Promise<void> {
   const outcome = await turn.stub.sendMessage(CALLER, turn.content);
   if (!outcome.ok) throw new Error(`the turn was refused: ${outcome.message}`);
@@ -111,13 +150,31 @@ function rounds(name: string, count: number, warmup: number, round: () => Promis
 
 const D1 = "baseline: D1 query (SELECT 1)";
 const RPC = "baseline: Durable Object RPC (getSession of an empty session)";
+/**
+ * The same RPC when the object writes one row first (issueTicket): a Durable Object holds every answer and
+ * outgoing request until its writes are stored (its output gate), so the difference is what one iteration's
+ * wait for its writes costs before the next model call goes out.
+ */
+const RPC_WRITE = "baseline: Durable Object RPC that writes one row (issueTicket)";
 const MODEL = "baseline: model call (one streamed completion from the scripted upstream)";
+/**
+ * The loop takes one unit of the key's model call budget before every model call (MODEL_CALL_LIMITER). Under
+ * workerd that is the local simulator (a Durable Object writing SQLite); on Cloudflare it is the platform's
+ * in-location counter. It is measured here so the loop's own cost can be read without the simulator's.
+ */
+const LIMIT = "baseline: one MODEL_CALL_LIMITER.limit() call (the local simulator)";
+/**
+ * A model call the size and shape of a loop iteration's: the enhanced prompt of the session's mode, its tools,
+ * the user's message, and a tool call streamed back in fragments (the bare model call above is a tiny request
+ * with a one-word answer). The loop's own cost is the slope less this call and one limit() call.
+ */
+const MODEL_ITERATION = "baseline: model call the size of an iteration's (enhanced prompt, tools, a tool call back)";
 const TURN = (k: number) =>
   `${k + 1}-iteration turn (${k} tool call${k === 1 ? "" : "s"}, then the answer; ${k + 1} model calls)`;
 const ALONE = "3-step turn, one session alone";
 const CONCURRENT_TURN = `3-step turn, ${CONCURRENT_SESSIONS} sessions at once`;
 const LOOP_ROUNDS =
-  "per-iteration cost: one round (25 each of D1, RPC, model call; 4 turns each of 2, 6 and 10 loop iterations)";
+  "per-iteration cost: one round (25 each of D1, 2 RPCs, 2 model calls, limit(); 4 turns each of 2, 6 and 10 loop iterations)";
 /**
  * Tool-call iterations per measured turn; each turn ends with one more iteration, the answer. The longest is the
  * 10-iteration loop that AGENT_MAX_ITERATIONS (10) allows, and the per-iteration cost is the slope up to it.
@@ -137,7 +194,10 @@ describe("agent loop", () => {
   });
   const measure = (name: string, op: () => Promise<unknown>) => (measuring.has(LOOP_ROUNDS) ? timed(name, op) : op());
 
+  let iterationRequest: ChatRequest | null = null;
   rounds(LOOP_ROUNDS, 12, 2, async () => {
+    iterationRequest ??= await iterationSizedRequest();
+    const sized = iterationRequest;
     idle ??= await createSession();
     const stub = idle;
     modelMarker ||= await createScript([{ type: "completion", content: "Done." }], { repeat: true });
@@ -153,6 +213,14 @@ describe("agent loop", () => {
         model.complete({ messages: [{ role: "user", content: `hi ${modelMarker}` }], onTextDelta: () => {} }),
       );
     }
+    for (let i = 0; i < 25; i++) {
+      await measure(RPC_WRITE, async () => {
+        const ticket = await stub.issueTicket(CALLER);
+        if (!ticket.ok) throw new Error(ticket.message);
+      });
+    }
+    for (let i = 0; i < 25; i++) await measure(LIMIT, () => env.MODEL_CALL_LIMITER.limit({ key: "bench-baseline" }));
+    for (let i = 0; i < 25; i++) await measure(MODEL_ITERATION, () => model.complete(sized));
     for (const k of TURN_SIZES) {
       for (const turn of await prepareTurns(4, k)) await measure(TURN(k), () => runTurn(turn, k));
     }
@@ -192,6 +260,9 @@ afterAll(() => {
   const d1 = get(D1);
   const rpc = get(RPC);
   const model = get(MODEL);
+  const limit = get(LIMIT);
+  const sizedModel = get(MODEL_ITERATION);
+  const rpcWrite = get(RPC_WRITE);
   const turns = new Map(TURN_SIZES.map((k) => [k, get(TURN(k))]));
   const perIteration = ((turns.get(LONGEST)?.mean ?? Number.NaN) - (turns.get(1)?.mean ?? Number.NaN)) / (LONGEST - 1);
   const row = (name: string, mean: number, s?: Summary) => [
@@ -209,13 +280,21 @@ afterAll(() => {
     [
       row(D1, d1.mean, d1),
       row(RPC, rpc.mean, rpc),
+      row(RPC_WRITE, rpcWrite.mean, rpcWrite),
       row(MODEL, model.mean, model),
+      row(MODEL_ITERATION, sizedModel.mean, sizedModel),
+      row(LIMIT, limit.mean, limit),
       ...TURN_SIZES.map((k) => {
         const s = turns.get(k);
         return row(TURN(k), s?.mean ?? Number.NaN, s);
       }),
       row(`per loop iteration: (${LONGEST + 1}-iteration turn − 2-iteration turn) ÷ ${LONGEST - 1}`, perIteration),
-      row("per loop iteration, less one bare model call (the loop's own cost)", perIteration - model.mean),
+      row("per loop iteration, less one bare model call", perIteration - model.mean),
+      row("per loop iteration, less one bare model call and one limit() call", perIteration - model.mean - limit.mean),
+      row(
+        "per loop iteration, less an iteration-sized model call and one limit() call (the loop's own cost)",
+        perIteration - sizedModel.mean - limit.mean,
+      ),
     ],
   );
 

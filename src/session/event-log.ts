@@ -21,17 +21,22 @@ export class EventLog {
     for (const statement of SCHEMA) sql.exec(statement);
   }
 
-  /** Writes the frame and returns it with its seq (strictly greater than every earlier one). */
-  append(frame: LoggedFrame): ServerFrame {
+  /**
+   * Writes the frame and returns it with its seq (strictly greater than every earlier one), and the frame's
+   * JSON with the seq, for sending (serialised once: the stored text plus the seq).
+   */
+  append(frame: LoggedFrame): { frame: ServerFrame; text: string } {
+    const json = JSON.stringify(frame);
     const row = this.sql
       .exec<Row>(
         "INSERT INTO events (turn_id, frame_json, created_at) VALUES (?, ?, ?) RETURNING seq",
         frame.turnId,
-        JSON.stringify(frame),
+        json,
         new Date().toISOString(),
       )
       .one();
-    return { ...frame, seq: Number(row.seq) };
+    const seq = Number(row.seq);
+    return { frame: { ...frame, seq }, text: `${json.slice(0, -1)},"seq":${seq}}` };
   }
 
   lastSeq(): number {

@@ -17,8 +17,7 @@ export class FrameHub {
 
   /** Writes the frame to the event log, then sends it to every socket and stream. */
   emit(frame: LoggedFrame): void {
-    const logged = this.events.append(frame);
-    const text = JSON.stringify(logged);
+    const { frame: logged, text } = this.events.append(frame);
     for (const ws of this.ctx.getWebSockets()) {
       try {
         ws.send(text);

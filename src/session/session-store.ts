@@ -51,6 +51,15 @@ const nowIso = () => new Date().toISOString();
  */
 const rows = new WeakMap<DurableObjectStorage, SessionRecord>();
 
+/**
+ * The conversation (append-only) and the calls of the turn most recently asked for, per storage, kept as they
+ * are written: the loop reads both on every iteration, and a read of the cache costs no query or JSON parse.
+ */
+const conversations = new WeakMap<DurableObjectStorage, ConversationMessage[]>();
+const turnCalls = new WeakMap<DurableObjectStorage, { turnId: string; calls: StoredToolCall[] }>();
+
+const byBatchAndPosition = (a: StoredToolCall, b: StoredToolCall) => a.batch - b.batch || a.position - b.position;
+
 export class SessionStore implements TurnStore {
   constructor(private readonly storage: DurableObjectStorage) {
     for (const statement of SCHEMA) storage.sql.exec(statement);
@@ -167,6 +176,15 @@ export class SessionStore implements TurnStore {
   }
 
   messages(): ConversationMessage[] {
+    let cached = conversations.get(this.storage);
+    if (!cached) {
+      cached = this.readMessages();
+      conversations.set(this.storage, cached);
+    }
+    return [...cached];
+  }
+
+  private readMessages(): ConversationMessage[] {
     return this.sql
       .exec<Row>("SELECT * FROM messages ORDER BY seq")
       .toArray()
@@ -198,14 +216,22 @@ export class SessionStore implements TurnStore {
         createdAt,
       )
       .one();
-    return { ...message, seq: Number(row.seq), createdAt };
+    const appended: ConversationMessage = Object.freeze({ ...message, seq: Number(row.seq), createdAt });
+    conversations.get(this.storage)?.push(appended);
+    return appended;
   }
 
   toolCalls(turnId: string): StoredToolCall[] {
-    return this.sql
-      .exec<Row>("SELECT data_json FROM tool_calls WHERE turn_id = ? ORDER BY batch, position", turnId)
-      .toArray()
-      .map((r) => JSON.parse(text(r.data_json)) as StoredToolCall);
+    let cached = turnCalls.get(this.storage);
+    if (cached?.turnId !== turnId) {
+      const calls = this.sql
+        .exec<Row>("SELECT data_json FROM tool_calls WHERE turn_id = ? ORDER BY batch, position", turnId)
+        .toArray()
+        .map((r) => JSON.parse(text(r.data_json)) as StoredToolCall);
+      cached = { turnId, calls };
+      turnCalls.set(this.storage, cached);
+    }
+    return cached.calls.map((c) => ({ ...c }));
   }
 
   saveToolCall(call: StoredToolCall): void {
@@ -217,6 +243,15 @@ export class SessionStore implements TurnStore {
       call.position,
       JSON.stringify(call),
     );
+    const cached = turnCalls.get(this.storage);
+    if (cached?.turnId !== call.turnId) return;
+    const copy = { ...call };
+    const index = cached.calls.findIndex((c) => c.id === call.id);
+    if (index >= 0) cached.calls[index] = copy;
+    else {
+      cached.calls.push(copy);
+      cached.calls.sort(byBatchAndPosition);
+    }
   }
 
   recordTurnOutcome(outcome: TurnRecord): void {
