@@ -20,7 +20,14 @@ import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
 import type { ModelCallBudget } from "./model-call-budget";
-import { buildModelRequest, type ModelRequest, type ModelStepDeps, readModelStep, withStepCache } from "./model-step";
+import {
+  buildModelRequest,
+  type ModelRequest,
+  type ModelStepDeps,
+  prefetchModelRequest,
+  readModelStep,
+  withStepCache,
+} from "./model-step";
 import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import { refusalForCalls, refusalUnless } from "./turn-gate";
@@ -73,7 +80,8 @@ export class AgentReasoner {
   async startTurn(content: string, signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
     const busy = this.refuseUnless("idle");
     if (busy) return busy;
-    const grant = await this.deps.budget?.take();
+    // The key's budget is asked while the mode and the base prompt are read (both needed for the first call).
+    const [grant] = await Promise.all([this.deps.budget?.take(), prefetchModelRequest(this.stepDeps)]);
     if (grant && !grant.ok) {
       return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
     }

@@ -62,13 +62,23 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
 
 export type ModelRequest = Awaited<ReturnType<typeof buildModelRequest>>;
 
+/**
+ * Starts the reads the first model request needs (the session's mode, the base prompt) so they overlap other
+ * waits; never rejects (a failed read fails again, cached, where buildModelRequest awaits it).
+ */
+export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
+  const mode = deps.store.identity().mode;
+  await Promise.all([deps.catalog.getMode(mode), deps.basePrompt()]).catch(() => undefined);
+}
+
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store, config, catalog } = deps;
   const identity = store.identity();
-  const mode: AgentMode = (await catalog.getMode(identity.mode)) ?? (await catalog.getDefaultMode());
+  const [found, basePrompt] = await Promise.all([catalog.getMode(identity.mode), deps.basePrompt()]);
+  const mode: AgentMode = found ?? (await catalog.getDefaultMode());
   let forMode = deps.prompts?.get(mode);
   if (!forMode) {
-    forMode = await promptForMode(deps, mode);
+    forMode = promptForMode(deps, mode, basePrompt);
     deps.prompts?.set(mode, forMode);
   }
   const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
@@ -80,9 +90,9 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   };
 }
 
-async function promptForMode(deps: ModelStepDeps, mode: AgentMode): Promise<PromptForMode> {
+function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string): PromptForMode {
   const enhanced = enhanceSystemPrompt({
-    basePrompt: await deps.basePrompt(),
+    basePrompt,
     mode,
     registeredTools: deps.registry.tools,
     format: deps.config.toolFormat,

@@ -138,6 +138,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** A paused turn's expiry: its pending calls are settled unexecuted and the session takes messages again. */
   override async alarm(): Promise<void> {
+    // A fired alarm is no longer set.
+    this.alarmAt = null;
     if (!this.store.record()) return;
     this.expirePause();
     await this.syncPauseAlarm();
@@ -271,11 +273,17 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.reasoner().expirePausedTurn();
   }
 
-  /** One alarm, at the paused turn's expiry; none while no turn waits. */
+  /** The alarm as this object last read or set it (undefined: not read yet since the object started). */
+  private alarmAt: number | null | undefined;
+
+  /** One alarm, at the paused turn's expiry; none while no turn waits. Storage is touched only on a change. */
   private async syncPauseAlarm(): Promise<void> {
     const expiresAt = this.reasoner().pauseExpiresAt();
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === expiresAt) return;
     if (expiresAt === null) await this.ctx.storage.deleteAlarm();
-    else if ((await this.ctx.storage.getAlarm()) !== expiresAt) await this.ctx.storage.setAlarm(expiresAt);
+    else await this.ctx.storage.setAlarm(expiresAt);
+    this.alarmAt = expiresAt;
   }
 
   private callLogger(caller?: Caller): JsonAdminLogger {
