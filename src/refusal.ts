@@ -1,6 +1,8 @@
 // What domain code (the loop, the session, workflows) answers when it will not do what was asked: a code from
 // one union and a message, never an HTTP status. The HTTP layer (errors.ts) maps each code to its status.
 
+import { quoted } from "./quote";
+
 export const REFUSAL_CODES = [
   "session_not_found",
   "session_busy",
@@ -42,4 +44,13 @@ export function refuse(
     ...(options.param ? { param: options.param } : {}),
     ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}),
   };
+}
+
+/** The one answer for a session that does not exist or belongs to another org (the same to both). */
+export function sessionNotFound(sessionId: string): Refusal {
+  return refuse("session_not_found", `Session ${quoted(sessionId)} not found.`);
+}
+
+export function workflowNotFound(workflowId: string): Refusal {
+  return refuse("workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
 }

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
-import { quoted } from "../quote";
+import { workflowNotFound } from "../refusal";
 import { callerOf, sessionStub, unwrap } from "../session/session-client";
 import { WorkflowRunResponse } from "../wire";
 import { workflowService } from "../workflows";
@@ -93,7 +93,7 @@ export const workflowRoutes = routes()
       const { sessionId, workflowId } = c.req.valid("param");
       const stub = sessionStub(c.env, sessionId);
       const workflow = workflowService.get(workflowId);
-      if (!workflow) throw new ApiError("workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
+      if (!workflow) throw ApiError.from(workflowNotFound(workflowId));
       const parsed = workflowService.parse(workflow, c.req.valid("json"));
       if (!parsed.ok) throw new ApiError("invalid_workflow_parameters", parsed.message, { param: parsed.param });
       return c.json(unwrap(await stub.runWorkflow(callerOf(c), workflow.id, parsed.parameters)), 200);

@@ -9,8 +9,7 @@ import type { TurnEvents } from "../agent/turn-events";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { quoted } from "../quote";
-import { type Outcome, refuse } from "../refusal";
+import { type Outcome, refuse, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
@@ -57,7 +56,7 @@ interface DriveOptions {
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
-const notFound = (sessionId: string) => refuse("session_not_found", `Session '${sessionId}' not found.`);
+const notFound = sessionNotFound;
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
   private readonly store: SessionStore;
@@ -179,7 +178,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async setSessionMode(sessionId: string, mode: string, reason: string, org: string, user: string): Promise<void> {
     const record = this.store.record();
     if (!record || record.sessionId !== sessionId || record.org !== org) {
-      throw new SessionModeError(`Session ${quoted(sessionId)} not found.`);
+      throw new SessionModeError(sessionNotFound(sessionId).message);
     }
     const catalog = new D1AgentModeCatalogService(this.env.DB);
     if (!(await catalog.getMode(mode))) throw new SessionModeError(await unknownModeMessage(catalog, mode));

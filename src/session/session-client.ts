@@ -2,8 +2,7 @@
 
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
-import { quoted } from "../quote";
-import type { Outcome } from "../refusal";
+import { type Outcome, sessionNotFound } from "../refusal";
 import type { AgentSession, Caller } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";
 
@@ -24,7 +23,7 @@ export function sessionStubOrNull(env: Cloudflare.Env, sessionId: string): Durab
 export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObjectStub<AgentSession> {
   const stub = sessionStubOrNull(env, sessionId);
   if (stub) return stub;
-  throw new ApiError("session_not_found", `Session ${quoted(sessionId)} not found.`);
+  throw ApiError.from(sessionNotFound(sessionId));
 }
 
 /** The request's principal as a session object's caller. */

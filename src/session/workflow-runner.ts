@@ -3,8 +3,7 @@
 
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import { quoted } from "../quote";
-import { type Outcome, type Refusal, refuse } from "../refusal";
+import { type Outcome, type Refusal, refuse, workflowNotFound } from "../refusal";
 import type { WorkflowRunResponse } from "../wire";
 import { workflowService } from "../workflows";
 import { type Artifact, WorkflowError } from "../workflows/workflow";
@@ -28,7 +27,7 @@ export async function runWorkflow(
   parameters: Record<string, unknown>,
 ): Promise<Outcome<WorkflowRunResponse>> {
   const workflow = workflowService.get(workflowId);
-  if (!workflow) return refuse("workflow_not_found", `Workflow ${quoted(workflowId)} not found.`);
+  if (!workflow) return workflowNotFound(workflowId);
   const busy = deps.refusalToStart();
   if (busy) return busy;
 
