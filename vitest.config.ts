@@ -5,6 +5,7 @@
 // test to reach. `node` runs the scripts a developer runs (create-key, wrangler dev) in Node.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
 import { TEST_UPSTREAM_API_KEY } from "./test/upstream/global-setup.ts";
 
@@ -26,6 +27,12 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            // The reference MCP server runs on loopback over http:, as in development.
+            MCP_ALLOW_HTTP_LOOPBACK: "true",
+            TEST_MCP_EVERYTHING_URL: inject("mcpEverythingUrl"),
+            TEST_MCP_CONTROL_URL: inject("mcpControlUrl"),
+            /** The secret a registered server's `authSecret` names in the tests. */
+            MCP_TEST_TOKEN: TEST_MCP_TOKEN,
             ...(options.upstream
               ? {
                   TEST_UPSTREAM_URL: inject("upstreamUrl"),
@@ -44,7 +51,10 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
       name: options.name,
       include: options.include,
       exclude: options.exclude ?? [],
-      globalSetup: options.upstream ? ["./test/upstream/global-setup.ts"] : [],
+      globalSetup: [
+        ...(options.upstream ? ["./test/upstream/global-setup.ts"] : []),
+        "./test/mcp/everything-server.ts",
+      ],
       setupFiles: ["./test/setup/apply-migrations.ts"],
     },
   };

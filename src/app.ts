@@ -11,6 +11,7 @@ import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
+import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
@@ -81,6 +82,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", passthroughRoutes);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
+  app.route("/", adminMcpServerRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);

@@ -12,6 +12,8 @@ export const REFUSAL_CODES = [
   "tool_call_not_pending",
   "duplicate_tool_call_id",
   "invalid_tool_result",
+  "elicitation_not_pending",
+  "invalid_elicitation_answer",
   "pause_expired",
   "rate_limit_exceeded",
   "workflow_not_found",

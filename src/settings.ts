@@ -42,6 +42,13 @@ export const SettingsVars = z.object({
   PASSTHROUGH_KEEPALIVE_MS: positiveInt(15_000),
   PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS: positiveInt(120_000),
   PASSTHROUGH_IDLE_TIMEOUT_MS: positiveInt(60_000),
+  /** Allow http: MCP servers on loopback (a local server in development); otherwise they must be https:. */
+  MCP_ALLOW_HTTP_LOOPBACK: z
+    .enum(["true", "false"], { error: "must be 'true' or 'false'" })
+    .transform((v) => v === "true")
+    .default(false),
+  /** How long a session keeps a server's discovered tools before it lists them again. */
+  MCP_DISCOVERY_TTL_MS: positiveInt(300_000),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -94,6 +101,7 @@ export interface Settings {
     idleTimeoutMs: number;
   };
   workspace: { protectedPaths: readonly string[] };
+  mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
 }
 
 /** A var whose value the schema refuses: the message names it and says what it must be. */
@@ -136,6 +144,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,
     },
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
+    mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
   };
 }
 

@@ -1,8 +1,9 @@
 // The one wire module: every body and frame REST and the socket share, as zod schemas (types inferred, literal
 // lists derived), so the two doors accept, refuse and answer the same shapes. Routes and /openapi.json use them.
 import { z } from "zod";
-import { AgentExecuteResponse, AgentToolCall } from "./agent/agent-tool-call";
+import { AgentExecuteResponse, AgentToolCall, PendingElicitation } from "./agent/agent-tool-call";
 import { ConversationMessage, SessionStatus, TurnRecord } from "./agent/turn-store";
+import { ElicitationAnswer } from "./tools/elicitation";
 
 /** The largest tool result (`resultJson`) either door accepts: a whole file, JSON-escaped. */
 export const MAX_TOOL_RESULT_CHARS = 10_485_760;
@@ -37,12 +38,20 @@ export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).option
 export const MessageBody = z.strictObject({ content });
 export const ApprovalsBody = z.strictObject({ decisions });
 export const ToolResultsBody = z.strictObject({ results });
+/** The user's answer to a question a tool's MCP server asks in the middle of a call. */
+export const ElicitationAnswerBody = ElicitationAnswer;
+export type ElicitationAnswerBody = z.infer<typeof ElicitationAnswerBody>;
 
 // Client frames: the same fields, the same rules.
 export const ClientFrame = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("user_message"), content, clientMessageId: z.string().min(1).max(200) }),
   z.strictObject({ type: z.literal("approval"), decisions }),
   z.strictObject({ type: z.literal("tool_results"), results }),
+  z.strictObject({
+    type: z.literal("elicitation_response"),
+    elicitationId: z.string().min(1),
+    ...ElicitationAnswer.shape,
+  }),
   z.strictObject({ type: z.literal("cancel") }),
   z.strictObject({ type: z.literal("resume"), afterSeq: z.number().int().min(0) }),
   z.strictObject({ type: z.literal("ping") }),
@@ -67,6 +76,14 @@ export const LoggedFrame = z.discriminatedUnion("type", [
     reason: z.string(),
     branchSessionId: z.string().optional(),
   }),
+  z.object({ type: z.literal("elicitation_required"), turnId, elicitation: PendingElicitation }),
+  z.object({
+    type: z.literal("elicitation_answered"),
+    turnId,
+    elicitationId: z.string(),
+    toolCallId: z.string(),
+    action: ElicitationAnswer.shape.action,
+  }),
   z.object({ type: z.literal("turn_completed"), turnId, response: AgentExecuteResponse }),
 ]);
 export type LoggedFrame = z.infer<typeof LoggedFrame>;
@@ -81,6 +98,8 @@ export const SessionStateFrame = z.object({
   /** The seq of the newest logged frame. */
   lastSeq: z.number().int(),
   turnInFlight: z.boolean(),
+  /** A question a tool's MCP server asks the user, waiting for the answer (the turn is running). */
+  pendingElicitation: PendingElicitation.optional(),
   /** Set when a resume asked for frames the bounded log no longer has: reload the session with GET. */
   framesMissing: z.boolean().optional(),
 });
@@ -121,6 +140,8 @@ export const SessionView = z.object({
   status: SessionStatus,
   modeHistory: z.array(ModeHistoryEntry),
   pendingToolCalls: z.array(AgentToolCall),
+  /** A question a tool's MCP server asks the user, waiting for the answer (the turn is running). */
+  pendingElicitation: PendingElicitation.optional(),
   parentSessionId: z.string().nullable(),
   conversation: z.array(ConversationMessage),
   turns: z.array(TurnRecord),

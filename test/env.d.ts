@@ -4,6 +4,12 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** The scripted upstream's own URL (its control endpoints live beside /v1). */
     TEST_UPSTREAM_URL: string;
+    /** The MCP reference server (server-everything) in Streamable HTTP mode, started by test/mcp/. */
+    TEST_MCP_EVERYTHING_URL: string;
+    /** Starts and stops more reference servers, and proxies the shared one behind a token (test/mcp/). */
+    TEST_MCP_CONTROL_URL: string;
+    /** The token the control server's /authed/mcp proxy wants; a registered server's authSecret names it. */
+    MCP_TEST_TOKEN: string;
     /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
     LLM_BASE_URL: string;
   }

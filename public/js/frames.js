@@ -10,5 +10,7 @@ export const LOGGED_FRAME_TYPES = /** @type {const} */ ([
   "approval_required",
   "client_tool_required",
   "mode_changed",
+  "elicitation_required",
+  "elicitation_answered",
   "turn_completed",
 ]);

@@ -5,7 +5,7 @@ import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import type { ToolEffect } from "../tools/contract";
+import type { AgentToolExecutionContext, ElicitationAnswer, ElicitationRequest, ToolEffect } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
 import type { AgentConfig } from "./agent-config";
@@ -25,7 +25,9 @@ import {
   type ModelRequest,
   type ModelStepDeps,
   prefetchModelRequest,
+  type RemoteToolSource,
   readModelStep,
+  registryForMode,
   withStepCache,
 } from "./model-step";
 import { finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
@@ -47,6 +49,13 @@ export interface AgentReasonerDeps {
   events?: TurnEvents;
   /** Counts every model call against the caller's key; absent, calls are not limited. */
   budget?: ModelCallBudget;
+  /** The tools of a mode's `mcp:` entries; absent, modes offer built-in tools only. */
+  remoteTools?: RemoteToolSource;
+  /**
+   * Asks the user for input a tool needs in the middle of its call (an MCP server's elicitation) and waits for
+   * the answer; absent, no one can answer and the tool is told the user declined.
+   */
+  elicit?: (request: ElicitationRequest & { toolCallId: string }, signal: AbortSignal) => Promise<ElicitationAnswer>;
   now?: () => number;
 }
 
@@ -62,6 +71,7 @@ const MALFORMED_LOG_CHARS = 2_000;
 const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
 
 export class AgentReasoner {
+  /** The executor of the object's built-in tools; a request whose mode offers remote tools gets its own. */
   private readonly executor: AgentToolExecutor;
   private readonly now: () => number;
 
@@ -107,6 +117,7 @@ export class AgentReasoner {
     if (refused) return refused;
     const turn = this.currentTurn();
     const run = this.resume(turn, signal);
+    const executor = this.executorFor(await registryForMode(this.stepDeps));
     for (const decision of decisions) {
       const call = this.findCall(turn, decision.toolCallId);
       if (!decision.approved) {
@@ -118,7 +129,7 @@ export class AgentReasoner {
         // Its preflight ran before the person was asked: the prepared request goes to the client as it is.
         this.deps.store.saveToolCall({ ...call, approval: "approved", state: "awaiting_client" });
       } else {
-        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, signal);
+        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, run, executor);
       }
     }
     return { ok: true, value: await this.continueTurn(turn, run) };
@@ -350,7 +361,7 @@ export class AgentReasoner {
     });
     turn.batch = turn.iterations;
     store.saveTurn("running", turn);
-    await this.planBatch(turn, request, step.calls, step.terminate, run.signal);
+    await this.planBatch(turn, request, step.calls, step.terminate, run);
     return null;
   }
 
@@ -381,11 +392,12 @@ export class AgentReasoner {
     request: ModelRequest,
     calls: { id: string; name: string; arguments: string }[],
     terminate: boolean,
-    signal?: AbortSignal,
+    run: Run,
   ): Promise<void> {
     const { store } = this.deps;
+    const executor = this.executorFor(request.registry);
     const planned = calls.map((call, position) =>
-      this.executor.plan(call, {
+      executor.plan(call, {
         turnId: turn.turnId,
         batch: turn.iterations,
         position,
@@ -401,11 +413,11 @@ export class AgentReasoner {
     }
     for (const call of planned) {
       if (call.state !== "awaiting_approval") continue;
-      const checked = await this.executor.checkBeforeApproval(call, this.toolContext(), signal);
+      const checked = await executor.checkBeforeApproval(call, this.toolContext(), run.signal);
       if (checked.state === "settled") this.settle(checked);
       else store.saveToolCall(checked);
     }
-    for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, signal);
+    for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, run, executor);
   }
 
   /** A failed model call ends the turn with a fixed text for its cause; what the upstream said goes to the log. */
@@ -440,9 +452,17 @@ export class AgentReasoner {
     return this.finish(turn, "failed", "", { error });
   }
 
-  private toolContext() {
+  private executorFor(registry: AgentToolRegistry): AgentToolExecutor {
+    return registry === this.deps.registry ? this.executor : new AgentToolExecutor(registry, this.deps.logger);
+  }
+
+  /**
+   * Who and where a tool runs for. With a run, the tool may ask the user for input: the turn waits in place,
+   * and the wait is not working time.
+   */
+  private toolContext(run?: Run, toolCallId?: string): AgentToolExecutionContext {
     const identity = this.deps.store.identity();
-    return {
+    const context: AgentToolExecutionContext = {
       sessionId: identity.sessionId,
       conversationId: identity.sessionId,
       org: identity.org,
@@ -450,12 +470,31 @@ export class AgentReasoner {
       mode: identity.mode,
       logger: this.deps.logger,
     };
+    const elicit = this.deps.elicit;
+    if (!run || !toolCallId || !elicit) return context;
+    return {
+      ...context,
+      toolCallId,
+      elicit: async (request, signal) => {
+        const asked = this.now();
+        try {
+          return await elicit({ ...request, toolCallId }, signal);
+        } finally {
+          run.since += this.now() - asked;
+        }
+      },
+    };
   }
 
   /** Runs a ready call (server-final, or a client-final preflight) and applies what its success did. */
-  private async runCall(turn: TurnState, call: StoredToolCall, signal?: AbortSignal): Promise<void> {
-    const context = this.toolContext();
-    const done = await this.executor.executeServerTool(call, context, signal);
+  private async runCall(
+    turn: TurnState,
+    call: StoredToolCall,
+    run: Run,
+    executor: AgentToolExecutor = this.executor,
+  ): Promise<void> {
+    const context = this.toolContext(run, call.id);
+    const done = await executor.executeServerTool(call, context, run.signal);
     for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
     this.deps.store.saveToolCall(done);
     if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));

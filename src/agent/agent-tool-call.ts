@@ -2,6 +2,7 @@
 // schema (the wire and /openapi.json use it); the types are inferred from it.
 import { z } from "zod";
 import type { ToolEffect } from "../tools/contract";
+import { ElicitationSchema } from "../tools/elicitation";
 
 export const ApprovalState = z.enum(["pending", "approved", "denied"]);
 export type ApprovalState = z.infer<typeof ApprovalState>;
@@ -22,6 +23,8 @@ export const AgentToolCall = z.object({
   /** The result; for a client-final tool waiting on its client (or its approval), the prepared request. */
   resultJson: z.string().nullable(),
   errorMessage: z.string().nullable(),
+  /** A tool of a remote MCP server: the server's registered name and the tool's own name there. */
+  mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
 });
 export type AgentToolCall = z.infer<typeof AgentToolCall>;
 
@@ -43,11 +46,37 @@ export interface StoredToolCall extends AgentToolCall {
   note?: string;
 }
 
-export const TurnOutcome = z.enum(["completed", "awaiting_approval", "awaiting_client", "failed", "cancelled"]);
+/**
+ * How a request to the session ended. `awaiting_input`: a tool's MCP server asks the user for input (an
+ * elicitation); the call waits in the running turn until the answer comes (or the turn is cancelled).
+ */
+export const TurnOutcome = z.enum([
+  "completed",
+  "awaiting_approval",
+  "awaiting_client",
+  "awaiting_input",
+  "failed",
+  "cancelled",
+]);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
 export const TurnError = z.object({ code: z.string(), message: z.string() });
 export type TurnError = z.infer<typeof TurnError>;
+
+/** A tool call's MCP server asks the user for input, in the middle of the call. */
+export const PendingElicitation = z.object({
+  elicitationId: z.string(),
+  toolCallId: z.string(),
+  /** The MCP server that asks, and the tool it asks for. */
+  server: z.string(),
+  tool: z.string(),
+  message: z.string(),
+  /** A flat JSON schema of the fields asked for (strings, numbers, booleans, enums). */
+  requestedSchema: ElicitationSchema,
+  /** When the question stops waiting and is answered `cancel`. */
+  expiresAt: z.string(),
+});
+export type PendingElicitation = z.infer<typeof PendingElicitation>;
 
 export const AgentExecuteResponse = z.object({
   sessionId: z.string(),
@@ -58,6 +87,8 @@ export const AgentExecuteResponse = z.object({
   iterations: z.number().int(),
   branchSessionId: z.string().optional(),
   error: TurnError.optional(),
+  /** With `awaiting_input`: what the user is asked. */
+  elicitation: PendingElicitation.optional(),
 });
 export type AgentExecuteResponse = z.infer<typeof AgentExecuteResponse>;
 
@@ -73,5 +104,6 @@ export function publicToolCall(call: StoredToolCall): AgentToolCall {
     approval: call.approval,
     resultJson: call.resultJson,
     errorMessage: call.errorMessage,
+    ...(call.mcp ? { mcp: call.mcp } : {}),
   };
 }

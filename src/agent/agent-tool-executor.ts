@@ -44,6 +44,7 @@ export class AgentToolExecutor {
       position: ctx.position,
       state: "settled",
       terminate: ctx.terminate,
+      ...(tool?.mcp ? { mcp: { ...tool.mcp } } : {}),
     };
     if (!tool || !ctx.offered.has(call.name)) {
       const available = [...ctx.offered].sort().join(", ");

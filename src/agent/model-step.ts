@@ -1,9 +1,11 @@
 // One step of the loop's conversation with the model: the request it gets (enhanced prompt, bounded history,
 // offered tools) and what its response means (an answer, tool calls, or a malformed JSON call).
 import type { ChatResponse, ChatTool, ModelToolCall } from "../llm/chat-model";
+import { isRemoteToolReference } from "../mcp/mcp-names";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
+import { type EnhancedPrompt, enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
+import type { ToolCategory } from "../tools/categories";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { AgentConfig } from "./agent-config";
 import { boundedHistory } from "./conversation";
@@ -16,15 +18,25 @@ export interface ModelStepDeps {
   registry: AgentToolRegistry;
   config: AgentConfig;
   basePrompt: () => Promise<string>;
+  /** The tools of a mode's `mcp:` entries beside the built-in ones; absent, a mode offers built-in tools only. */
+  remoteTools?: RemoteToolSource;
   /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
-  prompts?: WeakMap<AgentMode, PromptForMode>;
+  prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
 }
+
+/** The tools a mode's list names beyond the built-in ones (MCP servers'), registered beside `base`'s tools. */
+export type RemoteToolSource = (
+  toolNames: readonly string[],
+  base: AgentToolRegistry,
+) => Promise<{ registry: AgentToolRegistry; offered: string[]; categories: ToolCategory[] }>;
 
 interface PromptForMode {
   prompt: string;
   chatTools: ChatTool[];
   offered: Set<string>;
   approvalRequired: Set<string>;
+  /** Every tool this request may run: the built-in ones and the mode's remote tools. */
+  registry: AgentToolRegistry;
 }
 
 /**
@@ -56,7 +68,7 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
     },
     // The enhanced prompt is a pure function of the base prompt and the mode, both read once here: made once
     // per mode (a mode change mid-turn makes the new mode's) rather than on every iteration.
-    prompts: new WeakMap<AgentMode, PromptForMode>(),
+    prompts: new WeakMap<AgentMode, Promise<PromptForMode>>(),
   };
 }
 
@@ -72,31 +84,72 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
 }
 
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
-  const { store, config, catalog } = deps;
-  const identity = store.identity();
-  const [found, basePrompt] = await Promise.all([catalog.getMode(identity.mode), deps.basePrompt()]);
-  const mode: AgentMode = found ?? (await catalog.getDefaultMode());
-  let forMode = deps.prompts?.get(mode);
-  if (!forMode) {
-    forMode = promptForMode(deps, mode, basePrompt);
-    deps.prompts?.set(mode, forMode);
-  }
+  const { store, config } = deps;
+  const forMode = await currentPromptForMode(deps);
   const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
   return {
     messages: [{ role: "system" as const, content: forMode.prompt }, ...history],
     chatTools: forMode.chatTools,
     offered: forMode.offered,
     approvalRequired: forMode.approvalRequired,
+    registry: forMode.registry,
   };
 }
 
-function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string): PromptForMode {
+/** Every tool the session's mode can run now (for a call approved after a pause): built-in and remote. */
+export async function registryForMode(deps: ModelStepDeps): Promise<AgentToolRegistry> {
+  return (await currentPromptForMode(deps)).registry;
+}
+
+async function currentPromptForMode(deps: ModelStepDeps): Promise<PromptForMode> {
+  const { store, catalog } = deps;
+  const [found, basePrompt] = await Promise.all([catalog.getMode(store.identity().mode), deps.basePrompt()]);
+  const mode: AgentMode = found ?? (await catalog.getDefaultMode());
+  let forMode = deps.prompts?.get(mode);
+  if (!forMode) {
+    forMode = promptForMode(deps, mode, basePrompt);
+    deps.prompts?.set(mode, forMode);
+  }
+  return forMode;
+}
+
+/**
+ * The enhanced prompt of a mode and the registry of the tools it may run: the built-in ones, and those its
+ * remote references (`mcp:`) stand for, as found now (a server that is down stands for none).
+ */
+export async function enhanceForMode(input: {
+  basePrompt: string;
+  mode: AgentMode;
+  registry: AgentToolRegistry;
+  remoteTools?: RemoteToolSource | undefined;
+  config: Pick<AgentConfig, "toolFormat" | "promptBudgetTokens">;
+}): Promise<{ enhanced: EnhancedPrompt; registry: AgentToolRegistry }> {
+  const { mode } = input;
+  const remote =
+    input.remoteTools && mode.tools.some(isRemoteToolReference)
+      ? await input.remoteTools(mode.tools, input.registry)
+      : null;
+  const registry = remote?.registry ?? input.registry;
   const enhanced = enhanceSystemPrompt({
+    basePrompt: input.basePrompt,
+    mode: remote
+      ? { ...mode, tools: [...mode.tools.filter((t) => !isRemoteToolReference(t)), ...remote.offered] }
+      : mode,
+    registeredTools: registry.tools,
+    format: input.config.toolFormat,
+    budgetTokens: input.config.promptBudgetTokens,
+    ...(remote ? { categories: registry.categories } : {}),
+  });
+  return { enhanced, registry };
+}
+
+async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string): Promise<PromptForMode> {
+  const { enhanced, registry } = await enhanceForMode({
     basePrompt,
     mode,
-    registeredTools: deps.registry.tools,
-    format: deps.config.toolFormat,
-    budgetTokens: deps.config.promptBudgetTokens,
+    registry: deps.registry,
+    remoteTools: deps.remoteTools,
+    config: deps.config,
   });
   return {
     prompt: enhanced.prompt,
@@ -108,8 +161,21 @@ function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string)
       };
     }),
     offered: new Set(enhanced.tools.map((t) => t.name)),
-    approvalRequired: new Set(mode.approvalRequiredTools),
+    approvalRequired: approvalRequired(mode, registry),
+    registry,
   };
+}
+
+/** The tools the mode makes wait for approval; `mcp:<server>[/<tool>]` stands for the tools found behind it. */
+function approvalRequired(mode: AgentMode, registry: AgentToolRegistry): Set<string> {
+  const names = new Set(mode.approvalRequiredTools);
+  if (!mode.approvalRequiredTools.some(isRemoteToolReference)) return names;
+  for (const tool of registry.tools) {
+    if (!tool.mcp) continue;
+    if (names.has(`mcp:${tool.mcp.server}`) || names.has(`mcp:${tool.mcp.server}/${tool.mcp.tool}`))
+      names.add(tool.name);
+  }
+  return names;
 }
 
 export type ModelStep =

@@ -1,11 +1,18 @@
 // Adding or changing a catalog mode (PUT /admin/modes/:key): the body schema and the D1 write.
 import { z } from "zod";
+import { MCP_REFERENCE } from "../mcp/mcp-names";
 import type { AgentMode } from "./agent-mode";
 import { parseModeRow } from "./catalog-service";
 
 const text = (max: number) =>
   z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
-const toolName = z.string().regex(/^[a-zA-Z0-9_-]+$/, "must be a tool name");
+/** A tool's name, or a reference to an MCP server's tools (`mcp:<server>`, `mcp:<server>/<tool>`). */
+const toolName = z
+  .string()
+  .refine(
+    (name) => /^[a-zA-Z0-9_-]+$/.test(name) || MCP_REFERENCE.test(name),
+    "must be a tool name or mcp:<server>[/<tool>]",
+  );
 
 export const ModeUpsertBody = z.strictObject({
   displayName: text(100),

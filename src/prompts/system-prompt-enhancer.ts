@@ -1,7 +1,7 @@
 // SystemPromptEnhancer: base prompt + mode prompt + the mode's tools by category (within a token budget)
 // + the JSON tool-call format when the model uses it + diagram instructions. Same inputs, same bytes.
 import type { AgentMode } from "../modes/agent-mode";
-import { TOOL_CATEGORIES } from "../tools/categories";
+import { TOOL_CATEGORIES, type ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
 import { ALWAYS_OFFERED_TOOLS } from "../tools/index";
 import { JSON_TOOL_CALL_INSTRUCTIONS, MERMAID_INSTRUCTIONS } from "./prompt-texts";
@@ -16,6 +16,8 @@ export interface EnhanceInput {
   format: ToolCallFormat;
   /** Budget for the whole prompt, in estimated tokens. */
   budgetTokens: number;
+  /** The categories the tools are grouped by (the built-in ones, and one per MCP server the mode offers). */
+  categories?: readonly ToolCategory[];
 }
 
 export interface EnhancedPrompt {
@@ -36,7 +38,8 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-const categoryOrder = (id: string) => TOOL_CATEGORIES.find((c) => c.id === id)?.order ?? Number.MAX_SAFE_INTEGER;
+const orderIn = (categories: readonly ToolCategory[]) => (id: string) =>
+  categories.find((c) => c.id === id)?.order ?? Number.MAX_SAFE_INTEGER;
 
 function describeParameters(tool: AgentTool, compressed: boolean): string[] {
   const { properties, required } = tool.getSchema().parameters;
@@ -63,7 +66,7 @@ function render(input: EnhanceInput, tools: AgentTool[], compressed: ReadonlySet
     "## Tools",
     "You can call these tools, grouped by category. Call a tool only when it helps with the request.",
   ];
-  for (const category of TOOL_CATEGORIES) {
+  for (const category of [...(input.categories ?? TOOL_CATEGORIES)].sort((a, b) => a.order - b.order)) {
     const inCategory = tools.filter((t) => t.category === category.id);
     if (inCategory.length === 0) continue;
     toolLines.push(`### ${category.name}\n${category.description}`);
@@ -76,6 +79,7 @@ function render(input: EnhanceInput, tools: AgentTool[], compressed: ReadonlySet
 }
 
 export function enhanceSystemPrompt(input: EnhanceInput): EnhancedPrompt {
+  const categoryOrder = orderIn(input.categories ?? TOOL_CATEGORIES);
   const byName = new Map(input.registeredTools.map((tool) => [tool.name, tool]));
   const wanted = [...new Set([...ALWAYS_OFFERED_TOOLS, ...input.mode.tools])];
   const unknownTools = wanted.filter((name) => !byName.has(name));

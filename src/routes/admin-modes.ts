@@ -5,6 +5,8 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { parseMcpReference } from "../mcp/mcp-names";
+import { McpServerRegistry } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
@@ -18,7 +20,7 @@ const ModeKey = z.object({
 /** The body, with the rules that name tools: each must be registered, and one that needs approval offered. */
 const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
   body.tools.forEach((name, index) => {
-    if (!PRODUCTION_TOOL_NAMES.includes(name)) {
+    if (!PRODUCTION_TOOL_NAMES.includes(name) && !parseMcpReference(name)) {
       ctx.addIssue({
         code: "custom",
         path: ["tools", index],
@@ -27,7 +29,12 @@ const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
     }
   });
   body.approvalRequiredTools.forEach((name, index) => {
-    if (!body.tools.includes(name) && !ALWAYS_OFFERED_TOOLS.includes(name)) {
+    const reference = parseMcpReference(name);
+    const offered =
+      body.tools.includes(name) ||
+      ALWAYS_OFFERED_TOOLS.includes(name) ||
+      (reference !== null && body.tools.includes(`mcp:${reference.server}`));
+    if (!offered) {
       ctx.addIssue({
         code: "custom",
         path: ["approvalRequiredTools", index],
@@ -36,6 +43,21 @@ const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
     }
   });
 });
+
+/** Every `mcp:<server>` a mode names must be a registered server (its tools are discovered by the session). */
+async function checkMcpReferences(db: D1Database, tools: string[]): Promise<void> {
+  const servers = new Set((await new McpServerRegistry(db).list()).map((s) => s.name));
+  tools.forEach((name, index) => {
+    const reference = parseMcpReference(name);
+    if (reference && !servers.has(reference.server)) {
+      throw new ApiError(
+        "invalid_request",
+        `Invalid 'tools.${index}' in the request body: no MCP server ${quoted(reference.server)} is registered; known: ${[...servers].join(", ") || "none"}.`,
+        { param: `tools.${index}` },
+      );
+    }
+  });
+}
 
 const modeAnswer = (description: string) => json(z.object({ mode: AgentMode }), description);
 
@@ -57,6 +79,7 @@ export const adminModeRoutes = routes().openapi(
   async (c) => {
     const { key } = c.req.valid("param");
     const body = c.req.valid("json");
+    await checkMcpReferences(c.env.DB, body.tools);
     const existing = await new D1AgentModeCatalogService(c.env.DB).getMode(key);
     if (existing?.isDefault && !body.isDefault) {
       throw new ApiError(

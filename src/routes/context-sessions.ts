@@ -10,6 +10,7 @@ import { callerOf as caller, sessionStub, unwrap } from "../session/session-clie
 import {
   ApprovalsBody,
   CreateSessionBody,
+  ElicitationAnswerBody,
   MessageBody,
   SessionCreated,
   SessionView,
@@ -131,5 +132,27 @@ export const contextSessionRoutes = routes()
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
       return c.json(unwrap(await stub.submitToolResults(caller(c), c.req.valid("json").results)), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/elicitations/{elicitationId}",
+      summary:
+        "The user's answer (accept with content, decline, cancel) to a question a tool's MCP server asks mid-call; answers when the turn next stops",
+      ...chat,
+      request: {
+        params: SessionId.extend({ elicitationId: z.string().min(1) }),
+        ...jsonBody(ElicitationAnswerBody, "The answer."),
+      },
+      responses: { 200: turn("The turn, once it stops again."), ...errors(400, 401, 403, 404, 409, 429) },
+    }),
+    async (c) => {
+      const { sessionId, elicitationId } = c.req.valid("param");
+      const answer = c.req.valid("json");
+      return c.json(
+        unwrap(await sessionStub(c.env, sessionId).answerElicitation(caller(c), elicitationId, answer)),
+        200,
+      );
     },
   );

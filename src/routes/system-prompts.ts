@@ -1,11 +1,12 @@
 // GET /v1/system-prompts/:id/enhanced?mode=KEY: the prompt our context endpoints send, with its tools.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
+import { enhanceForMode } from "../agent/model-step";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, routes } from "../http";
+import { McpToolSource } from "../mcp/mcp-tool-source";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
-import { enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
 import { getSystemPrompt } from "../prompts/system-prompt-store";
 import { quoted } from "../quote";
 import { DurableObjectSessionManager } from "../session/session-client";
@@ -45,19 +46,20 @@ export const systemPromptRoutes = routes().openapi(
     ]);
     if (!base) throw new ApiError("system_prompt_not_found", `System prompt ${quoted(id)} not found.`);
     if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
-    const { agent, workspace } = settings(c.env);
+    const { agent, workspace, mcp } = settings(c.env);
     const registry = createAgentToolRegistry({
       logger: c.var.logger,
       sessionManager: new DurableObjectSessionManager(c.env),
       catalog,
       workspace,
     });
-    const enhanced = enhanceSystemPrompt({
+    const mcpTools = new McpToolSource(c.env.DB, c.env, c.var.logger, mcp.discoveryTtlMs);
+    const { enhanced } = await enhanceForMode({
       basePrompt: base.content,
       mode,
-      registeredTools: registry.tools,
-      format: agent.toolFormat,
-      budgetTokens: agent.promptBudgetTokens,
+      registry,
+      remoteTools: (names, builtIn) => mcpTools.forTools(names, builtIn),
+      config: agent,
     });
     return c.json(
       {

@@ -3,16 +3,21 @@
 // tools itself, and serves the session's WebSockets (hibernation API) and SSE streams.
 import { DurableObject } from "cloudflare:workers";
 import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
-import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import type { AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
 import type { ModelCallBudget } from "../agent/model-call-budget";
+import { turnResponse } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
+import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
+import { quoted } from "../quote";
 import { type Outcome, refuse, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
+import type { ElicitationAnswer } from "../tools/elicitation";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
+import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
@@ -68,6 +73,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private controller: AbortController | null = null;
   private activeTurnId: string | null = null;
   private clientMessageId: string | null = null;
+  /** The running turn, for a request that waits for it after answering a question the turn asked. */
+  private running: Promise<Outcome<AgentExecuteResponse>> | null = null;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -133,6 +140,28 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     return this.drive((r, signal) => r.applyToolResults(results, signal), { caller });
+  }
+
+  /**
+   * The user's answer to the question a tool's MCP server asks mid-call. The call goes on; the answer returns
+   * when the turn next stops (an answer, a pause, or another question).
+   */
+  async answerElicitation(
+    caller: Caller,
+    elicitationId: string,
+    answer: ElicitationAnswer,
+  ): Promise<Outcome<AgentExecuteResponse>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    const running = this.running;
+    const next = this.elicitations().nextQuestion();
+    try {
+      const refused = this.elicitations().answer(elicitationId, answer);
+      if (refused) return refused;
+      if (!running) throw new Error("A question was waiting with no turn running.");
+      return await this.untilStopOrQuestion(running, next.asked);
+    } finally {
+      next.dispose();
+    }
   }
 
   /** A paused turn's expiry: its pending calls are settled unexecuted and the session takes messages again. */
@@ -229,6 +258,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         return this.answer(ws, await this.drive((r, s) => r.applyApprovals(frame.decisions, s), { caller }));
       case "tool_results":
         return this.answer(ws, await this.drive((r, s) => r.applyToolResults(frame.results, s), { caller }));
+      case "elicitation_response": {
+        const { elicitationId, action, content } = frame;
+        const answer = { action, ...(content ? { content } : {}) };
+        return this.answer(ws, this.elicitations().answer(elicitationId, answer) ?? { ok: true, value: null });
+      }
     }
   }
 
@@ -250,6 +284,13 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   private async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
     if (this.store.status() === "running") {
+      const question = this.elicitations().pending();
+      if (question) {
+        return refuse(
+          "session_awaiting_input",
+          `The session is waiting for the answer to a question from MCP server ${quoted(question.server)} (elicitation ${question.elicitationId}); answer it or cancel the turn first.`,
+        );
+      }
       return this.reasoner().refusalToStart() ?? refuse("session_busy", "The session is busy.");
     }
     this.expirePause();
@@ -258,12 +299,50 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.controller = controller;
     this.clientMessageId = options.clientMessageId ?? null;
     this.activeTurnId = this.store.turn()?.turnId ?? null;
+    const next = this.elicitations().nextQuestion();
+    const running = (async () => {
+      try {
+        return await action(reasoner, controller.signal);
+      } finally {
+        if (this.controller === controller) this.controller = null;
+        await this.syncPauseAlarm();
+      }
+    })();
+    this.running = running;
+    void running.finally(() => {
+      if (this.running === running) this.running = null;
+    });
     try {
-      return await action(reasoner, controller.signal);
+      return await this.untilStopOrQuestion(running, next.asked);
     } finally {
-      if (this.controller === controller) this.controller = null;
-      await this.syncPauseAlarm();
+      next.dispose();
     }
+  }
+
+  /**
+   * What a request to a running turn answers: the turn's end or pause, or, when a tool's MCP server asks the
+   * user a question first, `awaiting_input` with the question (the turn goes on and waits for the answer).
+   */
+  private async untilStopOrQuestion(
+    running: Promise<Outcome<AgentExecuteResponse>>,
+    asked: Promise<PendingElicitation>,
+  ): Promise<Outcome<AgentExecuteResponse>> {
+    const first = await Promise.race([running, asked.then((question) => ({ question }))]);
+    if (!("question" in first)) return first;
+    const turn = this.store.turn();
+    if (!turn) throw new Error("A question was asked with no turn open.");
+    return {
+      ok: true,
+      value: { ...turnResponse(this.store, turn, "awaiting_input", turn.text ?? ""), elicitation: first.question },
+    };
+  }
+
+  private desk?: ElicitationDesk;
+
+  /** Questions a tool's MCP server asks mid-call; they wait at most the pause TTL. */
+  private elicitations(): ElicitationDesk {
+    this.desk ??= new ElicitationDesk((frame) => this.emit(frame), settings(this.env).agent.pauseTtlMs);
+    return this.desk;
   }
 
   /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */
@@ -310,7 +389,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private sessionState(): SessionStateFrame {
-    return sessionStateFrame(this.store, this.ctx.id.toString(), this.events.lastSeq());
+    const state = sessionStateFrame(this.store, this.ctx.id.toString(), this.events.lastSeq());
+    const question = this.elicitations().pending();
+    return question ? { ...state, pendingElicitation: question } : state;
   }
 
   private turnEvents(): TurnEvents {
@@ -335,19 +416,32 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private view(): SessionView {
-    return sessionView(this.store);
+    const view = sessionView(this.store);
+    const question = this.elicitations().pending();
+    return question ? { ...view, pendingElicitation: question } : view;
   }
 
   /** What every reasoner of this object shares, built once: settings, catalog, tool registry, model, events. */
   private shared?: Pick<
     AgentReasonerDeps,
-    "store" | "model" | "registry" | "catalog" | "basePrompt" | "config" | "createBranchSession" | "events"
+    | "store"
+    | "model"
+    | "registry"
+    | "catalog"
+    | "basePrompt"
+    | "config"
+    | "createBranchSession"
+    | "events"
+    | "remoteTools"
+    | "elicit"
   >;
 
   private sharedDeps() {
     if (!this.shared) {
       const config = settings(this.env);
       const catalog = new D1AgentModeCatalogService(this.env.DB);
+      // The object's connections to MCP servers and what they list, kept for its life (discovery has a TTL).
+      const mcp = new McpToolSource(this.env.DB, this.env, this.logger, config.mcp.discoveryTtlMs);
       this.shared = {
         store: this.store,
         model: sessionChatModel(config.llm),
@@ -362,6 +456,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         config: config.agent,
         createBranchSession: (mode) => this.createBranch(mode),
         events: this.turnEvents(),
+        remoteTools: (names, base) => mcp.forTools(names, base),
+        elicit: (request, signal) =>
+          this.elicitations().ask(this.activeTurnId ?? this.store.turn()?.turnId ?? "", request, signal),
       };
     }
     return this.shared;

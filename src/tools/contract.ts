@@ -1,6 +1,9 @@
 // The agent tool contract (TUL-011, AGN-005 §4): AgentTool, InvokeResult, AgentToolExecutionContext.
 import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { ElicitationAnswer, ElicitationRequest } from "./elicitation";
+
+export type { ElicitationAnswer, ElicitationRequest };
 
 /**
  * What a tool's success did besides its result, for the loop to apply (the loop names no tool): a change of
@@ -35,6 +38,10 @@ export interface AgentToolExecutionContext {
   /** The session's current mode key. */
   mode: string;
   logger: AdminLogger;
+  /** Asks the user for input while the call waits (the turn pauses); absent where no one can answer. */
+  elicit?: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
+  /** The tool call this context is for (its id), when a turn runs it. */
+  toolCallId?: string;
 }
 
 /** OpenAI-style function tool schema (TUL-011 §4). */
@@ -75,6 +82,8 @@ export interface AgentTool {
   readonly priority: number;
   /** Client-final tools: the shape of the result the client sends back, checked before the loop uses it. */
   readonly clientResultSchema?: z.ZodType;
+  /** A tool of a remote MCP server: which server and which of its tools (for the approval dialog and frames). */
+  readonly mcp?: { server: string; tool: string };
   /**
    * Checks the arguments without acting (for a server-final call that waits for approval, so a call that
    * would be refused never reaches a person); the problem as the tool would report it, or null.

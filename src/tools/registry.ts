@@ -1,6 +1,6 @@
 // AgentToolRegistry: refuses, at registration, any tool that breaks the TUL-011 contract.
 import type { AdminLogger } from "../observability/admin-logger";
-import { findToolCategory } from "./categories";
+import { TOOL_CATEGORIES, type ToolCategory } from "./categories";
 import { type AgentTool, type AgentToolStatics, TOOL_NAME_PATTERN } from "./contract";
 
 /** TUL-011's InvalidOperationException: a malformed or duplicate tool. */
@@ -22,7 +22,11 @@ function nonEmptyString(value: unknown): value is string {
 }
 
 /** The rule a tool breaks, or null. Checked in this order; the first broken rule is reported. */
-function findContractViolation(tool: AgentTool, statics: Partial<AgentToolStatics>): string | null {
+function findContractViolation(
+  tool: AgentTool,
+  statics: Partial<AgentToolStatics>,
+  categories: readonly ToolCategory[],
+): string | null {
   const toolName = statics.ToolName;
   if (!nonEmptyString(toolName)) return "it declares no non-empty static ToolName";
   if (!TOOL_NAME_PATTERN.test(toolName)) return `its ToolName must match ${TOOL_NAME_PATTERN.source}`;
@@ -31,7 +35,8 @@ function findContractViolation(tool: AgentTool, statics: Partial<AgentToolStatic
   if (tool.toolUsageMetadata !== statics.ToolUsageMetadata) return "its toolUsageMetadata is not its ToolUsageMetadata";
   if (typeof statics.getSchema !== "function") return "it declares no static getSchema()";
   if (typeof tool.isToolFullyExecutedOnServer !== "boolean") return "isToolFullyExecutedOnServer must be a boolean";
-  if (!findToolCategory(tool.category)) return `its category '${String(tool.category)}' is not a known tool category`;
+  if (!categories.some((c) => c.id === tool.category))
+    return `its category '${String(tool.category)}' is not a known tool category`;
 
   const schema: unknown = statics.getSchema.call(statics);
   if (!isRecord(schema)) return "getSchema() must return an object";
@@ -63,13 +68,20 @@ function findContractViolation(tool: AgentTool, statics: Partial<AgentToolStatic
 export class AgentToolRegistry {
   private readonly byName = new Map<string, AgentTool>();
 
-  constructor(private readonly logger: AdminLogger) {}
+  /**
+   * @param categories the categories a tool may name: the built-in ones, and (for a session whose mode offers
+   * MCP tools) one per MCP server.
+   */
+  constructor(
+    private readonly logger: AdminLogger,
+    readonly categories: readonly ToolCategory[] = TOOL_CATEGORIES,
+  ) {}
 
   /** TUL-011 §2's RegisterTool<T>(): logs and throws if the tool is malformed or its name is taken. */
   registerTool(tool: AgentTool): void {
     const statics = tool.constructor as Partial<AgentToolStatics>;
     const label = nonEmptyString(statics.ToolName) ? statics.ToolName : tool.constructor.name;
-    let violation = findContractViolation(tool, statics);
+    let violation = findContractViolation(tool, statics, this.categories);
     if (!violation && this.byName.has(tool.name)) violation = `the ToolName '${tool.name}' is already registered`;
     if (violation) {
       const message = `Tool '${label}' (${tool.constructor.name}) breaks the agent tool contract: ${violation}.`;
@@ -77,6 +89,16 @@ export class AgentToolRegistry {
       throw new AgentToolContractError(message);
     }
     this.byName.set(tool.name, tool);
+  }
+
+  /**
+   * A new registry holding this one's tools (already checked) that also takes tools of `categories`: the
+   * registry of one request whose mode offers MCP tools, beside the object's built-in tools.
+   */
+  extended(categories: readonly ToolCategory[]): AgentToolRegistry {
+    const registry = new AgentToolRegistry(this.logger, [...this.categories, ...categories]);
+    for (const [name, tool] of this.byName) registry.byName.set(name, tool);
+    return registry;
   }
 
   getTool(name: string): AgentTool | undefined {

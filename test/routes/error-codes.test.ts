@@ -10,6 +10,7 @@ import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { connect, openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
+import { mcpMode, registerServer, toolOf } from "../mcp/fixtures";
 import { newChatKey, workerWith } from "../passthrough/harness";
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
@@ -125,6 +126,36 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
         headers: { authorization: `Bearer ${(await newChatKey()).key}`, "content-type": "application/json" },
         body: JSON.stringify({ model: "m", input: "x" }),
       }),
+  },
+  elicitation_not_pending: {
+    http: async () =>
+      request("POST", `/context/sessions/${await createSession()}/elicitations/elicit_none`, { action: "decline" }),
+  },
+  invalid_elicitation_answer: {
+    http: async () => {
+      const server = await registerServer();
+      const ask = { name: toolOf(server, "trigger-elicitation-request"), arguments: "{}" };
+      const script = await scriptUpstream([{ type: "completion", toolCalls: [ask] }]);
+      const id = await createSession(await mcpMode([`mcp:${server}`]));
+      const asked = await sendMessage(id, `ask ${script.marker}`);
+      const path = `/context/sessions/${id}/elicitations/${asked.elicitation?.elicitationId}`;
+      const refused = await request("POST", path, { action: "accept", content: {} });
+      await request("POST", path, { action: "cancel" });
+      return refused;
+    },
+  },
+  mcp_server_not_found: {
+    http: () => request("DELETE", "/admin/mcp-servers/nope", undefined, { key: TEST_KEYS.admin.key }),
+  },
+  mcp_server_in_use: {
+    http: async () => {
+      const admin = { key: TEST_KEYS.admin.key };
+      const server = { url: "https://mcp.example/mcp", description: "A server.", approval: "always" };
+      await request("PUT", "/admin/mcp-servers/inuse", server, admin);
+      const mode = { displayName: "Uses MCP", description: "d", systemPrompt: "p", tools: ["mcp:inuse"] };
+      await request("PUT", "/admin/modes/uses_mcp", mode, admin);
+      return request("DELETE", "/admin/mcp-servers/inuse", undefined, admin);
+    },
   },
   session_busy: {
     http: async () => {

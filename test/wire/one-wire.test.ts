@@ -23,7 +23,15 @@ describe("the wire", () => {
   });
 
   it("derives the client frame types from the frame schemas", () => {
-    expect(CLIENT_FRAME_TYPES).toEqual(["user_message", "approval", "tool_results", "cancel", "resume", "ping"]);
+    expect(CLIENT_FRAME_TYPES).toEqual([
+      "user_message",
+      "approval",
+      "tool_results",
+      "elicitation_response",
+      "cancel",
+      "resume",
+      "ping",
+    ]);
   });
 
   it("refuses the same oversize error message over REST and over the socket, naming the same field the same way", async () => {

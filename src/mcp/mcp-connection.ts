@@ -1,0 +1,218 @@
+// One session object's connection to one MCP server, through the official SDK's client over Streamable HTTP:
+// connected when first needed, kept for later calls, dropped (and made again) after a failure. It lists the
+// server's tools, calls them with the turn's signal and the server's timeout, and routes the server's
+// elicitation requests to whoever asked for the call.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  type ElicitResult,
+  McpError,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { type ElicitationAnswer, type ElicitationRequest, ElicitationSchema } from "../tools/elicitation";
+import type { McpServerConfig } from "./mcp-server-registry";
+
+export type { CallToolResult, Tool };
+
+/** Answers a server's elicitation (form mode): the user's choice, accept with content, decline or cancel. */
+export type Elicit = (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
+
+/** The server cannot be used as configured (a secret it needs is not set): its tools are left out. */
+export class McpConfigurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "McpConfigurationError";
+  }
+}
+
+/** The call did not answer within the server's timeout (the reason its signal aborts with). */
+export class McpTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`The MCP call did not answer within ${timeoutMs} ms.`);
+    this.name = "McpTimeoutError";
+  }
+}
+
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A timeout that can stand still (while a person answers) and go on with what was left. */
+class PausableTimeout {
+  private readonly controller = new AbortController();
+  private remaining: number;
+  private startedAt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly timeoutMs: number) {
+    this.remaining = timeoutMs;
+    this.resume();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  hold(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.remaining -= Date.now() - this.startedAt;
+  }
+
+  resume(): void {
+    if (this.timer !== undefined || this.controller.signal.aborted) return;
+    this.startedAt = Date.now();
+    this.timer = setTimeout(
+      () => this.controller.abort(new McpTimeoutError(this.timeoutMs)),
+      Math.max(0, this.remaining),
+    );
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+export const MCP_CLIENT_INFO = { name: "aptix-edge", version: "1" } as const;
+
+export class McpConnection {
+  private client: Promise<Client> | null = null;
+  /** The elicitation handler of the call in flight (one call at a time per session object). */
+  private elicit: Elicit | null = null;
+
+  constructor(
+    readonly config: McpServerConfig,
+    private readonly env: object,
+    /** Told when the server says its tool list changed. */
+    private readonly onToolsChanged: () => void,
+  ) {}
+
+  private headers(): Record<string, string> {
+    if (!this.config.authSecret) return {};
+    const token: unknown = Reflect.get(this.env, this.config.authSecret);
+    if (typeof token !== "string" || token === "") {
+      throw new McpConfigurationError(
+        `the secret ${this.config.authSecret} that MCP server '${this.config.name}' needs is not set`,
+      );
+    }
+    return { authorization: `Bearer ${token}` };
+  }
+
+  private connect(timeoutMs: number): Promise<Client> {
+    const headers = this.headers();
+    const client = new Client(MCP_CLIENT_INFO, {
+      // Elicitation in form mode; no sampling: a server's request for a model call is declined (not advertised).
+      capabilities: { elicitation: { form: {} } },
+      // @cfworker/json-schema: ajv compiles validators with `new Function`, which Workers do not allow.
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.onToolsChanged());
+    // Sampling (a server's request for a model call) and anything else not advertised: refused in words.
+    client.fallbackRequestHandler = async (request) => {
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        request.method === "sampling/createMessage"
+          ? "aptix-edge declines sampling requests: a server's model calls are not made on the user's behalf."
+          : `aptix-edge does not answer ${request.method}.`,
+      );
+    };
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const params = request.params;
+      // Form mode only (URL mode is not advertised); a schema outside MCP's flat form shape is declined.
+      const schema = "requestedSchema" in params ? ElicitationSchema.safeParse(params.requestedSchema) : null;
+      if (!this.elicit || !schema?.success) return { action: "decline" } satisfies ElicitResult;
+      const answer = await this.elicit(
+        { server: this.config.name, tool: "", message: params.message, requestedSchema: schema.data },
+        extra.signal,
+      );
+      return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) } satisfies ElicitResult;
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers } });
+    const connected = client.connect(transport, { timeout: timeoutMs }).then(() => client);
+    connected.catch(() => {
+      if (this.client === connected) this.client = null;
+    });
+    return connected;
+  }
+
+  private async ready(timeoutMs: number): Promise<Client> {
+    this.client ??= this.connect(timeoutMs);
+    return this.client;
+  }
+
+  /** Every tool the server lists (all pages). */
+  async listTools(timeoutMs: number): Promise<Tool[]> {
+    try {
+      const client = await this.ready(timeoutMs);
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      return tools;
+    } catch (error) {
+      await this.drop();
+      throw error;
+    }
+  }
+
+  /**
+   * Calls a tool. The server's timeout counts only while the server works: it stands still while the user is
+   * asked for input (an elicitation), which the turn's own limits bound instead.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number; elicit?: Elicit },
+  ): Promise<CallToolResult> {
+    const client = await this.ready(options.timeoutMs);
+    const timer = new PausableTimeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
+    const elicit = options.elicit;
+    this.elicit = elicit
+      ? async (request, requestSignal) => {
+          timer.hold();
+          try {
+            return await elicit({ ...request, tool: name }, AbortSignal.any([requestSignal, signal]));
+          } finally {
+            timer.resume();
+          }
+        }
+      : null;
+    try {
+      const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        signal,
+        // The SDK's own timeout would keep counting while the user answers: the timer above replaces it.
+        timeout: MAX_TIMER_MS,
+      });
+      return result as CallToolResult;
+    } catch (error) {
+      // A broken connection is made again next time; a refused, timed-out or cancelled call leaves it as it is.
+      if (!signal.aborted && !(error instanceof McpError)) await this.drop();
+      throw error;
+    } finally {
+      timer.clear();
+      this.elicit = null;
+    }
+  }
+
+  async drop(): Promise<void> {
+    const current = this.client;
+    this.client = null;
+    if (!current) return;
+    try {
+      await (await current).close();
+    } catch {
+      // The connection is gone already.
+    }
+  }
+}

@@ -1,0 +1,148 @@
+// The MCP server registry in D1: what an operator registered (admin API), read by sessions to discover tools,
+// with each server's last discovery (when, how many tools, which were refused and why, the error).
+import { z } from "zod";
+import { MODE_KEY_PATTERN } from "../modes/agent-mode";
+
+export const MCP_APPROVAL_POLICIES = ["always", "never", "unless_read_only"] as const;
+export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
+
+/** A server's name follows the mode keys' rule: it is part of every tool name derived from it. */
+export const MCP_SERVER_NAME_PATTERN = MODE_KEY_PATTERN;
+/** The name of a Worker secret or var (never the token itself). */
+export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+export const MAX_MCP_TIMEOUT_MS = 300_000;
+export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+
+export const McpDiscovery = z.object({
+  at: z.string(),
+  toolCount: z.number().int(),
+  /** The tools offered, by their derived names. */
+  tools: z.array(z.string()),
+  /** Tools the registry refused, each with why (an unusable schema, a name collision). */
+  refused: z.array(z.object({ tool: z.string(), reason: z.string() })),
+  error: z.string().nullable(),
+});
+export type McpDiscovery = z.infer<typeof McpDiscovery>;
+
+export const McpServerConfig = z.object({
+  name: z.string(),
+  url: z.string(),
+  description: z.string(),
+  authSecret: z.string().nullable(),
+  approval: z.enum(MCP_APPROVAL_POLICIES),
+  tools: z.array(z.string()).nullable(),
+  timeoutMs: z.number().int(),
+  category: z.string().nullable(),
+  enabled: z.boolean(),
+  lastDiscovery: McpDiscovery.nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+
+const jsonOrNull = <S extends z.ZodType>(schema: S) =>
+  z
+    .string()
+    .nullable()
+    .transform((text) => (text === null ? null : (JSON.parse(text) as unknown)))
+    .pipe(schema.nullable());
+
+const Row = z
+  .object({
+    name: z.string(),
+    url: z.string(),
+    description: z.string(),
+    auth_secret: z.string().nullable(),
+    approval: z.enum(MCP_APPROVAL_POLICIES),
+    tools: jsonOrNull(z.array(z.string())),
+    timeout_ms: z.number().int(),
+    category: z.string().nullable(),
+    enabled: z.union([z.literal(0), z.literal(1)]),
+    last_discovery: jsonOrNull(McpDiscovery),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .transform(
+    (r): McpServerConfig => ({
+      name: r.name,
+      url: r.url,
+      description: r.description,
+      authSecret: r.auth_secret,
+      approval: r.approval,
+      tools: r.tools,
+      timeoutMs: r.timeout_ms,
+      category: r.category,
+      enabled: r.enabled === 1,
+      lastDiscovery: r.last_discovery,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }),
+  );
+
+export interface McpServerInput {
+  url: string;
+  description: string;
+  authSecret: string | null;
+  approval: McpApprovalPolicy;
+  tools: string[] | null;
+  timeoutMs: number;
+  category: string | null;
+  enabled: boolean;
+}
+
+export class McpServerRegistry {
+  constructor(private readonly db: D1Database) {}
+
+  async list(): Promise<McpServerConfig[]> {
+    const { results } = await this.db.prepare("SELECT * FROM mcp_servers ORDER BY name").all();
+    return results.map((r) => Row.parse(r));
+  }
+
+  async get(name: string): Promise<McpServerConfig | null> {
+    const row = await this.db.prepare("SELECT * FROM mcp_servers WHERE name = ?").bind(name).first();
+    return row ? Row.parse(row) : null;
+  }
+
+  /** Adds or changes the server (one transaction); returns it and whether it is new. Its last discovery is kept. */
+  async put(name: string, input: McpServerInput): Promise<{ server: McpServerConfig; created: boolean }> {
+    const results = await this.db.batch<Record<string, unknown>>([
+      this.db.prepare("SELECT 1 AS existed FROM mcp_servers WHERE name = ?").bind(name),
+      this.db
+        .prepare(
+          `INSERT INTO mcp_servers (name, url, description, auth_secret, approval, tools, timeout_ms, category, enabled)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (name) DO UPDATE SET url = excluded.url, description = excluded.description,
+             auth_secret = excluded.auth_secret, approval = excluded.approval, tools = excluded.tools,
+             timeout_ms = excluded.timeout_ms, category = excluded.category, enabled = excluded.enabled,
+             updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+        )
+        .bind(
+          name,
+          input.url,
+          input.description,
+          input.authSecret,
+          input.approval,
+          input.tools === null ? null : JSON.stringify(input.tools),
+          input.timeoutMs,
+          input.category,
+          input.enabled ? 1 : 0,
+        ),
+      this.db.prepare("SELECT * FROM mcp_servers WHERE name = ?").bind(name),
+    ]);
+    const row = results[2]?.results[0];
+    if (!row) throw new Error(`MCP server '${name}' was not found after it was written.`);
+    return { server: Row.parse(row), created: (results[0]?.results.length ?? 0) === 0 };
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const result = await this.db.prepare("DELETE FROM mcp_servers WHERE name = ?").bind(name).run();
+    return result.meta.changes > 0;
+  }
+
+  async recordDiscovery(name: string, discovery: McpDiscovery): Promise<void> {
+    await this.db
+      .prepare("UPDATE mcp_servers SET last_discovery = ? WHERE name = ?")
+      .bind(JSON.stringify(discovery), name)
+      .run();
+  }
+}

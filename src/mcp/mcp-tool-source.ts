@@ -1,0 +1,183 @@
+// The MCP tools a mode offers, for one session object: the servers its `mcp:` references name, their tools
+// discovered with tools/list (cached per object for MCP_DISCOVERY_TTL_MS, dropped when a server says its list
+// changed), filtered by the server's allow-list and the reference, and made AgentTools. A server that is down
+// or misconfigured, and a tool the registry refuses, are left out with a logged reason, recorded in the
+// server's discovery status; the turn runs with the rest.
+import type { AdminLogger } from "../observability/admin-logger";
+import type { ToolCategory } from "../tools/categories";
+import type { AgentTool } from "../tools/contract";
+import { AgentToolContractError, type AgentToolRegistry } from "../tools/registry";
+import { McpConnection, type Tool } from "./mcp-connection";
+import { parseMcpReference } from "./mcp-names";
+import { type McpDiscovery, type McpServerConfig, McpServerRegistry } from "./mcp-server-registry";
+import { mcpAgentTool } from "./mcp-tool";
+
+/** Discovery waits at most this long for a server, whatever its call timeout: a slow server must not hold a turn. */
+const DISCOVERY_TIMEOUT_MS = 10_000;
+
+export interface McpToolsForMode {
+  /** The base registry's tools and the mode's MCP tools, under the base's categories and the servers'. */
+  registry: AgentToolRegistry;
+  /** The MCP tools' names, for the mode's list of offered tools. */
+  offered: string[];
+  /** One category per server (or per operator-given category), for the prompt's grouping. */
+  categories: ToolCategory[];
+}
+
+interface Discovered {
+  at: number;
+  tools: Tool[];
+  error: string | null;
+}
+
+export class McpToolSource {
+  private readonly connections = new Map<string, McpConnection>();
+  private readonly discovered = new Map<string, Discovered>();
+  private readonly recorded = new Map<string, string>();
+
+  constructor(
+    private readonly db: D1Database,
+    private readonly env: object,
+    private readonly logger: AdminLogger,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * The MCP tools of a mode's tool list (its `mcp:` entries) registered beside `base`'s tools; `base` itself
+   * when it names none.
+   */
+  async forTools(names: readonly string[], base: AgentToolRegistry): Promise<McpToolsForMode> {
+    const wanted = new Map<string, Set<string> | null>();
+    for (const name of names) {
+      const reference = parseMcpReference(name);
+      if (!reference) continue;
+      const current = wanted.get(reference.server);
+      if (reference.tool === null || current === null) wanted.set(reference.server, null);
+      else wanted.set(reference.server, new Set([...(current ?? []), reference.tool]));
+    }
+    if (wanted.size === 0) return { registry: base, offered: [], categories: [] };
+
+    const configs = new Map((await new McpServerRegistry(this.db).list()).map((c) => [c.name, c]));
+    const servers: { config: McpServerConfig; only: Set<string> | null; category: string }[] = [];
+    for (const [name, only] of wanted) {
+      const config = configs.get(name);
+      if (config?.enabled) servers.push({ config, only, category: config.category ?? config.name });
+      else {
+        this.logger.addCustomEvent(
+          "Warning",
+          "[mcp_discovery]",
+          "A mode names an MCP server that is missing or disabled.",
+          [["server", name]],
+        );
+      }
+    }
+    const categories: ToolCategory[] = [];
+    for (const { config, category } of servers) {
+      if (categories.some((c) => c.id === category)) continue;
+      categories.push({
+        id: category,
+        name: `MCP: ${category}`,
+        description: config.description,
+        order: 1_000 + categories.length,
+      });
+    }
+    // One registry for all of them and the built-in tools: the TUL-011 checks, and no two tools of one name.
+    const registry = base.extended(categories);
+    const discoveries = await Promise.all(servers.map((server) => this.discover(server.config)));
+    const offered: string[] = [];
+    for (const [index, { config, only, category }] of servers.entries()) {
+      const discovery = discoveries[index] ?? { at: this.now(), tools: [], error: null };
+      const refused: McpDiscovery["refused"] = [];
+      const accepted: string[] = [];
+      for (const tool of discovery.tools) {
+        if (config.tools && !config.tools.includes(tool.name)) continue;
+        const made = this.make(config, tool, category, registry);
+        if (typeof made === "string") {
+          refused.push({ tool: tool.name, reason: made });
+          continue;
+        }
+        accepted.push(made.name);
+        if (!only || only.has(tool.name)) offered.push(made.name);
+      }
+      await this.record(config.name, {
+        at: new Date(discovery.at).toISOString(),
+        toolCount: discovery.tools.length,
+        tools: accepted,
+        refused,
+        error: discovery.error,
+      });
+    }
+    return { registry, offered, categories };
+  }
+
+  /** The AgentTool of one MCP tool, registered; or why it is refused (an unusable schema, a taken name). */
+  private make(config: McpServerConfig, tool: Tool, category: string, registry: AgentToolRegistry): AgentTool | string {
+    try {
+      const agentTool = mcpAgentTool({ connection: this.connection(config), tool, category, logger: this.logger });
+      registry.registerTool(agentTool);
+      return agentTool;
+    } catch (error) {
+      const reason =
+        error instanceof AgentToolContractError ? error.message : `its schema cannot be used (${String(error)})`;
+      this.logger.addCustomEvent("Warning", "[mcp_discovery]", "An MCP tool was left out.", [
+        ["server", config.name],
+        ["tool", tool.name],
+        ["reason", reason],
+      ]);
+      return reason;
+    }
+  }
+
+  private connection(config: McpServerConfig): McpConnection {
+    let connection = this.connections.get(config.name);
+    // A changed registration (another URL, secret or policy) gets a new connection.
+    if (connection && connection.config.updatedAt !== config.updatedAt) {
+      void connection.drop();
+      connection = undefined;
+      this.discovered.delete(config.name);
+    }
+    if (!connection) {
+      connection = new McpConnection(config, this.env, () => this.discovered.delete(config.name));
+      this.connections.set(config.name, connection);
+    }
+    return connection;
+  }
+
+  private async discover(config: McpServerConfig): Promise<Discovered> {
+    const connection = this.connection(config);
+    const cached = this.discovered.get(config.name);
+    if (cached && this.now() - cached.at < this.ttlMs) return cached;
+    try {
+      const tools = await connection.listTools(Math.min(config.timeoutMs, DISCOVERY_TIMEOUT_MS));
+      const found: Discovered = { at: this.now(), tools, error: null };
+      this.discovered.set(config.name, found);
+      return found;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.logger.addCustomEvent(
+        "Warning",
+        "[mcp_discovery]",
+        "An MCP server's tools could not be listed; they are left out.",
+        [
+          ["server", config.name],
+          ["error", message.slice(0, 500)],
+        ],
+      );
+      // Not cached: the next request tries again.
+      return { at: this.now(), tools: [], error: message.slice(0, 500) };
+    }
+  }
+
+  /** Writes a server's discovery status to the registry when it differs from the last one written. */
+  private async record(name: string, discovery: McpDiscovery): Promise<void> {
+    const key = JSON.stringify({ ...discovery, at: "" });
+    if (this.recorded.get(name) === key) return;
+    this.recorded.set(name, key);
+    try {
+      await new McpServerRegistry(this.db).recordDiscovery(name, discovery);
+    } catch (error) {
+      this.logger.addException("[mcp_discovery]", error, [["server", name]]);
+    }
+  }
+}

@@ -1,0 +1,150 @@
+// An MCP server's tool as an AgentTool under the TUL-011 contract: a class per tool (its static ToolName,
+// ToolUsageMetadata and getSchema), arguments checked against the tool's own inputSchema before the call,
+// the call made through the session object's connection with the turn's signal and the server's timeout,
+// its result read for the model (text, structured content, notes for binaries), every call logged.
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { schemaProblem } from "../json-schema-check";
+import type { AdminLogger } from "../observability/admin-logger";
+import {
+  type AgentTool,
+  type AgentToolExecutionContext,
+  exceptionTag,
+  InvokeResult,
+  type OpenAIFunctionToolSchema,
+} from "../tools/contract";
+import { McpConfigurationError, type McpConnection, type Tool } from "./mcp-connection";
+import { mcpToolName } from "./mcp-names";
+import { resultForModel } from "./mcp-result";
+
+const DESCRIPTION_CHARS = 1_000;
+const ERROR_TEXT_CHARS = 500;
+
+/** The server's inputSchema in our schema's shape; a property without a description gets one from its name. */
+function functionSchema(name: string, description: string, input: Tool["inputSchema"]): OpenAIFunctionToolSchema {
+  const properties: Record<string, Record<string, unknown>> = {};
+  for (const [key, value] of Object.entries(input.properties ?? {})) {
+    const property = typeof value === "object" && value !== null ? { ...(value as Record<string, unknown>) } : {};
+    if (typeof property.description !== "string" || property.description.trim() === "") {
+      property.description = `The ${key} argument.`;
+    }
+    properties[key] = property;
+  }
+  return {
+    type: "function",
+    name,
+    description,
+    parameters: { type: "object", properties, required: [...(input.required ?? [])] },
+  };
+}
+
+export interface McpToolOptions {
+  connection: McpConnection;
+  tool: Tool;
+  /** The category the enhanced prompt groups the tool under: the operator's, or the server's name. */
+  category: string;
+  logger: AdminLogger;
+}
+
+/** The AgentTool class of one MCP tool (TUL-011's statics are per class, so each tool gets its own). */
+export function mcpAgentTool(options: McpToolOptions): AgentTool {
+  const { connection, tool, category, logger } = options;
+  const server = connection.config;
+  const toolName = mcpToolName(server.name, tool.name);
+  const said = (tool.description ?? tool.title ?? "").trim().slice(0, DESCRIPTION_CHARS);
+  const usage = `${said || `The tool '${tool.name}'.`} (From the MCP server '${server.name}': ${server.description})`;
+  const schema = functionSchema(toolName, `[MCP ${server.name}] ${said || tool.name}`, tool.inputSchema);
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  const label = `MCP tool '${server.name}/${tool.name}'`;
+
+  function checkArguments(argumentsJson: string): string | null {
+    let args: unknown;
+    try {
+      args = JSON.parse(argumentsJson.trim() === "" ? "{}" : argumentsJson);
+    } catch {
+      return `${label} requires its arguments as a JSON object; the arguments are not valid JSON.`;
+    }
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      return `${label} requires its arguments as a JSON object.`;
+    }
+    const problem = schemaProblem(tool.inputSchema, args);
+    return problem ? `${label} got arguments its schema refuses: ${problem.message}.` : null;
+  }
+
+  return new (class McpTool implements AgentTool {
+    static readonly ToolName = toolName;
+    static readonly ToolUsageMetadata = usage;
+    static getSchema(): OpenAIFunctionToolSchema {
+      return structuredClone(schema);
+    }
+    readonly name = toolName;
+    readonly toolUsageMetadata = usage;
+    readonly category = category;
+    readonly isToolFullyExecutedOnServer = true;
+    readonly requiresApproval = server.approval === "always" || (server.approval === "unless_read_only" && !readOnly);
+    readonly priority = 40;
+    /** Which server and tool this is, for the approval dialog and the frames. */
+    readonly mcp = { server: server.name, tool: tool.name };
+
+    getSchema(): OpenAIFunctionToolSchema {
+      return structuredClone(schema);
+    }
+
+    checkArguments(argumentsJson: string): string | null {
+      return checkArguments(argumentsJson);
+    }
+
+    async execute(
+      argumentsJson: string | null | undefined,
+      context: AgentToolExecutionContext | null | undefined,
+      signal?: AbortSignal,
+    ): Promise<InvokeResult<string>> {
+      const problem = checkArguments(argumentsJson ?? "");
+      if (problem) return InvokeResult.fromError(problem);
+      const started = Date.now();
+      const log = (outcome: string) =>
+        logger.addCustomEvent("Message", "[mcp_call]", outcome, [
+          ["server", server.name],
+          ["tool", tool.name],
+          ["durationMs", String(Date.now() - started)],
+          ["outcome", outcome],
+          ["SessionId", context?.sessionId ?? ""],
+        ]);
+      try {
+        const result = await connection.callTool(tool.name, JSON.parse(argumentsJson || "{}"), {
+          ...(signal ? { signal } : {}),
+          timeoutMs: server.timeoutMs,
+          ...(context?.elicit ? { elicit: context.elicit } : {}),
+        });
+        const read = resultForModel(result);
+        log(read.isError ? "tool_error" : "ok");
+        if (read.isError) {
+          return InvokeResult.fromError(
+            `${label} reported an error: ${read.text.slice(0, ERROR_TEXT_CHARS) || "no details"}`,
+          );
+        }
+        return InvokeResult.create(read.json);
+      } catch (error) {
+        if (signal?.aborted) {
+          log("cancelled");
+          return InvokeResult.fromError(`${label} was cancelled with the turn.`);
+        }
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+          log("timeout");
+          return InvokeResult.fromError(`${label} did not answer within ${server.timeoutMs} ms.`);
+        }
+        if (error instanceof McpConfigurationError) {
+          log("misconfigured");
+          return InvokeResult.fromError(`${label} cannot be called: ${error.message}.`);
+        }
+        log("failed");
+        logger.addException(exceptionTag(toolName), error, [
+          ["server", server.name],
+          ["tool", tool.name],
+        ]);
+        if (error instanceof McpError)
+          return InvokeResult.fromError(`${label} failed: the server refused the call (MCP error ${error.code}).`);
+        return InvokeResult.fromError(`${label} failed: the MCP server could not be reached or broke off the call.`);
+      }
+    }
+  })();
+}

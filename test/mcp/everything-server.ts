@@ -1,0 +1,230 @@
+// Vitest global setup (Node): starts the MCP reference server, @modelcontextprotocol/server-everything, in its
+// Streamable HTTP mode on a free loopback port, and hands its URL to the Workers pool. No one here wrote it.
+// Beside it, a small control server for what tests in workerd cannot do themselves: start another instance
+// of the reference server and stop it (a server that goes away mid-session), and a proxy in front of the
+// shared instance that wants a bearer token (a server that needs an auth secret).
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:net";
+import { Readable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { TestProject } from "vitest/node";
+import { z } from "zod";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    mcpEverythingUrl: string;
+    mcpControlUrl: string;
+  }
+}
+
+/** The token the control server's proxy wants (`Authorization: Bearer ...`); tests bind it as a secret. */
+export const TEST_MCP_TOKEN = "test-mcp-token-3b7e9c";
+
+/** Headers of Streamable HTTP that the proxy passes each way. */
+const PASSED_REQUEST_HEADERS = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
+const PASSED_RESPONSE_HEADERS = ["content-type", "mcp-session-id", "cache-control"];
+
+const ENTRY = fileURLToPath(
+  new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the server and resolves once it answers; `stop()` ends it. */
+export async function startEverythingServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [ENTRY, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server-everything exited ${child.exitCode}:\n${output}`);
+    try {
+      await fetch(url, { method: "GET" });
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`server-everything did not start:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Forwards one Streamable HTTP request to `target` and streams the answer back (JSON or SSE). */
+async function forward(request: IncomingMessage, response: ServerResponse, target: string): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const name of PASSED_REQUEST_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === "string") headers[name] = value;
+  }
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await readBody(request);
+  const controller = new AbortController();
+  response.on("close", () => controller.abort());
+  const upstream = await fetch(target, {
+    method: request.method ?? "GET",
+    headers,
+    ...(body ? { body } : {}),
+    signal: controller.signal,
+  });
+  const answerHeaders: Record<string, string> = {};
+  for (const name of PASSED_RESPONSE_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value) answerHeaders[name] = value;
+  }
+  response.writeHead(upstream.status, answerHeaders);
+  if (!upstream.body) return void response.end();
+  Readable.fromWeb(upstream.body as import("node:stream/web").ReadableStream)
+    .on("error", () => response.destroy())
+    .pipe(response);
+}
+
+/**
+ * A server with what the reference server does not have: two tools whose derived names collide (`get-sum`,
+ * `get_sum`), one whose parameter has no simple type (a union), and one that asks the client for a model call
+ * (sampling) whatever the client advertised. Stateless Streamable HTTP, built with the SDK's own server.
+ */
+function oddServer(): McpServer {
+  const server = new McpServer({ name: "odd", version: "1" });
+  const sum = { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() } };
+  const add = async ({ a, b }: { a: number; b: number }) => ({
+    content: [{ type: "text" as const, text: `${a + b}` }],
+  });
+  server.registerTool("get-sum", sum, add);
+  server.registerTool("get_sum", sum, add);
+  server.registerTool(
+    "either",
+    { description: "Takes a string or a number.", inputSchema: { value: z.union([z.string(), z.number()]) } },
+    async ({ value }) => ({ content: [{ type: "text", text: String(value) }] }),
+  );
+  server.registerTool("ask-model", { description: "Asks the client's model a question." }, async () => {
+    const answer = await server.server.createMessage({
+      messages: [{ role: "user", content: { type: "text", text: "Say hi." } }],
+      maxTokens: 10,
+    });
+    return { content: [{ type: "text", text: JSON.stringify(answer.content) }] };
+  });
+  return server;
+}
+
+/** The odd server's sessions (stateful, so a request it sends the client can be answered). */
+const oddSessions = new Map<string, StreamableHTTPServerTransport>();
+
+async function serveOdd(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const body = request.method === "POST" ? JSON.parse((await readBody(request)).toString() || "null") : undefined;
+  const sessionId = request.headers["mcp-session-id"];
+  const known = typeof sessionId === "string" ? oddSessions.get(sessionId) : undefined;
+  if (known) return known.handleRequest(request, response, body);
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    onsessioninitialized: (id) => {
+      oddSessions.set(id, transport);
+    },
+  });
+  transport.onclose = () => {
+    if (transport.sessionId) oddSessions.delete(transport.sessionId);
+  };
+  await oddServer().connect(transport);
+  await transport.handleRequest(request, response, body);
+}
+
+/**
+ * The control server: `POST /instances` starts another reference server (`{id, url}`), `DELETE /instances/:id`
+ * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/odd/mcp` is oddServer.
+ */
+async function startControlServer(shared: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const instances = new Map<string, Awaited<ReturnType<typeof startEverythingServer>>>();
+  let next = 0;
+  const server = createHttpServer((request, response) => {
+    const path = new URL(request.url ?? "/", "http://control").pathname;
+    const handle = async () => {
+      if (path === "/instances" && request.method === "POST") {
+        const instance = await startEverythingServer();
+        const id = String(++next);
+        instances.set(id, instance);
+        response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id, url: instance.url }));
+        return;
+      }
+      const instance = /^\/instances\/(\w+)$/.exec(path);
+      if (instance && request.method === "DELETE") {
+        await instances.get(instance[1] ?? "")?.stop();
+        instances.delete(instance[1] ?? "");
+        response.writeHead(204).end();
+        return;
+      }
+      if (path === "/odd/mcp") return serveOdd(request, response);
+      if (path === "/authed/mcp") {
+        if (request.headers.authorization !== `Bearer ${TEST_MCP_TOKEN}`) {
+          response.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');
+          return;
+        }
+        await forward(request, response, shared);
+        return;
+      }
+      response.writeHead(404).end();
+    };
+    handle().catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(502).end(String(error));
+      else response.destroy();
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await Promise.all([...instances.values()].map((i) => i.stop()));
+      for (const transport of oddSessions.values()) await transport.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await startEverythingServer();
+  const control = await startControlServer(server.url);
+  project.provide("mcpEverythingUrl", server.url);
+  project.provide("mcpControlUrl", control.url);
+  return async () => {
+    await control.stop();
+    await server.stop();
+  };
+}
