@@ -1,13 +1,15 @@
 // The offline demo model: a small rule-based ChatModel that drives real tool calls with no network,
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
+import { sampleValue } from "./demo-arguments";
 
 const PREFIX = "[offline demo model]";
 const PROPOSAL = /better served by \*\*(.+?)\*\* mode \(key `([a-z0-9_-]+)`\)/;
 const HELP =
   `${PREFIX} I am the offline demo model (set LLM_BASE_URL for a real one), so I understand only a few requests: ` +
   `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), and in the Workspace ` +
-  `mode "read README.md" or "write a.txt with hello and write b.txt with bye".`;
+  `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
+  `("use get-sum with 2 and 40", "echo 'hi'").`;
 
 type Call = { tool: string; args: Record<string, unknown> };
 type Intent = { text: string } | Call | { calls: Call[] };
@@ -65,6 +67,13 @@ function describeResult(name: string, content: string): string {
   }
   if (name === "workspace_write_file")
     return `${PREFIX} Wrote ${String(value.bytesWritten)} bytes to ${String(value.path)}.`;
+  if (typeof value.text === "string" && name.includes("__")) {
+    // An MCP tool's result: its text, its structured content, notes for what it attached.
+    const parts = [value.text.slice(0, 600)];
+    if (value.structuredContent) parts.push(`Structured content: ${JSON.stringify(value.structuredContent)}`);
+    if (Array.isArray(value.attachments)) parts.push(`Attached: ${value.attachments.join("; ")}`);
+    return `${PREFIX} The tool ${name} answered: ${parts.filter(Boolean).join("\n")}`;
+  }
   return `${PREFIX} The tool ${name} answered: ${content.slice(0, 300)}`;
 }
 
@@ -72,6 +81,34 @@ const PROPOSALS: [RegExp, string, string][] = [
   [/\bddr\b|design (decision )?record/, "DDR Authoring", "ddr_authoring"],
   [/\b(files?|workspace|repo(sitory)?)\b/, "Workspace", "workspace"],
 ];
+
+/**
+ * A remote (MCP) tool the user names, by its full name (`everything__get_sum`) or its own (`get-sum`), called
+ * with arguments valid for its schema: numbers the user gave fill its number fields in order, a quoted phrase
+ * its text. Native tool calls only (the JSON format's prompt carries no schemas).
+ */
+function namedRemoteTool(request: ChatRequest, said: string): Call | null {
+  const lower = said.toLowerCase();
+  const spelled = (name: string) => name.toLowerCase().replace(/_/g, "[-_ ]");
+  const tool = (request.tools ?? [])
+    .filter((t) => t.function.name.includes("__"))
+    .map((t) => ({ t, own: t.function.name.split("__").slice(1).join("__") }))
+    // The longest name first, so `get_sum` wins over `get`.
+    .sort((a, b) => b.own.length - a.own.length)
+    .find(
+      ({ t, own }) => lower.includes(t.function.name.toLowerCase()) || new RegExp(`\\b${spelled(own)}\\b`).test(lower),
+    );
+  if (!tool) return null;
+  const schema = tool.t.function.parameters;
+  const args = sampleValue(schema, said) as Record<string, unknown>;
+  const rest = lower.replace(new RegExp(spelled(tool.own), "g"), " ");
+  const numbers = [...rest.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => Number(m[0]));
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  for (const [key, property] of Object.entries(properties)) {
+    if ((property.type === "number" || property.type === "integer") && numbers.length > 0) args[key] = numbers.shift();
+  }
+  return { tool: tool.t.function.name, args };
+}
 
 function decide(request: ChatRequest): Intent {
   const tools = offeredTools(request);
@@ -97,6 +134,8 @@ function decide(request: ChatRequest): Intent {
       };
     }
   }
+  const named = namedRemoteTool(request, said);
+  if (named) return named;
   const read = /\bread\s+(\S+)/.exec(said);
   if (read && tools.has("workspace_read_file")) return { tool: "workspace_read_file", args: { path: read[1] } };
   const writes = [...said.matchAll(/\bwrite\s+(\S+)(?:\s+with\s+(.+?))?(?=\s+and\s+write\s|$)/g)];

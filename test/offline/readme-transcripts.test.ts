@@ -1,6 +1,6 @@
 // The README's transcripts, replayed as `npm start` serves them (the offline demo model, the dev key's
 // scopes): every documented answer, tool call ids included, comes back the same on a fresh session.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import { newChatKey, type TestKey } from "../passthrough/harness";
@@ -115,5 +115,56 @@ describe("the README's agent session transcript", () => {
       status: "completed",
       text: "[offline demo model] Wrote 5 bytes to notes.txt.",
     });
+  });
+});
+
+describe("the README's MCP transcript", () => {
+  it("registers the reference server, offers it in a mode, and the demo model calls the tool the user names", async () => {
+    const key = await newChatKey("org-a", ["chat", "admin"]);
+    const put = async (path: string, body: unknown) => {
+      const response = await exports.default.fetch(`http://localhost${path}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, await response.clone().text()).toBe(201);
+    };
+    const server = `everything${crypto.randomUUID().slice(0, 6)}`;
+    await put(`/admin/mcp-servers/${server}`, {
+      url: env.TEST_MCP_EVERYTHING_URL,
+      description: "The MCP reference server.",
+      approval: "unless_read_only",
+      tools: ["echo", "get-sum", "get-tiny-image", "trigger-elicitation-request"],
+    });
+    const mode = `tools${crypto.randomUUID().slice(0, 6)}`;
+    await put(`/admin/modes/${mode}`, {
+      displayName: "Tools",
+      description: "The reference MCP server's tools.",
+      systemPrompt: "Use the tools the user names.",
+      tools: [`mcp:${server}`],
+    });
+    const id = ((await post(key, "/context/sessions", { mode })) as unknown as { sessionId: string }).sessionId;
+
+    const sum = await say(key, id, "use get-sum with 2 and 40");
+    expect(sum.toolCalls.map((c) => [c.id, c.name, c.argumentsJson, c.mcp])).toEqual([
+      ["demo_call_1", `${server}__get_sum`, '{"a":2,"b":40}', { server, tool: "get-sum" }],
+    ]);
+    expect(sum).toMatchObject({
+      status: "completed",
+      text: `[offline demo model] The tool ${server}__get_sum answered: The sum of 2 and 40 is 42.`,
+    });
+
+    const asked = await say(key, id, "trigger elicitation request please");
+    expect(asked).toMatchObject({ status: "awaiting_approval" });
+    const waiting = await post(key, `/context/sessions/${id}/approvals`, {
+      decisions: [{ toolCallId: "demo_call_2", approved: true }],
+    });
+    expect(waiting.status).toBe("awaiting_input");
+    const answered = await post(key, `/context/sessions/${id}/elicitations/${waiting.elicitation?.elicitationId}`, {
+      action: "accept",
+      content: { name: "Dana" },
+    });
+    expect(answered.status).toBe("completed");
+    expect(answered.text).toContain("- Name: Dana");
   });
 });
