@@ -4,7 +4,7 @@ import { ApiClient, ApiError } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 import { SessionSocket } from "./js/socket.js";
 import { approvalItem, artifactItem, clientToolItem, messageItem, toolCallItem } from "./js/views.js";
-import { fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
+import { fillSchemaForm, fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
 
 const KEY_STORAGE = "aptix.apiKey";
 const SESSION_STORAGE = "aptix.sessionId";
@@ -58,6 +58,9 @@ const el = {
   workflowDialog: byId("workflow-dialog", HTMLDialogElement),
   workflowList: byId("workflow-list"),
   workflowForm: byId("workflow-form", HTMLFormElement),
+  elicitationDialog: byId("elicitation-dialog", HTMLDialogElement),
+  elicitationForm: byId("elicitation-form", HTMLFormElement),
+  elicitationSource: byId("elicitation-source"),
 };
 
 function say(text, isError = false) {
@@ -209,17 +212,28 @@ function connectSocket() {
 }
 
 let reloads = 0;
+/** The newest reload: a stale one waits for it, so "reloaded" always means "the newest state is drawn". */
+let newestReload = Promise.resolve();
 
 /**
  * Redraws the session from GET. Only the newest reload of the current session is drawn (an older answer,
- * or one for a session the page has left, is dropped); a failure is said, never thrown.
+ * or one for a session the page has left, is dropped, and resolves once the newer one has drawn); a
+ * failure is said, never thrown.
+ * @returns {Promise<void>}
  */
-async function reloadSession() {
-  const ticket = ++reloads;
+function reloadSession() {
+  const reload = drawSession(++reloads);
+  newestReload = reload;
+  return reload;
+}
+
+/** @param {number} ticket @returns {Promise<void>} */
+async function drawSession(ticket) {
   const sessionId = state.sessionId;
   try {
     const view = await state.api.getSession(sessionId);
-    if (ticket !== reloads || sessionId !== state.sessionId) return;
+    if (sessionId !== state.sessionId) return;
+    if (ticket !== reloads) return newestReload;
     renderSession(view);
   } catch (error) {
     if (ticket === reloads) say(`Could not refresh the session: ${describe(error)}`, true);
@@ -238,6 +252,7 @@ function renderSession(view) {
     if (!forClient.some((call) => call.id === id)) removeClientRequest(id);
   }
   showClientRequests(forClient);
+  showElicitation(view.pendingElicitation ?? null);
   if (view.status === "idle") hideWorking();
   else showWorking(view.status === "running" ? "running" : "waiting");
   el.app.dataset.status = view.status;
@@ -361,6 +376,13 @@ function handleFrame(frame) {
       showWorking("waiting");
       el.app.dataset.status = "awaiting_client";
       showClientRequests(frame.toolCalls);
+      break;
+    case "elicitation_required":
+      showWorking("waiting");
+      showElicitation(frame.elicitation);
+      break;
+    case "elicitation_answered":
+      if (shownElicitation?.elicitationId === frame.elicitationId) showElicitation(null);
       break;
     case "mode_changed":
       showMode(frame.to);
@@ -511,6 +533,51 @@ async function sendToolResult(result) {
     say(describe(error), true);
   }
   await reloadSession();
+}
+
+// --- Elicitations ---------------------------------------------------------------------------------
+
+/** The question an MCP server asks the user mid-call, as the dialog shows it (null: none). */
+let shownElicitation = null;
+
+/** Shows the server's question as a form built from its schema (the workflow form generator); null hides it. */
+function showElicitation(question) {
+  if (question?.elicitationId === shownElicitation?.elicitationId) return;
+  shownElicitation = question;
+  if (!question) {
+    if (el.elicitationDialog.open) el.elicitationDialog.close();
+    return;
+  }
+  el.elicitationSource.textContent = `MCP server ${question.server} asks this for its tool ${question.tool}.`;
+  // The dialog stays until the answer is taken (elicitation_answered, or the answer's own reply), so a refused
+  // answer is shown beside its field with everything the user typed still there.
+  const answer = async (body) => {
+    try {
+      await state.api.answerElicitation(state.sessionId, question.elicitationId, body);
+      if (shownElicitation?.elicitationId === question.elicitationId) showElicitation(null);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400 && shownElicitation === question) {
+        showWorkflowError(el.elicitationForm, error, "content.");
+        return;
+      }
+      say(describe(error), true);
+    }
+    await reloadSession();
+  };
+  fillSchemaForm(el.elicitationForm, {
+    title: question.message,
+    description: "Your answer goes to the server, and its tool call goes on.",
+    schema: question.requestedSchema,
+    idPrefix: `elicit-${question.elicitationId}`,
+    submitLabel: "Send answer",
+    actions: [
+      { label: "Decline", onClick: () => void answer({ action: "decline" }) },
+      { label: "Cancel", onClick: () => void answer({ action: "cancel" }) },
+    ],
+    onSubmit: (content) => void answer({ action: "accept", content }),
+  });
+  if (!el.elicitationDialog.open) el.elicitationDialog.showModal();
+  /** @type {HTMLElement | null} */ (el.elicitationForm.querySelector("input, select, textarea"))?.focus();
 }
 
 // --- Workflows -------------------------------------------------------------------------------------

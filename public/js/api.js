@@ -80,6 +80,19 @@ export class ApiClient {
     return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/tool-results`, { results });
   }
 
+  /**
+   * The user's answer to a question an MCP server asks mid-call; answers once the turn stops again.
+   * @param {string} sessionId @param {string} elicitationId
+   * @param {{action: "accept" | "decline" | "cancel", content?: Record<string, unknown>}} answer
+   */
+  answerElicitation(sessionId, elicitationId, answer) {
+    return this.request(
+      "POST",
+      `/context/sessions/${encodeURIComponent(sessionId)}/elicitations/${encodeURIComponent(elicitationId)}`,
+      answer,
+    );
+  }
+
   /** @param {string} sessionId @param {string} workflowId @param {Record<string, unknown>} parameters */
   runWorkflow(sessionId, workflowId, parameters) {
     return this.request(

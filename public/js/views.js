@@ -32,6 +32,17 @@ export function messageItem(message) {
   );
 }
 
+/** Where a call runs: a tool of an MCP server says which server and which of its tools. */
+function callSource(call) {
+  return call.mcp
+    ? h("span", {
+        class: "call-source",
+        "data-mcp-server": call.mcp.server,
+        text: `MCP server ${call.mcp.server} · tool ${call.mcp.tool}`,
+      })
+    : null;
+}
+
 /**
  * A tool call as the working indicator lists it: name, arguments, then its result or error. A call waiting
  * for approval has already been checked: it shows what the client will be asked to do once approved.
@@ -56,6 +67,7 @@ export function toolCallItem(call) {
     "li",
     { "data-tool-call-id": call.id },
     h("strong", { text: call.name }),
+    callSource(call),
     h("pre", { text: prettyJson(call.argumentsJson) }),
     waiting,
     outcome,
@@ -72,6 +84,7 @@ export function approvalItem(call) {
       "fieldset",
       {},
       h("legend", { text: call.name }),
+      callSource(call),
       h("pre", { text: prettyJson(call.argumentsJson) }),
       h(
         "div",

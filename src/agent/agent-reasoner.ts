@@ -129,7 +129,11 @@ export class AgentReasoner {
         // Its preflight ran before the person was asked: the prepared request goes to the client as it is.
         this.deps.store.saveToolCall({ ...call, approval: "approved", state: "awaiting_client" });
       } else {
-        await this.runCall(turn, { ...call, approval: "approved", state: "ready" }, run, executor);
+        // Stored as approved before it runs: a call that takes long (or asks the user for input) is not
+        // shown as waiting for approval meanwhile.
+        const approved: StoredToolCall = { ...call, approval: "approved", state: "ready" };
+        this.deps.store.saveToolCall(approved);
+        await this.runCall(turn, approved, run, executor);
       }
     }
     return { ok: true, value: await this.continueTurn(turn, run) };

@@ -6,6 +6,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
+import { startEverythingServer } from "../mcp/reference-server.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = "test-results/e2e";
@@ -307,6 +308,106 @@ describe("the console from the keyboard alone", () => {
     await activate("#client-tools button:not(.quiet)");
     await waitForTurnAfter(page, turns);
     assert.match(await lastMessage(page, "assistant"), /Wrote 4 bytes to k\.txt/);
+  });
+});
+
+describe("MCP tools in the console", () => {
+  let everything: Awaited<ReturnType<typeof startEverythingServer>>;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  async function put(path: string, body: unknown): Promise<void> {
+    const response = await fetch(`${worker.url}${path}`, {
+      method: "PUT",
+      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.ok(response.status === 201 || response.status === 200, await response.text());
+  }
+
+  before(async () => {
+    // The reference server on loopback, registered and offered by a mode, as the README shows.
+    everything = await startEverythingServer();
+    await put("/admin/mcp-servers/everything", {
+      url: everything.url,
+      description: "The MCP reference server.",
+      approval: "unless_read_only",
+      tools: ["echo", "get-sum", "trigger-elicitation-request"],
+    });
+    await put("/admin/modes/mcp_tools", {
+      displayName: "MCP Tools",
+      description: "The reference MCP server's tools.",
+      systemPrompt: "Use the tools the user names.",
+      tools: ["mcp:everything"],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("console", (message) => {
+      if (message.type() !== "error") return;
+      // The one refusal provoked on purpose: an answer to the server's question that does not fit its schema.
+      if (message.text().includes("status of 400") && message.location().url.includes("/elicitations/")) return;
+      problems.push(`${message.text()} (${message.location().url})`);
+    });
+    page.on("pageerror", (error) => problems.push(`pageerror: ${error.stack ?? error.message}`));
+    await page.goto(worker.url);
+    await page.locator("#api-key").fill("dev-key");
+    await page.keyboard.press("Enter");
+    await page.locator("#app").waitFor({ state: "visible" });
+    await page.locator("#mode-picker").selectOption("mcp_tools");
+    await page.locator("#mode-form button[type=submit]").click();
+    await page.waitForFunction(() => document.querySelector("#current-mode")?.textContent === "MCP Tools");
+  });
+
+  after(async () => {
+    await context?.close();
+    await everything?.stop();
+  });
+
+  it("lists an MCP tool call with its server and tool, and answers with its result", async () => {
+    const turns = await completedTurns(page);
+    await page.locator("#composer-input").fill("use get-sum with 2 and 40");
+    await page.keyboard.press("Enter");
+    await waitForTurnAfter(page, turns);
+    assert.match(await lastMessage(page, "assistant"), /The sum of 2 and 40 is 42\./);
+    await page.locator("#working").evaluate((details) => {
+      (details as HTMLDetailsElement).open = true;
+    });
+    assert.equal(
+      await page.locator("#tool-calls > li .call-source").first().innerText(),
+      "MCP server everything · tool get-sum",
+    );
+  });
+
+  it("asks for approval naming the server, then shows the server's question as a form and sends the answer", async () => {
+    await page.locator("#composer-input").fill("trigger elicitation request");
+    await page.keyboard.press("Enter");
+    await page.locator("#approval-dialog").waitFor({ state: "visible" });
+    assert.equal(
+      await page.locator("#approval-calls .call-source").innerText(),
+      "MCP server everything · tool trigger-elicitation-request",
+    );
+    await page.locator("#submit-decisions").click();
+    const dialog = page.locator("#elicitation-dialog");
+    await dialog.waitFor({ state: "visible" });
+    assert.equal(
+      await page.locator("#elicitation-source").innerText(),
+      "MCP server everything asks this for its tool trigger-elicitation-request.",
+    );
+    await page.getByLabel("String (name) (required)").fill("Dana");
+    await page.getByLabel("Integer (integer)").fill("500");
+    await page.screenshot({ path: `${SHOTS}/elicitation-form.png` });
+    await page.getByRole("button", { name: "Send answer" }).click();
+    await page.locator('[data-field-error="integer"]').filter({ hasText: /100/ }).waitFor();
+    await page.getByLabel("Integer (integer)").fill("7");
+    const answered = await completedTurns(page);
+    await page.getByRole("button", { name: "Send answer" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await waitForTurnAfter(page, answered);
+    assert.match(await lastMessage(page, "assistant"), /- Name: Dana/);
+    assert.match(await lastMessage(page, "assistant"), /- Favorite Integer: 7/);
+    assert.deepEqual(problems, []);
   });
 });
 

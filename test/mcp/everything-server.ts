@@ -3,16 +3,14 @@
 // Beside it, a small control server for what tests in workerd cannot do themselves: start another instance
 // of the reference server and stop it (a server that goes away mid-session), and a proxy in front of the
 // shared instance that wants a bearer token (a server that needs an auth secret).
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createServer } from "node:net";
 import { Readable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { TestProject } from "vitest/node";
 import { z } from "zod";
+import { freePort, startEverythingServer } from "./reference-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -27,60 +25,6 @@ export const TEST_MCP_TOKEN = "test-mcp-token-3b7e9c";
 /** Headers of Streamable HTTP that the proxy passes each way. */
 const PASSED_REQUEST_HEADERS = ["content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
 const PASSED_RESPONSE_HEADERS = ["content-type", "mcp-session-id", "cache-control"];
-
-const ENTRY = fileURLToPath(
-  new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
-);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts the server and resolves once it answers; `stop()` ends it. */
-export async function startEverythingServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [ENTRY, "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const url = `http://127.0.0.1:${port}/mcp`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server-everything exited ${child.exitCode}:\n${output}`);
-    try {
-      await fetch(url, { method: "GET" });
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`server-everything did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
