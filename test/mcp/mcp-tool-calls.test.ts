@@ -45,7 +45,8 @@ describe("MCP tools in the loop", () => {
     expect(response.status).toBe("completed");
     expect(call?.errorMessage).toBeNull();
     expect(resultOf(call?.resultJson).text).toBe("Echo: hello there");
-    const toolMessage = (bodies[1]?.messages as { role: string; content: string }[]).find((m) => m.role === "tool");
+    const messages = (bodies[1]?.messages ?? []) as { role: string; content: string }[];
+    const toolMessage = messages.find((m) => m.role === "tool");
     expect(toolMessage?.content).toContain("Echo: hello there");
   });
 
