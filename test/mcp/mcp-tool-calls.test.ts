@@ -103,6 +103,15 @@ describe("MCP tools in the loop", () => {
     );
   });
 
+  it("bounds the result the model sees by the tool-result budget, like any tool's", async () => {
+    const server = await registerServer();
+    const { bodies } = await callOnce(server, "echo", { message: "x".repeat(20_000) });
+    const messages = (bodies[1]?.messages ?? []) as { role: string; content: string }[];
+    const toolMessage = messages.find((m) => m.role === "tool")?.content ?? "";
+    expect(toolMessage.length).toBeLessThan(16_200);
+    expect(toolMessage).toMatch(/\n\[truncated: the result was \d+ characters; /);
+  });
+
   it("marks each call with its server and tool", async () => {
     const server = await registerServer();
     const { call } = await callOnce(server, "echo", { message: "x" });
