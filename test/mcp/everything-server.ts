@@ -63,7 +63,8 @@ async function forward(request: IncomingMessage, response: ServerResponse, targe
 /**
  * A server with what the reference server does not have: two tools whose derived names collide (`get-sum`,
  * `get_sum`), one whose parameter has no simple type (a union), and one that asks the client for a model call
- * (sampling) whatever the client advertised. Stateless Streamable HTTP, built with the SDK's own server.
+ * (sampling) whatever the client advertised, and one that adds a tool (the server then says its list changed).
+ * Stateful Streamable HTTP, built with the SDK's own server.
  */
 function oddServer(): McpServer {
   const server = new McpServer({ name: "odd", version: "1" });
@@ -78,6 +79,13 @@ function oddServer(): McpServer {
     { description: "Takes a string or a number.", inputSchema: { value: z.union([z.string(), z.number()]) } },
     async ({ value }) => ({ content: [{ type: "text", text: String(value) }] }),
   );
+  // Adds a tool while the session lasts: the SDK's server then sends notifications/tools/list_changed.
+  server.registerTool("add-tool", { description: "Adds the tool 'added'." }, async () => {
+    server.registerTool("added", { description: "A tool added at run time." }, async () => ({
+      content: [{ type: "text", text: "added ran" }],
+    }));
+    return { content: [{ type: "text", text: "added" }] };
+  });
   server.registerTool("ask-model", { description: "Asks the client's model a question." }, async () => {
     const answer = await server.server.createMessage({
       messages: [{ role: "user", content: { type: "text", text: "Say hi." } }],

@@ -119,6 +119,23 @@ describe("MCP discovery", () => {
     expect((await getServer(server)).authSecret).toBe("MCP_TEST_TOKEN");
   });
 
+  it("lists a server's tools again when it says its list changed, before the TTL runs out", async () => {
+    const server = await registerServer({ url: oddUrl() });
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: toolOf(server, "add-tool"), arguments: "{}" }] },
+      { type: "completion", content: "added" },
+      { type: "completion", content: "next" },
+    ]);
+    const id = await createSession(await mcpMode([`mcp:${server}`]));
+    await sendMessage(id, `add ${script.marker}`);
+    await sendMessage(id, "what now?");
+    const bodies = await script.bodies();
+    const names = (body: Record<string, unknown> | undefined) =>
+      ((body?.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+    expect(names(bodies[0])).not.toContain(toolOf(server, "added"));
+    expect(names(bodies[2])).toContain(toolOf(server, "added"));
+  });
+
   it("declines a server's sampling request with a clear message", async () => {
     const server = await registerServer({ url: oddUrl() });
     const { call: made } = await callTool(await mcpMode([`mcp:${server}`]), toolOf(server, "ask-model"), {});
