@@ -181,6 +181,18 @@ export class AgentReasoner {
     return { ok: true, value: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
   }
 
+  /**
+   * A turn whose action threw (an unexpected failure, logged by the caller with its stack) is ended as
+   * failed, so the session takes messages again instead of staying `running`.
+   */
+  failBrokenTurn(): void {
+    const turn = this.deps.store.turn();
+    if (this.deps.store.status() !== "running" || !turn) return;
+    this.finish(turn, "failed", "", {
+      error: { code: "internal_error", message: "The turn failed unexpectedly; send the message again." },
+    });
+  }
+
   /** An object that restarted mid-turn finds its turn `running` with nobody driving it: end it cleanly. */
   recoverInterruptedTurn(): void {
     const turn = this.deps.store.turn();

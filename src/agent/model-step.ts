@@ -51,6 +51,8 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
     getAllModes: (signal) => deps.catalog.getAllModes(signal),
     getMode: (key) => {
       const hit = modes.get(key) ?? deps.catalog.getMode(key);
+      // A failed read is kept too, and fails again where it is awaited; it is not an unhandled rejection.
+      hit.catch(() => {});
       modes.set(key, hit);
       return hit;
     },

@@ -39,6 +39,16 @@ export class McpTimeoutError extends Error {
   }
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** setTimeout's largest delay. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -48,6 +58,8 @@ class PausableTimeout {
   private remaining: number;
   private startedAt = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cleared for good (the call ended): a late resume() starts nothing. */
+  private done = false;
 
   constructor(private readonly timeoutMs: number) {
     this.remaining = timeoutMs;
@@ -66,7 +78,7 @@ class PausableTimeout {
   }
 
   resume(): void {
-    if (this.timer !== undefined || this.controller.signal.aborted) return;
+    if (this.done || this.timer !== undefined || this.controller.signal.aborted) return;
     this.startedAt = Date.now();
     this.timer = setTimeout(
       () => this.controller.abort(new McpTimeoutError(this.timeoutMs)),
@@ -75,6 +87,7 @@ class PausableTimeout {
   }
 
   clear(): void {
+    this.done = true;
     clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -93,6 +106,11 @@ export class McpConnection {
     /** Told when the server says its tool list changed. */
     private readonly onToolsChanged: () => void,
   ) {}
+
+  /** Connected, or connecting. */
+  get open(): boolean {
+    return this.client !== null;
+  }
 
   private headers(): Record<string, string> {
     if (!this.config.authSecret) return {};
@@ -174,9 +192,16 @@ export class McpConnection {
     args: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs: number; elicit?: Elicit },
   ): Promise<CallToolResult> {
-    const client = await this.ready(options.timeoutMs);
+    // The timeout and the turn's cancel hold from the start, connecting (again) included.
     const timer = new PausableTimeout(options.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
+    let client: Client;
+    try {
+      client = await untilAborted(this.ready(options.timeoutMs), signal);
+    } catch (error) {
+      timer.clear();
+      throw error;
+    }
     const elicit = options.elicit;
     this.elicit = elicit
       ? async (request, requestSignal) => {

@@ -12,6 +12,12 @@ import { parseMcpReference } from "./mcp-names";
 import { type McpDiscovery, type McpServerConfig, McpServerRegistry } from "./mcp-server-registry";
 import { mcpAgentTool } from "./mcp-tool";
 
+/**
+ * How long connections stay open after the request that used them: long enough to carry the next turn and a
+ * server's list_changed, short enough that an idle session object is not kept awake by their streams.
+ */
+export const IDLE_CONNECTION_MS = 60_000;
+
 /** Discovery waits at most this long for a server, whatever its call timeout: a slow server must not hold a turn. */
 const DISCOVERY_TIMEOUT_MS = 10_000;
 
@@ -33,7 +39,8 @@ interface Discovered {
 export class McpToolSource {
   private readonly connections = new Map<string, McpConnection>();
   private readonly discovered = new Map<string, Discovered>();
-  private readonly recorded = new Map<string, string>();
+  /** The discovery status last written per server, and when, so an unchanged one is rewritten once per TTL. */
+  private readonly recorded = new Map<string, { key: string; at: number }>();
 
   constructor(
     private readonly db: D1Database,
@@ -58,11 +65,20 @@ export class McpToolSource {
     }
     if (wanted.size === 0) return { registry: base, offered: [], categories: [] };
 
-    const configs = new Map((await new McpServerRegistry(this.db).list()).map((c) => [c.name, c]));
+    let registered: McpServerConfig[];
+    try {
+      registered = await new McpServerRegistry(this.db).list();
+    } catch (error) {
+      // The registry cannot be read (D1 down): no MCP tools this time, as for servers that are down.
+      this.logger.addException("[mcp_discovery]", error, [["reason", "the MCP server registry could not be read"]]);
+      return { registry: base, offered: [], categories: [] };
+    }
+    const configs = new Map(registered.map((c) => [c.name, c]));
     const servers: { config: McpServerConfig; only: Set<string> | null; category: string }[] = [];
     for (const [name, only] of wanted) {
       const config = configs.get(name);
-      if (config?.enabled) servers.push({ config, only, category: config.category ?? config.name });
+      // Categories of MCP servers have ids of their own, so none can merge with a built-in one (`workspace`).
+      if (config?.enabled) servers.push({ config, only, category: `mcp:${config.category ?? config.name}` });
       else {
         this.logger.addCustomEvent(
           "Warning",
@@ -77,7 +93,7 @@ export class McpToolSource {
       if (categories.some((c) => c.id === category)) continue;
       categories.push({
         id: category,
-        name: `MCP: ${category}`,
+        name: `MCP: ${category.slice("mcp:".length)}`,
         description: config.description,
         order: 1_000 + categories.length,
       });
@@ -169,15 +185,44 @@ export class McpToolSource {
     }
   }
 
-  /** Writes a server's discovery status to the registry when it differs from the last one written. */
+  /**
+   * Writes a server's discovery status to the registry when it differs from the last one written, or that one
+   * is older than the TTL (so `at` stays the last discovery); a failed write is tried again next time.
+   */
   private async record(name: string, discovery: McpDiscovery): Promise<void> {
     const key = JSON.stringify({ ...discovery, at: "" });
-    if (this.recorded.get(name) === key) return;
-    this.recorded.set(name, key);
+    const last = this.recorded.get(name);
+    if (last?.key === key && this.now() - last.at < this.ttlMs) return;
     try {
       await new McpServerRegistry(this.db).recordDiscovery(name, discovery);
+      this.recorded.set(name, { key, at: this.now() });
     } catch (error) {
       this.logger.addException("[mcp_discovery]", error, [["server", name]]);
     }
+  }
+
+  /** Closes every connection now (the tools stay: a later call connects again). */
+  async closeConnections(): Promise<void> {
+    this.keepOpen();
+    await Promise.all([...this.connections.values()].map((connection) => connection.drop()));
+  }
+
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Closes the connections once they have been idle for `idleMs`. A connection holds a stream open (the
+   * server's notifications), which would keep the session object awake for as long as it lasts.
+   */
+  closeWhenIdle(idleMs = IDLE_CONNECTION_MS): void {
+    this.keepOpen();
+    // No timer at all for an object with no connection open (it would keep the object awake for nothing).
+    if (![...this.connections.values()].some((connection) => connection.open)) return;
+    this.idleTimer = setTimeout(() => void this.closeConnections(), idleMs);
+  }
+
+  /** A request uses the connections again: they are not idle. */
+  keepOpen(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 }

@@ -56,18 +56,25 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
   const readOnly = tool.annotations?.readOnlyHint === true;
   const label = `MCP tool '${server.name}/${tool.name}'`;
 
-  function checkArguments(argumentsJson: string): string | null {
+  /** The arguments as the object the call sends, or what is wrong with them (the same rule for both). */
+  function readArguments(argumentsJson: string): { args: Record<string, unknown> } | { problem: string } {
     let args: unknown;
     try {
       args = JSON.parse(argumentsJson.trim() === "" ? "{}" : argumentsJson);
     } catch {
-      return `${label} requires its arguments as a JSON object; the arguments are not valid JSON.`;
+      return { problem: `${label} requires its arguments as a JSON object; the arguments are not valid JSON.` };
     }
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
-      return `${label} requires its arguments as a JSON object.`;
+      return { problem: `${label} requires its arguments as a JSON object.` };
     }
     const problem = schemaProblem(tool.inputSchema, args);
-    return problem ? `${label} got arguments its schema refuses: ${problem.message}.` : null;
+    if (problem) return { problem: `${label} got arguments its schema refuses: ${problem.message}.` };
+    return { args: args as Record<string, unknown> };
+  }
+
+  function checkArguments(argumentsJson: string): string | null {
+    const read = readArguments(argumentsJson);
+    return "problem" in read ? read.problem : null;
   }
 
   return new (class McpTool implements AgentTool {
@@ -98,8 +105,8 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
       context: AgentToolExecutionContext | null | undefined,
       signal?: AbortSignal,
     ): Promise<InvokeResult<string>> {
-      const problem = checkArguments(argumentsJson ?? "");
-      if (problem) return InvokeResult.fromError(problem);
+      const given = readArguments(argumentsJson ?? "");
+      if ("problem" in given) return InvokeResult.fromError(given.problem);
       const started = Date.now();
       const log = (outcome: string) =>
         logger.addCustomEvent("Message", "[mcp_call]", outcome, [
@@ -110,7 +117,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
           ["SessionId", context?.sessionId ?? ""],
         ]);
       try {
-        const result = await connection.callTool(tool.name, JSON.parse(argumentsJson || "{}"), {
+        const result = await connection.callTool(tool.name, given.args, {
           ...(signal ? { signal } : {}),
           timeoutMs: server.timeoutMs,
           ...(context?.elicit ? { elicit: context.elicit } : {}),

@@ -60,7 +60,7 @@ export const systemPromptRoutes = routes().openapi(
       registry,
       remoteTools: (names, builtIn) => mcpTools.forTools(names, builtIn),
       config: agent,
-    });
+    }).finally(() => mcpTools.closeConnections());
     return c.json(
       {
         id: base.id,

@@ -12,7 +12,7 @@ import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/mo
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
-import { type Outcome, refuse, sessionNotFound } from "../refusal";
+import { type Outcome, type Refusal, refuse, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import type { ElicitationAnswer } from "../tools/elicitation";
@@ -116,7 +116,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async sendMessageStream(caller: Caller, content: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     this.expirePause();
-    const refusal = this.reasoner().refusalToStart();
+    const refusal = this.refusalToStart();
     if (refusal) return refusal;
     const logger = this.callLogger(caller);
     const grant = await takeModelCall(this.env.MODEL_CALL_LIMITER, caller.keyId, logger);
@@ -185,7 +185,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       {
         store: this.store,
         catalog: new D1AgentModeCatalogService(this.env.DB),
-        refusalToStart: () => reasoner.refusalToStart(),
+        refusalToStart: () => this.refusalToStart(reasoner),
         setMode: async (identity, mode, reason, turnId) => {
           await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
           this.emit({ type: "mode_changed", turnId, from: identity.mode, to: mode, reason });
@@ -282,16 +282,24 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes.
    * A paused turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
    */
+  /**
+   * Why a new message (or workflow) cannot start now: a question of an MCP server waits for its answer, a turn
+   * runs, or a paused turn waits for approvals or results; null when it can.
+   */
+  private refusalToStart(reasoner: AgentReasoner = this.reasoner()): Refusal | null {
+    const question = this.elicitations().pending();
+    if (question) {
+      return refuse(
+        "session_awaiting_input",
+        `The session is waiting for the answer to a question from MCP server ${quoted(question.server)} (elicitation ${question.elicitationId}); answer it or cancel the turn first.`,
+      );
+    }
+    return reasoner.refusalToStart();
+  }
+
   private async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
     if (this.store.status() === "running") {
-      const question = this.elicitations().pending();
-      if (question) {
-        return refuse(
-          "session_awaiting_input",
-          `The session is waiting for the answer to a question from MCP server ${quoted(question.server)} (elicitation ${question.elicitationId}); answer it or cancel the turn first.`,
-        );
-      }
-      return this.reasoner().refusalToStart() ?? refuse("session_busy", "The session is busy.");
+      return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
     }
     this.expirePause();
     const reasoner = this.reasoner(options);
@@ -300,18 +308,28 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.clientMessageId = options.clientMessageId ?? null;
     this.activeTurnId = this.store.turn()?.turnId ?? null;
     const next = this.elicitations().nextQuestion();
+    this.mcp?.keepOpen();
     const running = (async () => {
       try {
         return await action(reasoner, controller.signal);
+      } catch (error) {
+        // Whoever waits for the turn (maybe no one, once it answered `awaiting_input`) gets the failure;
+        // the turn itself is ended, so the session does not stay `running`.
+        this.callLogger(options.caller).addException("[AgentSession_Turn__Exception]", error);
+        reasoner.failBrokenTurn();
+        throw error;
       } finally {
         if (this.controller === controller) this.controller = null;
+        this.mcp?.closeWhenIdle();
         await this.syncPauseAlarm();
       }
     })();
     this.running = running;
-    void running.finally(() => {
+    // Handled either way: a failure nobody awaits any more is logged above, not left unhandled.
+    const ended = () => {
       if (this.running === running) this.running = null;
-    });
+    };
+    running.then(ended, ended);
     try {
       return await this.untilStopOrQuestion(running, next.asked);
     } finally {
@@ -338,6 +356,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private desk?: ElicitationDesk;
+  private mcp?: McpToolSource;
 
   /** Questions a tool's MCP server asks mid-call; they wait at most the pause TTL. */
   private elicitations(): ElicitationDesk {
@@ -440,8 +459,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!this.shared) {
       const config = settings(this.env);
       const catalog = new D1AgentModeCatalogService(this.env.DB);
-      // The object's connections to MCP servers and what they list, kept for its life (discovery has a TTL).
+      // What the MCP servers list, kept for the object's life (with a TTL); connections close when idle.
       const mcp = new McpToolSource(this.env.DB, this.env, this.logger, config.mcp.discoveryTtlMs);
+      this.mcp = mcp;
       this.shared = {
         store: this.store,
         model: sessionChatModel(config.llm),

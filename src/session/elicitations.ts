@@ -36,6 +36,8 @@ export class ElicitationDesk {
     signal: AbortSignal,
   ): Promise<ElicitationAnswer> {
     if (signal.aborted) return Promise.resolve({ action: "cancel" });
+    // One question at a time: a server that asks a second while the first waits is told the user declined it.
+    if (this.waiting) return Promise.resolve({ action: "decline" });
     const question: PendingElicitation = {
       elicitationId: `elicit_${crypto.randomUUID().replaceAll("-", "")}`,
       toolCallId: request.toolCallId,

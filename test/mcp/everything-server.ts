@@ -86,6 +86,13 @@ function oddServer(): McpServer {
     }));
     return { content: [{ type: "text", text: "added" }] };
   });
+  // Asks the user two questions at once; answers which way each went.
+  server.registerTool("ask-twice", { description: "Asks two questions at once." }, async () => {
+    const schema = { type: "object" as const, properties: { answer: { type: "string" as const } } };
+    const ask = (message: string) => server.server.elicitInput({ message, requestedSchema: schema });
+    const answers = await Promise.all([ask("First?"), ask("Second?")]);
+    return { content: [{ type: "text", text: answers.map((a) => a.action).join(",") }] };
+  });
   server.registerTool("ask-model", { description: "Asks the client's model a question." }, async () => {
     const answer = await server.server.createMessage({
       messages: [{ role: "user", content: { type: "text", text: "Say hi." } }],

@@ -142,6 +142,15 @@ describe("MCP discovery", () => {
     expect(made?.errorMessage).toContain("aptix-edge declines sampling requests");
   });
 
+  it("keeps an MCP category apart from a built-in one of the same name", async () => {
+    const server = await registerServer({ tools: ["echo"], category: "workspace" });
+    const mode = await mcpMode([`mcp:${server}`, "workspace_read_file"]);
+    const { json } = await call("GET", `/v1/system-prompts/default/enhanced?mode=${mode}`);
+    const prompt = (json as { prompt: string }).prompt;
+    expect(prompt.split("#### workspace_read_file\n")).toHaveLength(2);
+    expect(prompt).toContain(`### MCP: workspace\nThe MCP reference server.\n\n#### ${toolOf(server, "echo")}`);
+  });
+
   it("shows a mode's MCP tools in the enhanced prompt, under the server's category", async () => {
     const server = await registerServer({ tools: ["echo"], description: "Echoes things." });
     const mode = await mcpMode([`mcp:${server}`]);

@@ -1,12 +1,14 @@
 // Elicitation: the reference server's trigger-elicitation-request asks the user for input mid-call. The turn
 // waits in place (`awaiting_input`, with the question and its schema), the answer comes over HTTP or the
 // socket, is checked against the schema, and the call goes on with it.
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
+import { authHeaders } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
-import { mcpMode, registerServer, toolOf } from "./fixtures";
+import { mcpMode, oddUrl, registerServer, toolOf } from "./fixtures";
 
 /** A session whose turn waits for the answer to the reference server's question. */
 async function askedSession(timeoutMs?: number) {
@@ -129,6 +131,38 @@ describe("MCP elicitation", () => {
     const response = done.response as AgentExecuteResponse;
     expect(response.status).toBe("completed");
     expect(JSON.parse(response.toolCalls[0]?.resultJson ?? "{}").text).toContain("- Name: Socket");
+  });
+
+  it("declines a second question the server asks while the first waits", async () => {
+    const server = await registerServer({ url: oddUrl() });
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: toolOf(server, "ask-twice"), arguments: "{}" }] },
+      { type: "completion", content: "thanks" },
+    ]);
+    const id = await createSession(await mcpMode([`mcp:${server}`]));
+    const asked = await sendMessage(id, `ask twice ${script.marker}`);
+    expect(asked.status).toBe("awaiting_input");
+    const { json } = await answer(id, asked.elicitation?.elicitationId ?? "", {
+      action: "accept",
+      content: { answer: "yes" },
+    });
+    const done = json as AgentExecuteResponse;
+    expect(done.status).toBe("completed");
+    const actions = JSON.parse(done.toolCalls[0]?.resultJson ?? "{}")
+      .text.split(",")
+      .sort();
+    expect(actions).toEqual(["accept", "decline"]);
+  });
+
+  it("refuses a streamed message while the question waits, as it does a plain one", async () => {
+    const { id } = await askedSession();
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${id}/messages`, {
+      method: "POST",
+      headers: { ...authHeaders(), "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ content: "another" }),
+    });
+    expect(response.status).toBe(409);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("session_awaiting_input");
   });
 
   it("answers cancel to the server when the turn is cancelled", async () => {

@@ -40,7 +40,7 @@ async function toolOf(name: string, overrides: Partial<McpServerConfig> = {}) {
   const tool = (await connection.listTools(10_000)).find((t) => t.name === name);
   if (!tool) throw new Error(`no tool ${name}`);
   const logger = new RecordingAdminLogger();
-  const category = { id: "everything", name: "MCP: everything", description: "d", order: 1_000 };
+  const category = { id: "mcp:everything", name: "MCP: everything", description: "d", order: 1_000 };
   return { logger, tool: mcpAgentTool({ connection, tool, category: category.id, logger }), category };
 }
 
@@ -73,6 +73,12 @@ describe("an MCP tool as an AgentTool", () => {
     const { tool, logger } = await toolOf("echo", { url: authedUrl(), authSecret: "MCP_TEST_TOKEN" });
     expect((await tool.execute('{"message":"x"}', toolContext())).successful).toBe(true);
     expect(JSON.stringify(logger)).not.toContain(env.MCP_TEST_TOKEN);
+  });
+
+  it("takes arguments of only whitespace as no arguments, as its check does", async () => {
+    const { tool } = await toolOf("get-tiny-image");
+    expect(tool.checkArguments?.("  ")).toBeNull();
+    expect((await tool.execute("  ", toolContext())).successful).toBe(true);
   });
 
   it("reports a call the turn cancelled, and logs it as cancelled", async () => {
