@@ -22,6 +22,7 @@ import { correctionRequest } from "./json-tool-call";
 import type { ModelCallBudget } from "./model-call-budget";
 import {
   buildModelRequest,
+  type ClientToolSet,
   type ModelRequest,
   type ModelStepDeps,
   prefetchModelRequest,
@@ -51,6 +52,8 @@ export interface AgentReasonerDeps {
   budget?: ModelCallBudget;
   /** The tools of a mode's `mcp:` entries; absent, modes offer built-in tools only. */
   remoteTools?: RemoteToolSource;
+  /** The client's own tools for this request (the OpenAI door). */
+  clientTools?: ClientToolSet;
   /**
    * Asks the user for input a tool needs in the middle of its call (an MCP server's elicitation) and waits for
    * the answer; absent, no one can answer and the tool is told the user declined.
@@ -340,6 +343,14 @@ export class AgentReasoner {
         ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
       });
       turn.iterations++;
+      if (response.usage) {
+        const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+        turn.usage = {
+          promptTokens: before.promptTokens + response.usage.promptTokens,
+          completionTokens: before.completionTokens + response.usage.completionTokens,
+          totalTokens: before.totalTokens + response.usage.totalTokens,
+        };
+      }
       return { response };
     } catch (error) {
       if (run.signal?.aborted) return { ended: this.finish(turn, "cancelled", "", { error: CANCELLED }) };

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { ToolEffect } from "../tools/contract";
 import { ElicitationSchema } from "../tools/elicitation";
+import { TokenUsage } from "./turn-store";
 
 export const ApprovalState = z.enum(["pending", "approved", "denied"]);
 export type ApprovalState = z.infer<typeof ApprovalState>;
@@ -89,6 +90,8 @@ export const AgentExecuteResponse = z.object({
   error: TurnError.optional(),
   /** With `awaiting_input`: what the user is asked. */
   elicitation: PendingElicitation.optional(),
+  /** The tokens the turn's model calls used so far, as the model reported them. */
+  usage: TokenUsage.optional(),
 });
 export type AgentExecuteResponse = z.infer<typeof AgentExecuteResponse>;
 

@@ -6,6 +6,8 @@ import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { type EnhancedPrompt, enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
 import type { ToolCategory } from "../tools/categories";
+import { CLIENT_TOOL_CATEGORY } from "../tools/client-function-tool";
+import type { AgentTool } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { AgentConfig } from "./agent-config";
 import { boundedHistory } from "./conversation";
@@ -20,8 +22,19 @@ export interface ModelStepDeps {
   basePrompt: () => Promise<string>;
   /** The tools of a mode's `mcp:` entries beside the built-in ones; absent, a mode offers built-in tools only. */
   remoteTools?: RemoteToolSource;
+  /** Tools the client declared for this request (the OpenAI door), offered beside the mode's. */
+  clientTools?: ClientToolSet;
   /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
   prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
+}
+
+/**
+ * The client's own tools for one request (already checked against the tool contract), and whether the mode's
+ * client-final tools are left out (a client that declares its own tools cannot carry out ours).
+ */
+export interface ClientToolSet {
+  tools: AgentTool[];
+  hideModeClientTools: boolean;
 }
 
 /** The tools a mode's list names beyond the built-in ones (MCP servers'), registered beside `base`'s tools. */
@@ -124,23 +137,33 @@ export async function enhanceForMode(input: {
   mode: AgentMode;
   registry: AgentToolRegistry;
   remoteTools?: RemoteToolSource | undefined;
+  clientTools?: ClientToolSet | undefined;
   config: Pick<AgentConfig, "toolFormat" | "promptBudgetTokens">;
 }): Promise<{ enhanced: EnhancedPrompt; registry: AgentToolRegistry }> {
-  const { mode } = input;
+  const { mode, clientTools } = input;
   const remote =
     input.remoteTools && mode.tools.some(isRemoteToolReference)
       ? await input.remoteTools(mode.tools, input.registry)
       : null;
-  const registry = remote?.registry ?? input.registry;
+  let registry = remote?.registry ?? input.registry;
+  // The mode's remote references stand for the tools found behind them.
+  let tools = remote ? [...mode.tools.filter((t) => !isRemoteToolReference(t)), ...remote.offered] : mode.tools;
+  if (clientTools) {
+    const withRemote = registry;
+    if (clientTools.hideModeClientTools) {
+      tools = tools.filter((t) => withRemote.getTool(t)?.isToolFullyExecutedOnServer !== false);
+    }
+    registry = registry.extended([CLIENT_TOOL_CATEGORY]);
+    for (const tool of clientTools.tools) registry.registerTool(tool);
+    tools = [...tools, ...clientTools.tools.map((t) => t.name)];
+  }
   const enhanced = enhanceSystemPrompt({
     basePrompt: input.basePrompt,
-    mode: remote
-      ? { ...mode, tools: [...mode.tools.filter((t) => !isRemoteToolReference(t)), ...remote.offered] }
-      : mode,
+    mode: tools === mode.tools ? mode : { ...mode, tools },
     registeredTools: registry.tools,
     format: input.config.toolFormat,
     budgetTokens: input.config.promptBudgetTokens,
-    ...(remote ? { categories: registry.categories } : {}),
+    ...(registry !== input.registry ? { categories: registry.categories } : {}),
   });
   return { enhanced, registry };
 }
@@ -151,6 +174,7 @@ async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: s
     mode,
     registry: deps.registry,
     remoteTools: deps.remoteTools,
+    clientTools: deps.clientTools,
     config: deps.config,
   });
   return {

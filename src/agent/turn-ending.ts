@@ -35,6 +35,7 @@ export function turnResponse(
     toolCalls: store.toolCalls(turn.turnId).map(publicToolCall),
     iterations: turn.iterations,
     ...(turn.branchSessionId ? { branchSessionId: turn.branchSessionId } : {}),
+    ...(turn.usage ? { usage: turn.usage } : {}),
     ...(error ? { error } : {}),
   };
 }

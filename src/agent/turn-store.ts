@@ -26,6 +26,13 @@ export type ConversationMessage = z.infer<typeof ConversationMessage>;
 
 export type NewMessage = Omit<ConversationMessage, "seq" | "createdAt">;
 
+export const TokenUsage = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
 /** The open turn, kept in storage so an evicted object resumes it. */
 export interface TurnState {
   turnId: string;
@@ -42,6 +49,8 @@ export interface TurnState {
   batch: number | null;
   /** What the model said beside its tool calls, reported while the turn waits. */
   text?: string;
+  /** The tokens the turn's model calls used, as the model reported them. */
+  usage?: TokenUsage;
   branchSessionId?: string;
 }
 

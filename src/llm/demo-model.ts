@@ -1,5 +1,7 @@
 // The offline demo model: a small rule-based ChatModel that drives real tool calls with no network,
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
+
+import { estimateTokens } from "../prompts/system-prompt-enhancer";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 
@@ -198,6 +200,17 @@ export class DemoChatModel implements ChatModel {
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
     request.signal?.throwIfAborted();
+    const response = await this.answer(request);
+    // Estimated as the prompt budget estimates (about four characters a token): no tokenizer, no bill.
+    const promptTokens =
+      estimateTokens(JSON.stringify(request.messages)) + estimateTokens(JSON.stringify(request.tools ?? []));
+    const completionTokens =
+      estimateTokens(response.content ?? "") +
+      estimateTokens(response.toolCalls.map((c) => c.name + c.arguments).join(""));
+    return { ...response, usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens } };
+  }
+
+  private async answer(request: ChatRequest): Promise<ChatResponse> {
     const intent = decide(request);
     if ("text" in intent) {
       for (const piece of intent.text.match(/[\s\S]{1,24}/g) ?? []) {

@@ -3,7 +3,6 @@
 // the call made through the session object's connection with the turn's signal and the server's timeout,
 // its result read for the model (text, structured content, notes for binaries), every call logged.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { schemaProblem } from "../json-schema-check";
 import type { AdminLogger } from "../observability/admin-logger";
 import {
   type AgentTool,
@@ -12,30 +11,13 @@ import {
   InvokeResult,
   type OpenAIFunctionToolSchema,
 } from "../tools/contract";
+import { foreignFunctionSchema, readForeignArguments } from "../tools/foreign-schema";
 import { McpConfigurationError, type McpConnection, type Tool } from "./mcp-connection";
 import { mcpToolName } from "./mcp-names";
 import { resultForModel } from "./mcp-result";
 
 const DESCRIPTION_CHARS = 1_000;
 const ERROR_TEXT_CHARS = 500;
-
-/** The server's inputSchema in our schema's shape; a property without a description gets one from its name. */
-function functionSchema(name: string, description: string, input: Tool["inputSchema"]): OpenAIFunctionToolSchema {
-  const properties: Record<string, Record<string, unknown>> = {};
-  for (const [key, value] of Object.entries(input.properties ?? {})) {
-    const property = typeof value === "object" && value !== null ? { ...(value as Record<string, unknown>) } : {};
-    if (typeof property.description !== "string" || property.description.trim() === "") {
-      property.description = `The ${key} argument.`;
-    }
-    properties[key] = property;
-  }
-  return {
-    type: "function",
-    name,
-    description,
-    parameters: { type: "object", properties, required: [...(input.required ?? [])] },
-  };
-}
 
 export interface McpToolOptions {
   connection: McpConnection;
@@ -52,25 +34,11 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
   const toolName = mcpToolName(server.name, tool.name);
   const said = (tool.description ?? tool.title ?? "").trim().slice(0, DESCRIPTION_CHARS);
   const usage = `${said || `The tool '${tool.name}'.`} (From the MCP server '${server.name}': ${server.description})`;
-  const schema = functionSchema(toolName, `[MCP ${server.name}] ${said || tool.name}`, tool.inputSchema);
+  const schema = foreignFunctionSchema(toolName, `[MCP ${server.name}] ${said || tool.name}`, tool.inputSchema);
   const readOnly = tool.annotations?.readOnlyHint === true;
   const label = `MCP tool '${server.name}/${tool.name}'`;
 
-  /** The arguments as the object the call sends, or what is wrong with them (the same rule for both). */
-  function readArguments(argumentsJson: string): { args: Record<string, unknown> } | { problem: string } {
-    let args: unknown;
-    try {
-      args = JSON.parse(argumentsJson.trim() === "" ? "{}" : argumentsJson);
-    } catch {
-      return { problem: `${label} requires its arguments as a JSON object; the arguments are not valid JSON.` };
-    }
-    if (typeof args !== "object" || args === null || Array.isArray(args)) {
-      return { problem: `${label} requires its arguments as a JSON object.` };
-    }
-    const problem = schemaProblem(tool.inputSchema, args);
-    if (problem) return { problem: `${label} got arguments its schema refuses: ${problem.message}.` };
-    return { args: args as Record<string, unknown> };
-  }
+  const readArguments = (argumentsJson: string) => readForeignArguments(label, argumentsJson, tool.inputSchema);
 
   function checkArguments(argumentsJson: string): string | null {
     const read = readArguments(argumentsJson);

@@ -7,6 +7,7 @@ import type { AgentExecuteResponse, PendingElicitation } from "../agent/agent-to
 import type { ModelCallBudget } from "../agent/model-call-budget";
 import { turnResponse } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
+import type { ChatTool } from "../llm/chat-model";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
@@ -15,8 +16,10 @@ import { quoted } from "../quote";
 import { type Outcome, type Refusal, refuse, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
+import { clientFunctionTool } from "../tools/client-function-tool";
 import type { ElicitationAnswer } from "../tools/elicitation";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
+import { type DoorAnswer, type DoorTurn, doorAction, lastSeq, seedConversation, textSince } from "./agent-door";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
@@ -57,6 +60,10 @@ interface DriveOptions {
   clientMessageId?: string | null;
   /** The budget to draw on, when the caller's first model call was already counted. */
   budget?: ModelCallBudget;
+  /** The client's own tools for this request (the OpenAI door); the mode's client-final tools are left out. */
+  clientTools?: ChatTool[];
+  /** No one can answer an MCP server's question on this request's door: it is declined. */
+  declineElicitations?: boolean;
 }
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
@@ -162,6 +169,51 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     } finally {
       next.dispose();
     }
+  }
+
+  /**
+   * The agent's OpenAI door: the request's new input (a message, words deciding approvals, or the client's
+   * tool results) in this session, with the client's tools; answers the turn and what the agent said.
+   */
+  async doorTurn(caller: Caller, turn: DoorTurn): Promise<Outcome<DoorAnswer>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    const prepared = this.prepareDoorTurn(caller, turn);
+    if ("ok" in prepared) return prepared;
+    const outcome = await this.drive(prepared.action, prepared.options);
+    if (!outcome.ok) return outcome;
+    return { ok: true, value: { response: outcome.value, content: textSince(this.store, prepared.afterSeq) } };
+  }
+
+  /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
+  async doorTurnStream(caller: Caller, turn: DoorTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    if (!this.owned(caller)) return notFound(this.ctx.id.toString());
+    this.expirePause();
+    if (this.store.status() === "running")
+      return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
+    const prepared = this.prepareDoorTurn(caller, turn);
+    if ("ok" in prepared) return prepared;
+    const stream = this.frames.openEventStream();
+    const done = this.drive(prepared.action, prepared.options)
+      .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
+      .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
+      .finally(() => stream.close());
+    this.ctx.waitUntil(done);
+    return { ok: true, value: stream.readable };
+  }
+
+  private prepareDoorTurn(
+    caller: Caller,
+    turn: DoorTurn,
+  ): Refusal | { action: TurnAction; options: DriveOptions; afterSeq: number } {
+    this.expirePause();
+    const action = doorAction(turn, this.store.status(), this.store);
+    if (typeof action !== "function") return action;
+    seedConversation(this.store, turn.seed);
+    return {
+      action,
+      options: { caller, clientTools: turn.clientTools, declineElicitations: true },
+      afterSeq: lastSeq(this.store),
+    };
   }
 
   /** A paused turn's expiry: its pending calls are settled unexecuted and the session takes messages again. */
@@ -493,7 +545,16 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     const budget =
       options.budget ??
       (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
-    return new AgentReasoner({ ...this.sharedDeps(), logger, ...(budget ? { budget } : {}) });
+    const shared = this.sharedDeps();
+    return new AgentReasoner({
+      ...shared,
+      logger,
+      ...(budget ? { budget } : {}),
+      ...(options.clientTools
+        ? { clientTools: { tools: options.clientTools.map(clientFunctionTool), hideModeClientTools: true } }
+        : {}),
+      ...(options.declineElicitations ? { elicit: undefined } : {}),
+    });
   }
 
   private async createBranch(mode: string): Promise<string> {

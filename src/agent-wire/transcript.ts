@@ -1,0 +1,163 @@
+// The agent's OpenAI door reads a chat completions request: its messages (as any OpenAI client writes them),
+// the client's tools, and where the conversation stands. A client that knows nothing of sessions resends the
+// whole history each time; each message is reduced to what it means (role, text, tool calls) and chained
+// into fingerprints, so a history can be matched against the transcript of a session we answered.
+import { z } from "zod";
+import type { ChatTool } from "../llm/chat-model";
+import { TOOL_NAME_PATTERN } from "../tools/contract";
+
+/** A message's content: a string, text parts, or nothing (an assistant message with tool calls only). */
+const Content = z.union([
+  z.string(),
+  z.array(
+    z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text", {
+      error: "only text parts are supported (the agent reads text)",
+    }),
+  ),
+  z.null(),
+]);
+
+const ToolCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal("function").optional(),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
+/** Every role an OpenAI client sends; fields the agent does not read (name, refusal, annotations...) pass. */
+export const ChatMessageIn = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.literal("system"), content: Content }),
+  z.looseObject({ role: z.literal("developer"), content: Content }),
+  z.looseObject({ role: z.literal("user"), content: Content }),
+  z.looseObject({
+    role: z.literal("assistant"),
+    content: Content.optional(),
+    tool_calls: z.array(ToolCall).nullable().optional(),
+  }),
+  z.looseObject({ role: z.literal("tool"), tool_call_id: z.string().min(1), content: Content }),
+]);
+export type ChatMessageIn = z.infer<typeof ChatMessageIn>;
+
+export const ChatToolIn = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().max(64).regex(TOOL_NAME_PATTERN, "must be 1 to 64 of a-z, A-Z, 0-9, '_' and '-'"),
+    description: z.string().max(10_000).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+/** The request body: OpenAI's chat completions; fields the agent does not use (temperature, n...) are accepted. */
+export const AgentChatBody = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(ChatMessageIn).min(1, "needs at least one message").max(2_000),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
+  tools: z.array(ChatToolIn).max(128).nullable().optional(),
+});
+export type AgentChatBody = z.infer<typeof AgentChatBody>;
+
+/** A message reduced to what it means: what the fingerprint covers, and what a new session is seeded with. */
+export type Meaning =
+  | { role: "system" | "user"; text: string }
+  | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
+  | { role: "tool"; toolCallId: string; text: string };
+
+export function textOf(content: z.infer<typeof Content> | undefined): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content.map((part) => part.text ?? "").join("");
+}
+
+export function meaningOf(message: ChatMessageIn): Meaning {
+  switch (message.role) {
+    case "system":
+    case "developer":
+      return { role: "system", text: textOf(message.content) };
+    case "user":
+      return { role: "user", text: textOf(message.content) };
+    case "assistant":
+      return {
+        role: "assistant",
+        text: textOf(message.content),
+        calls: (message.tool_calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.function.name,
+          arguments: c.function.arguments,
+        })),
+      };
+    case "tool":
+      return { role: "tool", toolCallId: message.tool_call_id, text: textOf(message.content) };
+  }
+}
+
+const encoder = new TextEncoder();
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The fingerprint of a transcript so far, one message further. */
+export function nextFingerprint(previous: string, meaning: Meaning): Promise<string> {
+  return sha256(`${previous}\n${JSON.stringify(meaning)}`);
+}
+
+export const EMPTY_FINGERPRINT = "aptix-agent-v1";
+
+/** The fingerprint after each message: `chain[i]` covers messages 0..i. */
+export async function fingerprintChain(meanings: readonly Meaning[]): Promise<string[]> {
+  const chain: string[] = [];
+  let previous = EMPTY_FINGERPRINT;
+  for (const meaning of meanings) {
+    previous = await nextFingerprint(previous, meaning);
+    chain.push(previous);
+  }
+  return chain;
+}
+
+/** The client's tools as the model is offered them. */
+export function declaredTools(body: AgentChatBody): ChatTool[] {
+  return (body.tools ?? []).map((tool) => ({
+    type: "function",
+    function: {
+      name: tool.function.name,
+      description: tool.function.description ?? "",
+      parameters: tool.function.parameters ?? { type: "object", properties: {} },
+    },
+  }));
+}
+
+/**
+ * What the end of the history asks for: the trailing user messages (a message to the agent), or the trailing
+ * tool messages (results of the calls the agent handed the client); and where that block starts.
+ */
+export type NewInput =
+  | { type: "message"; content: string; from: number }
+  | { type: "tool_results"; results: { toolCallId: string; text: string }[]; from: number };
+
+export function trailingInput(meanings: readonly Meaning[]): NewInput | { problem: string; param: string } {
+  let from = meanings.length;
+  while (from > 0 && meanings[from - 1]?.role === meanings.at(-1)?.role) from--;
+  const last = meanings.at(-1);
+  if (last?.role === "user") {
+    const content = meanings
+      .slice(from)
+      .map((m) => ("text" in m ? m.text : ""))
+      .join("\n\n")
+      .trim();
+    if (!content)
+      return { problem: "the last user message is empty", param: `messages.${meanings.length - 1}.content` };
+    return { type: "message", content, from };
+  }
+  if (last?.role === "tool") {
+    const results = meanings
+      .slice(from)
+      .flatMap((m) => (m.role === "tool" ? [{ toolCallId: m.toolCallId, text: m.text }] : []));
+    return { type: "tool_results", results, from };
+  }
+  return {
+    problem: "the last message must be the user's (or the results of tool calls, as role 'tool')",
+    param: `messages.${meanings.length - 1}.role`,
+  };
+}

@@ -1,0 +1,99 @@
+// The session's side of the agent's OpenAI door: what a request's new input does in the session's state (a
+// message starts a turn, or decides the approvals that wait in plain words; tool messages are the client's
+// results), a new session seeded with the history the client sent, and the answer's text.
+import type { AgentReasoner } from "../agent/agent-reasoner";
+import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import type { SessionStatus } from "../agent/turn-store";
+import { decisionsFromWords } from "../agent-wire/approval-words";
+import type { Meaning } from "../agent-wire/transcript";
+import type { ChatTool } from "../llm/chat-model";
+import { type Outcome, type Refusal, refuse } from "../refusal";
+import type { ClientToolResult } from "../wire";
+import type { SessionStore } from "./session-store";
+
+export interface DoorTurn {
+  input:
+    | { type: "message"; content: string }
+    | { type: "tool_results"; results: { toolCallId: string; text: string }[] };
+  /** The history a new session starts from (a client's conversation from elsewhere); only for a new session. */
+  seed: Meaning[];
+  /** The client's own tools, offered to the model for this request. */
+  clientTools: ChatTool[];
+}
+
+export interface DoorAnswer {
+  response: AgentExecuteResponse;
+  /** What the agent said in this request (each model response's text, in order). */
+  content: string;
+}
+
+type Action = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
+
+/** A result as the loop takes it: JSON, so a plain-text result is sent as a JSON string. */
+function resultJson(text: string): string {
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return JSON.stringify(text);
+  }
+}
+
+/** What the input does now, or why it cannot. */
+export function doorAction(turn: DoorTurn, status: SessionStatus, store: SessionStore): Action | Refusal {
+  const { input } = turn;
+  if (input.type === "message") {
+    if (status === "awaiting_approval") {
+      const waiting = store.pendingToolCalls().filter((c) => c.state === "awaiting_approval");
+      const decisions = decisionsFromWords(input.content, waiting);
+      return (r, signal) => r.applyApprovals(decisions, signal);
+    }
+    if (status === "awaiting_client") {
+      const ids = store.pendingToolCalls().map((c) => c.id);
+      return refuse(
+        "session_awaiting_input",
+        `The session waits for the results of the tool calls ${ids.join(", ")}: send them as role 'tool' messages first.`,
+      );
+    }
+    return (r, signal) => r.startTurn(input.content, signal);
+  }
+  const results: ClientToolResult[] = input.results.map((r) => ({
+    toolCallId: r.toolCallId,
+    resultJson: resultJson(r.text),
+  }));
+  return (r, signal) => r.applyToolResults(results, signal);
+}
+
+/** A new session's conversation starts with the client's history (tool exchanges as notes in the text). */
+export function seedConversation(store: SessionStore, seed: readonly Meaning[]): void {
+  if (seed.length === 0 || store.messages().length > 0) return;
+  for (const meaning of seed) {
+    if (meaning.role === "user") {
+      store.appendMessage({ turnId: "seed", role: "user", content: meaning.text, kind: "message" });
+    } else if (meaning.role === "assistant") {
+      const calls = meaning.calls.map((c) => `[called ${c.name} with ${c.arguments}]`);
+      const content = [meaning.text, ...calls].filter(Boolean).join("\n");
+      store.appendMessage({ turnId: "seed", role: "assistant", content, kind: "answer" });
+    } else if (meaning.role === "tool") {
+      store.appendMessage({
+        turnId: "seed",
+        role: "assistant",
+        content: `[result of call ${meaning.toolCallId}: ${meaning.text}]`,
+        kind: "answer",
+      });
+    }
+  }
+}
+
+/** The text of the assistant messages written since `afterSeq`, in order. */
+export function textSince(store: SessionStore, afterSeq: number): string {
+  return store
+    .messages()
+    .filter((m) => m.seq > afterSeq && m.role === "assistant" && m.content)
+    .map((m) => m.content ?? "")
+    .join("\n\n");
+}
+
+export function lastSeq(store: SessionStore): number {
+  return store.messages().at(-1)?.seq ?? 0;
+}
