@@ -71,6 +71,9 @@ export const ERROR_CODES = {
   internal_error: [500, "server_error"],
   mode_catalog_corrupt: [500, "server_error"],
   misconfigured: [500, "server_error"],
+  // 500, 502: an agent turn on the OpenAI door that ended without an answer (its cause in the message).
+  agent_turn_failed: [500, "server_error"],
+  agent_model_failed: upstream,
   // 502, 504: the upstream LLM (the passthrough).
   upstream_unreachable: upstream,
   upstream_auth_failed: upstream,

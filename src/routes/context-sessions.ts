@@ -6,7 +6,7 @@ import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
-import { callerOf as caller, sessionStub, unwrap } from "../session/session-client";
+import { callerOf as caller, createSession, sessionStub, unwrap } from "../session/session-client";
 import {
   ApprovalsBody,
   CreateSessionBody,
@@ -39,14 +39,7 @@ export const contextSessionRoutes = routes()
       if (!mode) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
       }
-      const id = c.env.AGENT_SESSION.newUniqueId();
-      const session = await c.env.AGENT_SESSION.get(id).initialize({
-        sessionId: id.toString(),
-        org: c.var.principal.org,
-        user: c.var.principal.user,
-        mode: mode.key,
-        parentSessionId: null,
-      });
+      const session = await createSession(c.env, c.var.principal, mode.key);
       return c.json(
         { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
         201,

@@ -25,6 +25,8 @@ export interface DoorAnswer {
   response: AgentExecuteResponse;
   /** What the agent said in this request (each model response's text, in order). */
   content: string;
+  /** The calls that wait for the client's results now. */
+  waitingForClient: string[];
 }
 
 type Action = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;

@@ -181,7 +181,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if ("ok" in prepared) return prepared;
     const outcome = await this.drive(prepared.action, prepared.options);
     if (!outcome.ok) return outcome;
-    return { ok: true, value: { response: outcome.value, content: textSince(this.store, prepared.afterSeq) } };
+    const waitingForClient = this.store
+      .pendingToolCalls()
+      .filter((c) => c.state === "awaiting_client")
+      .map((c) => c.id);
+    return {
+      ok: true,
+      value: { response: outcome.value, content: textSince(this.store, prepared.afterSeq), waitingForClient },
+    };
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */

@@ -3,7 +3,7 @@
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { type Outcome, sessionNotFound } from "../refusal";
-import type { AgentSession, Caller } from "./agent-session";
+import type { AgentSession, Caller, SessionView } from "./agent-session";
 import type { AgentSessionManager } from "./session-manager";
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
@@ -24,6 +24,22 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
   const stub = sessionStubOrNull(env, sessionId);
   if (stub) return stub;
   throw ApiError.from(sessionNotFound(sessionId));
+}
+
+/** A new session's object, initialised for the principal in `mode`; its view. */
+export async function createSession(
+  env: Cloudflare.Env,
+  owner: { org: string; user: string },
+  mode: string,
+): Promise<SessionView> {
+  const id = env.AGENT_SESSION.newUniqueId();
+  return env.AGENT_SESSION.get(id).initialize({
+    sessionId: id.toString(),
+    org: owner.org,
+    user: owner.user,
+    mode,
+    parentSessionId: null,
+  });
 }
 
 /** The request's principal as a session object's caller. */

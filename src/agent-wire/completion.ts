@@ -1,0 +1,186 @@
+// The agent's answer on the OpenAI wire: a `chat.completion`, or `chat.completion.chunk` events made from the
+// frames the session logs while the turn runs (text as the model writes it, the client's tool calls, the
+// approval request in words), ended by `[DONE]`. The client's tool calls are OpenAI `tool_calls`; the mode's
+// own tools run inside the session and are not shown.
+import type { AgentExecuteResponse, AgentToolCall } from "../agent/agent-tool-call";
+import type { TokenUsage } from "../agent/turn-store";
+import { type ErrorCode, errorBody } from "../errors";
+import { sseData } from "../llm/sse-lines";
+import type { ServerFrame } from "../wire";
+import { approvalRequest } from "./approval-words";
+
+export interface CompletionMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export interface OpenAIToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export function completionMeta(model: string, now = Date.now()): CompletionMeta {
+  return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };
+}
+
+/** The calls the client carries out: those of its own tools that wait for it. */
+export function clientToolCalls(calls: readonly AgentToolCall[], clientTools: ReadonlySet<string>): OpenAIToolCall[] {
+  return calls
+    .filter((c) => c.requiresClientExecution && clientTools.has(c.name) && c.wasExecuted && c.errorMessage === null)
+    .map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.argumentsJson } }));
+}
+
+/** Why a turn that ended without an answer is an error on this wire, with its HTTP code. */
+export function turnFailure(response: AgentExecuteResponse): { code: ErrorCode; message: string } | null {
+  if (response.status === "failed") {
+    const cause = response.error?.code ?? "unknown";
+    if (cause === "rate_limit_exceeded") return { code: "rate_limit_exceeded", message: response.error?.message ?? "" };
+    const code: ErrorCode = cause.startsWith("model_") ? "agent_model_failed" : "agent_turn_failed";
+    return { code, message: `The agent's turn failed (${cause}): ${response.error?.message ?? "no details"}` };
+  }
+  if (response.status === "cancelled") return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
+  return null;
+}
+
+/** What the answer says: the agent's text, then (for a turn waiting for approval) the request in words. */
+export function answerText(response: AgentExecuteResponse, text: string): string {
+  if (response.status !== "awaiting_approval") return text;
+  const waiting = response.toolCalls.filter((c) => c.approval === "pending");
+  return [text, approvalRequest(waiting)].filter(Boolean).join("\n\n");
+}
+
+function usageJson(usage: TokenUsage | undefined) {
+  const u = usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens };
+}
+
+export function completionJson(
+  meta: CompletionMeta,
+  content: string,
+  toolCalls: OpenAIToolCall[],
+  usage: TokenUsage | undefined,
+) {
+  return {
+    id: meta.id,
+    object: "chat.completion" as const,
+    created: meta.created,
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant" as const,
+          content: content === "" && toolCalls.length > 0 ? null : content,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          refusal: null,
+        },
+        finish_reason: toolCalls.length > 0 ? ("tool_calls" as const) : ("stop" as const),
+        logprobs: null,
+      },
+    ],
+    usage: usageJson(usage),
+  };
+}
+
+export interface StreamedAnswer {
+  content: string;
+  toolCalls: OpenAIToolCall[];
+  /** The turn ended in a way this wire reports as an error (sent as an error event). */
+  failed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The frames of a turn as chat completion chunks. `onEnd` sees what was answered (for the session's head)
+ * before `[DONE]` goes out, so the client's next request finds it.
+ */
+export function chunkStream(
+  frames: ReadableStream<Uint8Array>,
+  meta: CompletionMeta,
+  options: {
+    clientTools: ReadonlySet<string>;
+    includeUsage: boolean;
+    onEnd: (answer: StreamedAnswer) => Promise<void>;
+  },
+): ReadableStream<Uint8Array> {
+  const chunk = (delta: Record<string, unknown>, finish: string | null, usage?: TokenUsage) =>
+    `data: ${JSON.stringify({
+      id: meta.id,
+      object: "chat.completion.chunk",
+      created: meta.created,
+      model: meta.model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      ...(options.includeUsage ? { usage: null } : {}),
+    })}\n\n`;
+  const usageChunk = (usage: TokenUsage | undefined) =>
+    `data: ${JSON.stringify({
+      id: meta.id,
+      object: "chat.completion.chunk",
+      created: meta.created,
+      model: meta.model,
+      choices: [],
+      usage: usageJson(usage),
+    })}\n\n`;
+
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => controller.enqueue(encoder.encode(text));
+      const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false };
+      // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
+      let newParagraph = false;
+      const say = (text: string) => {
+        if (!text) return;
+        const piece = newParagraph && answer.content ? `\n\n${text}` : text;
+        newParagraph = false;
+        answer.content += piece;
+        send(chunk({ content: piece }, null));
+      };
+      let finish: string | null = null;
+      let usage: TokenUsage | undefined;
+      send(chunk({ role: "assistant", content: "" }, null));
+      try {
+        for await (const data of sseData(frames)) {
+          const frame = JSON.parse(data) as ServerFrame | { type: "error"; code: string; message: string };
+          if (frame.type === "assistant_delta") say(frame.text);
+          else if (frame.type === "tool_call_started") newParagraph = true;
+          else if (frame.type === "client_tool_required") {
+            answer.toolCalls = clientToolCalls(frame.toolCalls, options.clientTools);
+            if (answer.toolCalls.length > 0) {
+              send(chunk({ tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null));
+            }
+            finish = answer.toolCalls.length > 0 ? "tool_calls" : "stop";
+          } else if (frame.type === "approval_required") {
+            newParagraph = true;
+            say(approvalRequest(frame.toolCalls.filter((c) => c.approval === "pending")));
+            finish = "stop";
+          } else if (frame.type === "turn_completed") {
+            usage = frame.response.usage;
+            const failure = turnFailure(frame.response);
+            if (failure) {
+              answer.failed = true;
+              send(`data: ${JSON.stringify(errorBody(failure.code, failure.message))}\n\n`);
+            }
+            finish = "stop";
+          } else if (frame.type === "error") {
+            answer.failed = true;
+            send(`data: ${JSON.stringify(errorBody(frame.code as ErrorCode, frame.message))}\n\n`);
+          }
+        }
+        if (!answer.failed) {
+          send(chunk({}, finish ?? "stop"));
+          if (options.includeUsage) send(usageChunk(usage));
+          await options.onEnd(answer);
+        }
+      } catch {
+        send(
+          `data: ${JSON.stringify(errorBody("internal_error", "The answer broke off; send the message again."))}\n\n`,
+        );
+      }
+      send("data: [DONE]\n\n");
+      controller.close();
+    },
+  });
+}

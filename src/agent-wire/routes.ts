@@ -1,0 +1,198 @@
+// /agent/v1: the agent on the OpenAI wire (scope `chat`). Each mode is a model; a chat completion runs one
+// turn of the agent in a session (the X-Aptix-Session header names it, or the history the client resends
+// finds it), with the client's own tools as client-executed tools; approvals are asked and answered in words.
+// The passthrough at /v1 is untouched.
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
+import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { eventStreamHeaders } from "../passthrough/headers";
+import { quoted } from "../quote";
+import type { DoorTurn } from "../session/agent-door";
+import { callerOf, createSession, DurableObjectSessionManager, sessionStub, unwrap } from "../session/session-client";
+import { settings } from "../settings";
+import { createAgentToolRegistry } from "../tools";
+import { CLIENT_TOOL_CATEGORY, clientFunctionTool } from "../tools/client-function-tool";
+import { AgentToolContractError } from "../tools/registry";
+import {
+  answerText,
+  chunkStream,
+  clientToolCalls,
+  completionJson,
+  completionMeta,
+  type OpenAIToolCall,
+  turnFailure,
+} from "./completion";
+import { modeKeyOfModel, modelOfMode } from "./models";
+import { recordHead, resolveThread } from "./threads";
+import {
+  AgentChatBody,
+  declaredTools,
+  fingerprintChain,
+  meaningOf,
+  nextFingerprint,
+  trailingInput,
+} from "./transcript";
+
+/** The header that names the session a request continues, and that every answer carries. */
+export const SESSION_HEADER = "X-Aptix-Session";
+
+const Model = z.object({
+  id: z.string(),
+  object: z.literal("model"),
+  created: z.number().int(),
+  owned_by: z.string(),
+  name: z.string(),
+  description: z.string(),
+});
+
+const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["agent"] };
+
+async function modelNotFound(c: AppContext, model: string): Promise<never> {
+  const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes();
+  const known = modes.map((m) => modelOfMode(m).id).join(", ");
+  throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
+    param: "model",
+  });
+}
+
+/** The client's tools, each checked against the tool contract beside the built-in tools (400 naming the first bad one). */
+function checkClientTools(c: AppContext, body: AgentChatBody) {
+  const declared = declaredTools(body);
+  const registry = createAgentToolRegistry({
+    logger: c.var.logger,
+    sessionManager: new DurableObjectSessionManager(c.env),
+    catalog: new D1AgentModeCatalogService(c.env.DB),
+    workspace: settings(c.env).workspace,
+  }).extended([CLIENT_TOOL_CATEGORY]);
+  declared.forEach((tool, index) => {
+    try {
+      registry.registerTool(clientFunctionTool(tool));
+    } catch (error) {
+      if (!(error instanceof AgentToolContractError)) throw error;
+      throw new ApiError("invalid_request", `Invalid 'tools.${index}': ${error.message}`, { param: `tools.${index}` });
+    }
+  });
+  return declared;
+}
+
+export const agentWireRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/agent/v1/models",
+      summary: "The agent's models: one per mode (aptix-agent/<mode key>)",
+      ...chat,
+      responses: {
+        200: json(z.object({ object: z.literal("list"), data: z.array(Model) }), "The models."),
+        ...errors(401, 403),
+      },
+    }),
+    async (c) => {
+      const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes();
+      return c.json({ object: "list" as const, data: modes.map(modelOfMode) }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/agent/v1/models/{model}",
+      summary: "One of the agent's models (the id's '/' may be sent as %2F)",
+      ...chat,
+      request: { params: z.object({ model: z.string().min(1) }) },
+      responses: { 200: json(Model, "The model."), ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { model } = c.req.valid("param");
+      const key = modeKeyOfModel(model);
+      const mode = key ? await new D1AgentModeCatalogService(c.env.DB).getMode(key) : null;
+      if (!mode) return modelNotFound(c, model);
+      return c.json(modelOfMode(mode), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/agent/v1/chat/completions",
+      summary:
+        "One turn of the agent in the model's mode, as a chat completion (or chunks with stream: true); the session is in X-Aptix-Session",
+      ...chat,
+      request: jsonBody(AgentChatBody, "An OpenAI chat completions request."),
+      responses: {
+        200: {
+          description:
+            "A `chat.completion`, or with `stream: true` an event stream of `chat.completion.chunk` ending in `[DONE]`.",
+        },
+        ...errors(400, 401, 403, 404, 409, 429, 500, 502),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const { keyId } = c.var.principal;
+      const key = modeKeyOfModel(body.model);
+      const mode = key ? await new D1AgentModeCatalogService(c.env.DB).getMode(key) : null;
+      if (!mode) return modelNotFound(c, body.model);
+      const clientTools = checkClientTools(c, body);
+      const meanings = body.messages.map(meaningOf);
+      const input = trailingInput(meanings);
+      if ("problem" in input) {
+        throw new ApiError("invalid_request", `Invalid '${input.param}': ${input.problem}.`, { param: input.param });
+      }
+      const chain = await fingerprintChain(meanings);
+      const thread = await resolveThread(c.env.DB, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, chain, input);
+      if (thread.kind === "refused") {
+        throw new ApiError("invalid_request", thread.message, { param: thread.param });
+      }
+      const sessionId =
+        thread.kind === "continue"
+          ? thread.sessionId
+          : (await createSession(c.env, c.var.principal, mode.key)).sessionId;
+      const stub = sessionStub(c.env, sessionId);
+      const turn: DoorTurn = {
+        input:
+          input.type === "message"
+            ? { type: "message", content: input.content }
+            : { type: "tool_results", results: input.results },
+        seed: thread.kind === "new" ? thread.seed : [],
+        clientTools,
+      };
+      const names = new Set(clientTools.map((t) => t.function.name));
+      const meta = completionMeta(body.model);
+      const headers = { [SESSION_HEADER]: sessionId };
+      // The session's head: the history with this answer appended, as the client will send it back.
+      const remember = async (content: string, calls: OpenAIToolCall[]) => {
+        const reply = {
+          role: "assistant" as const,
+          text: content,
+          calls: calls.map((t) => ({ id: t.id, name: t.function.name, arguments: t.function.arguments })),
+        };
+        await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint(chain.at(-1) ?? "", reply));
+      };
+
+      if (body.stream) {
+        const frames = unwrap(await stub.doorTurnStream(callerOf(c), turn));
+        const stream = chunkStream(frames, meta, {
+          clientTools: names,
+          includeUsage: body.stream_options?.include_usage === true,
+          onEnd: (answer) => remember(answer.content, answer.toolCalls),
+        });
+        const out = eventStreamHeaders();
+        out.set(SESSION_HEADER, sessionId);
+        return new Response(stream, { status: 200, headers: out });
+      }
+
+      const answer = unwrap(await stub.doorTurn(callerOf(c), turn));
+      const failure = turnFailure(answer.response);
+      if (failure) throw new ApiError(failure.code, failure.message, { headers });
+      const waiting = new Set(answer.waitingForClient);
+      const calls = clientToolCalls(
+        answer.response.toolCalls.filter((t) => waiting.has(t.id)),
+        names,
+      );
+      const content = answerText(answer.response, answer.content);
+      await remember(content, calls);
+      return c.json(completionJson(meta, content, calls, answer.response.usage), 200, headers);
+    },
+  );
