@@ -5,6 +5,7 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
+import { mcpMode } from "../mcp/fixtures";
 
 function client(): OpenAI {
   return new OpenAI({
@@ -18,7 +19,9 @@ function client(): OpenAI {
 describe("/agent/v1 with the openai client", () => {
   it("lists one model per mode", async () => {
     const models = await client().models.list();
-    expect(models.data.map((m) => m.id)).toEqual(expect.arrayContaining(["aptix-agent/general", "aptix-agent/workspace"]));
+    expect(models.data.map((m) => m.id)).toEqual(
+      expect.arrayContaining(["aptix-agent/general", "aptix-agent/workspace"]),
+    );
   });
 
   it("retrieves one model by its id", async () => {
@@ -29,11 +32,180 @@ describe("/agent/v1 with the openai client", () => {
   it("answers a message as a chat completion, and names its session", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Hello from the agent." }]);
     const { data, response } = await client()
-      .chat.completions.create({ model: "aptix-agent/general", messages: [{ role: "user", content: `hi ${script.marker}` }] })
+      .chat.completions.create({
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: `hi ${script.marker}` }],
+      })
       .withResponse();
     expect(data.choices[0]?.message.content).toBe("Hello from the agent.");
     expect(data.choices[0]?.finish_reason).toBe("stop");
     expect(data.object).toBe("chat.completion");
     expect(response.headers.get("x-aptix-session")).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("/agent/v1 conversations with the openai client", () => {
+  const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "The weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  };
+
+  it("streams the answer as chunks, with usage when asked, ending the stream", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Streaming from the agent.", chunkSize: 5 }]);
+    const stream = await client().chat.completions.create({
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: `stream ${script.marker}` }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    let pieces = 0;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice?.delta.content) {
+        text += choice.delta.content;
+        pieces++;
+      }
+      if (choice?.finish_reason) finish = choice.finish_reason;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe("Streaming from the agent.");
+    expect(pieces).toBeGreaterThan(1);
+    expect(finish).toBe("stop");
+    expect(usage?.total_tokens).toBeGreaterThan(0);
+  });
+
+  it("hands a call of the client's own tool to the client, and resumes with its result", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { type: "completion", content: "It is sunny in Paris." },
+    ]);
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "user", content: `weather in Paris? ${script.marker}` },
+    ];
+    const first = await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] });
+    const choice = first.choices[0];
+    expect(choice?.finish_reason).toBe("tool_calls");
+    const call = choice?.message.tool_calls?.[0];
+    expect(call?.type === "function" ? call.function : null).toEqual({
+      name: "get_weather",
+      arguments: '{"city":"Paris"}',
+    });
+    if (!choice || !call) throw new Error("no tool call");
+    messages.push(choice.message, { role: "tool", tool_call_id: call.id, content: "sunny, 24 °C" });
+    const second = await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] });
+    expect(second.choices[0]?.message.content).toBe("It is sunny in Paris.");
+    const bodies = await script.bodies();
+    const toolMessage = (bodies[1]?.messages as { role: string; content: string }[]).find((m) => m.role === "tool");
+    expect(toolMessage?.content).toBe('"sunny, 24 °C"');
+  });
+
+  it("continues one session when the client resends the whole history without the header", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "First answer." },
+      { type: "completion", content: "Second answer." },
+    ]);
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: `one ${script.marker}` },
+    ];
+    const first = await client().chat.completions.create({ model: "aptix-agent/general", messages }).withResponse();
+    messages.push(first.data.choices[0]?.message ?? { role: "assistant", content: "" }, {
+      role: "user",
+      content: "two",
+    });
+    const second = await client().chat.completions.create({ model: "aptix-agent/general", messages }).withResponse();
+    expect(second.data.choices[0]?.message.content).toBe("Second answer.");
+    expect(second.response.headers.get("x-aptix-session")).toBe(first.response.headers.get("x-aptix-session"));
+  });
+
+  it("starts a new session seeded with the history when the history contradicts the session's transcript", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "First answer." },
+      { type: "completion", content: "An answer to the edited history." },
+    ]);
+    const first = await client()
+      .chat.completions.create({
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: `one ${script.marker}` }],
+      })
+      .withResponse();
+    const edited: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "user", content: `one ${script.marker}` },
+      { role: "assistant", content: "An answer we never gave." },
+      { role: "user", content: "two" },
+    ];
+    const second = await client()
+      .chat.completions.create({ model: "aptix-agent/general", messages: edited })
+      .withResponse();
+    const firstSession = first.response.headers.get("x-aptix-session");
+    const secondSession = second.response.headers.get("x-aptix-session");
+    expect(secondSession).not.toBe(firstSession);
+    const bodies = await script.bodies();
+    const sent = (bodies[1]?.messages as { role: string; content: string }[]).map((m) => [m.role, m.content]);
+    expect(sent.slice(1)).toEqual([
+      ["user", `one ${script.marker}`],
+      ["assistant", "An answer we never gave."],
+      ["user", "two"],
+    ]);
+  });
+
+  it("answers 404 naming the known models for a model that is not a mode", async () => {
+    await expect(
+      client().chat.completions.create({ model: "aptix-agent/nope", messages: [{ role: "user", content: "hi" }] }),
+    ).rejects.toMatchObject({ status: 404, code: "model_not_found" });
+  });
+});
+
+describe("/agent/v1 approvals in words", () => {
+  const hello = { name: "agent_hello_world", arguments: '{"name":"Dana"}' };
+
+  async function pausedConversation() {
+    const mode = await mcpMode(["agent_hello_world"], ["agent_hello_world"]);
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [hello] },
+      { type: "completion", content: "Done with the greeting." },
+    ]);
+    const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+      { role: "user", content: `greet Dana ${script.marker}` },
+    ];
+    const asked = await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    messages.push(asked.choices[0]?.message ?? { role: "assistant", content: "" });
+    return { mode, script, messages, asked };
+  }
+
+  it("asks in words, naming each call that waits and how to answer", async () => {
+    const { asked } = await pausedConversation();
+    expect(asked.choices[0]?.finish_reason).toBe("stop");
+    expect(asked.choices[0]?.message.content).toBe(
+      'I need your approval for this tool call:\n1. agent_hello_world with {"name":"Dana"}\n\nReply "yes" to approve, or "no" to deny (anything after "no" is passed on as your reason). Any other reply denies and is taken as your next instruction.',
+    );
+  });
+
+  it("runs the calls when the user says yes", async () => {
+    const { mode, script, messages } = await pausedConversation();
+    messages.push({ role: "user", content: "yes" });
+    const done = await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    expect(done.choices[0]?.message.content).toBe("Done with the greeting.");
+    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
+      (m) => m.role === "tool",
+    );
+    expect(toolMessage?.content).toContain("Hello, Dana");
+  });
+
+  it("denies the calls with the user's words as the reason when the user says no", async () => {
+    const { mode, script, messages } = await pausedConversation();
+    messages.push({ role: "user", content: "no, not now" });
+    await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
+      (m) => m.role === "tool",
+    );
+    expect(JSON.parse(toolMessage?.content ?? "{}")).toEqual({ error: "Tool call denied by the user: no, not now" });
   });
 });

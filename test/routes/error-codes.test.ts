@@ -144,6 +144,27 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       return refused;
     },
   },
+  agent_turn_failed: {
+    http: async () => {
+      const hello = { name: "agent_hello_world", arguments: '{"name":"Dana"}' };
+      const script = await scriptUpstream(
+        Array.from({ length: 10 }, () => ({ type: "completion", toolCalls: [hello] })),
+      );
+      return request("POST", "/agent/v1/chat/completions", {
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: `loop ${script.marker}` }],
+      });
+    },
+  },
+  agent_model_failed: {
+    http: async () => {
+      const script = await scriptUpstream([{ type: "error", status: 400, body: { error: { message: "no" } } }]);
+      return request("POST", "/agent/v1/chat/completions", {
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: `fail ${script.marker}` }],
+      });
+    },
+  },
   mcp_server_not_found: {
     http: () => request("DELETE", "/admin/mcp-servers/nope", undefined, { key: TEST_KEYS.admin.key }),
   },
