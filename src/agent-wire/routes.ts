@@ -29,6 +29,7 @@ import { modeKeyOfModel, modelOfMode } from "./models";
 import { recordHead, resolveThread } from "./threads";
 import {
   AgentChatBody,
+  canonicalArguments,
   declaredTools,
   fingerprintChain,
   meaningOf,
@@ -166,7 +167,11 @@ export const agentWireRoutes = routes()
         const reply = {
           role: "assistant" as const,
           text: content,
-          calls: calls.map((t) => ({ id: t.id, name: t.function.name, arguments: t.function.arguments })),
+          calls: calls.map((t) => ({
+            id: t.id,
+            name: t.function.name,
+            arguments: canonicalArguments(t.function.arguments),
+          })),
         };
         await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint(chain.at(-1) ?? "", reply));
       };

@@ -83,11 +83,23 @@ export function meaningOf(message: ChatMessageIn): Meaning {
         calls: (message.tool_calls ?? []).map((c) => ({
           id: c.id,
           name: c.function.name,
-          arguments: c.function.arguments,
+          arguments: canonicalArguments(c.function.arguments),
         })),
       };
     case "tool":
       return { role: "tool", toolCallId: message.tool_call_id, text: textOf(message.content) };
+  }
+}
+
+/**
+ * Tool call arguments as one spelling of their JSON (clients re-serialise what the model wrote: `{"a": 1}`
+ * comes back as `{"a":1}`); text that is not JSON stays as it is.
+ */
+export function canonicalArguments(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
   }
 }
 
