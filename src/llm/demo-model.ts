@@ -79,22 +79,34 @@ function describeResult(name: string, content: string): string {
   return `${PREFIX} The tool ${name} answered: ${content.slice(0, 300)}`;
 }
 
+/** Tools the demo reaches through its own phrasings (below), not by their names. */
+const BUILT_IN_INTENTS = new Set([
+  "agent_list_modes",
+  "agent_change_mode",
+  "agent_hello_world",
+  "workspace_read_file",
+  "workspace_write_file",
+]);
+
 const PROPOSALS: [RegExp, string, string][] = [
   [/\bddr\b|design (decision )?record/, "DDR Authoring", "ddr_authoring"],
   [/\b(files?|workspace|repo(sitory)?)\b/, "Workspace", "workspace"],
 ];
 
 /**
- * A remote (MCP) tool the user names, by its full name (`everything__get_sum`) or its own (`get-sum`), called
- * with arguments valid for its schema: numbers the user gave fill its number fields in order, a quoted phrase
- * its text. Native tool calls only (the JSON format's prompt carries no schemas).
+ * A tool the user names: by its full name (`get_weather`, `everything__get_sum`), or an MCP tool by its own
+ * (`get-sum`), called with arguments valid for its schema: numbers the user gave fill its number fields in
+ * order, a quoted phrase (or a capitalised word) its text. Native tool calls only (the JSON format's prompt
+ * carries no schemas).
  */
-function namedRemoteTool(request: ChatRequest, said: string): Call | null {
+function namedTool(request: ChatRequest, said: string): Call | null {
   const lower = said.toLowerCase();
-  const spelled = (name: string) => name.toLowerCase().replace(/_/g, "[-_ ]");
+  const spelled = (name: string) => name.toLowerCase().replace(/[-_]/g, "[-_ ]");
   const tool = (request.tools ?? [])
-    .filter((t) => t.function.name.includes("__"))
-    .map((t) => ({ t, own: t.function.name.split("__").slice(1).join("__") }))
+    .map((t) => ({
+      t,
+      own: t.function.name.includes("__") ? t.function.name.split("__").slice(1).join("__") : t.function.name,
+    }))
     // The longest name first, so `get_sum` wins over `get`.
     .sort((a, b) => b.own.length - a.own.length)
     .find(
@@ -102,7 +114,7 @@ function namedRemoteTool(request: ChatRequest, said: string): Call | null {
     );
   if (!tool) return null;
   const schema = tool.t.function.parameters;
-  const args = sampleValue(schema, said) as Record<string, unknown>;
+  const args = sampleValue(schema, said.replace(new RegExp(spelled(tool.own), "gi"), " ")) as Record<string, unknown>;
   const rest = lower.replace(new RegExp(spelled(tool.own), "g"), " ");
   const numbers = [...rest.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => Number(m[0]));
   const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
@@ -136,8 +148,9 @@ function decide(request: ChatRequest): Intent {
       };
     }
   }
-  const named = namedRemoteTool(request, said);
-  if (named) return named;
+  // A built-in tool's own phrasing first (they have intents below); any other tool the user names is called.
+  const named = namedTool(request, said);
+  if (named && !BUILT_IN_INTENTS.has(named.tool)) return named;
   const read = /\bread\s+(\S+)/.exec(said);
   if (read && tools.has("workspace_read_file")) return { tool: "workspace_read_file", args: { path: read[1] } };
   const writes = [...said.matchAll(/\bwrite\s+(\S+)(?:\s+with\s+(.+?))?(?=\s+and\s+write\s|$)/g)];
