@@ -4,6 +4,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import { agentMcpRoutes } from "./agent-mcp/routes";
 import { agentWireRoutes } from "./agent-wire/routes";
 import { requireApiKey } from "./auth/middleware";
 import { ApiError, errorBody } from "./errors";
@@ -88,6 +89,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);
+  app.route("/", agentMcpRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -24,6 +24,7 @@ import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
+import { indexSession } from "./session-index";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { sessionBasePrompt, sessionChatModel } from "./session-model";
 import { SessionStore } from "./session-store";
@@ -103,6 +104,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
+    await indexSession(this.env.DB, init, this.logger);
     return this.view();
   }
 
