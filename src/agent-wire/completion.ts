@@ -104,9 +104,11 @@ export function chunkStream(
     clientTools: ReadonlySet<string>;
     includeUsage: boolean;
     onEnd: (answer: StreamedAnswer) => Promise<void>;
+    /** Told of an unexpected failure while the stream runs (its stack goes to the log, never to the client). */
+    onBreak: (error: unknown) => void;
   },
 ): ReadableStream<Uint8Array> {
-  const chunk = (delta: Record<string, unknown>, finish: string | null, usage?: TokenUsage) =>
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     `data: ${JSON.stringify({
       id: meta.id,
       object: "chat.completion.chunk",
@@ -174,7 +176,8 @@ export function chunkStream(
           if (options.includeUsage) send(usageChunk(usage));
           await options.onEnd(answer);
         }
-      } catch {
+      } catch (error) {
+        options.onBreak(error);
         send(
           `data: ${JSON.stringify(errorBody("internal_error", "The answer broke off; send the message again."))}\n\n`,
         );

@@ -182,6 +182,7 @@ export const agentWireRoutes = routes()
           clientTools: names,
           includeUsage: body.stream_options?.include_usage === true,
           onEnd: (answer) => remember(answer.content, answer.toolCalls),
+          onBreak: (error) => c.var.logger.addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
         });
         const out = eventStreamHeaders();
         out.set(SESSION_HEADER, sessionId);

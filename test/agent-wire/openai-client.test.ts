@@ -101,8 +101,7 @@ describe("/agent/v1 conversations with the openai client", () => {
     messages.push(choice.message, { role: "tool", tool_call_id: call.id, content: "sunny, 24 °C" });
     const second = await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] });
     expect(second.choices[0]?.message.content).toBe("It is sunny in Paris.");
-    const bodies = await script.bodies();
-    const toolMessage = (bodies[1]?.messages as { role: string; content: string }[]).find((m) => m.role === "tool");
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(toolMessage?.content).toBe('"sunny, 24 °C"');
   });
 
@@ -147,8 +146,7 @@ describe("/agent/v1 conversations with the openai client", () => {
     const firstSession = first.response.headers.get("x-aptix-session");
     const secondSession = second.response.headers.get("x-aptix-session");
     expect(secondSession).not.toBe(firstSession);
-    const bodies = await script.bodies();
-    const sent = (bodies[1]?.messages as { role: string; content: string }[]).map((m) => [m.role, m.content]);
+    const sent = (await script.messagesOf(1)).map((m) => [m.role, m.content]);
     expect(sent.slice(1)).toEqual([
       ["user", `one ${script.marker}`],
       ["assistant", "An answer we never gave."],
@@ -193,9 +191,7 @@ describe("/agent/v1 approvals in words", () => {
     messages.push({ role: "user", content: "yes" });
     const done = await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
     expect(done.choices[0]?.message.content).toBe("Done with the greeting.");
-    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
-      (m) => m.role === "tool",
-    );
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(toolMessage?.content).toContain("Hello, Dana");
   });
 
@@ -203,9 +199,7 @@ describe("/agent/v1 approvals in words", () => {
     const { mode, script, messages } = await pausedConversation();
     messages.push({ role: "user", content: "no, not now" });
     await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
-    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
-      (m) => m.role === "tool",
-    );
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(JSON.parse(toolMessage?.content ?? "{}")).toEqual({ error: "Tool call denied by the user: no, not now" });
   });
 });

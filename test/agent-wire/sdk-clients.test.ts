@@ -53,9 +53,7 @@ describe("/agent/v1 with the Vercel AI SDK", () => {
     expect(result.text).toBe("It is sunny in Paris.");
     expect(result.steps.map((s) => s.finishReason)).toEqual(["tool-calls", "stop"]);
     expect(cities).toContain("Paris");
-    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
-      (m) => m.role === "tool",
-    );
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(JSON.parse(toolMessage?.content ?? "null")).toMatchObject({ city: "Paris", sky: "sunny" });
   });
 
@@ -96,9 +94,7 @@ describe("/agent/v1 with the OpenAI Agents SDK", () => {
     });
     const result = await run(agent, `weather in Paris? ${script.marker}`);
     expect(result.finalOutput).toBe("It is sunny in Paris.");
-    const toolMessage = ((await script.bodies())[1]?.messages as { role: string; content: string }[]).find(
-      (m) => m.role === "tool",
-    );
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(toolMessage?.content).toBe('"sunny in Paris"');
   });
 });
