@@ -7,6 +7,7 @@ import { requestId } from "hono/request-id";
 import { agentMcpRoutes } from "./agent-mcp/routes";
 import { agentWireRoutes } from "./agent-wire/routes";
 import { requireApiKey } from "./auth/middleware";
+import { originGuard } from "./auth/origin-guard";
 import { ApiError, errorBody } from "./errors";
 import { type AppBindings, errors } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
@@ -68,6 +69,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
     }
     await next();
   });
+  app.use(originGuard);
   app.use(async (c, next) => {
     const maxSize = maxBodyBytes(c.env, c.req.path);
     return bodyLimit({

@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   invalid_api_key: [401, "authentication_error"],
   invalid_ticket: [401, "authentication_error"],
   insufficient_scope: [403, "permission_error"],
+  host_not_allowed: [403, "permission_error"],
+  origin_not_allowed: [403, "permission_error"],
   // 404: nothing there (for another org's session too).
   route_not_found: missing,
   session_not_found: missing,
@@ -63,7 +65,8 @@ export const ERROR_CODES = {
   elicitation_not_pending: conflict,
   pause_expired: conflict,
   mcp_server_in_use: conflict,
-  // 413, 426, 429.
+  // 405, 413, 426, 429.
+  method_not_allowed: [405, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],
   upgrade_required: [426, "invalid_request_error"],
   rate_limit_exceeded: [429, "rate_limit_error"],

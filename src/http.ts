@@ -73,6 +73,7 @@ export function errors(...statuses: number[]) {
     401: "No key, or an unknown or revoked key.",
     403: "The key lacks the route's scope.",
     404: "No such resource (for another org's session too).",
+    405: "The route does not take this method; Allow names the one it does.",
     409: "The session cannot take this now.",
     413: "The body is too large.",
     429: "The key's model call budget is spent; see Retry-After.",

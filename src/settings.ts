@@ -49,6 +49,16 @@ export const SettingsVars = z.object({
     .default(false),
   /** How long a session keeps a server's discovered tools before it lists them again. */
   MCP_DISCOVERY_TTL_MS: positiveInt(300_000),
+  /** Comma-separated host names the Worker answers to (DNS rebinding); "" answers to any (Cloudflare's routes decide). */
+  ALLOWED_HOSTS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .default([]),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -101,6 +111,8 @@ export interface Settings {
     idleTimeoutMs: number;
   };
   workspace: { protectedPaths: readonly string[] };
+  /** The host names requests may name; empty: any. */
+  http: { allowedHosts: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
 }
 
@@ -144,6 +156,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,
     },
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
+    http: { allowedHosts: v.ALLOWED_HOSTS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
   };
 }

@@ -1,10 +1,12 @@
 // /mcp: the agent as an MCP server over Streamable HTTP (scope `chat`, the Bearer key of every route). Each
 // request gets its own server and transport (stateless: no MCP session to keep between requests; the agent's
-// sessions are Durable Objects), answered as JSON.
+// sessions are Durable Objects), answered as JSON. So there is no stream to open with GET (nothing could ever
+// be sent on it) and no MCP session to end with DELETE: both are 405, as the transport spec allows.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, BEARER, errors, routes } from "../http";
 import { callerOf } from "../session/session-client";
 import { agentMcpServer } from "./server";
@@ -45,7 +47,27 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
       ...errors(400, 401, 403),
     },
   });
+  for (const method of ["get", "delete"] as const) {
+    app.openAPIRegistry.registerPath({
+      method,
+      path: "/mcp",
+      tags: ["mcp"],
+      security: BEARER,
+      summary: "Not offered: the MCP server is stateless (no stream to open, no MCP session to end)",
+      responses: errors(401, 403, 405),
+    });
+  }
   return app;
 }
 
-export const agentMcpRoutes = describe(routes()).on(["GET", "POST", "DELETE"], "/mcp", requireScope("chat"), serve);
+function stateless(): never {
+  throw new ApiError(
+    "method_not_allowed",
+    "This MCP server is stateless and answers POST only: it has no stream to GET and no MCP session to DELETE.",
+    { headers: { allow: "POST" } },
+  );
+}
+
+export const agentMcpRoutes = describe(routes())
+  .post("/mcp", requireScope("chat"), serve)
+  .on(["GET", "DELETE"], "/mcp", requireScope("chat"), stateless);

@@ -260,6 +260,13 @@ export function agentMcpServer(env: Cloudflare.Env, caller: Caller): McpServer {
           mimeType: "text/markdown",
         })),
       }),
+      // A client that lets its user pick a session offers the caller's recent ones, by the start of their id.
+      complete: {
+        sessionId: async (value) =>
+          (await recentSessions(env.DB, caller.org))
+            .map((s) => s.sessionId)
+            .filter((id) => id.startsWith(value.trim().toLowerCase())),
+      },
     }),
     {
       title: "An agent session's transcript",

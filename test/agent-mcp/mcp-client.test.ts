@@ -127,6 +127,19 @@ describe("the agent as an MCP server", () => {
     expect(text).toContain("**Agent:** Noted.");
   });
 
+  it("completes a session id from its first characters, among the caller's sessions only", async () => {
+    const sessionId = String((await callTool(await connect(), "start_session", {})).structured.sessionId);
+    const ask = async (key?: string) =>
+      (
+        await (await connect(key)).complete({
+          ref: { type: "ref/resource", uri: "aptix://sessions/{sessionId}" },
+          argument: { name: "sessionId", value: sessionId.slice(0, 10) },
+        })
+      ).completion.values;
+    expect(await ask()).toContain(sessionId);
+    expect(await ask(TEST_KEYS.otherOrg.key)).not.toContain(sessionId);
+  });
+
   it("refuses a request without a key", async () => {
     const response = await exports.default.fetch("http://aptix.test/mcp", {
       method: "POST",

@@ -127,6 +127,16 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
         body: JSON.stringify({ model: "m", input: "x" }),
       }),
   },
+  method_not_allowed: { http: () => request("GET", "/mcp") },
+  host_not_allowed: {
+    http: async () =>
+      workerWith({ ALLOWED_HOSTS: "localhost,127.0.0.1" }).fetch("http://rebound.example:8787/modes", {
+        headers: { authorization: `Bearer ${(await newChatKey()).key}` },
+      }),
+  },
+  origin_not_allowed: {
+    http: () => app("http://aptix.test/modes", { headers: { ...authHeaders(), origin: "https://elsewhere.example" } }),
+  },
   elicitation_not_pending: {
     http: async () =>
       request("POST", `/context/sessions/${await createSession()}/elicitations/elicit_none`, { action: "decline" }),

@@ -1,0 +1,30 @@
+// DNS rebinding and cross-origin browser pages. A page of another site that makes its name resolve to a machine
+// running `npm start` reaches the Worker with its own Host, and the local key is a known one (`dev-key`); so where
+// ALLOWED_HOSTS names the hosts the Worker answers to (npm run dev: loopback), any other Host is refused. And a
+// browser request that says it comes from another origin is refused everywhere (the MCP transport requires
+// servers to validate Origin): no route of ours serves other sites' pages (no CORS), so nothing legitimate sends
+// one. Clients that are not browsers send no Origin and are unaffected.
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../errors";
+import type { AppBindings } from "../http";
+import { quoted } from "../quote";
+import { settings } from "../settings";
+
+export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const url = new URL(c.req.url);
+  const { allowedHosts } = settings(c.env).http;
+  if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname)) {
+    throw new ApiError(
+      "host_not_allowed",
+      `This server does not answer to the host ${quoted(url.hostname)}; it answers to ${allowedHosts.join(", ")} (ALLOWED_HOSTS).`,
+    );
+  }
+  const origin = c.req.header("origin");
+  if (origin !== undefined && origin !== url.origin) {
+    throw new ApiError(
+      "origin_not_allowed",
+      `Requests from the origin ${quoted(origin)} are refused: only pages of ${url.origin} itself may call it.`,
+    );
+  }
+  await next();
+};
