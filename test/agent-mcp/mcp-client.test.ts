@@ -129,13 +129,14 @@ describe("the agent as an MCP server", () => {
 
   it("completes a session id from its first characters, among the caller's sessions only", async () => {
     const sessionId = String((await callTool(await connect(), "start_session", {})).structured.sessionId);
-    const ask = async (key?: string) =>
-      (
-        await (await connect(key)).complete({
-          ref: { type: "ref/resource", uri: "aptix://sessions/{sessionId}" },
-          argument: { name: "sessionId", value: sessionId.slice(0, 10) },
-        })
-      ).completion.values;
+    const ask = async (key?: string) => {
+      const client = await connect(key);
+      const { completion } = await client.complete({
+        ref: { type: "ref/resource", uri: "aptix://sessions/{sessionId}" },
+        argument: { name: "sessionId", value: sessionId.slice(0, 10) },
+      });
+      return completion.values;
+    };
     expect(await ask()).toContain(sessionId);
     expect(await ask(TEST_KEYS.otherOrg.key)).not.toContain(sessionId);
   });
