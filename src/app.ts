@@ -112,7 +112,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
       version: "1",
       description:
         "An LLM agent backend on Cloudflare Workers: agent sessions (modes, tools, approvals, client hand-offs), " +
-        "workflows, the mode catalog, and an OpenAI-compatible passthrough. Errors have OpenAI's shape; the codes " +
+        "workflows, the mode catalog, an OpenAI-compatible passthrough (/v1), the agent on the OpenAI wire " +
+        "(/agent/v1) and as an MCP server (/mcp). Errors have OpenAI's shape; the codes " +
         "are in docs/api.md. The session WebSocket's frames are in docs/protocol.md.",
     },
     security: [{ bearer: [] }],

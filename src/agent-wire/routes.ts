@@ -7,11 +7,14 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
+import { refuse } from "../refusal";
 import type { DoorTurn } from "../session/agent-door";
-import { callerOf, createSession, DurableObjectSessionManager, sessionStub, unwrap } from "../session/session-client";
+import { callerOf, DurableObjectSessionManager, sessionStub, unwrap } from "../session/session-client";
+import { readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { CLIENT_TOOL_CATEGORY, clientFunctionTool } from "../tools/client-function-tool";
@@ -62,6 +65,7 @@ async function modelNotFound(c: AppContext, model: string): Promise<never> {
 /** The client's tools, each checked against the tool contract beside the built-in tools (400 naming the first bad one). */
 function checkClientTools(c: AppContext, body: AgentChatBody) {
   const declared = declaredTools(body);
+  if (declared.length === 0) return declared;
   const registry = createAgentToolRegistry({
     logger: c.var.logger,
     sessionManager: new DurableObjectSessionManager(c.env),
@@ -131,25 +135,36 @@ export const agentWireRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { keyId } = c.var.principal;
+      const { keyId, org, user } = c.var.principal;
       const key = modeKeyOfModel(body.model);
-      const mode = key ? await new D1AgentModeCatalogService(c.env.DB).getMode(key) : null;
-      if (!mode) return modelNotFound(c, body.model);
       const clientTools = checkClientTools(c, body);
       const meanings = body.messages.map(meaningOf);
       const input = trailingInput(meanings);
       if ("problem" in input) {
         throw new ApiError("invalid_request", `Invalid '${input.param}': ${input.problem}.`, { param: input.param });
       }
-      const chain = await fingerprintChain(meanings);
-      const thread = await resolveThread(c.env.DB, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, chain, input);
+      // At once: the mode and base prompt (one round trip to D1), the key's model call budget for the turn's
+      // first call, and the session the history belongs to. The first model call then starts without a read.
+      const chain = fingerprintChain(meanings);
+      const [reads, grant, thread] = await Promise.all([
+        key ? readTurnReads(c.env.DB, key) : null,
+        takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+        chain.then((fingerprints) =>
+          resolveThread(c.env.DB, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, fingerprints, input),
+        ),
+      ]);
+      const mode = reads?.mode;
+      if (!reads || !mode) return modelNotFound(c, body.model);
       if (thread.kind === "refused") {
         throw new ApiError("invalid_request", thread.message, { param: thread.param });
       }
-      const sessionId =
-        thread.kind === "continue"
-          ? thread.sessionId
-          : (await createSession(c.env, c.var.principal, mode.key)).sessionId;
+      if (!grant.ok) {
+        throw ApiError.from(
+          refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds }),
+        );
+      }
+      // A new session is created by the turn's own call to its object.
+      const sessionId = thread.kind === "continue" ? thread.sessionId : c.env.AGENT_SESSION.newUniqueId().toString();
       const stub = sessionStub(c.env, sessionId);
       const turn: DoorTurn = {
         input:
@@ -158,6 +173,9 @@ export const agentWireRoutes = routes()
             : { type: "tool_results", results: input.results },
         seed: thread.kind === "new" ? thread.seed : [],
         clientTools,
+        reads: { mode, basePrompt: reads.basePrompt },
+        prepaid: true,
+        ...(thread.kind === "new" ? { create: { org, user, mode: mode.key } } : {}),
       };
       const names = new Set(clientTools.map((t) => t.function.name));
       const meta = completionMeta(body.model);
@@ -173,7 +191,7 @@ export const agentWireRoutes = routes()
             arguments: canonicalArguments(t.function.arguments),
           })),
         };
-        await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint(chain.at(-1) ?? "", reply));
+        await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint((await chain).at(-1) ?? "", reply));
       };
 
       if (body.stream) {

@@ -41,10 +41,7 @@ export class D1AgentModeCatalogService implements AgentModeCatalogService {
 
   async getMode(key: string, signal?: AbortSignal): Promise<AgentMode | null> {
     signal?.throwIfAborted();
-    const row = await this.db
-      .prepare(`SELECT ${COLUMNS} FROM modes WHERE key = ?`)
-      .bind(key)
-      .first<Record<string, unknown>>();
+    const row = await modeStatement(this.db, key).first<Record<string, unknown>>();
     return row ? parseModeRow(row) : null;
   }
 
@@ -56,6 +53,20 @@ export class D1AgentModeCatalogService implements AgentModeCatalogService {
     if (!row) throw new ModeCatalogError("The mode catalog has no default mode.");
     return parseModeRow(row);
   }
+}
+
+/** The query for one mode by key, to run alone or in a batch with others (one round trip). */
+export function modeStatement(db: D1Database, key: string): D1PreparedStatement {
+  return db.prepare(`SELECT ${COLUMNS} FROM modes WHERE key = ?`).bind(key);
+}
+
+/** `catalog`, answering `mode`'s key with `mode` (read moments ago by whoever sent it) instead of asking again. */
+export function catalogKnowing(catalog: AgentModeCatalogService, mode: AgentMode): AgentModeCatalogService {
+  return {
+    getAllModes: (signal) => catalog.getAllModes(signal),
+    getMode: (key, signal) => (key === mode.key ? Promise.resolve(mode) : catalog.getMode(key, signal)),
+    getDefaultMode: (signal) => (mode.isDefault ? Promise.resolve(mode) : catalog.getDefaultMode(signal)),
+  };
 }
 
 export function parseModeRow(row: Record<string, unknown>): AgentMode {

@@ -11,7 +11,16 @@ const SystemPromptRow = z.object({ id: z.string(), name: z.string(), content: z.
 
 export const DEFAULT_SYSTEM_PROMPT_ID = "default";
 
+/** The query for one prompt, to run alone or in a batch with others (one round trip). */
+export function systemPromptStatement(db: D1Database, id: string): D1PreparedStatement {
+  return db.prepare("SELECT id, name, content FROM system_prompts WHERE id = ?").bind(id);
+}
+
+export function parseSystemPromptRow(row: unknown): SystemPrompt {
+  return SystemPromptRow.parse(row);
+}
+
 export async function getSystemPrompt(db: D1Database, id: string): Promise<SystemPrompt | null> {
-  const row = await db.prepare("SELECT id, name, content FROM system_prompts WHERE id = ?").bind(id).first();
-  return row ? SystemPromptRow.parse(row) : null;
+  const row = await systemPromptStatement(db, id).first();
+  return row ? parseSystemPromptRow(row) : null;
 }

@@ -9,6 +9,7 @@ import type { Meaning } from "../agent-wire/transcript";
 import type { ChatTool } from "../llm/chat-model";
 import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { ClientToolResult } from "../wire";
+import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 
 export interface DoorTurn {
@@ -19,6 +20,12 @@ export interface DoorTurn {
   seed: Meaning[];
   /** The client's own tools, offered to the model for this request. */
   clientTools: ChatTool[];
+  /** The model's mode and the base prompt, read by the Worker as it checked the request. */
+  reads: TurnReads;
+  /** The Worker counted this request's first model call against the key (and refused it past the limit). */
+  prepaid: boolean;
+  /** A new session, created by this very request (one call to the object, not two). */
+  create?: { org: string; user: string; mode: string };
 }
 
 export interface DoorAnswer {

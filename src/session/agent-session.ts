@@ -10,7 +10,7 @@ import type { TurnEvents } from "../agent/turn-events";
 import type { ChatTool } from "../llm/chat-model";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
-import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
+import { catalogKnowing, D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, type Refusal, refuse, sessionNotFound } from "../refusal";
@@ -26,7 +26,7 @@ import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
 import { indexSession } from "./session-index";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
-import { sessionBasePrompt, sessionChatModel } from "./session-model";
+import { sessionBasePrompt, sessionChatModel, type TurnReads } from "./session-model";
 import { SessionStore } from "./session-store";
 import { type SessionView, sessionStateFrame, sessionView } from "./session-view";
 import { invalidTicketResponse, TicketStore, upgradeRequiredResponse } from "./tickets";
@@ -65,6 +65,8 @@ interface DriveOptions {
   clientTools?: ChatTool[];
   /** No one can answer an MCP server's question on this request's door: it is declined. */
   declineElicitations?: boolean;
+  /** The mode and base prompt the request's sender read just now: the turn does not read them again. */
+  reads?: TurnReads;
 }
 
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
@@ -99,13 +101,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** Writes the new session; called once, by the Worker or by the session it branches from. */
   async initialize(init: SessionInit): Promise<SessionView> {
+    await this.create(init);
+    return this.view();
+  }
+
+  /** The session's record in storage at once; its row in the org's index (D1) when the promise settles. */
+  private create(init: SessionInit): Promise<void> {
     if (this.store.record()) throw new Error(`Session ${init.sessionId} already exists.`);
     this.store.create(
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
-    await indexSession(this.env.DB, init, this.logger);
-    return this.view();
+    return indexSession(this.env.DB, init, this.logger);
   }
 
   /** Another org's caller gets the same answer as for a session that does not exist. */
@@ -178,10 +185,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * tool results) in this session, with the client's tools; answers the turn and what the agent said.
    */
   async doorTurn(caller: Caller, turn: DoorTurn): Promise<Outcome<DoorAnswer>> {
+    const indexed = this.createForDoor(turn);
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     const prepared = this.prepareDoorTurn(caller, turn);
     if ("ok" in prepared) return prepared;
-    const outcome = await this.drive(prepared.action, prepared.options);
+    const [outcome] = await Promise.all([this.drive(prepared.action, prepared.options), indexed]);
     if (!outcome.ok) return outcome;
     const waitingForClient = this.store
       .pendingToolCalls()
@@ -195,19 +203,26 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
   async doorTurnStream(caller: Caller, turn: DoorTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const indexed = this.createForDoor(turn);
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     this.expirePause();
-    if (this.store.status() === "running")
-      return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
+    if (this.busy()) return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
     const prepared = this.prepareDoorTurn(caller, turn);
     if ("ok" in prepared) return prepared;
     const stream = this.frames.openEventStream();
     const done = this.drive(prepared.action, prepared.options)
       .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
-      .finally(() => stream.close());
+      // The answer ends once the new session is in its org's index too.
+      .finally(() => indexed.finally(() => stream.close()));
     this.ctx.waitUntil(done);
     return { ok: true, value: stream.readable };
+  }
+
+  /** A door request that starts a session creates it here, in the same call; its index row is written meanwhile. */
+  private createForDoor(turn: DoorTurn): Promise<void> {
+    if (!turn.create || this.store.record()) return Promise.resolve();
+    return this.create({ sessionId: this.ctx.id.toString(), ...turn.create, parentSessionId: null });
   }
 
   private prepareDoorTurn(
@@ -218,9 +233,17 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     const action = doorAction(turn, this.store.status(), this.store);
     if (typeof action !== "function") return action;
     seedConversation(this.store, turn.seed);
+    const logger = this.callLogger(caller);
+    const budget = keyModelCallBudget(this.env.MODEL_CALL_LIMITER, caller.keyId, logger);
     return {
       action,
-      options: { caller, clientTools: turn.clientTools, declineElicitations: true },
+      options: {
+        caller,
+        clientTools: turn.clientTools,
+        declineElicitations: true,
+        reads: turn.reads,
+        ...(turn.prepaid ? { budget: prepaidBudget(budget) } : {}),
+      },
       afterSeq: lastSeq(this.store),
     };
   }
@@ -339,15 +362,17 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!outcome.ok) this.sendDirect(ws, { type: "error", code: outcome.code, message: outcome.message });
   }
 
+  /** A turn runs: `running` in storage, or still starting (it asks the key's budget before it writes `running`). */
+  private busy(): boolean {
+    return this.store.status() === "running" || this.running !== null;
+  }
+
   /**
-   * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes.
-   * A paused turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
-   */
-  /**
-   * Why a new message (or workflow) cannot start now: a question of an MCP server waits for its answer, a turn
-   * runs, or a paused turn waits for approvals or results; null when it can.
+   * Why a new message (or workflow) cannot start now: a turn is starting, a question of an MCP server waits
+   * for its answer, a turn runs, or a paused turn waits for approvals or results; null when it can.
    */
   private refusalToStart(reasoner: AgentReasoner = this.reasoner()): Refusal | null {
+    if (this.running !== null && this.store.status() === "idle") return refuse("session_busy", "The session is busy.");
     const question = this.elicitations().pending();
     if (question) {
       return refuse(
@@ -358,8 +383,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return reasoner.refusalToStart();
   }
 
+  /**
+   * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes.
+   * A paused turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
+   */
   private async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
-    if (this.store.status() === "running") {
+    if (this.busy()) {
       return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
     }
     this.expirePause();
@@ -555,8 +584,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       options.budget ??
       (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
     const shared = this.sharedDeps();
+    const { reads } = options;
     return new AgentReasoner({
       ...shared,
+      ...(reads
+        ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
+        : {}),
       logger,
       ...(budget ? { budget } : {}),
       ...(options.clientTools

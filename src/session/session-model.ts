@@ -3,7 +3,14 @@
 import type { ChatModel } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
 import { OpenAIChatModel } from "../llm/openai-chat-model";
-import { DEFAULT_SYSTEM_PROMPT_ID, getSystemPrompt } from "../prompts/system-prompt-store";
+import type { AgentMode } from "../modes/agent-mode";
+import { modeStatement, parseModeRow } from "../modes/catalog-service";
+import {
+  DEFAULT_SYSTEM_PROMPT_ID,
+  getSystemPrompt,
+  parseSystemPromptRow,
+  systemPromptStatement,
+} from "../prompts/system-prompt-store";
 import type { Settings } from "../settings";
 
 const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
@@ -21,4 +28,30 @@ export function sessionChatModel(llm: Settings["llm"]): ChatModel {
 /** The seeded `default` system prompt from D1 (a fallback sentence if it was removed). */
 export async function sessionBasePrompt(db: D1Database): Promise<string> {
   return (await getSystemPrompt(db, DEFAULT_SYSTEM_PROMPT_ID))?.content ?? FALLBACK_BASE_PROMPT;
+}
+
+/** What a turn's first model call reads from D1: the mode and the base prompt. */
+export interface TurnReads {
+  mode: AgentMode;
+  basePrompt: string;
+}
+
+/**
+ * The mode `key` (null when there is none) and the base prompt, in one round trip to D1: the Worker reads them
+ * while it checks the request, and the session's turn starts from them instead of reading them again.
+ */
+export async function readTurnReads(
+  db: D1Database,
+  key: string,
+): Promise<{ mode: AgentMode | null; basePrompt: string }> {
+  const [modes, prompts] = await db.batch<Record<string, unknown>>([
+    modeStatement(db, key),
+    systemPromptStatement(db, DEFAULT_SYSTEM_PROMPT_ID),
+  ]);
+  const modeRow = modes?.results[0];
+  const promptRow = prompts?.results[0];
+  return {
+    mode: modeRow ? parseModeRow(modeRow) : null,
+    basePrompt: promptRow ? parseSystemPromptRow(promptRow).content : FALLBACK_BASE_PROMPT,
+  };
 }

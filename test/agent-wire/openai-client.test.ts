@@ -1,6 +1,6 @@
 // The agent's OpenAI door driven by the official `openai` client: models, a plain and a streamed answer, a
 // client tool round trip, a history resent without the session header, approvals answered in words.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -41,6 +41,29 @@ describe("/agent/v1 with the openai client", () => {
     expect(data.choices[0]?.finish_reason).toBe("stop");
     expect(data.object).toBe("chat.completion");
     expect(response.headers.get("x-aptix-session")).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("starts a new conversation's session owned by the key's org, in the model's mode, in its org's index", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "A new conversation." }]);
+    const { response } = await client()
+      .chat.completions.create({
+        model: "aptix-agent/workspace",
+        messages: [{ role: "user", content: `hi ${script.marker}` }],
+      })
+      .withResponse();
+    const sessionId = response.headers.get("x-aptix-session") ?? "";
+    const view = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${TEST_KEYS.chat.key}` },
+    });
+    expect(((await view.json()) as { mode: string }).mode).toBe("workspace");
+    const indexed = await env.DB.prepare("SELECT org, mode FROM session_index WHERE session_id = ?")
+      .bind(sessionId)
+      .first();
+    expect(indexed).toEqual({ org: TEST_KEYS.chat.org, mode: "workspace" });
+    const other = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${TEST_KEYS.otherOrg.key}` },
+    });
+    expect(other.status).toBe(404);
   });
 });
 

@@ -101,6 +101,21 @@ describe("one model call budget per key", () => {
     expect(response.headers.get("retry-after")).toBe("60");
   });
 
+  it("refuses a streamed /agent/v1 completion with 429 before its event stream opens, starting no session", async () => {
+    const key = await newChatKey();
+    await spend(key, LIMIT);
+    const response = await api(key, "POST", "/agent/v1/chat/completions", {
+      model: "aptix-agent/general",
+      stream: true,
+      messages: [{ role: "user", content: "say hello to Dana" }],
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(response.headers.get("retry-after")).toBe("60");
+    expect(response.headers.get("x-aptix-session")).toBeNull();
+    expect(((await response.json()) as ErrorBody).error.code).toBe("rate_limit_exceeded");
+  });
+
   it("counts every model call of a turn: after a two-call turn the passthrough has three left", async () => {
     const key = await newChatKey();
     const id = await newSession(key);

@@ -166,6 +166,21 @@ describe("the agent loop (native tool calls)", () => {
     expect((await getSession(id)).modeHistory).toEqual([]);
   });
 
+  it("runs one turn of two messages sent at the same moment, answering the other 409 session_busy", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "the one answer", delayFirstByteMs: 200 }]);
+    const id = await createSession();
+    const both = await Promise.all([
+      call("POST", `/context/sessions/${id}/messages`, { content: `one ${script.marker}` }),
+      call("POST", `/context/sessions/${id}/messages`, { content: `two ${script.marker}` }),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const refused = both.find((r) => r.status === 409);
+    expect((refused?.json as ErrorBody).error.code).toBe("session_busy");
+    const session = await getSession(id);
+    expect(session.conversation.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(session.turns).toHaveLength(1);
+  });
+
   it("answers 409 session_busy to a message sent while a turn runs, and loses nothing", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "slow answer", delayFirstByteMs: 600 }]);
     const id = await createSession();

@@ -52,6 +52,8 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /** Wall-clock ms (performance.timeOrigin + performance.now()) when the whole request had arrived. */
+  receivedAt?: number;
   /** Wall-clock ms (performance.timeOrigin + performance.now()) when the answer's first body byte was written. */
   firstByteAt?: number;
   /** The connection closed before the answer ended: the caller aborted it (or a scripted `destroy`). */

@@ -140,6 +140,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     try {
       const url = new URL(req.url ?? "/", "http://upstream.local");
       const body = await readBody(req);
+      const receivedAt = now();
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: ScriptStep[] } & ScriptOptions;
@@ -196,7 +197,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers[name] = value;
       }
-      const record: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, headers, body };
+      const record: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, headers, body, receivedAt };
       if (script.options.record !== false) script.requests.push(record);
       res.on("close", () => {
         if (!res.writableEnded) record.disconnected = true;
