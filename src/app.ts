@@ -24,9 +24,10 @@ import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
 
-const TOOL_RESULTS_PATH = /^\/context\/sessions\/[^/]+\/tool-results$/;
+/** The routes that carry tool results (whole files): /context's, the agent's OpenAI door and its MCP server. */
+const TOOL_RESULTS_PATH = /^(\/context\/sessions\/[^/]+\/tool-results|\/agent\/v1\/chat\/completions|\/mcp)$/;
 
-/** The largest body `path` takes: tool results carry whole files, so their route takes more. */
+/** The largest body `path` takes: tool results carry whole files, so their routes take more. */
 export function maxBodyBytes(env: object, path = ""): number {
   const { limits } = settings(env);
   return TOOL_RESULTS_PATH.test(path) ? Math.max(limits.maxBodyBytes, limits.maxToolResultBytes) : limits.maxBodyBytes;

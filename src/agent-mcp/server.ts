@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { z } from "zod";
-import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import { type AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import type { Outcome } from "../refusal";
 import { sessionNotFound } from "../refusal";
@@ -44,6 +44,8 @@ const TurnResult = z.object({
   text: z.string(),
   awaitingApproval: z.array(PendingCall),
   awaitingResults: z.array(PendingCall),
+  /** The question an MCP server of the mode asks the user (status `awaiting_input`), answered over /context. */
+  awaitingAnswer: PendingElicitation.optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
 type TurnResult = z.infer<typeof TurnResult>;
@@ -72,6 +74,7 @@ function turnResult(response: AgentExecuteResponse): CallToolResult {
     text: response.text,
     awaitingApproval: response.status === "awaiting_approval" ? pending(true) : [],
     awaitingResults: response.status === "awaiting_client" ? pending(false) : [],
+    ...(response.elicitation ? { awaitingAnswer: response.elicitation } : {}),
     ...(response.error ? { error: response.error } : {}),
   };
   const lines = [result.text || `(${result.status})`];
@@ -83,6 +86,12 @@ function turnResult(response: AgentExecuteResponse): CallToolResult {
   for (const call of result.awaitingResults) {
     lines.push(
       `Waiting for your result: ${call.toolCallId} ${call.name} ${call.request ?? ""} (answer with submit_tool_results)`,
+    );
+  }
+  if (result.awaitingAnswer) {
+    const { elicitationId, server, message } = result.awaitingAnswer;
+    lines.push(
+      `Waiting for the user's answer to MCP server ${server}: ${message} (answer with POST /context/sessions/${result.sessionId}/elicitations/${elicitationId})`,
     );
   }
   if (result.error) lines.push(`The turn ${result.status}: ${result.error.code}: ${result.error.message}`);

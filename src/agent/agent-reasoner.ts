@@ -142,10 +142,15 @@ export class AgentReasoner {
     return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
+  /** Why results for these calls cannot be taken now (nothing waits, a call that does not, an expired pause), or null. */
+  refusalForToolResults(ids: string[]): Refusal | null {
+    return (
+      this.refuseExpired(ids) ?? this.refuseUnless("awaiting_client") ?? this.refuseUnknown(ids, "awaiting_client")
+    );
+  }
+
   async applyToolResults(results: ClientToolResult[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
-    const ids = results.map((r) => r.toolCallId);
-    const refused =
-      this.refuseExpired(ids) ?? this.refuseUnless("awaiting_client") ?? this.refuseUnknown(ids, "awaiting_client");
+    const refused = this.refusalForToolResults(results.map((r) => r.toolCallId));
     if (refused) return refused;
     const turn = this.currentTurn();
     for (const result of results) {

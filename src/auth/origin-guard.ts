@@ -1,9 +1,11 @@
 // DNS rebinding and cross-origin browser pages. A page of another site that makes its name resolve to a machine
 // running `npm start` reaches the Worker with its own Host, and the local key is a known one (`dev-key`); so where
 // ALLOWED_HOSTS names the hosts the Worker answers to (npm run dev: loopback), any other Host is refused. And a
-// browser request that says it comes from another origin is refused everywhere (the MCP transport requires
-// servers to validate Origin): no route of ours serves other sites' pages (no CORS), so nothing legitimate sends
-// one. Clients that are not browsers send no Origin and are unaffected.
+// browser request that says it comes from another origin is refused (the MCP transport requires servers to
+// validate Origin): no route of ours serves other sites' pages (no CORS), so nothing legitimate sends one, with
+// one exception: a session's WebSocket, which a web app of any origin opens with a single-use ticket in its URL
+// (the ticket is the credential; browsers cannot send a key on a socket). Clients that are not browsers send no
+// Origin and are unaffected.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
 import type { AppBindings } from "../http";
@@ -20,7 +22,8 @@ export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
     );
   }
   const origin = c.req.header("origin");
-  if (origin !== undefined && origin !== url.origin) {
+  const socket = c.req.header("upgrade")?.toLowerCase() === "websocket";
+  if (origin !== undefined && origin !== url.origin && !socket) {
     throw new ApiError(
       "origin_not_allowed",
       `Requests from the origin ${quoted(origin)} are refused: only pages of ${url.origin} itself may call it.`,

@@ -207,6 +207,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     this.expirePause();
     if (this.busy()) return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
+    // Results the session cannot take are refused before the stream opens, as a plain request's are.
+    if (turn.input.type === "tool_results") {
+      const refused = this.reasoner().refusalForToolResults(turn.input.results.map((r) => r.toolCallId));
+      if (refused) return refused;
+    }
     const prepared = this.prepareDoorTurn(caller, turn);
     if ("ok" in prepared) return prepared;
     const stream = this.frames.openEventStream();

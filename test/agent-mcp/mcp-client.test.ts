@@ -9,7 +9,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { afterEach, describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
-import { mcpMode } from "../mcp/fixtures";
+import { mcpMode, registerServer, toolOf } from "../mcp/fixtures";
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -139,6 +139,24 @@ describe("the agent as an MCP server", () => {
     };
     expect(await ask()).toContain(sessionId);
     expect(await ask(TEST_KEYS.otherOrg.key)).not.toContain(sessionId);
+  });
+
+  it("says which question of an MCP server a turn waits for, and where to answer it", async () => {
+    const server = await registerServer();
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: toolOf(server, "trigger-elicitation-request"), arguments: "{}" }] },
+      { type: "completion", content: "thanks" },
+    ]);
+    const client = await connect();
+    const started = await callTool(client, "start_session", { mode: await mcpMode([`mcp:${server}`]) });
+    const sessionId = String(started.structured.sessionId);
+    const sent = await callTool(client, "send_message", { sessionId, content: `ask me ${script.marker}` });
+    expect(sent.structured).toMatchObject({
+      status: "awaiting_input",
+      awaitingAnswer: { server, tool: "trigger-elicitation-request" },
+    });
+    const { elicitationId } = sent.structured.awaitingAnswer as { elicitationId: string };
+    expect(JSON.stringify(sent.content)).toContain(`/context/sessions/${sessionId}/elicitations/${elicitationId}`);
   });
 
   it("refuses a request without a key", async () => {

@@ -225,4 +225,38 @@ describe("/agent/v1 approvals in words", () => {
     const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(JSON.parse(toolMessage?.content ?? "{}")).toEqual({ error: "Tool call denied by the user: no, not now" });
   });
+
+  it("refuses streamed tool results the session does not wait for with 409, before a stream opens", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Nothing to run." }]);
+    const { response } = await client()
+      .chat.completions.create({ model: "aptix-agent/general", messages: [{ role: "user", content: script.marker }] })
+      .withResponse();
+    const sessionId = response.headers.get("x-aptix-session") ?? "";
+    const streamed = await exports.default.fetch("http://aptix.test/agent/v1/chat/completions", {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TEST_KEYS.chat.key}`,
+        "content-type": "application/json",
+        "x-aptix-session": sessionId,
+      },
+      body: JSON.stringify({
+        model: "aptix-agent/general",
+        stream: true,
+        messages: [{ role: "tool", tool_call_id: "call_none", content: "late" }],
+      }),
+    });
+    expect(streamed.status).toBe(409);
+    expect(streamed.headers.get("content-type")).toContain("application/json");
+    expect(((await streamed.json()) as { error: { type: string } }).error.type).toBe("conflict_error");
+  });
+
+  it("takes a request over 1 MiB, as tool results with whole files make them", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Read it." }]);
+    const big = `${"x".repeat(1_500_000)} ${script.marker}`;
+    const answer = await client().chat.completions.create({
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: big }],
+    });
+    expect(answer.choices[0]?.message.content).toBe("Read it.");
+  });
 });

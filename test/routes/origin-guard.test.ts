@@ -1,7 +1,11 @@
 // DNS rebinding and cross-origin pages (src/auth/origin-guard.ts): where ALLOWED_HOSTS is set (npm run dev sets
 // loopback), another Host is refused; a request whose Origin is another site's is refused everywhere.
+
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { authHeaders } from "../fixtures/keys";
+import { createSession } from "../fixtures/sessions";
+import { issueTicket } from "../fixtures/socket";
 import { newChatKey, worker, workerWith } from "../passthrough/harness";
 
 const loopbackOnly = workerWith({ ALLOWED_HOSTS: "localhost,127.0.0.1,[::1]" });
@@ -53,5 +57,16 @@ describe("the origin guard", () => {
       403,
       "origin_not_allowed",
     ]);
+  });
+
+  it("opens a session's ticketed WebSocket for a web app of another origin", async () => {
+    const id = await createSession();
+    const ticket = await issueTicket(id);
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${id}/ws?ticket=${ticket}`, {
+      headers: { upgrade: "websocket", origin: "https://app.example" },
+    });
+    expect(response.status).toBe(101);
+    response.webSocket?.accept();
+    response.webSocket?.close(1000, "done");
   });
 });

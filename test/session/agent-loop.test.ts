@@ -174,8 +174,7 @@ describe("the agent loop (native tool calls)", () => {
       call("POST", `/context/sessions/${id}/messages`, { content: `two ${script.marker}` }),
     ]);
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
-    const refused = both.find((r) => r.status === 409);
-    expect((refused?.json as ErrorBody).error.code).toBe("session_busy");
+    expect(both.find((r) => r.status === 409)?.json).toMatchObject({ error: { code: "session_busy" } });
     const session = await getSession(id);
     expect(session.conversation.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(session.turns).toHaveLength(1);
