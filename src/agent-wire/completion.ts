@@ -145,7 +145,10 @@ export function chunkStream(
       send(chunk({ role: "assistant", content: "" }, null));
       try {
         for await (const data of sseData(frames)) {
-          const frame = JSON.parse(data) as ServerFrame | { type: "error"; code: string; message: string };
+          const frame = JSON.parse(data) as
+            | ServerFrame
+            | { type: "error"; code: string; message: string }
+            | { type: "door_usage"; usage: TokenUsage | null };
           if (frame.type === "assistant_delta") say(frame.text);
           else if (frame.type === "tool_call_started") newParagraph = true;
           else if (frame.type === "client_tool_required") {
@@ -158,8 +161,10 @@ export function chunkStream(
             newParagraph = true;
             say(approvalRequest(frame.toolCalls.filter((c) => c.approval === "pending")));
             finish = "stop";
+          } else if (frame.type === "door_usage") {
+            // This request's tokens (a resumed turn's earlier requests not counted again), sent as the turn stops.
+            usage = frame.usage ?? undefined;
           } else if (frame.type === "turn_completed") {
-            usage = frame.response.usage;
             const failure = turnFailure(frame.response);
             if (failure) {
               answer.failed = true;

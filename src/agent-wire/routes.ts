@@ -217,6 +217,6 @@ export const agentWireRoutes = routes()
       );
       const content = answerText(answer.response, answer.content);
       await remember(content, calls);
-      return c.json(completionJson(meta, content, calls, answer.response.usage), 200, headers);
+      return c.json(completionJson(meta, content, calls, answer.usage), 200, headers);
     },
   );

@@ -3,7 +3,7 @@
 // results), a new session seeded with the history the client sent, and the answer's text.
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
-import type { SessionStatus } from "../agent/turn-store";
+import type { SessionStatus, TokenUsage } from "../agent/turn-store";
 import { decisionsFromWords } from "../agent-wire/approval-words";
 import type { Meaning } from "../agent-wire/transcript";
 import type { ChatTool } from "../llm/chat-model";
@@ -34,6 +34,24 @@ export interface DoorAnswer {
   content: string;
   /** The calls that wait for the client's results now. */
   waitingForClient: string[];
+  /** The tokens of this request's model calls (a resumed turn's earlier requests not counted again). */
+  usage?: TokenUsage;
+}
+
+/** What a paused turn had used before this request resumes it; nothing for a turn this request starts. */
+export function usageBefore(store: SessionStore): TokenUsage | undefined {
+  const status = store.status();
+  return status === "awaiting_approval" || status === "awaiting_client" ? store.turn()?.usage : undefined;
+}
+
+/** The tokens used since `before`: a whole turn's, or the part of it one request drove. */
+export function usageSince(before: TokenUsage | undefined, now: TokenUsage | undefined): TokenUsage | undefined {
+  if (!now || !before) return now;
+  return {
+    promptTokens: now.promptTokens - before.promptTokens,
+    completionTokens: now.completionTokens - before.completionTokens,
+    totalTokens: now.totalTokens - before.totalTokens,
+  };
 }
 
 type Action = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;

@@ -7,6 +7,7 @@ import type { AgentExecuteResponse, PendingElicitation } from "../agent/agent-to
 import type { ModelCallBudget } from "../agent/model-call-budget";
 import { turnResponse } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
+import type { TokenUsage } from "../agent/turn-store";
 import type { ChatTool } from "../llm/chat-model";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
@@ -19,7 +20,16 @@ import { createAgentToolRegistry } from "../tools";
 import { clientFunctionTool } from "../tools/client-function-tool";
 import type { ElicitationAnswer } from "../tools/elicitation";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
-import { type DoorAnswer, type DoorTurn, doorAction, lastSeq, seedConversation, textSince } from "./agent-door";
+import {
+  type DoorAnswer,
+  type DoorTurn,
+  doorAction,
+  lastSeq,
+  seedConversation,
+  textSince,
+  usageBefore,
+  usageSince,
+} from "./agent-door";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
@@ -72,6 +82,8 @@ interface DriveOptions {
 type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
 const notFound = sessionNotFound;
+
+const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
   private readonly store: SessionStore;
@@ -189,6 +201,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!this.owned(caller)) return notFound(this.ctx.id.toString());
     const prepared = this.prepareDoorTurn(caller, turn);
     if ("ok" in prepared) return prepared;
+    const before = usageBefore(this.store);
     const [outcome] = await Promise.all([this.drive(prepared.action, prepared.options), indexed]);
     if (!outcome.ok) return outcome;
     const waitingForClient = this.store
@@ -197,7 +210,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       .map((c) => c.id);
     return {
       ok: true,
-      value: { response: outcome.value, content: textSince(this.store, prepared.afterSeq), waitingForClient },
+      value: {
+        response: outcome.value,
+        content: textSince(this.store, prepared.afterSeq),
+        waitingForClient,
+        ...usageField(usageSince(before, outcome.value.usage)),
+      },
     };
   }
 
@@ -214,9 +232,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     }
     const prepared = this.prepareDoorTurn(caller, turn);
     if ("ok" in prepared) return prepared;
+    const before = usageBefore(this.store);
     const stream = this.frames.openEventStream();
     const done = this.drive(prepared.action, prepared.options)
-      .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
+      .then((outcome) =>
+        outcome.ok
+          ? stream.direct({ type: "door_usage", usage: usageSince(before, outcome.value.usage) ?? null })
+          : stream.error(outcome.code, outcome.message),
+      )
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
       // The answer ends once the new session is in its org's index too.
       .finally(() => indexed.finally(() => stream.close()));

@@ -46,6 +46,8 @@ export class FrameHub {
   openEventStream(): {
     readable: ReadableStream<Uint8Array>;
     error(code: string, message: string): Promise<void>;
+    /** An event for this stream's reader alone (not logged, not a frame of the protocol). */
+    direct(event: { type: string } & Record<string, unknown>): Promise<void>;
     close(): Promise<void>;
   } {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -58,6 +60,8 @@ export class FrameHub {
     return {
       readable,
       error: (code, message) => write({ type: "error", code, message, seq: this.events.lastSeq() }),
+      direct: (event) =>
+        writer.write(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)).catch(() => {}),
       close: () => {
         this.streams.delete(write);
         return writer.close().catch(() => {});

@@ -7,6 +7,15 @@ import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
 
+const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "The weather in a city.",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+
 function client(): OpenAI {
   return new OpenAI({
     apiKey: TEST_KEYS.chat.key,
@@ -68,15 +77,6 @@ describe("/agent/v1 with the openai client", () => {
 });
 
 describe("/agent/v1 conversations with the openai client", () => {
-  const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
-    type: "function",
-    function: {
-      name: "get_weather",
-      description: "The weather in a city.",
-      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-    },
-  };
-
   it("streams the answer as chunks, with usage when asked, ending the stream", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Streaming from the agent.", chunkSize: 5 }]);
     const stream = await client().chat.completions.create({
@@ -258,5 +258,49 @@ describe("/agent/v1 approvals in words", () => {
       messages: [{ role: "user", content: big }],
     });
     expect(answer.choices[0]?.message.content).toBe("Read it.");
+  });
+
+  it("reports each request's own tokens when the client's results resume a turn, plain and streamed", async () => {
+    const calls = (content: string) => ({
+      type: "completion" as const,
+      toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }],
+      usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+      content,
+    });
+    const answers = {
+      type: "completion" as const,
+      content: "Sunny.",
+      usage: { prompt_tokens: 200, completion_tokens: 5, total_tokens: 205 },
+    };
+    const script = await scriptUpstream([calls(""), answers, calls(""), answers]);
+    for (const stream of [false, true]) {
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+        { role: "user", content: `weather? ${stream} ${script.marker}` },
+      ];
+      const first = await client().chat.completions.create({
+        model: "aptix-agent/general",
+        messages,
+        tools: [weather],
+      });
+      const call = first.choices[0]?.message.tool_calls?.[0];
+      if (!first.choices[0] || !call) throw new Error("no tool call");
+      expect(first.usage?.total_tokens).toBe(110);
+      messages.push(first.choices[0].message, { role: "tool", tool_call_id: call.id, content: "sunny" });
+      let usage: OpenAI.CompletionUsage | undefined | null;
+      if (stream) {
+        const chunks = await client().chat.completions.create({
+          model: "aptix-agent/general",
+          messages,
+          tools: [weather],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        for await (const chunk of chunks) usage = chunk.usage ?? usage;
+      } else {
+        usage = (await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] }))
+          .usage;
+      }
+      expect([stream, usage?.prompt_tokens, usage?.total_tokens]).toEqual([stream, 200, 205]);
+    }
   });
 });
