@@ -15,6 +15,7 @@ import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
+import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
@@ -88,6 +89,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
   app.route("/", adminMcpServerRoutes);
+  app.route("/", adminModelRouteRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);

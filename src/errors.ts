@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   model_not_found: missing,
   not_offered_by_demo: missing,
   mcp_server_not_found: missing,
+  model_route_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -65,6 +66,7 @@ export const ERROR_CODES = {
   elicitation_not_pending: conflict,
   pause_expired: conflict,
   mcp_server_in_use: conflict,
+  model_route_in_use: conflict,
   // 405, 413, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],

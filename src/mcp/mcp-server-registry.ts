@@ -8,8 +8,6 @@ export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
 
 /** A server's name follows the mode keys' rule: it is part of every tool name derived from it. */
 export const MCP_SERVER_NAME_PATTERN = MODE_KEY_PATTERN;
-/** The name of a Worker secret or var (never the token itself). */
-export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const MAX_MCP_TIMEOUT_MS = 300_000;
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 

@@ -12,11 +12,11 @@ import {
   MCP_SERVER_NAME_PATTERN,
   McpServerConfig,
   McpServerRegistry,
-  SECRET_NAME_PATTERN,
 } from "../mcp/mcp-server-registry";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
-import { SettingsVars, settings } from "../settings";
+import { SecretName } from "../secret-name";
+import { settings } from "../settings";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -29,13 +29,8 @@ const ServerName = z.object({
 const McpServerBody = z.strictObject({
   url: z.url({ error: "must be an absolute URL" }).max(2_000),
   description: z.string().trim().min(1, "must not be empty").max(2_000),
-  authSecret: z
-    .string()
-    .regex(SECRET_NAME_PATTERN, "must be the NAME of a Worker secret or var (A-Z, 0-9, '_'), never the token")
-    // Our own settings and the LLM's key are never sent to an MCP server.
-    .refine((name) => !(name in SettingsVars.shape), "names one of aptix's own settings; use a secret of its own")
-    .nullable()
-    .default(null),
+  // Our own settings and the LLM's key are never sent to an MCP server.
+  authSecret: SecretName.nullable().default(null),
   approval: z.enum(MCP_APPROVAL_POLICIES),
   tools: z.array(z.string().min(1).max(128)).max(200).nullable().default(null),
   timeoutMs: z.number().int().min(1).max(MAX_MCP_TIMEOUT_MS).default(DEFAULT_MCP_TIMEOUT_MS),

@@ -178,6 +178,18 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   mcp_server_not_found: {
     http: () => request("DELETE", "/admin/mcp-servers/nope", undefined, { key: TEST_KEYS.admin.key }),
   },
+  model_route_not_found: {
+    http: () => request("GET", "/admin/model-routes/nope", undefined, { key: TEST_KEYS.admin.key }),
+  },
+  model_route_in_use: {
+    http: async () => {
+      const admin = { key: TEST_KEYS.admin.key };
+      const route = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
+      await request("PUT", "/admin/model-routes/spare", route, admin);
+      await request("PUT", "/admin/model-routes/main", { ...route, fallbacks: ["spare"] }, admin);
+      return request("DELETE", "/admin/model-routes/spare", undefined, admin);
+    },
+  },
   mcp_server_in_use: {
     http: async () => {
       const admin = { key: TEST_KEYS.admin.key };

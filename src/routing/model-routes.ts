@@ -1,0 +1,197 @@
+// Model routes: which provider and model serve a model call, and the routes to try when it fails (issue 13).
+// Kept in D1 (`model_routes`), managed by /admin/model-routes; `default` is not stored but made from the LLM_*
+// vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key.
+import { z } from "zod";
+import { MODE_KEY_PATTERN } from "../modes/agent-mode";
+import { SecretName } from "../secret-name";
+import type { Settings } from "../settings";
+
+export const DEFAULT_ROUTE = "default";
+export const MODEL_PROVIDERS = ["openai_compatible", "workers_ai"] as const;
+/** How many routes a chain may try after the first. */
+export const MAX_FALLBACKS = 5;
+export const MAX_ROUTE_TIMEOUT_MS = 600_000;
+
+/** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
+export const ROUTE_NAME_PATTERN = MODE_KEY_PATTERN;
+const RouteName = z
+  .string()
+  .regex(ROUTE_NAME_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter");
+
+/** The body of PUT /admin/model-routes/:name. */
+export const ModelRouteBody = z
+  .strictObject({
+    provider: z.enum(MODEL_PROVIDERS),
+    model: z.string().trim().min(1, "must not be empty").max(200),
+    baseUrl: z
+      .string()
+      .trim()
+      .regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL, the upstream's OpenAI base URL ending in /v1")
+      .transform((v) => v.replace(/\/+$/, ""))
+      .optional(),
+    apiKeySecret: SecretName.optional(),
+    toolFormat: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
+    timeoutMs: z.number().int().min(1).max(MAX_ROUTE_TIMEOUT_MS).optional(),
+    fallbacks: z.array(RouteName).max(MAX_FALLBACKS).default([]),
+  })
+  .superRefine((route, ctx) => {
+    if (route.provider === "openai_compatible" && !route.baseUrl) {
+      ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "is required for the openai_compatible provider" });
+    }
+    if (route.provider === "workers_ai" && (route.baseUrl || route.apiKeySecret)) {
+      const field = route.baseUrl ? "baseUrl" : "apiKeySecret";
+      ctx.addIssue({ code: "custom", path: [field], message: "is not used by workers_ai (the AI binding needs none)" });
+    }
+    const seen = new Set<string>();
+    route.fallbacks.forEach((name, i) => {
+      if (seen.has(name)) ctx.addIssue({ code: "custom", path: ["fallbacks", i], message: "is named twice" });
+      seen.add(name);
+    });
+  });
+export type ModelRouteBody = z.output<typeof ModelRouteBody>;
+
+export const ModelRoute = z.object({
+  name: z.string(),
+  /** `offline_demo` only for `default` without LLM_BASE_URL (what `npm start` runs). */
+  provider: z.enum([...MODEL_PROVIDERS, "offline_demo"]),
+  model: z.string(),
+  baseUrl: z.string().nullable(),
+  apiKeySecret: z.string().nullable(),
+  toolFormat: z.enum(["native", "json"]),
+  timeoutMs: z.number().int().nullable(),
+  fallbacks: z.array(z.string()),
+  /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
+  source: z.enum(["vars", "stored"]),
+  createdAt: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+});
+export type ModelRoute = z.infer<typeof ModelRoute>;
+
+const Row = z.object({
+  name: z.string(),
+  provider: z.enum(MODEL_PROVIDERS),
+  model: z.string(),
+  base_url: z.string().nullable(),
+  api_key_secret: z.string().nullable(),
+  tool_format: z.enum(["native", "json"]),
+  timeout_ms: z.number().int().nullable(),
+  fallbacks: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+function routeOfRow(row: unknown): ModelRoute {
+  const r = Row.parse(row);
+  return {
+    name: r.name,
+    provider: r.provider,
+    model: r.model,
+    baseUrl: r.base_url,
+    apiKeySecret: r.api_key_secret,
+    toolFormat: r.tool_format,
+    timeoutMs: r.timeout_ms,
+    fallbacks: r.fallbacks,
+    source: "stored",
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** `default`, as the LLM_* vars make it: the configured upstream, or the offline demo model without one. */
+export function defaultRoute(llm: Settings["llm"]): ModelRoute {
+  return {
+    name: DEFAULT_ROUTE,
+    provider: llm.baseUrl ? "openai_compatible" : "offline_demo",
+    model: llm.model,
+    baseUrl: llm.baseUrl || null,
+    apiKeySecret: llm.baseUrl && llm.apiKey ? "LLM_API_KEY" : null,
+    toolFormat: llm.toolFormat,
+    timeoutMs: llm.callTimeoutMs,
+    fallbacks: [],
+    source: "vars",
+    createdAt: null,
+    updatedAt: null,
+  };
+}
+
+/**
+ * Why `name` with these fallbacks cannot be stored among `routes` (a name no route has, or a chain that comes
+ * back to a route it already tried), with the index of the fallback at fault; null when it can.
+ */
+export function fallbackProblem(
+  name: string,
+  fallbacks: readonly string[],
+  routes: ReadonlyMap<string, readonly string[]>,
+): { index: number; message: string } | null {
+  const graph = new Map(routes);
+  graph.set(name, fallbacks);
+  for (const [index, fallback] of fallbacks.entries()) {
+    if (fallback === name) return { index, message: "is the route itself" };
+    if (!graph.has(fallback)) {
+      const known = [...graph.keys()].filter((n) => n !== name).join(", ");
+      return { index, message: `names no route (the routes are: ${known})` };
+    }
+  }
+  // A cycle through `name`: a depth-first walk from its fallbacks that reaches it again.
+  const walk = (from: string, path: string[]): string[] | null => {
+    for (const next of graph.get(from) ?? []) {
+      if (next === name) return [...path, next];
+      if (path.includes(next)) continue;
+      const found = walk(next, [...path, next]);
+      if (found) return found;
+    }
+    return null;
+  };
+  for (const [index, fallback] of fallbacks.entries()) {
+    const cycle = walk(fallback, [name, fallback]);
+    if (cycle) return { index, message: `makes a cycle: ${cycle.join(" -> ")}` };
+  }
+  return null;
+}
+
+export class ModelRouteRegistry {
+  constructor(private readonly db: D1Database) {}
+
+  async list(): Promise<ModelRoute[]> {
+    const { results } = await this.db.prepare("SELECT * FROM model_routes ORDER BY name").all();
+    return results.map(routeOfRow);
+  }
+
+  async get(name: string): Promise<ModelRoute | null> {
+    const row = await this.db.prepare("SELECT * FROM model_routes WHERE name = ?").bind(name).first();
+    return row ? routeOfRow(row) : null;
+  }
+
+  /** Stores the route; `created` when it is new. The caller checked its fallbacks (fallbackProblem). */
+  async put(name: string, body: ModelRouteBody): Promise<{ route: ModelRoute; created: boolean }> {
+    const existed = (await this.get(name)) !== null;
+    await this.db
+      .prepare(
+        `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
+           base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
+           tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+      )
+      .bind(
+        name,
+        body.provider,
+        body.model,
+        body.baseUrl ?? null,
+        body.apiKeySecret ?? null,
+        body.toolFormat,
+        body.timeoutMs ?? null,
+        JSON.stringify(body.fallbacks),
+      )
+      .run();
+    const route = await this.get(name);
+    if (!route) throw new Error(`model route ${name} was not stored`);
+    return { route, created: !existed };
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const result = await this.db.prepare("DELETE FROM model_routes WHERE name = ?").bind(name).run();
+    return result.meta.changes > 0;
+  }
+}

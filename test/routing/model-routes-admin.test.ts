@@ -1,0 +1,128 @@
+// /admin/model-routes: routes stored in D1 with their fallbacks checked (names that exist, no cycle), `default`
+// made from the LLM_* vars, secrets named and never stored; bad input refused naming the field, changing nothing.
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { fallbackProblem } from "../../src/routing/model-routes";
+import { TEST_KEYS } from "../fixtures/keys";
+import { call, type ErrorBody } from "../fixtures/sessions";
+
+const admin = TEST_KEYS.admin.key;
+const put = (name: string, body: unknown) => call("PUT", `/admin/model-routes/${name}`, body, admin);
+const openai = { provider: "openai_compatible", model: "gpt-4o-mini", baseUrl: "https://api.example.com/v1/" };
+
+async function refused(name: string, body: unknown): Promise<{ status: number; param: string | null }> {
+  const { status, json } = await put(name, body);
+  return { status, param: (json as ErrorBody).error.param };
+}
+
+const remove = (name: string) =>
+  exports.default.fetch(`http://aptix.test/admin/model-routes/${name}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${admin}` },
+  });
+
+async function storedNames(): Promise<string[]> {
+  const { results } = await env.DB.prepare("SELECT name FROM model_routes ORDER BY name").all<{ name: string }>();
+  return results.map((r) => r.name);
+}
+
+describe("model routes", () => {
+  it("adds a route (201), changes it (200) and shows it, its key as the secret's name only", async () => {
+    const added = await put("fast", { ...openai, apiKeySecret: "FAST_LLM_KEY", fallbacks: ["default"] });
+    expect(added.status).toBe(201);
+    expect((added.json as { route: unknown }).route).toMatchObject({
+      name: "fast",
+      provider: "openai_compatible",
+      baseUrl: "https://api.example.com/v1",
+      apiKeySecret: "FAST_LLM_KEY",
+      toolFormat: "native",
+      fallbacks: ["default"],
+      source: "stored",
+    });
+    expect((await put("fast", { ...openai, model: "gpt-4o" })).status).toBe(200);
+    const { json } = await call("GET", "/admin/model-routes/fast", undefined, admin);
+    expect((json as { route: { model: string; fallbacks: string[] } }).route).toMatchObject({
+      model: "gpt-4o",
+      fallbacks: [],
+    });
+  });
+
+  it("lists `default` first, made from the vars, then the stored routes", async () => {
+    await put("spare", { provider: "workers_ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" });
+    const { json } = await call("GET", "/admin/model-routes", undefined, admin);
+    const routes = (json as { routes: { name: string; source: string; provider: string }[] }).routes;
+    expect(routes[0]).toMatchObject({ name: "default", source: "vars", provider: "openai_compatible" });
+    expect(routes.map((r) => r.name)).toContain("spare");
+    expect(JSON.stringify(routes)).not.toContain(String(env.LLM_API_KEY));
+  });
+
+  it("refuses a fallback that names no route, naming the field", async () => {
+    expect(await refused("lonely", { ...openai, fallbacks: ["default", "nowhere"] })).toEqual({
+      status: 400,
+      param: "fallbacks.1",
+    });
+    expect(await storedNames()).not.toContain("lonely");
+  });
+
+  it("refuses a chain that comes back to the route (a cycle), changing nothing", async () => {
+    await put("a", openai);
+    await put("b", { ...openai, fallbacks: ["a"] });
+    const { status, json } = await put("a", { ...openai, fallbacks: ["b"] });
+    expect(status).toBe(400);
+    expect((json as ErrorBody).error.message).toBe("Invalid 'fallbacks.0': 'b' makes a cycle: a -> b -> a.");
+    const { json: stored } = await call("GET", "/admin/model-routes/a", undefined, admin);
+    expect((stored as { route: { fallbacks: string[] } }).route.fallbacks).toEqual([]);
+  });
+
+  it("refuses a key instead of a secret's name, and a secret that is one of aptix's own settings", async () => {
+    expect(await refused("fast", { ...openai, apiKeySecret: "sk-live-123" })).toEqual({
+      status: 400,
+      param: "apiKeySecret",
+    });
+    expect(await refused("fast", { ...openai, apiKeySecret: "LLM_API_KEY" })).toEqual({
+      status: 400,
+      param: "apiKeySecret",
+    });
+  });
+
+  it("refuses an openai_compatible route without a base URL, and a workers_ai route with one", async () => {
+    expect(await refused("fast", { provider: "openai_compatible", model: "m" })).toEqual({
+      status: 400,
+      param: "baseUrl",
+    });
+    expect(await refused("fast", { ...openai, provider: "workers_ai" })).toEqual({ status: 400, param: "baseUrl" });
+  });
+
+  it("refuses to store or remove `default`, which the vars make", async () => {
+    expect(await refused("default", openai)).toEqual({ status: 400, param: "name" });
+    expect((await remove("default")).status).toBe(400);
+  });
+
+  it("removes a route no other route falls back to (204), and 404s one that is not there", async () => {
+    await put("gone", openai);
+    expect((await remove("gone")).status).toBe(204);
+    expect(await storedNames()).not.toContain("gone");
+    expect((await remove("gone")).status).toBe(404);
+  });
+
+  it("needs the admin scope", async () => {
+    expect((await call("GET", "/admin/model-routes", undefined, TEST_KEYS.chat.key)).status).toBe(403);
+  });
+});
+
+describe("fallback chains", () => {
+  const routes = new Map<string, string[]>([
+    ["default", []],
+    ["a", ["b"]],
+    ["b", ["c"]],
+    ["c", []],
+  ]);
+
+  it("finds a cycle several routes long", () => {
+    expect(fallbackProblem("c", ["a"], routes)).toEqual({ index: 0, message: "makes a cycle: c -> a -> b -> c" });
+  });
+
+  it("takes a chain that ends", () => {
+    expect(fallbackProblem("d", ["a", "default"], routes)).toBeNull();
+  });
+});
