@@ -98,6 +98,7 @@ beforeAll(async () => {
     exampleUtterances: null,
     tools: [`mcp:${SERVER}`],
     approvalRequiredTools: [],
+    modelRoute: "default",
   });
   client = new Client({ name: "bench", version: "1" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   await client.connect(new StreamableHTTPClientTransport(new URL(env.TEST_MCP_EVERYTHING_URL)));

@@ -22,6 +22,8 @@ export const AgentMode = AgentModeSummary.extend({
   tools: z.array(z.string()),
   /** Tool names whose calls pause for approval in this mode, beside tools that always need it. */
   approvalRequiredTools: z.array(z.string()),
+  /** The model route its turns use (`default`: the one the LLM_* vars make). */
+  modelRoute: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -54,6 +56,7 @@ export const AgentModeRow = z
     example_utterances: jsonStringArray.nullable(),
     tools: jsonStringArray,
     approval_required_tools: jsonStringArray,
+    model_route: z.string().min(1),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -70,6 +73,7 @@ export const AgentModeRow = z
       systemPrompt: row.system_prompt,
       tools: row.tools,
       approvalRequiredTools: row.approval_required_tools,
+      modelRoute: row.model_route,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),

@@ -25,7 +25,7 @@ export class ModeCatalogError extends Error {
 }
 
 const COLUMNS =
-  "id, key, display_name, description, system_prompt_summary, system_prompt, is_default, human_role_hints, example_utterances, tools, approval_required_tools, created_at, updated_at";
+  "id, key, display_name, description, system_prompt_summary, system_prompt, is_default, human_role_hints, example_utterances, tools, approval_required_tools, model_route, created_at, updated_at";
 
 export class D1AgentModeCatalogService implements AgentModeCatalogService {
   constructor(private readonly db: D1Database) {}

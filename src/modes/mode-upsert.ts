@@ -1,6 +1,7 @@
 // Adding or changing a catalog mode (PUT /admin/modes/:key): the body schema and the D1 write.
 import { z } from "zod";
 import { MCP_REFERENCE } from "../mcp/mcp-names";
+import { DEFAULT_ROUTE, ROUTE_NAME_PATTERN } from "../routing/model-routes";
 import type { AgentMode } from "./agent-mode";
 import { parseModeRow } from "./catalog-service";
 
@@ -24,6 +25,11 @@ export const ModeUpsertBody = z.strictObject({
   exampleUtterances: z.array(text(1_000)).max(50).nullable().default(null),
   tools: z.array(toolName).max(100).default([]),
   approvalRequiredTools: z.array(toolName).max(100).default([]),
+  /** The model route its turns use; it must exist (`default` always does). */
+  modelRoute: z
+    .string()
+    .regex(ROUTE_NAME_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter")
+    .default(DEFAULT_ROUTE),
 });
 export type ModeUpsertBody = z.output<typeof ModeUpsertBody>;
 
@@ -45,14 +51,14 @@ export async function upsertMode(db: D1Database, key: string, body: ModeUpsertBo
     db
       .prepare(
         `INSERT INTO modes (id, key, display_name, description, system_prompt_summary, system_prompt, is_default,
-           human_role_hints, example_utterances, tools, approval_required_tools)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           human_role_hints, example_utterances, tools, approval_required_tools, model_route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET
            display_name = excluded.display_name, description = excluded.description,
            system_prompt_summary = excluded.system_prompt_summary, system_prompt = excluded.system_prompt,
            is_default = excluded.is_default, human_role_hints = excluded.human_role_hints,
            example_utterances = excluded.example_utterances, tools = excluded.tools,
-           approval_required_tools = excluded.approval_required_tools,
+           approval_required_tools = excluded.approval_required_tools, model_route = excluded.model_route,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -67,6 +73,7 @@ export async function upsertMode(db: D1Database, key: string, body: ModeUpsertBo
         nullableJson(body.exampleUtterances),
         JSON.stringify(body.tools),
         JSON.stringify(body.approvalRequiredTools),
+        body.modelRoute,
       ),
     db.prepare("SELECT * FROM modes WHERE key = ?").bind(key),
   );

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
 import {
   DEFAULT_ROUTE,
@@ -115,6 +116,15 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
       const registry = new ModelRouteRegistry(c.env.DB);
+      const modes = (await new D1AgentModeCatalogService(c.env.DB).getAllModes())
+        .filter((m) => m.modelRoute === name)
+        .map((m) => m.key);
+      if (modes.length > 0) {
+        throw new ApiError(
+          "model_route_in_use",
+          `Model route ${quoted(name)} is the route of the modes ${modes.join(", ")}; give them another first.`,
+        );
+      }
       const users = (await registry.list()).filter((r) => r.fallbacks.includes(name)).map((r) => r.name);
       if (users.length > 0) {
         throw new ApiError(

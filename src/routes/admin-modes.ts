@@ -11,6 +11,7 @@ import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
 import { quoted } from "../quote";
+import { DEFAULT_ROUTE, ModelRouteRegistry } from "../routing/model-routes";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 
 const ModeKey = z.object({
@@ -59,6 +60,17 @@ async function checkMcpReferences(db: D1Database, tools: string[]): Promise<void
   });
 }
 
+/** The route a mode names must exist: `default`, or one of /admin/model-routes. */
+async function checkModelRoute(db: D1Database, name: string): Promise<void> {
+  if (name === DEFAULT_ROUTE || (await new ModelRouteRegistry(db).get(name))) return;
+  const known = [DEFAULT_ROUTE, ...(await new ModelRouteRegistry(db).list()).map((r) => r.name)].join(", ");
+  throw new ApiError(
+    "invalid_request",
+    `Invalid 'modelRoute' in the request body: no model route ${quoted(name)}; the routes are: ${known}.`,
+    { param: "modelRoute" },
+  );
+}
+
 const modeAnswer = (description: string) => json(z.object({ mode: AgentMode }), description);
 
 export const adminModeRoutes = routes().openapi(
@@ -80,6 +92,7 @@ export const adminModeRoutes = routes().openapi(
     const { key } = c.req.valid("param");
     const body = c.req.valid("json");
     await checkMcpReferences(c.env.DB, body.tools);
+    await checkModelRoute(c.env.DB, body.modelRoute);
     const existing = await new D1AgentModeCatalogService(c.env.DB).getMode(key);
     if (existing?.isDefault && !body.isDefault) {
       throw new ApiError(

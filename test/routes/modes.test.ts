@@ -26,6 +26,7 @@ describe("GET /modes", () => {
         "id",
         "isDefault",
         "key",
+        "modelRoute",
         "systemPromptSummary",
       ]);
       expect(Array.isArray(mode.exampleUtterances)).toBe(true);

@@ -110,6 +110,37 @@ describe("model routes", () => {
   });
 });
 
+describe("a mode's model route", () => {
+  const mode = { displayName: "Routed", description: "A mode on its own route.", systemPrompt: "Be brief." };
+
+  it("names an existing route, shown by GET /modes; a new mode keeps `default`", async () => {
+    await put("cheap", openai);
+    const routed = await call("PUT", "/admin/modes/routed", { ...mode, modelRoute: "cheap" }, admin);
+    expect([routed.status, (routed.json as { mode: { modelRoute: string } }).mode.modelRoute]).toEqual([201, "cheap"]);
+    await call("PUT", "/admin/modes/plain", mode, admin);
+    const { json } = await call("GET", "/modes", undefined, TEST_KEYS.chat.key);
+    const routes = Object.fromEntries(
+      (json as { modes: { key: string; modelRoute: string }[] }).modes.map((m) => [m.key, m.modelRoute]),
+    );
+    expect([routes.routed, routes.plain, routes.general]).toEqual(["cheap", "default", "default"]);
+  });
+
+  it("refuses a route that does not exist, naming the field and the routes", async () => {
+    const { status, json } = await call("PUT", "/admin/modes/lost", { ...mode, modelRoute: "nowhere" }, admin);
+    expect(status).toBe(400);
+    expect((json as ErrorBody).error).toMatchObject({ param: "modelRoute", code: "invalid_request" });
+    expect((json as ErrorBody).error.message).toContain("the routes are: default");
+  });
+
+  it("keeps a route a mode uses: 409 naming the mode", async () => {
+    await put("busy", openai);
+    await call("PUT", "/admin/modes/busyroute", { ...mode, modelRoute: "busy" }, admin);
+    const response = await remove("busy");
+    expect(response.status).toBe(409);
+    expect(((await response.json()) as ErrorBody).error.message).toContain("the modes busyroute");
+  });
+});
+
 describe("fallback chains", () => {
   const routes = new Map<string, string[]>([
     ["default", []],
