@@ -144,6 +144,8 @@ function renderModes() {
     ...state.modes.flatMap((mode) => [
       h("dt", { text: `${mode.displayName} (${mode.key})` }),
       h("dd", { text: mode.description }),
+      // The model route the mode's turns use (`default`: the one the server's LLM_* vars make).
+      h("dd", { class: "mode-route", text: `Model route: ${mode.modelRoute ?? "default"}` }),
     ]),
   );
 }

@@ -96,6 +96,12 @@ for (const viewport of VIEWPORTS) {
       await shot("signed-in");
     });
 
+    it("shows each mode's model route in the modes panel", async () => {
+      const routes = await page.locator("#modes-panel .mode-route").allInnerTexts();
+      assert.ok(routes.length >= 3, `one line per mode, got ${routes.length}`);
+      assert.deepEqual([...new Set(routes)], ["Model route: default"]);
+    });
+
     it("streams the answer to a message into the conversation", async () => {
       const before = frames.length;
       const turns = await completedTurns(page);
