@@ -1,4 +1,4 @@
-// The agent's OpenAI door reads a chat completions request: its messages (as any OpenAI client writes them),
+// The agent's OpenAI door reads a chat completions request: its messages (as every OpenAI client writes them),
 // the client's tools, and where the conversation stands. A client that knows nothing of sessions resends the
 // whole history each time; each message is reduced to what it means (role, text, tool calls) and chained
 // into fingerprints, so a history can be matched against the transcript of a session we answered.

@@ -14,7 +14,7 @@ export function sessionStubOrNull(env: Cloudflare.Env, sessionId: string): Durab
   try {
     return env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
   } catch {
-    // Not an id of this namespace: the same answer as any unknown session.
+    // Not an id of this namespace: answered like every unknown session.
     return null;
   }
 }

@@ -10,7 +10,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { TestProject } from "vitest/node";
 import { z } from "zod";
-import { freePort, startEverythingServer } from "./reference-server.ts";
+import { freePort } from "../../bench/support/local-worker.ts";
+import { startEverythingServer } from "./reference-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -2,24 +2,12 @@
 // free loopback port (`PORT=... node <its dist/index.js> streamableHttp`): for the test setup, the browser
 // tests and bench:mcp. No one here wrote it.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../bench/support/local-worker.ts";
 
 const ENTRY = fileURLToPath(
   new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
 );
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the server and resolves once it answers; `stop()` ends it. */
 export async function startEverythingServer(): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
