@@ -7,7 +7,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
-import { TEST_UPSTREAM_API_KEY } from "./test/upstream/global-setup.ts";
+import { TEST_UPSTREAM_API_KEY, TEST_UPSTREAM_B_API_KEY } from "./test/upstream/global-setup.ts";
 
 export interface WorkersProjectOptions {
   name: string;
@@ -24,8 +24,12 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
     plugins: [
       cloudflareTest(({ inject }) => ({
         wrangler: { configPath: "./wrangler.toml" },
+        // The AI binding is remote only: offline it is there but refuses every call. `default` does not use it
+        // (WORKERS_AI_MODEL is empty, as under npm start); Workers AI routes are tested against a stand-in.
+        remoteBindings: false,
         miniflare: {
           bindings: {
+            WORKERS_AI_MODEL: "",
             TEST_MIGRATIONS: migrations,
             // The reference MCP server runs on loopback over http:, as in development.
             MCP_ALLOW_HTTP_LOOPBACK: "true",
@@ -38,8 +42,12 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   TEST_UPSTREAM_URL: inject("upstreamUrl"),
                   LLM_BASE_URL: `${inject("upstreamUrl")}/v1`,
                   LLM_API_KEY: TEST_UPSTREAM_API_KEY,
+                  TEST_UPSTREAM_B_URL: inject("upstreamBUrl"),
+                  // The secrets model routes to the two upstreams name (`apiKeySecret`).
+                  UPSTREAM_A_KEY: TEST_UPSTREAM_API_KEY,
+                  UPSTREAM_B_KEY: TEST_UPSTREAM_B_API_KEY,
                 }
-              : { TEST_UPSTREAM_URL: "", LLM_BASE_URL: "" }),
+              : { TEST_UPSTREAM_URL: "", TEST_UPSTREAM_B_URL: "", LLM_BASE_URL: "" }),
           },
           ratelimits: {
             MODEL_CALL_LIMITER: { namespace_id: "1001", simple: { limit: options.modelCallLimit, period: 60 } },

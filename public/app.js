@@ -362,6 +362,10 @@ function handleFrame(frame) {
       el.streaming.hidden = false;
       el.streaming.textContent += frame.text;
       break;
+    case "assistant_restarted":
+      // The model's stream broke mid-answer and the step starts again on another route: its text so far is void.
+      el.streaming.textContent = el.streaming.textContent.slice(0, -frame.discardedChars);
+      break;
     case "tool_call_started":
     case "tool_call_completed":
       upsertToolCall(frame.toolCall);

@@ -13,6 +13,14 @@ const positiveInt = (fallback: number) =>
     .pipe(z.number().int("must be a positive whole number").min(1, "must be a positive whole number"))
     .default(fallback);
 
+/** A whole number of at least 0. */
+const nonNegativeInt = (fallback: number) =>
+  z
+    .union([z.number(), z.string().trim().regex(/^\d+$/, "must be a whole number")])
+    .transform(Number)
+    .pipe(z.number().int("must be a whole number").min(0, "must be a whole number"))
+    .default(fallback);
+
 const text = (fallback: string) => z.string().default(fallback);
 
 /** The vars, by their names, with their defaults. */
@@ -29,6 +37,14 @@ export const SettingsVars = z.object({
   LLM_API_KEY: text(""),
   /** "native" (OpenAI tools/tool_calls) or "json" (the strict JSON object of the design document). */
   LLM_TOOL_FORMAT: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
+  /** The function-calling model `default` runs on Workers AI (the AI binding) when LLM_BASE_URL is empty; "": never. */
+  WORKERS_AI_MODEL: text("@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
+  /** How long an isolate keeps the model routes it read from D1; 0 reads them for every call. */
+  MODEL_ROUTES_CACHE_MS: nonNegativeInt(10_000),
+  /** Failures in a row (before a first byte) after which an isolate skips a route for a while. */
+  MODEL_BREAKER_FAILURES: positiveInt(3),
+  /** How long a route whose circuit opened is skipped before it is tried again. */
+  MODEL_BREAKER_COOLDOWN_MS: positiveInt(30_000),
   MAX_BODY_BYTES: positiveInt(1_048_576),
   MAX_TOOL_RESULT_BYTES: positiveInt(10_485_760),
   AGENT_MAX_ITERATIONS: positiveInt(10),
@@ -77,10 +93,19 @@ export type SettingName = keyof z.input<typeof SettingsVars>;
 export type SettingsEnv = { [K in SettingName]?: string };
 
 export interface Settings {
-  llm: { baseUrl: string; model: string; apiKey: string; toolFormat: "native" | "json"; callTimeoutMs: number };
+  llm: {
+    baseUrl: string;
+    model: string;
+    apiKey: string;
+    toolFormat: "native" | "json";
+    callTimeoutMs: number;
+    /** The Workers AI model of `default` without LLM_BASE_URL; "" never uses Workers AI. */
+    workersAiModel: string;
+  };
+  /** Model routes (src/routing): how long an isolate keeps them, and its circuit breaker. */
+  routing: { cacheMs: number; breakerFailures: number; breakerCooldownMs: number };
   limits: { maxBodyBytes: number; maxToolResultBytes: number };
   agent: {
-    toolFormat: "native" | "json";
     /** Model calls in one turn (the design document: 10). */
     maxIterations: number;
     /** Working time of one turn (the design document: 5 minutes); time paused for a person or client is not counted. */
@@ -135,10 +160,15 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       apiKey: v.LLM_API_KEY,
       toolFormat: v.LLM_TOOL_FORMAT,
       callTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
+      workersAiModel: v.WORKERS_AI_MODEL.trim(),
+    },
+    routing: {
+      cacheMs: v.MODEL_ROUTES_CACHE_MS,
+      breakerFailures: v.MODEL_BREAKER_FAILURES,
+      breakerCooldownMs: v.MODEL_BREAKER_COOLDOWN_MS,
     },
     limits: { maxBodyBytes: v.MAX_BODY_BYTES, maxToolResultBytes: v.MAX_TOOL_RESULT_BYTES },
     agent: {
-      toolFormat: v.LLM_TOOL_FORMAT,
       maxIterations: v.AGENT_MAX_ITERATIONS,
       turnTimeoutMs: v.AGENT_TURN_TIMEOUT_MS,
       pauseTtlMs: v.AGENT_PAUSE_TTL_MS,

@@ -64,6 +64,14 @@ const turnId = z.string();
 export const LoggedFrame = z.discriminatedUnion("type", [
   z.object({ type: z.literal("turn_started"), turnId, clientMessageId: z.string().nullable() }),
   z.object({ type: z.literal("assistant_delta"), turnId, text: z.string() }),
+  /** The model's stream broke after its first byte: drop the last `discardedChars` of the turn's streamed text. */
+  z.object({
+    type: z.literal("assistant_restarted"),
+    turnId,
+    discardedChars: z.number().int().min(1),
+    failedRoute: z.string(),
+    route: z.string(),
+  }),
   z.object({ type: z.literal("tool_call_started"), turnId, toolCall: AgentToolCall }),
   z.object({ type: z.literal("tool_call_completed"), turnId, toolCall: AgentToolCall }),
   z.object({ type: z.literal("approval_required"), turnId, toolCalls: z.array(AgentToolCall) }),

@@ -4,6 +4,10 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     /** The scripted upstream's own URL (its control endpoints live beside /v1). */
     TEST_UPSTREAM_URL: string;
+    /** A second scripted upstream (its key is UPSTREAM_B_KEY), for model routes; "" in `offline`. */
+    TEST_UPSTREAM_B_URL: string;
+    UPSTREAM_A_KEY?: string;
+    UPSTREAM_B_KEY?: string;
     /** The MCP reference server (server-everything) in Streamable HTTP mode, started by test/mcp/. */
     TEST_MCP_EVERYTHING_URL: string;
     /** Starts and stops more reference servers, and proxies the shared one behind a token (test/mcp/). */

@@ -5,6 +5,7 @@
 export const LOGGED_FRAME_TYPES = /** @type {const} */ ([
   "turn_started",
   "assistant_delta",
+  "assistant_restarted",
   "tool_call_started",
   "tool_call_completed",
   "approval_required",

@@ -91,6 +91,9 @@ export interface StreamedAnswer {
   failed: boolean;
 }
 
+/** What a streamed door answer says when the model's stream broke mid-answer and the step started again. */
+export const RESTARTED_NOTE = "(The model service failed in the middle of this answer; it starts again below.)";
+
 const encoder = new TextEncoder();
 
 /**
@@ -150,7 +153,12 @@ export function chunkStream(
             | { type: "error"; code: string; message: string }
             | { type: "door_usage"; usage: TokenUsage | null };
           if (frame.type === "assistant_delta") say(frame.text);
-          else if (frame.type === "tool_call_started") newParagraph = true;
+          else if (frame.type === "assistant_restarted") {
+            // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.
+            newParagraph = true;
+            say(RESTARTED_NOTE);
+            newParagraph = true;
+          } else if (frame.type === "tool_call_started") newParagraph = true;
           else if (frame.type === "client_tool_required") {
             answer.toolCalls = clientToolCalls(frame.toolCalls, options.clientTools);
             if (answer.toolCalls.length > 0) {

@@ -1,10 +1,11 @@
 // AgentReasoner: the agent loop (AGN-005 §6, the design document's Decision 2). Plain TypeScript over a
 // TurnStore, so it runs inside the session object and in unit tests alike.
-import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
+import { type ChatResponse, ModelError } from "../llm/chat-model";
 import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
+import type { ModelRouter, ServedBy } from "../routing/model-router";
 import type { AgentToolExecutionContext, ElicitationAnswer, ElicitationRequest, ToolEffect } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
@@ -39,7 +40,8 @@ import type { SessionStatus, TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
   store: TurnStore;
-  model: ChatModel;
+  /** How a model call reaches the model of the mode's route (or its fallbacks). */
+  router: ModelRouter;
   registry: AgentToolRegistry;
   catalog: AgentModeCatalogService;
   basePrompt: () => Promise<string>;
@@ -297,7 +299,7 @@ export class AgentReasoner {
       const request = await buildModelRequest(this.stepDeps, turn);
       const called = await this.callModel(turn, run, request);
       if ("ended" in called) return called.ended;
-      const ended = await this.actOnResponse(turn, run, request, called.response);
+      const ended = await this.actOnResponse(turn, run, request, called.response, called.route);
       if (ended) return ended;
     }
   }
@@ -332,22 +334,26 @@ export class AgentReasoner {
     return null;
   }
 
-  /** One model call, within what is left of the working time; a failure ends the turn with its cause. */
+  /**
+   * One model call on the mode's route (or its fallbacks), within what is left of the working time; a failure
+   * ends the turn with its cause.
+   */
   private async callModel(
     turn: TurnState,
     run: Run,
     request: ModelRequest,
-  ): Promise<{ response: ChatResponse } | { ended: AgentExecuteResponse }> {
+  ): Promise<{ response: ChatResponse; route: ServedBy } | { ended: AgentExecuteResponse }> {
     const { config, events } = this.deps;
     const timer = deadline(config.turnTimeoutMs - this.worked(turn, run), run.signal);
     try {
-      const response = await this.deps.model.complete({
-        messages: request.messages,
-        ...(config.toolFormat === "native" ? { tools: request.chatTools } : {}),
+      const { response, route } = await this.deps.router.complete(request.route, {
+        request: async (format) => request.forFormat(format),
         signal: timer.signal,
         ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
+        ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
       });
       turn.iterations++;
+      turn.stepFormat = route.toolFormat;
       if (response.usage) {
         const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         turn.usage = {
@@ -356,7 +362,7 @@ export class AgentReasoner {
           totalTokens: before.totalTokens + response.usage.totalTokens,
         };
       }
-      return { response };
+      return { response, route };
     } catch (error) {
       if (run.signal?.aborted) return { ended: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
       const worked = this.worked(turn, run);
@@ -373,10 +379,11 @@ export class AgentReasoner {
     run: Run,
     request: ModelRequest,
     response: ChatResponse,
+    route: ServedBy,
   ): Promise<AgentExecuteResponse | null> {
-    const { config, store } = this.deps;
+    const { store } = this.deps;
     const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
-    const step = readModelStep(response, turn, config.toolFormat, usedIds);
+    const step = readModelStep(response, turn, route.toolFormat, usedIds);
     if (step.kind === "malformed") return this.correctMalformed(turn, response, step.problem);
     turn.parseFailures = 0;
     if (step.kind === "answer") {
@@ -388,12 +395,12 @@ export class AgentReasoner {
       turnId: turn.turnId,
       role: "assistant",
       content: response.content,
-      ...(config.toolFormat === "native" ? { toolCalls: step.calls } : {}),
+      ...(route.toolFormat === "native" ? { toolCalls: step.calls } : {}),
       kind: "message",
     });
     turn.batch = turn.iterations;
     store.saveTurn("running", turn);
-    await this.planBatch(turn, request, step.calls, step.terminate, run);
+    await this.planBatch(turn, request, request.inFormat(route.toolFormat).offered, step.calls, step.terminate, run);
     return null;
   }
 
@@ -422,6 +429,7 @@ export class AgentReasoner {
   private async planBatch(
     turn: TurnState,
     request: ModelRequest,
+    offered: ReadonlySet<string>,
     calls: { id: string; name: string; arguments: string }[],
     terminate: boolean,
     run: Run,
@@ -434,7 +442,7 @@ export class AgentReasoner {
         batch: turn.iterations,
         position,
         terminate,
-        offered: request.offered,
+        offered,
         approvalRequired: request.approvalRequired,
       }),
     );

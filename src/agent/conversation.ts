@@ -65,15 +65,54 @@ export function boundedHistory(
   return [...kept.flat(), ...current].map(toChatMessage);
 }
 
+/** How a tool's result reaches a model in the JSON tool format: a user message naming the call. */
+function jsonFormatResult(name: string, id: string, content: string): string {
+  return `Result of tool ${name} (call ${id}):\n${content}`;
+}
+
 /**
- * Appends a settled batch's results for the model, in call order: `tool` messages for native function
- * calling, a user message a result for the JSON format. A call's note (a branch's new session id) rides along.
+ * The history as a route in `format` reads it. Messages are stored in the format of the route that served
+ * their step; a JSON-format route (a fallback of a native one, say) gets native tool calls written as the JSON
+ * object it is told to use, and their results as user messages. A native route reads JSON-format steps as
+ * they are: text.
+ */
+export function historyInFormat(messages: ChatMessage[], format: "native" | "json"): ChatMessage[] {
+  if (format === "native") return messages;
+  const names = new Map<string, string>();
+  return messages.map((message): ChatMessage => {
+    if (message.role === "assistant" && message.tool_calls?.length) {
+      const calls = message.tool_calls.map((c) => {
+        names.set(c.id, c.function.name);
+        let parameters: unknown = {};
+        try {
+          parameters = JSON.parse(c.function.arguments);
+        } catch {
+          // Arguments that were not JSON were refused when they came; the object shows the call all the same.
+        }
+        return JSON.stringify({ tool: c.function.name, parameters, terminate: false });
+      });
+      return { role: "assistant", content: [message.content, ...calls].filter(Boolean).join("\n") };
+    }
+    if (message.role === "tool") {
+      return {
+        role: "user",
+        content: jsonFormatResult(names.get(message.tool_call_id) ?? "unknown", message.tool_call_id, message.content),
+      };
+    }
+    return message;
+  });
+}
+
+/**
+ * Appends a settled batch's results for the model, in call order, in the tool format of the route that asked
+ * for the calls: `tool` messages for native function calling, a user message a result for the JSON format. A
+ * call's note (a branch's new session id) rides along.
  */
 export function appendBatchResults(
   store: TurnStore,
   turn: TurnState,
   batch: StoredToolCall[],
-  config: Pick<AgentConfig, "toolFormat" | "toolResultBudgetChars">,
+  config: Pick<AgentConfig, "toolResultBudgetChars">,
 ): void {
   for (const call of [...batch].sort((a, b) => a.position - b.position)) {
     let content =
@@ -81,13 +120,13 @@ export function appendBatchResults(
         ? JSON.stringify({ error: call.errorMessage })
         : boundToolResult(call.resultJson ?? "", config.toolResultBudgetChars);
     if (call.note && call.errorMessage === null) content += `\n${call.note}`;
-    if (config.toolFormat === "native") {
+    if ((turn.stepFormat ?? "native") === "native") {
       store.appendMessage({ turnId: turn.turnId, role: "tool", toolCallId: call.id, content, kind: "tool_result" });
     } else {
       store.appendMessage({
         turnId: turn.turnId,
         role: "user",
-        content: `Result of tool ${call.name} (call ${call.id}):\n${content}`,
+        content: jsonFormatResult(call.name, call.id, content),
         kind: "tool_result",
       });
     }

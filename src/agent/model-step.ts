@@ -4,13 +4,14 @@ import type { ChatResponse, ChatTool, ModelToolCall } from "../llm/chat-model";
 import { isRemoteToolReference } from "../mcp/mcp-names";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import { type EnhancedPrompt, enhanceSystemPrompt } from "../prompts/system-prompt-enhancer";
+import { type EnhancedPrompt, enhanceSystemPrompt, type ToolCallFormat } from "../prompts/system-prompt-enhancer";
+import type { FormattedRequest } from "../routing/model-router";
 import type { ToolCategory } from "../tools/categories";
 import { CLIENT_TOOL_CATEGORY } from "../tools/client-function-tool";
 import type { AgentTool } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { AgentConfig } from "./agent-config";
-import { boundedHistory } from "./conversation";
+import { boundedHistory, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";
 import type { TurnState, TurnStore } from "./turn-store";
 
@@ -43,10 +44,18 @@ export type RemoteToolSource = (
   base: AgentToolRegistry,
 ) => Promise<{ registry: AgentToolRegistry; offered: string[]; categories: ToolCategory[] }>;
 
-interface PromptForMode {
+/** A mode's prompt and offered tools in one tool format. */
+export interface PromptInFormat {
   prompt: string;
   chatTools: ChatTool[];
   offered: Set<string>;
+}
+
+interface PromptForMode {
+  /** The route the mode's model calls take. */
+  route: string;
+  /** The prompt in a tool format, made once per format. */
+  inFormat(format: ToolCallFormat): PromptInFormat;
   approvalRequired: Set<string>;
   /** Every tool this request may run: the built-in ones and the mode's remote tools. */
   registry: AgentToolRegistry;
@@ -98,14 +107,25 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
   await Promise.all([deps.catalog.getMode(mode), deps.basePrompt()]).catch(() => undefined);
 }
 
+/**
+ * The next model request of the turn: the route it takes, and its messages and tools in whichever tool format
+ * the route that serves it uses (the system prompt and the history's tool calls are written differently).
+ */
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store, config } = deps;
   const forMode = await currentPromptForMode(deps);
   const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
   return {
-    messages: [{ role: "system" as const, content: forMode.prompt }, ...history],
-    chatTools: forMode.chatTools,
-    offered: forMode.offered,
+    route: forMode.route,
+    inFormat: (format: ToolCallFormat) => forMode.inFormat(format),
+    /** The request as a route in `format` receives it. */
+    forFormat: (format: ToolCallFormat): FormattedRequest => {
+      const prompt = forMode.inFormat(format);
+      return {
+        messages: [{ role: "system" as const, content: prompt.prompt }, ...historyInFormat(history, format)],
+        ...(format === "native" ? { tools: prompt.chatTools } : {}),
+      };
+    },
     approvalRequired: forMode.approvalRequired,
     registry: forMode.registry,
   };
@@ -129,17 +149,15 @@ async function currentPromptForMode(deps: ModelStepDeps): Promise<PromptForMode>
 }
 
 /**
- * The enhanced prompt of a mode and the registry of the tools it may run: the built-in ones, and those its
- * remote references (`mcp:`) stand for, as found now (a server that is down stands for none).
+ * The tools a mode offers and the registry of the tools it may run: the built-in ones, and those its remote
+ * references (`mcp:`) stand for, as found now (a server that is down stands for none), and the client's own.
  */
-export async function enhanceForMode(input: {
-  basePrompt: string;
+async function toolsForMode(input: {
   mode: AgentMode;
   registry: AgentToolRegistry;
   remoteTools?: RemoteToolSource | undefined;
   clientTools?: ClientToolSet | undefined;
-  config: Pick<AgentConfig, "toolFormat" | "promptBudgetTokens">;
-}): Promise<{ enhanced: EnhancedPrompt; registry: AgentToolRegistry }> {
+}): Promise<{ mode: AgentMode; registry: AgentToolRegistry }> {
   const { mode, clientTools } = input;
   const remote =
     input.remoteTools && mode.tools.some(isRemoteToolReference)
@@ -157,38 +175,72 @@ export async function enhanceForMode(input: {
     for (const tool of clientTools.tools) registry.registerTool(tool);
     tools = [...tools, ...clientTools.tools.map((t) => t.name)];
   }
-  const enhanced = enhanceSystemPrompt({
-    basePrompt: input.basePrompt,
-    mode: tools === mode.tools ? mode : { ...mode, tools },
-    registeredTools: registry.tools,
-    format: input.config.toolFormat,
-    budgetTokens: input.config.promptBudgetTokens,
-    ...(registry !== input.registry ? { categories: registry.categories } : {}),
+  return { mode: tools === mode.tools ? mode : { ...mode, tools }, registry };
+}
+
+function enhanceWith(
+  basePrompt: string,
+  base: AgentToolRegistry,
+  found: { mode: AgentMode; registry: AgentToolRegistry },
+  format: ToolCallFormat,
+  budgetTokens: number,
+): EnhancedPrompt {
+  return enhanceSystemPrompt({
+    basePrompt,
+    mode: found.mode,
+    registeredTools: found.registry.tools,
+    format,
+    budgetTokens,
+    ...(found.registry !== base ? { categories: found.registry.categories } : {}),
   });
-  return { enhanced, registry };
+}
+
+/** The enhanced prompt of a mode in one tool format, and the registry of the tools it may run. */
+export async function enhanceForMode(input: {
+  basePrompt: string;
+  mode: AgentMode;
+  registry: AgentToolRegistry;
+  remoteTools?: RemoteToolSource | undefined;
+  clientTools?: ClientToolSet | undefined;
+  format: ToolCallFormat;
+  config: Pick<AgentConfig, "promptBudgetTokens">;
+}): Promise<{ enhanced: EnhancedPrompt; registry: AgentToolRegistry }> {
+  const found = await toolsForMode(input);
+  const enhanced = enhanceWith(input.basePrompt, input.registry, found, input.format, input.config.promptBudgetTokens);
+  return { enhanced, registry: found.registry };
 }
 
 async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string): Promise<PromptForMode> {
-  const { enhanced, registry } = await enhanceForMode({
-    basePrompt,
+  const found = await toolsForMode({
     mode,
     registry: deps.registry,
     remoteTools: deps.remoteTools,
     clientTools: deps.clientTools,
-    config: deps.config,
   });
+  const formats = new Map<ToolCallFormat, PromptInFormat>();
   return {
-    prompt: enhanced.prompt,
-    chatTools: enhanced.tools.map((tool): ChatTool => {
-      const schema = tool.getSchema();
-      return {
-        type: "function",
-        function: { name: schema.name, description: schema.description, parameters: schema.parameters },
-      };
-    }),
-    offered: new Set(enhanced.tools.map((t) => t.name)),
-    approvalRequired: approvalRequired(mode, registry),
-    registry,
+    route: mode.modelRoute,
+    inFormat(format) {
+      let made = formats.get(format);
+      if (!made) {
+        const enhanced = enhanceWith(basePrompt, deps.registry, found, format, deps.config.promptBudgetTokens);
+        made = {
+          prompt: enhanced.prompt,
+          chatTools: enhanced.tools.map((tool): ChatTool => {
+            const schema = tool.getSchema();
+            return {
+              type: "function",
+              function: { name: schema.name, description: schema.description, parameters: schema.parameters },
+            };
+          }),
+          offered: new Set(enhanced.tools.map((t) => t.name)),
+        };
+        formats.set(format, made);
+      }
+      return made;
+    },
+    approvalRequired: approvalRequired(mode, found.registry),
+    registry: found.registry,
   };
 }
 
@@ -217,7 +269,7 @@ export type ModelStep =
 export function readModelStep(
   response: ChatResponse,
   turn: TurnState,
-  toolFormat: AgentConfig["toolFormat"],
+  toolFormat: ToolCallFormat,
   usedIds: ReadonlySet<string> = new Set(),
 ): ModelStep {
   const taken = new Set(usedIds);

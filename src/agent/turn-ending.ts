@@ -14,7 +14,7 @@ import type { TurnState, TurnStore } from "./turn-store";
 
 export interface TurnEndingDeps {
   store: TurnStore;
-  config: Pick<AgentConfig, "toolFormat" | "toolResultBudgetChars">;
+  config: Pick<AgentConfig, "toolResultBudgetChars">;
   events?: TurnEvents;
   now: () => number;
 }

@@ -1,10 +1,13 @@
 // What happens during a turn, as it happens: the session object turns these into frames for its sockets.
+import type { StepRestart } from "../routing/model-router";
 import type { AgentExecuteResponse, AgentToolCall } from "./agent-tool-call";
 
 /** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
 export interface TurnEvents {
   turnStarted?(turnId: string): void;
   assistantDelta?(text: string): void;
+  /** The model's stream failed after its first byte: the text it streamed is void, the step starts again. */
+  assistantRestarted?(restart: StepRestart): void;
   toolCallStarted?(call: AgentToolCall): void;
   toolCallCompleted?(call: AgentToolCall): void;
   approvalRequired?(calls: AgentToolCall[]): void;

@@ -37,6 +37,8 @@ export type TokenUsage = z.infer<typeof TokenUsage>;
 export interface TurnState {
   turnId: string;
   startedAt: number;
+  /** The tool format of the route that served the turn's latest model call (its calls' results are written so). */
+  stepFormat?: "native" | "json";
   /** Working time of the runs before the current one, in ms; time spent paused is not counted. */
   workedMs?: number;
   /** While paused: when the pause began, and when it expires. */

@@ -29,6 +29,8 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Receives the answer's text as it streams, when the model streams. */
   onTextDelta?: (text: string) => void;
+  /** Retries of a failed call in place (the model's own default when absent; 0 when a router has another route). */
+  maxRetries?: number;
 }
 
 export interface ChatResponse {

@@ -75,7 +75,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    const maxRetries = this.options.maxRetries ?? 2;
+    const maxRetries = request.maxRetries ?? this.options.maxRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
       request.signal?.throwIfAborted();
       const timer = deadline(this.options.callTimeoutMs, request.signal);

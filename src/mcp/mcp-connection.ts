@@ -2,6 +2,7 @@
 // connected when first needed, kept for later calls, dropped (and made again) after a failure. It lists the
 // server's tools, calls them with the turn's signal and the server's timeout, and routes the server's
 // elicitation requests to whoever asked for the call.
+
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -15,6 +16,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { secretValue } from "../secret-name";
 import { type ElicitationAnswer, type ElicitationRequest, ElicitationSchema } from "../tools/elicitation";
 import type { McpServerConfig } from "./mcp-server-registry";
 
@@ -114,8 +116,8 @@ export class McpConnection {
 
   private headers(): Record<string, string> {
     if (!this.config.authSecret) return {};
-    const token: unknown = Reflect.get(this.env, this.config.authSecret);
-    if (typeof token !== "string" || token === "") {
+    const token = secretValue(this.env, this.config.authSecret);
+    if (token === null) {
       throw new McpConfigurationError(
         `the secret ${this.config.authSecret} that MCP server '${this.config.name}' needs is not set`,
       );

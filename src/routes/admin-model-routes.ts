@@ -10,12 +10,15 @@ import { quoted } from "../quote";
 import {
   DEFAULT_ROUTE,
   defaultRoute,
+  defaultRouteSource,
   fallbackProblem,
   ModelRoute,
   ModelRouteBody,
   ModelRouteRegistry,
   ROUTE_NAME_PATTERN,
 } from "../routing/model-routes";
+import { forgetRouteTable } from "../routing/route-table";
+import { secretValue } from "../secret-name";
 import { settings } from "../settings";
 
 const RouteName = z.object({
@@ -63,7 +66,16 @@ export const adminModelRouteRoutes = routes()
           },
         );
       }
+      // A key that is not there fails every call: caught when the route is written, not on its first call.
+      if (body.apiKeySecret && secretValue(c.env, body.apiKeySecret) === null) {
+        throw new ApiError(
+          "invalid_request",
+          `Invalid 'apiKeySecret': the Worker has no secret named ${quoted(body.apiKeySecret)}; set it first (wrangler secret put ${body.apiKeySecret}).`,
+          { param: "apiKeySecret" },
+        );
+      }
       const { route, created } = await registry.put(name, body);
+      forgetRouteTable(c.env.DB);
       c.var.logger.addCustomEvent(
         "Message",
         "[admin_model_routes_put]",
@@ -83,7 +95,7 @@ export const adminModelRouteRoutes = routes()
     }),
     async (c) => {
       const stored = await new ModelRouteRegistry(c.env.DB).list();
-      return c.json({ routes: [defaultRoute(settings(c.env).llm), ...stored] }, 200);
+      return c.json({ routes: [defaultRoute(defaultRouteSource(c.env, settings(c.env))), ...stored] }, 200);
     },
   )
   .openapi(
@@ -97,7 +109,8 @@ export const adminModelRouteRoutes = routes()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      if (name === DEFAULT_ROUTE) return c.json({ route: defaultRoute(settings(c.env).llm) }, 200);
+      if (name === DEFAULT_ROUTE)
+        return c.json({ route: defaultRoute(defaultRouteSource(c.env, settings(c.env))) }, 200);
       const route = await new ModelRouteRegistry(c.env.DB).get(name);
       if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
       return c.json({ route }, 200);
@@ -135,6 +148,7 @@ export const adminModelRouteRoutes = routes()
       if (!(await registry.delete(name))) {
         throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
       }
+      forgetRouteTable(c.env.DB);
       return c.body(null, 204);
     },
   );

@@ -9,6 +9,7 @@ import { McpToolSource } from "../mcp/mcp-tool-source";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { getSystemPrompt } from "../prompts/system-prompt-store";
 import { quoted } from "../quote";
+import { envRouteTable } from "../routing/env-router";
 import { DurableObjectSessionManager } from "../session/session-client";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
@@ -47,6 +48,8 @@ export const systemPromptRoutes = routes().openapi(
     if (!base) throw new ApiError("system_prompt_not_found", `System prompt ${quoted(id)} not found.`);
     if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
     const { agent, workspace, mcp } = settings(c.env);
+    // The prompt as the mode's route gets it: its tool format decides whether the JSON call format is described.
+    const route = (await envRouteTable(c.env)).chain(mode.modelRoute)[0];
     const registry = createAgentToolRegistry({
       logger: c.var.logger,
       sessionManager: new DurableObjectSessionManager(c.env),
@@ -59,6 +62,7 @@ export const systemPromptRoutes = routes().openapi(
       mode,
       registry,
       remoteTools: (names, builtIn) => mcpTools.forTools(names, builtIn),
+      format: route?.toolFormat ?? "native",
       config: agent,
     }).finally(() => mcpTools.closeConnections());
     return c.json(

@@ -97,15 +97,33 @@ function routeOfRow(row: unknown): ModelRoute {
   };
 }
 
-/** `default`, as the LLM_* vars make it: the configured upstream, or the offline demo model without one. */
-export function defaultRoute(llm: Settings["llm"]): ModelRoute {
+/** What `default` is made from: the LLM_* vars, and the Workers AI model when the Worker has the AI binding. */
+export interface DefaultRouteSource {
+  llm: Settings["llm"];
+  /** The model `default` runs on Workers AI when LLM_BASE_URL is empty; null without the binding (locally). */
+  workersAiModel: string | null;
+}
+
+/** The source of `default` for this Worker: its settings, and whether it has an AI binding to use. */
+export function defaultRouteSource(env: object, config: Settings): DefaultRouteSource {
+  const hasAi = typeof Reflect.get(env, "AI") === "object" && Reflect.get(env, "AI") !== null;
+  return { llm: config.llm, workersAiModel: hasAi && config.llm.workersAiModel ? config.llm.workersAiModel : null };
+}
+
+/**
+ * `default`, as the LLM_* vars make it: the configured upstream; without one, Workers AI on a deployment (the
+ * AI binding, no third-party key) or the offline demo model where there is no binding (`npm start`, tests).
+ */
+export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): ModelRoute {
+  const provider = llm.baseUrl ? "openai_compatible" : workersAiModel ? "workers_ai" : "offline_demo";
   return {
     name: DEFAULT_ROUTE,
-    provider: llm.baseUrl ? "openai_compatible" : "offline_demo",
-    model: llm.model,
+    provider,
+    model: provider === "workers_ai" && workersAiModel ? workersAiModel : llm.model,
     baseUrl: llm.baseUrl || null,
     apiKeySecret: llm.baseUrl && llm.apiKey ? "LLM_API_KEY" : null,
-    toolFormat: llm.toolFormat,
+    // Workers AI's function-calling models take OpenAI's tools.
+    toolFormat: provider === "workers_ai" ? "native" : llm.toolFormat,
     timeoutMs: llm.callTimeoutMs,
     fallbacks: [],
     source: "vars",

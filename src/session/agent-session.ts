@@ -15,6 +15,7 @@ import { catalogKnowing, D1AgentModeCatalogService, unknownModeMessage } from ".
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, type Refusal, refuse, sessionNotFound } from "../refusal";
+import { envRouter } from "../routing/env-router";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { clientFunctionTool } from "../tools/client-function-tool";
@@ -36,7 +37,7 @@ import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
 import { indexSession } from "./session-index";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
-import { sessionBasePrompt, sessionChatModel, type TurnReads } from "./session-model";
+import { sessionBasePrompt, type TurnReads } from "./session-model";
 import { SessionStore } from "./session-store";
 import { type SessionView, sessionStateFrame, sessionView } from "./session-view";
 import { invalidTicketResponse, TicketStore, upgradeRequiredResponse } from "./tickets";
@@ -539,6 +540,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         this.emit({ type: "turn_started", turnId: id, clientMessageId: this.clientMessageId });
       },
       assistantDelta: (text) => this.emit({ type: "assistant_delta", turnId: turnId(), text }),
+      assistantRestarted: (restart) => this.emit({ type: "assistant_restarted", turnId: turnId(), ...restart }),
       toolCallStarted: (toolCall) => this.emit({ type: "tool_call_started", turnId: turnId(), toolCall }),
       toolCallCompleted: (toolCall) => this.emit({ type: "tool_call_completed", turnId: turnId(), toolCall }),
       approvalRequired: (toolCalls) => this.emit({ type: "approval_required", turnId: turnId(), toolCalls }),
@@ -562,7 +564,6 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private shared?: Pick<
     AgentReasonerDeps,
     | "store"
-    | "model"
     | "registry"
     | "catalog"
     | "basePrompt"
@@ -582,7 +583,6 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       this.mcp = mcp;
       this.shared = {
         store: this.store,
-        model: sessionChatModel(config.llm),
         registry: createAgentToolRegistry({
           logger: this.logger,
           sessionManager: this,
@@ -615,6 +615,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     const { reads } = options;
     return new AgentReasoner({
       ...shared,
+      router: envRouter(this.env, logger),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
         : {}),

@@ -1,8 +1,5 @@
-// The model and base prompt a session's loop uses: the configured OpenAI-compatible upstream, or the offline
-// demo model when LLM_BASE_URL is empty (what `npm start` runs).
-import type { ChatModel } from "../llm/chat-model";
-import { DemoChatModel } from "../llm/demo-model";
-import { OpenAIChatModel } from "../llm/openai-chat-model";
+// What a session's loop reads before its first model call: the mode and the base prompt (the model comes from
+// the mode's route: src/routing).
 import type { AgentMode } from "../modes/agent-mode";
 import { modeStatement, parseModeRow } from "../modes/catalog-service";
 import {
@@ -11,19 +8,8 @@ import {
   parseSystemPromptRow,
   systemPromptStatement,
 } from "../prompts/system-prompt-store";
-import type { Settings } from "../settings";
 
 const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
-
-export function sessionChatModel(llm: Settings["llm"]): ChatModel {
-  if (!llm.baseUrl) return new DemoChatModel();
-  return new OpenAIChatModel({
-    baseUrl: llm.baseUrl,
-    apiKey: llm.apiKey,
-    model: llm.model,
-    callTimeoutMs: llm.callTimeoutMs,
-  });
-}
 
 /** The seeded `default` system prompt from D1 (a fallback sentence if it was removed). */
 export async function sessionBasePrompt(db: D1Database): Promise<string> {

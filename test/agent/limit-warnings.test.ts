@@ -1,12 +1,11 @@
 // A turn stopped by a limit writes a warning with the session id and the figure (the design document:
 // "Log warning and force-terminate").
 import { describe, expect, it } from "vitest";
-import type { AgentConfig } from "../../src/agent/agent-config";
-import { inSessionObject } from "../fixtures/in-object";
+import { inSessionObject, type TestConfig } from "../fixtures/in-object";
 import { scriptUpstream } from "../fixtures/upstream";
 import type { ScriptStep } from "../upstream/script-types";
 
-async function warningOf(steps: ScriptStep[], config: Partial<AgentConfig>) {
+async function warningOf(steps: ScriptStep[], config: TestConfig) {
   const script = await scriptUpstream(steps);
   return inSessionObject(config, async ({ reasoner, logger, sessionId }) => {
     await reasoner.startTurn(`go ${script.marker}`);

@@ -2,9 +2,8 @@
 // can quote our key, its URL or a stack) reach the log only, never the answer, the stored turn or a frame.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentConfig } from "../../src/agent/agent-config";
 import { OpenAIChatModel } from "../../src/llm/openai-chat-model";
-import { inSessionObject } from "../fixtures/in-object";
+import { inSessionObject, type TestConfig } from "../fixtures/in-object";
 import { authHeaders } from "../fixtures/keys";
 import { createSession, getSession } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -14,7 +13,7 @@ const SECRET = "upstream-secret-4f1d";
 const htmlPage = `<html><head><title>500</title></head><body>Internal error at https://llm.internal.example/v1 (stack: at handler (/srv/app.js:12))</body></html>`;
 const thrice = (step: ScriptStep): ScriptStep[] => [step, step, step];
 
-async function failedTurn(steps: ScriptStep[], config: Partial<AgentConfig> = {}) {
+async function failedTurn(steps: ScriptStep[], config: TestConfig = {}) {
   const script = await scriptUpstream(steps);
   return inSessionObject(config, async ({ reasoner, store, logger }) => {
     const outcome = await reasoner.startTurn(`hi ${script.marker}`);

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentReasoner } from "../../src/agent/agent-reasoner";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
+import { directRouter } from "../../src/routing/model-router";
 import type { AgentSession } from "../../src/session/agent-session";
 import { SessionStore } from "../../src/session/session-store";
 import { ModeChangeTool } from "../../src/tools/agent-change-mode";
@@ -63,7 +64,7 @@ describe("tool effects", () => {
       const generalWithTeleport = async () => ({ ...(await catalog.getDefaultMode()), tools: ["test_teleport"] });
       const reasoner = new AgentReasoner({
         store,
-        model: upstreamModel(),
+        router: directRouter(upstreamModel()),
         registry,
         catalog: {
           ...catalog,

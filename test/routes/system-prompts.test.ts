@@ -126,7 +126,7 @@ describe("GET /v1/system-prompts/:id/enhanced", () => {
   });
 
   it("leaves out the JSON tool-call instructions when the model uses native function calling", async () => {
-    expect(settings(env).agent.toolFormat).toBe("native");
+    expect(settings(env).llm.toolFormat).toBe("native");
     const body = await enhanced("/v1/system-prompts/default/enhanced?mode=general");
     expect(body.prompt).not.toContain("## Tool call format");
     expect(body.prompt).not.toContain(JSON_TOOL_CALL_INSTRUCTIONS);

@@ -28,13 +28,13 @@ async function storedNames(): Promise<string[]> {
 
 describe("model routes", () => {
   it("adds a route (201), changes it (200) and shows it, its key as the secret's name only", async () => {
-    const added = await put("fast", { ...openai, apiKeySecret: "FAST_LLM_KEY", fallbacks: ["default"] });
+    const added = await put("fast", { ...openai, apiKeySecret: "UPSTREAM_B_KEY", fallbacks: ["default"] });
     expect(added.status).toBe(201);
     expect((added.json as { route: unknown }).route).toMatchObject({
       name: "fast",
       provider: "openai_compatible",
       baseUrl: "https://api.example.com/v1",
-      apiKeySecret: "FAST_LLM_KEY",
+      apiKeySecret: "UPSTREAM_B_KEY",
       toolFormat: "native",
       fallbacks: ["default"],
       source: "stored",

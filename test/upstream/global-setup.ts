@@ -3,15 +3,23 @@ import type { TestProject } from "vitest/node";
 import { startScriptedUpstream } from "./scripted-upstream.ts";
 
 export const TEST_UPSTREAM_API_KEY = "sk-test-upstream-key";
+/** The second upstream's own key: what a model route's `apiKeySecret` (UPSTREAM_B_KEY) names in the tests. */
+export const TEST_UPSTREAM_B_API_KEY = "sk-test-upstream-b-key";
 
 declare module "vitest" {
   export interface ProvidedContext {
     upstreamUrl: string;
+    upstreamBUrl: string;
   }
 }
 
+/** Two scripted upstreams: the one `default` forwards to, and a second one model routes send calls to. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const upstream = await startScriptedUpstream({ apiKey: TEST_UPSTREAM_API_KEY });
+  const upstreamB = await startScriptedUpstream({ apiKey: TEST_UPSTREAM_B_API_KEY });
   project.provide("upstreamUrl", upstream.url);
-  return () => upstream.close();
+  project.provide("upstreamBUrl", upstreamB.url);
+  return async () => {
+    await Promise.all([upstream.close(), upstreamB.close()]);
+  };
 }

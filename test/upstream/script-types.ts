@@ -77,4 +77,5 @@ export function scriptMarker(id: string): string {
   return `[[script:${id}]]`;
 }
 
-export const SCRIPT_MARKER_PATTERN = /\[\[script:([a-z0-9-]+)\]\]/;
+/** Every marker in a text (global: use with matchAll). */
+export const SCRIPT_MARKER_PATTERN = /\[\[script:([a-z0-9-]+)\]\]/g;

@@ -188,7 +188,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         });
       }
 
-      const id = SCRIPT_MARKER_PATTERN.exec(body)?.[1];
+      // The first marker whose script this upstream has: a request may carry one script for each of two upstreams.
+      const id = [...body.matchAll(SCRIPT_MARKER_PATTERN)].map((m) => m[1] ?? "").find((i) => scripts.has(i));
       const script = id ? scripts.get(id) : undefined;
       if (!script) {
         return sendJson(res, 400, openAIError("No script marker in the request body.", "invalid_request_error"));

@@ -1,0 +1,60 @@
+// A per-isolate circuit breaker over model routes: a route that failed `failures` times in a row (before a first
+// byte: unreachable, timed out, 429, 5xx) is skipped for `cooldownMs`; then it is tried again, and one success
+// closes it. Every isolate keeps its own counts (no shared state on a model call's path); each opening and
+// closing is logged.
+import type { AdminLogger } from "../observability/admin-logger";
+
+export interface BreakerOptions {
+  failures: number;
+  cooldownMs: number;
+}
+
+interface RouteHealth {
+  failuresInARow: number;
+  /** Set while the circuit is open: the route is skipped until then. */
+  openUntil: number | null;
+}
+
+export class CircuitBreaker {
+  private readonly routes = new Map<string, RouteHealth>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Whether `route` is skipped now (its circuit is open and its cooldown has not passed). */
+  isOpen(route: string): boolean {
+    const openUntil = this.routes.get(route)?.openUntil ?? null;
+    return openUntil !== null && this.now() < openUntil;
+  }
+
+  succeeded(route: string, logger: AdminLogger): void {
+    const health = this.routes.get(route);
+    if (!health) return;
+    this.routes.delete(route);
+    if (health.openUntil !== null) {
+      logger.addCustomEvent("Message", "[ModelRouter_CircuitClosed]", `Model route '${route}' answered again.`, [
+        ["Route", route],
+      ]);
+    }
+  }
+
+  failed(route: string, options: BreakerOptions, logger: AdminLogger): void {
+    const health = this.routes.get(route) ?? { failuresInARow: 0, openUntil: null };
+    this.routes.set(route, health);
+    health.failuresInARow++;
+    if (health.failuresInARow < options.failures) return;
+    // Open (or, when it failed its trial after a cooldown, open again).
+    health.openUntil = this.now() + options.cooldownMs;
+    logger.addCustomEvent(
+      "Warning",
+      "[ModelRouter_CircuitOpen]",
+      `Model route '${route}' failed ${health.failuresInARow} times in a row; it is skipped for ${options.cooldownMs} ms.`,
+      [
+        ["Route", route],
+        ["Failures", String(health.failuresInARow)],
+      ],
+    );
+  }
+}
+
+/** The isolate's breaker, shared by the passthrough and every session object the isolate runs. */
+export const isolateBreaker = new CircuitBreaker();

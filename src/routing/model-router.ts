@@ -1,0 +1,142 @@
+// The agent loop's way to a model: a call names a route; the router walks the route's chain (the route, then its
+// fallbacks), asks each for the request in its own tool format, and answers with the first route that answers.
+// Before a first byte, a route that is unreachable, times out, is rate limited or fails (5xx, a broken answer)
+// hands the call to the next one. After a first byte (streamed text already shown), the step is started again
+// from scratch on the next route once, and the caller is told to drop what was shown.
+import { type ChatMessage, type ChatModel, type ChatResponse, type ChatTool, ModelError } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
+import type { BreakerOptions, CircuitBreaker } from "./circuit-breaker";
+import type { ModelRoute } from "./model-routes";
+import type { RouteTable } from "./route-table";
+
+export type ToolFormat = ModelRoute["toolFormat"];
+
+/** A model request in one tool format: its messages, and the tools when the format is native. */
+export interface FormattedRequest {
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+}
+
+export interface RoutedCall {
+  /** The request for a route's tool format (the prompt and history differ between the formats). */
+  request(format: ToolFormat): Promise<FormattedRequest>;
+  signal?: AbortSignal;
+  /** Streamed text, as the serving route produces it. */
+  onTextDelta?: (text: string) => void;
+  /** The text streamed so far is void: the step starts again on another route. */
+  onRestart?: (restart: StepRestart) => void;
+}
+
+export interface StepRestart {
+  /** The route whose stream failed after its first byte. */
+  failedRoute: string;
+  /** The route the step starts again on. */
+  route: string;
+  /** How many characters of streamed text the failed route had sent: the text to drop. */
+  discardedChars: number;
+}
+
+/** The route that answered: its name, provider, upstream model and tool format. */
+export type ServedBy = Pick<ModelRoute, "name" | "provider" | "model" | "toolFormat">;
+
+export interface RoutedResponse {
+  response: ChatResponse;
+  route: ServedBy;
+}
+
+export interface ModelRouter {
+  complete(route: string, call: RoutedCall): Promise<RoutedResponse>;
+}
+
+/** The failures another route may not share: the route is down, slow, busy or broken, not the request. */
+const FAILS_OVER: ReadonlySet<ModelError["code"]> = new Set([
+  "model_unavailable",
+  "model_rate_limited",
+  "model_timeout",
+  "model_bad_response",
+]);
+
+export interface ChainRouterDeps {
+  routes: () => Promise<RouteTable>;
+  /** The model behind a route (its provider, upstream model, key and timeout). */
+  modelFor: (route: ModelRoute) => ChatModel;
+  breaker: CircuitBreaker;
+  breakerOptions: BreakerOptions;
+  logger: AdminLogger;
+}
+
+export class ChainRouter implements ModelRouter {
+  constructor(private readonly deps: ChainRouterDeps) {}
+
+  async complete(name: string, call: RoutedCall): Promise<RoutedResponse> {
+    const { breaker, logger } = this.deps;
+    const chain = (await this.deps.routes()).chain(name);
+    // Routes whose circuit is open are skipped while another remains; a call is never refused untried.
+    const open = chain.filter((r) => breaker.isOpen(r.name));
+    const candidates = open.length < chain.length ? chain.filter((r) => !breaker.isOpen(r.name)) : chain.slice(0, 1);
+    if (open.length > 0) {
+      logger.addCustomEvent("Message", "[ModelRouter_Skipped]", "Routes with an open circuit were skipped.", [
+        ["Routes", open.map((r) => r.name).join(",")],
+      ]);
+    }
+    let restarted = false;
+    for (const [index, route] of candidates.entries()) {
+      const next = candidates[index + 1];
+      let streamed = 0;
+      try {
+        const request = await call.request(route.toolFormat);
+        const response = await this.deps.modelFor(route).complete({
+          ...request,
+          ...(call.signal ? { signal: call.signal } : {}),
+          // With a route to hand over to, a failing one is not retried in place.
+          ...(next ? { maxRetries: 0 } : {}),
+          ...(call.onTextDelta
+            ? {
+                onTextDelta: (text: string) => {
+                  streamed += text.length;
+                  call.onTextDelta?.(text);
+                },
+              }
+            : {}),
+        });
+        breaker.succeeded(route.name, logger);
+        return { response, route: servedBy(route) };
+      } catch (error) {
+        if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) throw error;
+        breaker.failed(route.name, this.deps.breakerOptions, logger);
+        // After a first byte, one fresh start on another route; a second broken stream ends the step.
+        if (!next || (streamed > 0 && restarted)) throw error;
+        logger.addCustomEvent("Warning", "[ModelRouter_Failover]", error.detail, [
+          ["Route", route.name],
+          ["Code", error.code],
+          ["Next", next.name],
+          ["AfterFirstByte", String(streamed > 0)],
+        ]);
+        if (streamed > 0) {
+          restarted = true;
+          call.onRestart?.({ failedRoute: route.name, route: next.name, discardedChars: streamed });
+        }
+      }
+    }
+    throw new Error("a route chain is never empty");
+  }
+}
+
+export function servedBy(route: ModelRoute): ServedBy {
+  return { name: route.name, provider: route.provider, model: route.model, toolFormat: route.toolFormat };
+}
+
+/** One model in one tool format, as a router: what unit tests of the loop drive it with. */
+export function directRouter(model: ChatModel, toolFormat: ToolFormat = "native"): ModelRouter {
+  return {
+    async complete(name, call) {
+      const request = await call.request(toolFormat);
+      const response = await model.complete({
+        ...request,
+        ...(call.signal ? { signal: call.signal } : {}),
+        ...(call.onTextDelta ? { onTextDelta: call.onTextDelta } : {}),
+      });
+      return { response, route: { name, provider: "openai_compatible", model: model.name, toolFormat } };
+    },
+  };
+}

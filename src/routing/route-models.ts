@@ -1,0 +1,79 @@
+// What stands behind a route: the model the loop calls (a ChatModel) and the OpenAI-compatible face the
+// passthrough forwards to (a fetch). One place per provider: an OpenAI-compatible upstream with the key its
+// secret holds, the Workers AI binding through its OpenAI face, or the offline demo model.
+
+import type { ChatModel } from "../llm/chat-model";
+import { ModelError } from "../llm/chat-model";
+import { DemoChatModel } from "../llm/demo-model";
+import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
+import { OpenAIChatModel } from "../llm/openai-chat-model";
+import { type WorkersAiBinding, workersAiFetch } from "../llm/workers-ai";
+import { secretValue } from "../secret-name";
+import type { ModelRoute } from "./model-routes";
+
+/** An OpenAI base URL's face: `path` is what follows /v1 (`/chat/completions`, `/models`). */
+export type UpstreamFetch = (path: string, init: RequestInit) => Promise<Response>;
+
+/** The key a route's secret holds ("" for a route that names none); null when the named secret is not set. */
+export function routeKey(route: ModelRoute, env: object): string | null {
+  return route.apiKeySecret ? secretValue(env, route.apiKeySecret) : "";
+}
+
+function aiBinding(env: object): WorkersAiBinding | null {
+  const ai: unknown = Reflect.get(env, "AI");
+  return typeof ai === "object" && ai !== null && "run" in ai ? (ai as WorkersAiBinding) : null;
+}
+
+/** Why a route cannot be used as configured (a secret or binding it needs is missing), or null. */
+export function routeProblem(route: ModelRoute, env: object): string | null {
+  if (route.provider === "openai_compatible" && routeKey(route, env) === null) {
+    return `the secret ${route.apiKeySecret} that model route '${route.name}' needs is not set`;
+  }
+  if (route.provider === "workers_ai" && !aiBinding(env)) {
+    return `model route '${route.name}' needs the AI binding ([ai] binding = "AI" in wrangler.toml)`;
+  }
+  return null;
+}
+
+/** The upstream of a route for the passthrough, with the route's key; throws a ModelError when it is unusable. */
+export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
+  const problem = routeProblem(route, env);
+  if (problem) throw new ModelError("model_unavailable", problem);
+  const ai = aiBinding(env);
+  if (route.provider === "workers_ai" && ai) return workersAiFetch(ai, route.model);
+  if (route.provider === "offline_demo" || !route.baseUrl) return demoOpenAIFetch;
+  const base = route.baseUrl;
+  return (path, init) => fetch(`${base}${path}`, init);
+}
+
+/** The model behind a route for the agent loop; one whose secret or binding is missing fails every call. */
+export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs: number): ChatModel {
+  if (route.provider === "offline_demo") return new DemoChatModel();
+  const callTimeoutMs = route.timeoutMs ?? defaultTimeoutMs;
+  const problem = routeProblem(route, env);
+  if (problem) return unusable(route, problem);
+  const ai = aiBinding(env);
+  if (route.provider === "workers_ai" && ai) {
+    // The binding speaks through its OpenAI face, so the loop reads it with the very parser it reads any upstream with.
+    return new OpenAIChatModel({
+      baseUrl: "https://workers-ai.invalid/v1",
+      apiKey: "",
+      model: route.model,
+      callTimeoutMs,
+      fetch: (input, init) => workersAiFetch(ai, route.model)(new URL(String(input)).pathname.slice(3), init ?? {}),
+    });
+  }
+  return new OpenAIChatModel({
+    baseUrl: route.baseUrl ?? "",
+    apiKey: routeKey(route, env) ?? "",
+    model: route.model,
+    callTimeoutMs,
+  });
+}
+
+function unusable(route: ModelRoute, problem: string): ChatModel {
+  return {
+    name: route.model,
+    complete: () => Promise.reject(new ModelError("model_unavailable", problem)),
+  };
+}
