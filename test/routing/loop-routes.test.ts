@@ -119,9 +119,8 @@ describe("the loop on model routes", () => {
       ["agent_hello_world"],
     ]);
     const [first] = await b.bodies();
-    expect((first?.tools as { function: { name: string } }[]).map((t) => t.function.name)).toContain(
-      "agent_hello_world",
-    );
+    const offered = (first?.tools ?? []) as { function: { name: string } }[];
+    expect(offered.map((t) => t.function.name)).toContain("agent_hello_world");
   });
 
   it("writes a native step's tool call and result in the JSON format for a JSON-format fallback later in the turn", async () => {
