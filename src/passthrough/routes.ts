@@ -5,26 +5,20 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
-import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
+import { envRouteTable } from "../routing/env-router";
+import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
+import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
-import { upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
+import { routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
 import { recordUsage, SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const decoder = new TextDecoder();
-
-/**
- * Sends the request upstream: over the network to LLM_BASE_URL, or, when none is set (the local offline
- * set-up), to the demo model's OpenAI-compatible face, through the very same relay.
- */
-function sendUpstream(config: Settings["passthrough"], path: string, init: RequestInit): Promise<Response> {
-  return config.baseUrl ? fetch(`${config.baseUrl}${path}`, init) : demoOpenAIFetch(path, init);
-}
 
 /** An upstream that failed is the operator's to know about: logged with the request id, never shown whole. */
 function logUpstreamFailure(c: AppContext, error: unknown): void {
@@ -36,38 +30,64 @@ function logUpstreamFailure(c: AppContext, error: unknown): void {
  * the event loop before reading the usage, so even a large JSON answer is parsed after it was sent.
  * A failed write is logged, never thrown.
  */
-async function writeUsage(c: AppContext, model: string, readUsage: () => TokenUsage | null): Promise<void> {
+async function writeUsage(c: AppContext, served: Served, readUsage: () => TokenUsage | null): Promise<void> {
   // The offline demo's token counts are estimates of no one's bill: not recorded.
-  if (!settings(c.env).passthrough.baseUrl) return;
+  if (served.route.provider === "offline_demo") return;
   await new Promise((resolve) => setTimeout(resolve, 0));
   const usage = readUsage();
   if (!usage) return;
   const { org, keyId } = c.var.principal;
   try {
-    await recordUsage(c.env.DB, { org, keyId, endpoint: c.req.path, model, ...usage });
+    await recordUsage(c.env.DB, {
+      org,
+      keyId,
+      endpoint: c.req.path,
+      route: served.route.name,
+      model: served.model,
+      ...usage,
+    });
   } catch (error) {
     c.var.logger.addException("[passthrough_usage]", error);
   }
 }
 
-/** A whole (non-streamed) answer: read within the idle limit, mirrored with its status. */
+/** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
+interface Served {
+  route: ModelRoute;
+  model: string;
+}
+
+function served(state: ChainState, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
+  return { route: state.route, model: routing.rewritesModel || !request ? state.route.model : request.model };
+}
+
+/** A whole (non-streamed) answer: read within the idle limit, mirrored with its status and the route's headers. */
 async function answerJson(
   c: AppContext,
   exchange: UpstreamExchange,
   response: Response,
   config: Settings["passthrough"],
   request: PassthroughRequest | null,
+  answered: Served & { headers: Record<string, string> },
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
   const bytes = await exchange.race(response.arrayBuffer());
   exchange.disarm();
-  if (!response.ok) return upstreamErrorResponse(response, decoder.decode(bytes));
+  const withRoute = (headers: Headers) => {
+    for (const [name, value] of Object.entries(answered.headers)) headers.set(name, value);
+    return headers;
+  };
+  if (!response.ok) {
+    const error = upstreamErrorResponse(response, decoder.decode(bytes));
+    withRoute(error.headers);
+    return error;
+  }
   // After the response, off the client's path.
-  if (request) c.executionCtx.waitUntil(writeUsage(c, request.model, () => usageOfJson(bytes)));
+  if (request) c.executionCtx.waitUntil(writeUsage(c, answered, () => usageOfJson(bytes)));
   const status = response.status as ContentfulStatusCode;
   return new Response(NULL_BODY_STATUSES.has(status) ? null : bytes, {
     status,
-    headers: clientResponseHeaders(response.headers),
+    headers: withRoute(clientResponseHeaders(response.headers)),
   });
 }
 
@@ -76,7 +96,10 @@ function isEventStream(response: Response): boolean {
 }
 
 async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
-  const config = settings(c.env).passthrough;
+  const all = settings(c.env);
+  const config = all.passthrough;
+  const routing = routingFor(await envRouteTable(c.env), request);
+  const state: ChainState = { route: routing.first, failed: [], committed: false };
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);
   // A client that leaves at any point (even before the upstream's headers) stops the upstream request.
@@ -84,22 +107,34 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
   if (clientSignal.aborted) exchange.abort(new ClientGone());
   else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
   const upstream = exchange.race(
-    sendUpstream(config, path, {
-      method: request ? "POST" : "GET",
-      headers: upstreamRequestHeaders(c.req.raw.headers, config.apiKey, c.var.requestId),
-      body: request?.bytes ?? null,
-      signal: exchange.signal,
+    sendThroughChain({
+      env: c.env,
+      routing,
+      path,
+      request,
+      incoming: c.req.raw.headers,
+      requestId: c.var.requestId,
+      exchange,
+      state,
+      breakerOptions: { failures: all.routing.breakerFailures, cooldownMs: all.routing.breakerCooldownMs },
+      logger: c.var.logger,
     }),
   );
+  const answered = () => ({ ...served(state, routing, request), headers: routeHeaders(state) });
   try {
-    if (!request?.stream) return await answerJson(c, exchange, await upstream, config, request);
+    if (!request?.stream) {
+      const response = await upstream;
+      return await answerJson(c, exchange, response, config, request, answered());
+    }
 
     // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
     // status; if not, commit to a 200 event stream now and keep the client's connection alive.
     const early = await settleWithin(upstream, config.keepaliveMs);
     if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
-      return await answerJson(c, exchange, early.value, config, request);
+      return await answerJson(c, exchange, early.value, config, request, answered());
     }
+    // From here the client has a 200: the route being tried is the one that answers, whatever it does.
+    state.committed = true;
     const scanner = new SseUsageScanner();
     const relay = relayEventStream({
       exchange,
@@ -107,18 +142,20 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       keepaliveNow: !early.settled,
       keepaliveMs: config.keepaliveMs,
       idleTimeoutMs: config.idleTimeoutMs,
+      routes: () => state,
       onChunk: (chunk) => scanner.push(chunk),
       onFailure: (failure) => logUpstreamFailure(c, failure),
     });
-    c.executionCtx.waitUntil(relay.done.then(() => writeUsage(c, request.model, () => scanner.usage)));
-    return new Response(relay.body, {
-      status: 200,
-      headers: eventStreamHeaders(early.settled ? early.value.headers : undefined),
-    });
+    c.executionCtx.waitUntil(
+      relay.done.then(() => writeUsage(c, served(state, routing, request), () => scanner.usage)),
+    );
+    const headers = eventStreamHeaders(early.settled ? early.value.headers : undefined);
+    for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
+    return new Response(relay.body, { status: 200, headers });
   } catch (error) {
     exchange.abort(error);
     if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
-    throw upstreamFailure(error);
+    throw upstreamFailure(error, state);
   }
 }
 

@@ -3,7 +3,7 @@
 // error frame when the upstream fails, stalls or never answers after the response was committed.
 import { errorBody } from "../errors";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
-import { errorFrame, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
+import { errorFrame, type FailedRoutes, routeClause, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
 
 export interface SseRelayOptions {
   exchange: UpstreamExchange;
@@ -17,6 +17,8 @@ export interface SseRelayOptions {
   onChunk(chunk: Uint8Array): void;
   /** Hears why the upstream failed, in the runtime's own words (for the log; the client gets a fixed text). */
   onFailure?(error: unknown): void;
+  /** The model route being relayed, named in an error frame. */
+  routes?: () => FailedRoutes;
 }
 
 export interface SseRelay {
@@ -96,10 +98,14 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       reader?.cancel(error).catch(() => {});
       if (error instanceof ClientGone) return;
       options.onFailure?.(error);
+      const routes = options.routes?.();
       const body =
         response === undefined || error instanceof UpstreamTimeout
-          ? upstreamFailure(error).toBody()
-          : errorBody("upstream_stream_failed", "The upstream LLM stream failed before it ended.");
+          ? upstreamFailure(error, routes).toBody()
+          : errorBody(
+              "upstream_stream_failed",
+              `The upstream LLM stream failed before it ended${routeClause(routes)}.`,
+            );
       const frame = errorFrame(body);
       try {
         if (!atEventEnd) await writer.write(encoder.encode("\n\n"));

@@ -5,14 +5,38 @@ import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody } from "..
 import { UpstreamTimeout } from "./exchange";
 import { clientResponseHeaders } from "./headers";
 
+/** Which model route failed, and the ones that failed before it: said in every failure's message. */
+export interface FailedRoutes {
+  route: { name: string };
+  failed: readonly string[];
+}
+
+/** ` (model route 'b'; 'a' failed before it)`: the part of a failure's message that names the routes. */
+export function routeClause(routes: FailedRoutes | undefined): string {
+  if (!routes) return "";
+  const before = routes.failed.length > 0 ? `; ${routes.failed.map((n) => `'${n}'`).join(", ")} failed before it` : "";
+  return ` (model route '${routes.route.name}'${before})`;
+}
+
+/** The headers that say which route answered (or failed last), and which failed before it. */
+export function routeHeaders(routes: FailedRoutes): Record<string, string> {
+  return {
+    "x-aptix-route": routes.route.name,
+    ...(routes.failed.length > 0 ? { "x-aptix-route-failed": routes.failed.join(",") } : {}),
+  };
+}
+
 /** A failure before any upstream answer: 504 when it was too slow, 502 when it could not be reached. */
-export function upstreamFailure(error: unknown): ApiError {
+export function upstreamFailure(error: unknown, routes?: FailedRoutes): ApiError {
+  const headers = routes ? routeHeaders(routes) : {};
   if (error instanceof UpstreamTimeout) {
     const code = error.kind === "first_byte" ? "upstream_timeout" : "upstream_idle_timeout";
-    return new ApiError(code, error.message);
+    return new ApiError(code, `${error.message.replace(/\.$/, "")}${routeClause(routes)}.`, { headers });
   }
   // The runtime's words can quote the upstream URL (and any credentials in it): they go to the log, not here.
-  return new ApiError("upstream_unreachable", "The upstream LLM could not be reached.");
+  return new ApiError("upstream_unreachable", `The upstream LLM could not be reached${routeClause(routes)}.`, {
+    headers,
+  });
 }
 
 /**

@@ -73,6 +73,9 @@ export interface UsageRecord extends TokenUsage {
   org: string;
   keyId: string;
   endpoint: string;
+  /** The model route that served the call. */
+  route: string;
+  /** The model sent upstream. */
   model: string;
 }
 
@@ -124,7 +127,7 @@ const MODEL_NAME_CHARS = 256;
 
 async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
   const insert = db.prepare(
-    "INSERT INTO usage_records (id, org, key_id, endpoint, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO usage_records (id, org, key_id, endpoint, route, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   await db.batch(
     rows.map((r) =>
@@ -133,6 +136,7 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
         r.org,
         r.keyId,
         r.endpoint,
+        r.route,
         // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
         r.model.slice(0, MODEL_NAME_CHARS),
         r.promptTokens,

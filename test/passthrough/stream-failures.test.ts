@@ -54,7 +54,7 @@ describe("stream failures", () => {
     expect(events[0]).toBe(CHUNK);
     expect(JSON.parse(events[1]?.slice("data: ".length) ?? "")).toEqual({
       error: {
-        message: "The upstream LLM stream stalled: nothing arrived for 200 ms.",
+        message: "The upstream LLM stream stalled: nothing arrived for 200 ms (model route 'default').",
         type: "upstream_error",
         code: "upstream_idle_timeout",
         param: null,
@@ -71,7 +71,7 @@ describe("stream failures", () => {
     const { error } = await collect(stream);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error instanceof Error ? error.message : "").toBe(
-      "The upstream LLM stream stalled: nothing arrived for 200 ms.",
+      "The upstream LLM stream stalled: nothing arrived for 200 ms (model route 'default').",
     );
     await through.settled();
   });
@@ -85,7 +85,10 @@ describe("stream failures", () => {
     expect(events[0]).toBe(": keepalive");
     expect(events.slice(0, -1).every((e) => e === ": keepalive")).toBe(true);
     expect(JSON.parse(events.at(-1)?.slice("data: ".length) ?? "")).toMatchObject({
-      error: { code: "upstream_timeout", message: "The upstream LLM sent nothing within 400 ms." },
+      error: {
+        code: "upstream_timeout",
+        message: "The upstream LLM sent nothing within 400 ms (model route 'default').",
+      },
     });
     await through.settled();
   });

@@ -103,7 +103,7 @@ describe("upstream errors", () => {
     const response = await post("/chat/completions", await newChatKey(), ask(script.marker), {}, through);
     expect(response.status).toBe(504);
     expect(((await response.json()) as ErrorBody).error).toEqual({
-      message: "The upstream LLM sent nothing within 200 ms.",
+      message: "The upstream LLM sent nothing within 200 ms (model route 'default').",
       type: "upstream_error",
       code: "upstream_timeout",
       param: null,

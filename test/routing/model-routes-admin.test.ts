@@ -85,6 +85,21 @@ describe("model routes", () => {
     });
   });
 
+  it("refuses a secret name the Worker has no secret for, saying how to set it, and stores nothing", async () => {
+    const { status, json } = await put("keyless", { ...openai, apiKeySecret: "NOT_SET_ANYWHERE" });
+    expect([status, (json as ErrorBody).error]).toEqual([
+      400,
+      {
+        message:
+          "Invalid 'apiKeySecret': the Worker has no secret named 'NOT_SET_ANYWHERE'; set it first (wrangler secret put NOT_SET_ANYWHERE).",
+        type: "invalid_request_error",
+        code: "invalid_request",
+        param: "apiKeySecret",
+      },
+    ]);
+    expect(await storedNames()).not.toContain("keyless");
+  });
+
   it("refuses an openai_compatible route without a base URL, and a workers_ai route with one", async () => {
     expect(await refused("fast", { provider: "openai_compatible", model: "m" })).toEqual({
       status: 400,

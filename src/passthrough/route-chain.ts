@@ -1,0 +1,121 @@
+// The passthrough's model routes: a request whose `model` names a route goes to that route's upstream with the
+// route's model and key, and on to its fallbacks when one fails before its first byte (unreachable, its own
+// timeout, 429, 5xx), as long as nothing was committed to the client; any other `model` goes to `default`,
+// its bytes untouched, as before routes existed. The client's prompt is never rewritten: only `model` is.
+import { ModelError } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
+import { type CircuitBreaker, isolateBreaker } from "../routing/circuit-breaker";
+import type { ModelRoute } from "../routing/model-routes";
+import { routeFetch, routeKey } from "../routing/route-models";
+import type { RouteTable } from "../routing/route-table";
+import { type UpstreamExchange, UpstreamTimeout } from "./exchange";
+import { upstreamRequestHeaders } from "./headers";
+import type { PassthroughRequest } from "./request-body";
+
+/** Where a request goes: the routes to try, in order, and whether its body names one (its `model` is rewritten). */
+export interface PassthroughRouting {
+  first: ModelRoute;
+  chain: ModelRoute[];
+  rewritesModel: boolean;
+}
+
+export function routingFor(table: RouteTable, request: PassthroughRequest | null): PassthroughRouting {
+  const named = request ? table.get(request.model) : null;
+  if (!named) return { first: table.fallback, chain: [table.fallback], rewritesModel: false };
+  return { first: named, chain: table.chain(named.name), rewritesModel: true };
+}
+
+/** What the walk did so far: the route answering (or being tried) now, the ones that failed, a commitment. */
+export interface ChainState {
+  route: ModelRoute;
+  failed: string[];
+  /** The client already has a 200 (a stream committed early): no other route may answer any more. */
+  committed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+/** The client's body with `model` set to the route's; every other field as the client wrote it. */
+function bodyFor(route: ModelRoute, request: PassthroughRequest, rewritesModel: boolean): ArrayBuffer | Uint8Array {
+  if (!rewritesModel) return request.bytes;
+  const body = JSON.parse(new TextDecoder().decode(request.bytes)) as Record<string, unknown>;
+  return encoder.encode(JSON.stringify({ ...body, model: route.model }));
+}
+
+export interface ChainOptions {
+  env: object;
+  routing: PassthroughRouting;
+  path: string;
+  request: PassthroughRequest | null;
+  incoming: Headers;
+  requestId: string;
+  exchange: UpstreamExchange;
+  state: ChainState;
+  breaker?: CircuitBreaker;
+  breakerOptions: { failures: number; cooldownMs: number };
+  logger: AdminLogger;
+}
+
+function isRouteFailure(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/**
+ * The first answer of the chain that is not a route failure, or the last route's answer (or error) when every
+ * route failed. `state.route` names the route of the answer.
+ */
+export async function sendThroughChain(options: ChainOptions): Promise<Response> {
+  const { routing, state, exchange, logger } = options;
+  const breaker = options.breaker ?? isolateBreaker;
+  const open = routing.chain.filter((r) => breaker.isOpen(r.name));
+  const candidates =
+    open.length < routing.chain.length
+      ? routing.chain.filter((r) => !breaker.isOpen(r.name))
+      : routing.chain.slice(0, 1);
+  for (const [index, route] of candidates.entries()) {
+    const last = index === candidates.length - 1;
+    state.route = route;
+    const failedOver = (why: string) => {
+      breaker.failed(route.name, options.breakerOptions, logger);
+      if (last || state.committed) return false;
+      state.failed.push(route.name);
+      logger.addCustomEvent("Warning", "[passthrough_failover]", why, [
+        ["Route", route.name],
+        ["Next", candidates[index + 1]?.name ?? ""],
+      ]);
+      return true;
+    };
+    // Its own timeout (a stored route's `timeoutMs`) ends this attempt only; the exchange's clock covers them all.
+    const attempt = new AbortController();
+    const onAbort = () => attempt.abort(exchange.signal.reason);
+    exchange.signal.addEventListener("abort", onAbort, { once: true });
+    const timeoutMs = route.source === "stored" ? route.timeoutMs : null;
+    const timer =
+      timeoutMs !== null
+        ? setTimeout(() => attempt.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs)
+        : null;
+    try {
+      const send = routeFetch(route, options.env);
+      const response = await send(options.path, {
+        method: options.request ? "POST" : "GET",
+        headers: upstreamRequestHeaders(options.incoming, routeKey(route, options.env) ?? "", options.requestId),
+        body: options.request ? bodyFor(route, options.request, routing.rewritesModel) : null,
+        signal: attempt.signal,
+      });
+      if (!isRouteFailure(response.status)) {
+        breaker.succeeded(route.name, logger);
+        return response;
+      }
+      if (!failedOver(`HTTP ${response.status}`)) return response;
+      await response.body?.cancel().catch(() => {});
+    } catch (error) {
+      if (exchange.signal.aborted) throw exchange.signal.reason;
+      const why = error instanceof ModelError ? error.detail : error instanceof Error ? error.message : String(error);
+      if (!failedOver(why)) throw error;
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+      exchange.signal.removeEventListener("abort", onAbort);
+    }
+  }
+  throw new Error("a route chain is never empty");
+}
