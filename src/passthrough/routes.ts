@@ -9,7 +9,7 @@ import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
-import { clientResponseHeaders, eventStreamHeaders, upstreamRequestHeaders } from "./headers";
+import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
