@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { startEverythingServer } from "../mcp/reference-server.ts";
+import { startScriptedUpstream } from "../upstream/scripted-upstream.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = "test-results/e2e";
@@ -414,6 +415,95 @@ describe("MCP tools in the console", () => {
     assert.match(await lastMessage(page, "assistant"), /- Name: Dana/);
     assert.match(await lastMessage(page, "assistant"), /- Favorite Integer: 7/);
     assert.deepEqual(problems, []);
+  });
+});
+
+describe("a model stream that breaks mid-answer, in the console", () => {
+  let upstream: Awaited<ReturnType<typeof startScriptedUpstream>>;
+  let context: BrowserContext;
+  let page: Page;
+  const frames: Frame[] = [];
+
+  async function put(path: string, body: unknown): Promise<void> {
+    const response = await fetch(`${worker.url}${path}`, {
+      method: "PUT",
+      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.ok(response.status === 201 || response.status === 200, await response.text());
+  }
+
+  before(async () => {
+    // A mode on a route whose stream breaks after its first words, falling back to a route that answers slowly.
+    upstream = await startScriptedUpstream();
+    await put("/admin/model-routes/steady", {
+      provider: "openai_compatible",
+      model: "steady-model",
+      baseUrl: `${upstream.url}/v1`,
+    });
+    await put("/admin/model-routes/flaky", {
+      provider: "openai_compatible",
+      model: "flaky-model",
+      baseUrl: `${upstream.url}/v1`,
+      fallbacks: ["steady"],
+    });
+    await put("/admin/modes/routed", {
+      displayName: "Routed",
+      description: "A mode on the flaky route.",
+      systemPrompt: "Answer.",
+      tools: [],
+      modelRoute: "flaky",
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("websocket", (socket) => {
+      socket.on("framereceived", ({ payload }) => frames.push(JSON.parse(String(payload)) as Frame));
+    });
+    await page.goto(worker.url);
+    await page.locator("#api-key").fill("dev-key");
+    await page.keyboard.press("Enter");
+    await page.locator("#app").waitFor({ state: "visible" });
+    await page.locator("#mode-picker").selectOption("routed");
+    await page.locator("#mode-form button[type=submit]").click();
+    await page.waitForFunction(() => document.querySelector("#current-mode")?.textContent === "Routed");
+  });
+
+  after(async () => {
+    await context?.close();
+    await upstream?.close();
+  });
+
+  it("drops the broken stream's words and shows only the answer that starts again on the fallback", async () => {
+    const partial = {
+      id: "c1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "flaky-model",
+      choices: [{ index: 0, delta: { content: "Broken words " }, finish_reason: null }],
+    };
+    const script = upstream.createScript([
+      { type: "sse", events: [`data: ${JSON.stringify(partial)}`], eventDelayMs: 300, end: "destroy" },
+      { type: "completion", content: "The whole answer, from the fallback.", chunkSize: 4, chunkDelayMs: 150 },
+    ]);
+    const turns = await completedTurns(page);
+    await page.locator("#composer-input").fill(`Say something. ${script.marker}`);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector("#streaming")?.textContent?.startsWith("The whole"));
+    assert.equal((await page.locator("#streaming").textContent())?.includes("Broken"), false);
+    await waitForTurnAfter(page, turns);
+    const answer = await lastMessage(page, "assistant");
+    assert.deepEqual(
+      [answer.endsWith("The whole answer, from the fallback."), answer.includes("Broken")],
+      [true, false],
+    );
+    const restart = frames.find((f) => f.type === "assistant_restarted") as
+      | (Frame & Record<string, unknown>)
+      | undefined;
+    assert.deepEqual(
+      [restart?.discardedChars, restart?.failedRoute, restart?.route],
+      ["Broken words ".length, "flaky", "steady"],
+    );
   });
 });
 
