@@ -2,7 +2,9 @@
 // upstream, model and key); a route that fails before its first byte (an error status, no connection, no answer
 // in time) hands the call to its fallback in the fallback's tool format; the client sees one answer.
 import { env, exports } from "cloudflare:workers";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { RESTARTED_NOTE } from "../../src/agent-wire/completion";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -198,5 +200,29 @@ describe("the loop on model routes", () => {
     const completed = frames.find((f) => f.type === "turn_completed") as { response: { status: string } } | undefined;
     expect(completed?.response.status).toBe("failed");
     expect(await b.requests()).toEqual([]);
+  });
+
+  it("tells an /agent/v1 stream in words that the answer starts again, since OpenAI's stream cannot take text back", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toUpstreamA({ fallbacks: [fallback] });
+    const [a, b] = await Promise.all([
+      scriptUpstream([{ type: "sse", events: [partialChunk("Partial answ")], eventDelayMs: 100, end: "destroy" }]),
+      scriptUpstream([{ type: "completion", content: "Whole answer." }], env.TEST_UPSTREAM_B_URL),
+    ]);
+    const mode = await modeOnRoute(route);
+    const client = new OpenAI({
+      apiKey: TEST_KEYS.chat.key,
+      baseURL: "http://aptix.test/agent/v1",
+      fetch: (input, init) => exports.default.fetch(input, init),
+      maxRetries: 0,
+    });
+    const stream = await client.chat.completions.create({
+      model: `aptix-agent/${mode}`,
+      stream: true,
+      messages: [{ role: "user", content: `hi ${a.marker} ${b.marker}` }],
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(text).toBe(`Partial answ\n\n${RESTARTED_NOTE}\n\nWhole answer.`);
   });
 });
