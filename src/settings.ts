@@ -38,7 +38,7 @@ export const SettingsVars = z.object({
   /** "native" (OpenAI tools/tool_calls) or "json" (the strict JSON object of the design document). */
   LLM_TOOL_FORMAT: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
   /** The function-calling model `default` runs on Workers AI (the AI binding) when LLM_BASE_URL is empty; "": never. */
-  WORKERS_AI_MODEL: text("@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
+  WORKERS_AI_MODEL: text("@cf/zai-org/glm-4.7-flash"),
   /** How long an isolate keeps the model routes it read from D1; 0 reads them for every call. */
   MODEL_ROUTES_CACHE_MS: nonNegativeInt(10_000),
   /** Failures in a row (before a first byte) after which an isolate skips a route for a while. */
