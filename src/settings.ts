@@ -123,11 +123,8 @@ export interface Settings {
     /** One model call's timeout. */
     modelCallTimeoutMs: number;
   };
+  /** The passthrough's clocks; where it forwards to is a model route's (src/routing), `default` made from `llm`. */
   passthrough: {
-    /** The upstream's OpenAI base URL, ending in /v1; empty when none is configured (the offline demo). */
-    baseUrl: string;
-    /** The server's own upstream key; a client's key never goes upstream. */
-    apiKey: string;
     /** An SSE comment this often while a committed stream has nothing from the upstream yet. */
     keepaliveMs: number;
     /** Give up when the upstream has sent no first byte (headers of a JSON answer, a first SSE chunk) by then. */
@@ -179,8 +176,6 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       modelCallTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
     },
     passthrough: {
-      baseUrl: v.LLM_BASE_URL,
-      apiKey: v.LLM_API_KEY,
       keepaliveMs: v.PASSTHROUGH_KEEPALIVE_MS,
       firstByteTimeoutMs: v.PASSTHROUGH_FIRST_BYTE_TIMEOUT_MS,
       idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,

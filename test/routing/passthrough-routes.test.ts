@@ -65,6 +65,16 @@ describe("the passthrough on model routes", () => {
     ]);
   });
 
+  it("fails over to the fallback when the route is rate limited (429)", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toUpstreamA({ fallbacks: [fallback] });
+    const { key } = await newChatKey();
+    const limited: ScriptStep = { type: "error", status: 429, body: { error: { message: "slow down" } } };
+    const { messages } = await scripts([limited], [answer("from B")]);
+    const response = await post(key, { model: route, messages });
+    expect([response.status, response.headers.get("x-aptix-route")]).toEqual([200, fallback]);
+  });
+
   it("fails over a streamed request before its first byte: the openai client reads one stream", async () => {
     const fallback = await toUpstreamB();
     const route = await toUpstreamA({ baseUrl: "http://127.0.0.1:9/v1", fallbacks: [fallback] });
