@@ -11,12 +11,21 @@
 //   `usage`, `data: [DONE]`; tool calls as a `tool_calls` event, or OpenAI chunks (`choices[0].delta`).
 // - a failure: `run` throws an Error whose message starts with Workers AI's numeric code ("3040: Capacity
 //   temporarily exceeded..."); the code decides the status the face answers with.
+
+import { createParser } from "eventsource-parser";
 import { z } from "zod";
-import { sseData } from "./sse-lines";
 
 /** What the adapter needs of the `Ai` binding. */
 export interface WorkersAiBinding {
   run(model: string, inputs: Record<string, unknown>, options?: Record<string, unknown>): Promise<unknown>;
+}
+
+/** The Worker's AI binding, when it has one that can run models. */
+export function aiBinding(env: object): WorkersAiBinding | null {
+  const ai: unknown = Reflect.get(env, "AI");
+  return typeof ai === "object" && ai !== null && "run" in ai && typeof ai.run === "function"
+    ? (ai as WorkersAiBinding)
+    : null;
 }
 
 const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
@@ -49,8 +58,27 @@ const AiOutput = z.looseObject({
   tool_calls: z.array(ToolCallOut).nullish(),
   usage: Usage.nullish(),
   choices: z.array(Choice).optional(),
+  error: z.unknown().optional(),
+  errors: z.unknown().optional(),
 });
 type AiOutput = z.infer<typeof AiOutput>;
+
+/**
+ * An answer of the binding, or (in a stream) one of its events; throws for anything else: an error object
+ * (`{"error": ...}`, `{"success": false, "errors": [...]}`) or an object that carries no answer at all. A
+ * stream's last event may carry only its usage.
+ */
+function answerOf(value: unknown, streamed: boolean): AiOutput {
+  const parsed = AiOutput.safeParse(value);
+  if (!parsed.success) throw new Error("an output that is not a text generation output");
+  const output = parsed.data;
+  if (output.error !== undefined || output.errors !== undefined || output.success === false) {
+    throw new Error(`an error in place of an answer: ${JSON.stringify(output.error ?? output.errors).slice(0, 300)}`);
+  }
+  const answers = output.response !== undefined || output.choices !== undefined || output.tool_calls != null;
+  if (!answers && !(streamed && output.usage)) throw new Error("an output that carries no answer");
+  return output;
+}
 
 interface OpenAIToolCall {
   id: string;
@@ -98,7 +126,7 @@ function openAIError(status: number, message: string, type: string, code: string
  * The status a binding failure stands for, from Workers AI's error code: capacity and quota are 429, a
  * timeout 504, a request the model refuses 400, an account problem 401; anything else is the service's 502.
  */
-export function statusOfAiError(message: string): number {
+function statusOfAiError(message: string): number {
   const code = Number(/\b(\d{4,5})\b/.exec(message)?.[1] ?? Number.NaN);
   if (code === 3040 || code === 3036 || /capacity|rate limit|too many/i.test(message)) return 429;
   if (code === 3007 || code === 3008 || /time(d)? ?out/i.test(message)) return 504;
@@ -208,7 +236,7 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
     const id = `chatcmpl-wai-${crypto.randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     if (output instanceof ReadableStream) {
-      const events = streamedAnswer(output, { id, created, model, includeUsage });
+      const events = streamedAnswer(output, { id, created, model }, includeUsage, init.signal);
       if (stream) {
         return new Response(events.pipeThrough(new TextEncoderStream()), {
           headers: { "content-type": "text/event-stream; charset=utf-8" },
@@ -216,9 +244,13 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
       }
       return badAnswer("a stream it was not asked for");
     }
-    const parsed = AiOutput.safeParse(output);
-    if (!parsed.success) return badAnswer("an answer that is not a text generation output");
-    const piece = pieceOf(parsed.data);
+    let answer: AiOutput;
+    try {
+      answer = answerOf(output, false);
+    } catch (error) {
+      return badAnswer(error instanceof Error ? error.message : "an answer that is not a text generation output");
+    }
+    const piece = pieceOf(answer);
     const toolCalls = wholeCalls(piece.calls, id);
     const finish = piece.finish ?? (toolCalls.length > 0 ? "tool_calls" : "stop");
     const usage = piece.usage ?? undefined;
@@ -283,71 +315,131 @@ function usageChunk(base: ChunkBase, usage: Usage): string {
 
 /**
  * The binding's event stream as OpenAI chunks: text pieces as content deltas, tool calls (whole, or as OpenAI
- * fragments) as tool_calls deltas, then the finish, the usage when asked for, and [DONE]. An event that is not
- * JSON, or a stream that ends without [DONE] and without a finish, ends the stream without its [DONE], so a
- * reader sees it as cut short (a bad response), never as a whole answer.
+ * fragments) as tool_calls deltas, then the finish, the usage when asked for, and [DONE]. Read as the reader
+ * pulls; an abort of `signal` (a timeout, a client that left) or a cancelled reader cancels the binding's stream.
+ * An event that is not an answer's (not JSON, an error event), or a stream that ends without [DONE] and without
+ * a finish, errors the stream without its [DONE], so a reader sees it as cut short, never as a whole answer.
  */
 function streamedAnswer(
   source: ReadableStream<Uint8Array>,
-  options: ChunkBase & { includeUsage: boolean },
+  base: ChunkBase,
+  includeUsage: boolean,
+  signal: AbortSignal | null | undefined,
 ): ReadableStream<string> {
-  const chunk = chunker(options);
-  return new ReadableStream<string>({
-    async start(controller) {
-      controller.enqueue(chunk({ role: "assistant", content: "" }));
-      let usage: Usage | null = null;
-      let finish: string | null = null;
-      let sawCalls = false;
-      let done = false;
-      let nextIndex = 0;
-      const indexOf = new Map<number, number>();
-      try {
-        for await (const data of sseData(source)) {
-          if (data === "[DONE]") {
-            done = true;
-            break;
-          }
-          const parsed = AiOutput.safeParse(JSON.parse(data));
-          if (!parsed.success) throw new Error("an event that is not a text generation output");
-          const piece = pieceOf(parsed.data);
-          if (piece.text) controller.enqueue(chunk({ content: piece.text }));
-          for (const call of piece.calls) {
-            sawCalls = true;
-            // An OpenAI fragment carries its index (later fragments of a call add to it); a whole call takes the next one.
-            const key = "index" in call && call.index !== undefined ? call.index : -1 - nextIndex;
-            let index = indexOf.get(key);
-            const first = index === undefined;
-            if (index === undefined) {
-              index = nextIndex++;
-              indexOf.set(key, index);
-            }
-            const name = callName(call);
-            const args = callArguments(call);
-            controller.enqueue(
-              chunk({
-                tool_calls: [
-                  {
-                    index,
-                    ...(first
-                      ? { id: ("id" in call && call.id) || `call_${options.id.slice(-12)}_${index}`, type: "function" }
-                      : {}),
-                    function: { ...(name ? { name } : {}), arguments: args },
-                  },
-                ],
-              }),
-            );
-          }
-          finish = piece.finish ?? finish;
-          usage = piece.usage ?? usage;
-        }
-        if (!done && finish === null) throw new Error("the stream ended before the answer finished");
-        controller.enqueue(chunk({}, finish ?? (sawCalls ? "tool_calls" : "stop")));
-        if (options.includeUsage && usage) controller.enqueue(usageChunk(options, usage));
-        controller.enqueue("data: [DONE]\n\n");
-        controller.close();
-      } catch (error) {
-        controller.error(error);
+  const chunk = chunker(base);
+  // Our own reader (not sseData's generator): cancelling it cancels the pipe and the binding's stream at once.
+  const reader = source.pipeThrough(new TextDecoderStream()).getReader();
+  const ready: string[] = [];
+  const parser = createParser({ onEvent: (event) => ready.push(event.data) });
+  let ended = false;
+  /** The next event's data, or null when the stream has ended. */
+  const nextEvent = async (): Promise<string | null> => {
+    while (ready.length === 0) {
+      if (ended) return null;
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        parser.reset({ consume: true });
+      } else parser.feed(value);
+    }
+    return ready.shift() ?? null;
+  };
+  let usage: Usage | null = null;
+  let finish: string | null = null;
+  let sawCalls = false;
+  let sawAnything = false;
+  let nextIndex = 0;
+  let started = false;
+  const indexOf = new Map<number, number>();
+  const stop = (reason: unknown) => {
+    reader.cancel(reason).catch(() => {});
+  };
+  let onAbort: (() => void) | null = null;
+
+  /** The chunks one event of the binding stands for. */
+  function chunksOf(output: AiOutput): string[] {
+    const out: string[] = [];
+    const piece = pieceOf(output);
+    if (piece.text) out.push(chunk({ content: piece.text }));
+    for (const call of piece.calls) {
+      sawCalls = true;
+      // An OpenAI fragment carries its index (later fragments of a call add to it); a whole call takes the next one.
+      const key = "index" in call && call.index !== undefined ? call.index : -1 - nextIndex;
+      let index = indexOf.get(key);
+      const first = index === undefined;
+      if (index === undefined) {
+        index = nextIndex++;
+        indexOf.set(key, index);
       }
+      const name = callName(call);
+      out.push(
+        chunk({
+          tool_calls: [
+            {
+              index,
+              ...(first
+                ? { id: ("id" in call && call.id) || `call_${base.id.slice(-12)}_${index}`, type: "function" }
+                : {}),
+              function: { ...(name ? { name } : {}), arguments: callArguments(call) },
+            },
+          ],
+        }),
+      );
+    }
+    finish = piece.finish ?? finish;
+    usage = piece.usage ?? usage;
+    return out;
+  }
+
+  return new ReadableStream<string>({
+    start(controller) {
+      if (!signal) return;
+      onAbort = () => {
+        controller.error(signal.reason);
+        stop(signal.reason);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    },
+    async pull(controller) {
+      const detach = () => {
+        if (onAbort) signal?.removeEventListener("abort", onAbort);
+      };
+      try {
+        if (!started) {
+          started = true;
+          controller.enqueue(chunk({ role: "assistant", content: "" }));
+          return;
+        }
+        for (;;) {
+          const next = await nextEvent();
+          if (signal?.aborted) return;
+          if (next === null || next === "[DONE]") {
+            if (!sawAnything || (next === null && finish === null)) {
+              throw new Error("the stream ended before the answer finished");
+            }
+            controller.enqueue(chunk({}, finish ?? (sawCalls ? "tool_calls" : "stop")));
+            if (includeUsage && usage) controller.enqueue(usageChunk(base, usage));
+            controller.enqueue("data: [DONE]\n\n");
+            controller.close();
+            detach();
+            return;
+          }
+          const output = answerOf(JSON.parse(next), true);
+          sawAnything = true;
+          const out = chunksOf(output);
+          for (const line of out) controller.enqueue(line);
+          if (out.length > 0) return;
+        }
+      } catch (error) {
+        detach();
+        controller.error(error);
+        stop(error);
+      }
+    },
+    cancel(reason) {
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+      stop(reason);
     },
   });
 }

@@ -87,6 +87,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
     };
     // Its own timeout (a stored route's `timeoutMs`) ends this attempt only; the exchange's clock covers them all.
     const attempt = new AbortController();
+    let linked = false;
     const onAbort = () => attempt.abort(exchange.signal.reason);
     exchange.signal.addEventListener("abort", onAbort, { once: true });
     const timeoutMs = route.source === "stored" ? route.timeoutMs : null;
@@ -104,6 +105,8 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
       });
       if (!isRouteFailure(response.status)) {
         breaker.succeeded(route.name, logger);
+        // The answer's body is still to come: the exchange's clock and a client that leaves must still stop it.
+        linked = true;
         return response;
       }
       if (!failedOver(`HTTP ${response.status}`)) return response;
@@ -114,7 +117,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
       if (!failedOver(why)) throw error;
     } finally {
       if (timer !== null) clearTimeout(timer);
-      exchange.signal.removeEventListener("abort", onAbort);
+      if (!linked) exchange.signal.removeEventListener("abort", onAbort);
     }
   }
   throw new Error("a route chain is never empty");

@@ -14,7 +14,7 @@ import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
-import { routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
+import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
 import { recordUsage, SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -58,7 +58,9 @@ interface Served {
 }
 
 function served(state: ChainState, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
-  return { route: state.route, model: routing.rewritesModel || !request ? state.route.model : request.model };
+  // `default` forwards the client's `model` to an OpenAI-compatible upstream; Workers AI runs the route's.
+  const clients = !routing.rewritesModel && request && state.route.provider === "openai_compatible";
+  return { route: state.route, model: clients ? request.model : state.route.model };
 }
 
 /** A whole (non-streamed) answer: read within the idle limit, mirrored with its status and the route's headers. */
@@ -78,7 +80,7 @@ async function answerJson(
     return headers;
   };
   if (!response.ok) {
-    const error = upstreamErrorResponse(response, decoder.decode(bytes));
+    const error = upstreamErrorResponse(response, decoder.decode(bytes), credentialsOf(answered.route));
     withRoute(error.headers);
     return error;
   }
@@ -98,7 +100,7 @@ function isEventStream(response: Response): boolean {
 async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
-  const routing = routingFor(await envRouteTable(c.env), request);
+  const routing = routingFor(await envRouteTable(c.env, c.var.logger), request);
   const state: ChainState = { route: routing.first, failed: [], committed: false };
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);

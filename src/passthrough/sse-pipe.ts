@@ -3,7 +3,14 @@
 // error frame when the upstream fails, stalls or never answers after the response was committed.
 import { errorBody } from "../errors";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
-import { errorFrame, type FailedRoutes, routeClause, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
+import {
+  credentialsOf,
+  errorFrame,
+  type FailedRoutes,
+  routeClause,
+  upstreamErrorBody,
+  upstreamFailure,
+} from "./upstream-errors";
 
 export interface SseRelayOptions {
   exchange: UpstreamExchange;
@@ -67,7 +74,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       if (!response.ok) {
         const text = await exchange.race(response.text());
         stopKeepalive();
-        await send(errorFrame(upstreamErrorBody(response.status, text).body));
+        const routes = options.routes?.();
+        await send(errorFrame(upstreamErrorBody(response.status, text, routes && credentialsOf(routes.route)).body));
       } else if (response.body) {
         reader = response.body.getReader();
         let first = true;

@@ -7,7 +7,7 @@ import { clientResponseHeaders } from "./headers";
 
 /** Which model route failed, and the ones that failed before it: said in every failure's message. */
 export interface FailedRoutes {
-  route: { name: string };
+  route: { name: string; provider: string; apiKeySecret: string | null };
   failed: readonly string[];
 }
 
@@ -43,10 +43,21 @@ export function upstreamFailure(error: unknown, routes?: FailedRoutes): ApiError
  * The upstream's 401/403 about our own key would tell the client its key is wrong (and may quote a
  * masked piece of ours), so either becomes a 502 that names the server's configuration.
  */
-const UPSTREAM_AUTH_FAILED = errorBody(
-  "upstream_auth_failed",
-  "The upstream LLM refused this server's credentials (LLM_API_KEY); the server is misconfigured.",
-);
+function upstreamAuthFailed(credentials: string): OpenAIErrorBody {
+  return errorBody(
+    "upstream_auth_failed",
+    `The upstream LLM refused this server's credentials (${credentials}); the server is misconfigured.`,
+  );
+}
+
+/** The credentials a route's upstream gets, as an error names them: its secret's name, never the key. */
+export function credentialsOf(route: { name: string; provider: string; apiKeySecret: string | null }): string {
+  if (route.provider === "workers_ai") return `the AI binding of model route '${route.name}'`;
+  if (route.name === "default") return "LLM_API_KEY";
+  return route.apiKeySecret
+    ? `the secret ${route.apiKeySecret} of model route '${route.name}'`
+    : `model route '${route.name}', which sends no key`;
+}
 
 function isOpenAIErrorBody(value: unknown): boolean {
   if (typeof value !== "object" || value === null || !("error" in value)) return false;
@@ -60,8 +71,12 @@ function errorType(status: number): ApiErrorType {
 }
 
 /** The body to send for an upstream error answer: its own text when OpenAI-shaped, else wrapped. */
-export function upstreamErrorBody(status: number, text: string): { status: number; body: string } {
-  if (status === 401 || status === 403) return { status: 502, body: JSON.stringify(UPSTREAM_AUTH_FAILED) };
+export function upstreamErrorBody(
+  status: number,
+  text: string,
+  credentials = "LLM_API_KEY",
+): { status: number; body: string } {
+  if (status === 401 || status === 403) return { status: 502, body: JSON.stringify(upstreamAuthFailed(credentials)) };
   try {
     if (isOpenAIErrorBody(JSON.parse(text))) return { status, body: text };
   } catch {
@@ -83,8 +98,8 @@ export function upstreamErrorBody(status: number, text: string): { status: numbe
 }
 
 /** Mirrors an upstream error answer: its status, its rate-limit and retry headers, an OpenAI body. */
-export function upstreamErrorResponse(response: Response, text: string): Response {
-  const { status, body } = upstreamErrorBody(response.status, text);
+export function upstreamErrorResponse(response: Response, text: string, credentials?: string): Response {
+  const { status, body } = upstreamErrorBody(response.status, text, credentials);
   const headers = clientResponseHeaders(response.headers);
   headers.set("content-type", "application/json");
   return new Response(body, { status: status as ContentfulStatusCode, headers });

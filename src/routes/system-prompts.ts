@@ -49,7 +49,7 @@ export const systemPromptRoutes = routes().openapi(
     if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
     const { agent, workspace, mcp } = settings(c.env);
     // The prompt as the mode's route gets it: its tool format decides whether the JSON call format is described.
-    const route = (await envRouteTable(c.env)).chain(mode.modelRoute)[0];
+    const route = (await envRouteTable(c.env, c.var.logger)).chain(mode.modelRoute)[0];
     const registry = createAgentToolRegistry({
       logger: c.var.logger,
       sessionManager: new DurableObjectSessionManager(c.env),

@@ -26,6 +26,16 @@ export class CircuitBreaker {
     return openUntil !== null && this.now() < openUntil;
   }
 
+  /**
+   * The routes of a chain to try now: those whose circuit is closed, in order; when every one is open, the first
+   * (a call is never refused untried). `skipped` are the open ones left out.
+   */
+  candidates<R extends { name: string }>(chain: readonly R[]): { candidates: R[]; skipped: R[] } {
+    const skipped = chain.filter((r) => this.isOpen(r.name));
+    if (skipped.length === chain.length) return { candidates: chain.slice(0, 1), skipped: chain.slice(1) };
+    return { candidates: chain.filter((r) => !this.isOpen(r.name)), skipped };
+  }
+
   succeeded(route: string, logger: AdminLogger): void {
     const health = this.routes.get(route);
     if (!health) return;

@@ -4,20 +4,29 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { isolateBreaker } from "./circuit-breaker";
 import { ChainRouter } from "./model-router";
-import { defaultRouteSource } from "./model-routes";
+import { defaultRoute, defaultRouteSource } from "./model-routes";
 import { routeChatModel } from "./route-models";
-import { loadRouteTable, type RouteTable } from "./route-table";
+import { loadRouteTable, RouteTable } from "./route-table";
 
-/** The route table of this Worker, from the isolate's copy when it is fresh. */
-export function envRouteTable(env: Cloudflare.Env): Promise<RouteTable> {
+/**
+ * The route table of this Worker, from the isolate's copy when it is fresh. When D1 cannot be read, calls go to
+ * `default` alone (logged): a model call never fails because its routes could not be looked up.
+ */
+export async function envRouteTable(env: Cloudflare.Env, logger: AdminLogger): Promise<RouteTable> {
   const config = settings(env);
-  return loadRouteTable(env.DB, defaultRouteSource(env, config), config.routing.cacheMs);
+  const source = defaultRouteSource(env, config);
+  try {
+    return await loadRouteTable(env.DB, source, config.routing.cacheMs);
+  } catch (error) {
+    logger.addException("[ModelRouter_RoutesUnread]", error);
+    return new RouteTable([], defaultRoute(source));
+  }
 }
 
 export function envRouter(env: Cloudflare.Env, logger: AdminLogger): ChainRouter {
   const config = settings(env);
   return new ChainRouter({
-    routes: () => envRouteTable(env),
+    routes: () => envRouteTable(env, logger),
     modelFor: (route) => routeChatModel(route, env, config.llm.callTimeoutMs),
     breaker: isolateBreaker,
     breakerOptions: { failures: config.routing.breakerFailures, cooldownMs: config.routing.breakerCooldownMs },

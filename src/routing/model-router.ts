@@ -72,11 +72,10 @@ export class ChainRouter implements ModelRouter {
     const { breaker, logger } = this.deps;
     const chain = (await this.deps.routes()).chain(name);
     // Routes whose circuit is open are skipped while another remains; a call is never refused untried.
-    const open = chain.filter((r) => breaker.isOpen(r.name));
-    const candidates = open.length < chain.length ? chain.filter((r) => !breaker.isOpen(r.name)) : chain.slice(0, 1);
-    if (open.length > 0) {
+    const { candidates, skipped } = breaker.candidates(chain);
+    if (skipped.length > 0) {
       logger.addCustomEvent("Message", "[ModelRouter_Skipped]", "Routes with an open circuit were skipped.", [
-        ["Routes", open.map((r) => r.name).join(",")],
+        ["Routes", skipped.map((r) => r.name).join(",")],
       ]);
     }
     let restarted = false;
@@ -124,19 +123,4 @@ export class ChainRouter implements ModelRouter {
 
 export function servedBy(route: ModelRoute): ServedBy {
   return { name: route.name, provider: route.provider, model: route.model, toolFormat: route.toolFormat };
-}
-
-/** One model in one tool format, as a router: what unit tests of the loop drive it with. */
-export function directRouter(model: ChatModel, toolFormat: ToolFormat = "native"): ModelRouter {
-  return {
-    async complete(name, call) {
-      const request = await call.request(toolFormat);
-      const response = await model.complete({
-        ...request,
-        ...(call.signal ? { signal: call.signal } : {}),
-        ...(call.onTextDelta ? { onTextDelta: call.onTextDelta } : {}),
-      });
-      return { response, route: { name, provider: "openai_compatible", model: model.name, toolFormat } };
-    },
-  };
 }

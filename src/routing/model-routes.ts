@@ -2,6 +2,7 @@
 // Kept in D1 (`model_routes`), managed by /admin/model-routes; `default` is not stored but made from the LLM_*
 // vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key.
 import { z } from "zod";
+import { aiBinding } from "../llm/workers-ai";
 import { MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { SecretName } from "../secret-name";
 import type { Settings } from "../settings";
@@ -106,7 +107,7 @@ export interface DefaultRouteSource {
 
 /** The source of `default` for this Worker: its settings, and whether it has an AI binding to use. */
 export function defaultRouteSource(env: object, config: Settings): DefaultRouteSource {
-  const hasAi = typeof Reflect.get(env, "AI") === "object" && Reflect.get(env, "AI") !== null;
+  const hasAi = aiBinding(env) !== null;
   return { llm: config.llm, workersAiModel: hasAi && config.llm.workersAiModel ? config.llm.workersAiModel : null };
 }
 

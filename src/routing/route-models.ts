@@ -7,7 +7,7 @@ import { ModelError } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
 import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
 import { OpenAIChatModel } from "../llm/openai-chat-model";
-import { type WorkersAiBinding, workersAiFetch } from "../llm/workers-ai";
+import { aiBinding, workersAiFetch } from "../llm/workers-ai";
 import { secretValue } from "../secret-name";
 import type { ModelRoute } from "./model-routes";
 
@@ -17,11 +17,6 @@ export type UpstreamFetch = (path: string, init: RequestInit) => Promise<Respons
 /** The key a route's secret holds ("" for a route that names none); null when the named secret is not set. */
 export function routeKey(route: ModelRoute, env: object): string | null {
   return route.apiKeySecret ? secretValue(env, route.apiKeySecret) : "";
-}
-
-function aiBinding(env: object): WorkersAiBinding | null {
-  const ai: unknown = Reflect.get(env, "AI");
-  return typeof ai === "object" && ai !== null && "run" in ai ? (ai as WorkersAiBinding) : null;
 }
 
 /** Why a route cannot be used as configured (a secret or binding it needs is missing), or null. */

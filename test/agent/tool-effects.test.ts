@@ -6,7 +6,6 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentReasoner } from "../../src/agent/agent-reasoner";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
-import { directRouter } from "../../src/routing/model-router";
 import type { AgentSession } from "../../src/session/agent-session";
 import { SessionStore } from "../../src/session/session-store";
 import { ModeChangeTool } from "../../src/tools/agent-change-mode";
@@ -14,6 +13,7 @@ import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSc
 import { functionToolSchema } from "../../src/tools/function-schema";
 import { AgentToolRegistry } from "../../src/tools/registry";
 import { TypedAgentTool } from "../../src/tools/tool-base";
+import { directRouter } from "../fixtures/direct-router";
 import { TEST_AGENT_CONFIG, upstreamModel } from "../fixtures/in-object";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { RecordingSessionManager, toolContext } from "../fixtures/tool-context";

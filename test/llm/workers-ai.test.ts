@@ -3,6 +3,7 @@
 // chat.completion, event streams of `{"response": ...}` pieces (or OpenAI chunks) ending in usage and [DONE],
 // and the errors `run` throws ("3040: Capacity temporarily exceeded"). The loop reads it through its ChatModel,
 // the passthrough through /v1, with the official openai client.
+import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { ModelError } from "../../src/llm/chat-model";
@@ -148,6 +149,42 @@ describe("Workers AI for the loop", () => {
     expect((failed as ModelError).code).toBe("model_bad_response");
   });
 
+  it("ends a binding stream that stalls with model_timeout, and cancels the binding's stream", async () => {
+    let cancelled: unknown = null;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`data: {"response":"Hel"}\n\n`));
+      },
+      cancel(reason) {
+        cancelled = reason ?? "cancelled";
+      },
+    });
+    const { binding } = standIn(stalled);
+    const model = routeChatModel({ ...route, timeoutMs: 300 }, { AI: binding }, 5_000);
+    const failed = await model
+      .complete({ messages: hi, onTextDelta: () => {}, maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect([(failed as ModelError).code, cancelled !== null]).toEqual(["model_timeout", true]);
+  });
+
+  it("treats an error event in a binding stream as a broken answer, not its end", async () => {
+    const { binding } = standIn(
+      events({ response: "Hel" }, { error: "3040: Capacity temporarily exceeded" }, "[DONE]"),
+    );
+    const failed = await modelOf(binding)
+      .complete({ messages: hi, onTextDelta: () => {}, maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect((failed as ModelError).code).toBe("model_bad_response");
+  });
+
+  it("treats an error object in place of an answer as a bad response, not an empty answer", async () => {
+    const { binding } = standIn({ success: false, errors: [{ code: 5006, message: "bad input" }] });
+    const failed = await modelOf(binding)
+      .complete({ messages: hi, maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect((failed as ModelError).code).toBe("model_unavailable");
+  });
+
   for (const [thrown, code] of [
     ["3040: Capacity temporarily exceeded, please try again.", "model_rate_limited"],
     ["3036: You have used up your daily free allocation of 10,000 neurons.", "model_rate_limited"],
@@ -233,12 +270,26 @@ describe("Workers AI for the passthrough", () => {
     ]);
   });
 
-  it("makes `default` Workers AI on a deployment with the AI binding and no LLM_BASE_URL", async () => {
-    const { binding, runs } = standIn({ response: "Default on the edge." });
-    const { key } = await newChatKey();
+  it("makes `default` Workers AI on a deployment with the AI binding and no LLM_BASE_URL, and meters that model", async () => {
+    const { binding, runs } = standIn({ response: "Default on the edge.", usage: USAGE });
+    const { key, keyId } = await newChatKey();
     const via = workerWith({ LLM_BASE_URL: "", WORKERS_AI_MODEL: MODEL, AI: binding as unknown as Ai });
     const client = new OpenAI({ apiKey: key, baseURL: BASE_URL, fetch: via.fetch, maxRetries: 0 });
     const completion = await client.chat.completions.create({ model: "anything", messages: hi });
     expect([completion.choices[0]?.message.content, runs[0]?.model]).toEqual(["Default on the edge.", MODEL]);
+    await via.settled();
+    const row = await env.DB.prepare("SELECT route, model FROM usage_records WHERE key_id = ?").bind(keyId).first();
+    expect(row).toEqual({ route: "default", model: MODEL });
+  });
+
+  it("never answers a streamed error event with a whole 200 stream: the client's stream ends in an error", async () => {
+    const { client, name } = await setUp(events({ response: "Hel" }, { error: "3040: Capacity temporarily exceeded" }));
+    const stream = await client.chat.completions.create({ model: name, messages: hi, stream: true });
+    const read = async () => {
+      for await (const _chunk of stream) {
+        // Reading to the end, which must fail.
+      }
+    };
+    await expect(read()).rejects.toThrow();
   });
 });
