@@ -14,6 +14,7 @@ import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
+import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
@@ -90,6 +91,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminModeRoutes);
   app.route("/", adminMcpServerRoutes);
   app.route("/", adminModelRouteRoutes);
+  app.route("/", adminKeyRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);

@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   // 401, 403: who is asking.
   missing_api_key: [401, "authentication_error"],
   invalid_api_key: [401, "authentication_error"],
+  api_key_expired: [401, "authentication_error"],
   invalid_ticket: [401, "authentication_error"],
   insufficient_scope: [403, "permission_error"],
   host_not_allowed: [403, "permission_error"],
@@ -57,6 +58,7 @@ export const ERROR_CODES = {
   not_offered_by_demo: missing,
   mcp_server_not_found: missing,
   model_route_not_found: missing,
+  api_key_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -72,6 +74,7 @@ export const ERROR_CODES = {
   request_too_large: [413, "invalid_request_error"],
   upgrade_required: [426, "invalid_request_error"],
   rate_limit_exceeded: [429, "rate_limit_error"],
+  budget_exceeded: [429, "rate_limit_error"],
   // 500: ours; logged with the stack, answered without it.
   internal_error: [500, "server_error"],
   mode_catalog_corrupt: [500, "server_error"],

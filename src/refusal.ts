@@ -16,6 +16,7 @@ export const REFUSAL_CODES = [
   "invalid_elicitation_answer",
   "pause_expired",
   "rate_limit_exceeded",
+  "budget_exceeded",
   "workflow_not_found",
   "invalid_workflow_parameters",
   "unknown_mode",

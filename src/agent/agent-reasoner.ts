@@ -20,7 +20,7 @@ import {
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { correctionRequest } from "./json-tool-call";
-import type { ModelCallBudget } from "./model-call-budget";
+import type { CallReservation, ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {
   buildModelRequest,
   type ClientToolSet,
@@ -52,6 +52,8 @@ export interface AgentReasonerDeps {
   events?: TurnEvents;
   /** Counts every model call against the caller's key; absent, calls are not limited. */
   budget?: ModelCallBudget;
+  /** Reserves every model call in the org's meter (token and cost budgets); absent, calls are not metered. */
+  meter?: TurnMeter;
   /** The tools of a mode's `mcp:` entries; absent, modes offer built-in tools only. */
   remoteTools?: RemoteToolSource;
   /** The client's own tools for this request (the OpenAI door). */
@@ -70,7 +72,12 @@ interface Run {
   signal?: AbortSignal;
   /** The first model call of this run was already counted against the key (a new message checks first). */
   prepaid: boolean;
+  /** The first model call's reservation, taken before the message was stored. */
+  reservation?: CallReservation;
 }
+
+/** What a model call's answer may take, for its reservation (an estimate, never a bill). */
+const COMPLETION_ESTIMATE_TOKENS = 1024;
 
 const MALFORMED_LOG_CHARS = 2_000;
 const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
@@ -95,10 +102,23 @@ export class AgentReasoner {
   async startTurn(content: string, signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
     const busy = this.refuseUnless("idle");
     if (busy) return busy;
-    // The key's budget is asked while the mode and the base prompt are read (both needed for the first call).
-    const [grant] = await Promise.all([this.deps.budget?.take(), prefetchModelRequest(this.stepDeps)]);
+    // The key's limit and the org's budget are asked while the mode and the base prompt are read (the first call
+    // needs them); a refusal comes before anything is stored.
+    const prefetched = prefetchModelRequest(this.stepDeps);
+    const [grant, admission] = await Promise.all([
+      this.deps.budget?.take(),
+      this.deps.meter?.reserve(
+        this.firstCallChars(content),
+        prefetched.then(() => this.modeRoute()),
+      ),
+      prefetched,
+    ]);
     if (grant && !grant.ok) {
+      if (admission?.ok) admission.reservation.settle(null);
       return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
+    }
+    if (admission && !admission.ok) {
+      return refuse("budget_exceeded", admission.message, { retryAfterSeconds: admission.retryAfterSeconds });
     }
     const now = this.now();
     const turn: TurnState = {
@@ -112,7 +132,29 @@ export class AgentReasoner {
     this.deps.store.saveTurn("running", turn);
     this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
     this.deps.events?.turnStarted?.(turn.turnId);
-    return { ok: true, value: await this.continueTurn(turn, { since: now, signal, prepaid: grant !== undefined }) };
+    return {
+      ok: true,
+      value: await this.continueTurn(turn, {
+        since: now,
+        signal,
+        prepaid: grant !== undefined,
+        ...(admission?.ok ? { reservation: admission.reservation } : {}),
+      }),
+    };
+  }
+
+  /** A generous size of the first request of a turn: the message, the history it may carry, the prompt. */
+  private firstCallChars(content: string): number {
+    const { config, store } = this.deps;
+    const history = store.messages().reduce((sum, m) => sum + (m.content?.length ?? 0), 0);
+    return content.length + Math.min(history, config.historyBudgetTokens * 4) + config.promptBudgetTokens * 4;
+  }
+
+  /** The route the session's mode takes (the default mode's when the mode is gone). */
+  private async modeRoute(): Promise<string> {
+    const { catalog, store } = this.stepDeps;
+    const mode = (await catalog.getMode(store.identity().mode)) ?? (await catalog.getDefaultMode());
+    return mode.modelRoute;
   }
 
   async applyApprovals(decisions: ApprovalDecision[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
@@ -291,16 +333,21 @@ export class AgentReasoner {
    * act on what it said; until an answer, a pause or a limit ends this run.
    */
   private async continueTurn(turn: TurnState, run: Run): Promise<AgentExecuteResponse> {
-    for (;;) {
-      const settled = this.settleOpenBatch(turn, run);
-      if (settled) return settled;
-      const stopped = await this.checkLimits(turn, run);
-      if (stopped) return stopped;
-      const request = await buildModelRequest(this.stepDeps, turn);
-      const called = await this.callModel(turn, run, request);
-      if ("ended" in called) return called.ended;
-      const ended = await this.actOnResponse(turn, run, request, called.response, called.route);
-      if (ended) return ended;
+    try {
+      for (;;) {
+        const settled = this.settleOpenBatch(turn, run);
+        if (settled) return settled;
+        const stopped = await this.checkLimits(turn, run);
+        if (stopped) return stopped;
+        const request = await buildModelRequest(this.stepDeps, turn);
+        const called = await this.callModel(turn, run, request);
+        if ("ended" in called) return called.ended;
+        const ended = await this.actOnResponse(turn, run, request, called.response, called.route);
+        if (ended) return ended;
+      }
+    } finally {
+      // A run that ended before its first model call gives that call's reservation back.
+      run.reservation?.settle(null);
     }
   }
 
@@ -343,7 +390,20 @@ export class AgentReasoner {
     run: Run,
     request: ModelRequest,
   ): Promise<{ response: ChatResponse; route: ServedBy } | { ended: AgentExecuteResponse }> {
-    const { config, events } = this.deps;
+    const { config, events, meter } = this.deps;
+    let reservation = run.reservation;
+    delete run.reservation;
+    if (!reservation && meter) {
+      const sent = request.forFormat("native");
+      const admission = await meter.reserve(
+        JSON.stringify(sent.messages).length + JSON.stringify(sent.tools ?? []).length,
+        request.route,
+      );
+      if (!admission.ok) {
+        return { ended: this.limitReached(turn, "budget_exceeded", admission.retryAfterSeconds, admission.message) };
+      }
+      reservation = admission.reservation;
+    }
     const timer = deadline(config.turnTimeoutMs - this.worked(turn, run), run.signal);
     try {
       const { response, route } = await this.deps.router.complete(request.route, {
@@ -354,6 +414,12 @@ export class AgentReasoner {
       });
       turn.iterations++;
       turn.stepFormat = route.toolFormat;
+      reservation?.settle({
+        route: route.name,
+        usage: response.usage ?? null,
+        answerChars:
+          (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+      });
       if (response.usage) {
         const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
         turn.usage = {
@@ -364,6 +430,7 @@ export class AgentReasoner {
       }
       return { response, route };
     } catch (error) {
+      reservation?.settle(null);
       if (run.signal?.aborted) return { ended: this.finish(turn, "cancelled", "", { error: CANCELLED }) };
       const worked = this.worked(turn, run);
       if (worked >= config.turnTimeoutMs) return { ended: this.limitReached(turn, "turn_timeout", worked) };

@@ -6,3 +6,25 @@ export type ModelCallGrant = { ok: true } | { ok: false; retryAfterSeconds: numb
 export interface ModelCallBudget {
   take(): Promise<ModelCallGrant>;
 }
+
+/** What one model call used, for its reservation: the usage it reported, else the length of its answer. */
+export interface CallUse {
+  route: string;
+  usage: { promptTokens: number; completionTokens: number } | null;
+  answerChars: number;
+}
+
+/** A model call's reservation in its org's meter: settled with what the call used, or released (null). */
+export interface CallReservation {
+  settle(used: CallUse | null): void;
+}
+
+export type CallAdmission =
+  | { ok: true; reservation: CallReservation }
+  | { ok: false; retryAfterSeconds: number; message: string };
+
+/** The org's token and cost budgets, as the loop sees them: a reservation before every model call. */
+export interface TurnMeter {
+  /** Reserves for a call whose request has `promptChars` characters, on the route `route` names (when known). */
+  reserve(promptChars: number, route: Promise<string> | string): Promise<CallAdmission>;
+}

@@ -8,7 +8,8 @@ export type TurnLimit =
   | "turn_timeout"
   | "malformed_tool_calls"
   | "pause_expired"
-  | "rate_limit_exceeded";
+  | "rate_limit_exceeded"
+  | "budget_exceeded";
 
 /** 300000 -> "5 min", 4200 -> "4.2 s", 86400000 -> "24 h": one decimal at most, in the largest unit. */
 export function formatDuration(ms: number): string {
@@ -48,6 +49,11 @@ export function turnLimitError(
       return {
         code: limit,
         message: `The turn waited ${formatDuration(figure)} for approvals or client results and expired; its pending tool calls were not executed.`,
+      };
+    case "budget_exceeded":
+      return {
+        code: limit,
+        message: `The turn stopped before its next model call: ${detail ?? "a token or cost budget is spent."} Everything so far is kept.`,
       };
     case "rate_limit_exceeded":
       return {

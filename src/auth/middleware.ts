@@ -12,8 +12,12 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
     throw new ApiError("missing_api_key", "Missing API key. Send it as 'Authorization: Bearer <key>'.");
   }
   const key = BEARER.exec(header)?.[1];
-  const principal = key ? await authenticateApiKey(c.env.DB, key) : null;
-  if (!principal) throw new ApiError("invalid_api_key", "Invalid API key.");
+  const found = key ? await authenticateApiKey(c.env.DB, key) : null;
+  if (found && !found.ok && found.reason === "expired") {
+    throw new ApiError("api_key_expired", "This API key has expired; ask an admin of your organization for a new one.");
+  }
+  if (!found?.ok) throw new ApiError("invalid_api_key", "Invalid API key.");
+  const { principal } = found;
   c.set("principal", principal);
   c.set("logger", c.var.logger.with({ org: principal.org, keyId: principal.keyId }));
   await next();

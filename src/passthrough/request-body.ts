@@ -11,6 +11,14 @@ const PassthroughBody = z.looseObject({
     error: (issue) => (issue.input === undefined ? "you must provide a model parameter" : "must be a string"),
   }),
   stream: z.boolean({ error: "must be true or false" }).nullish(),
+  // What the meter reads (never rewritten from this copy): how much the answer may take, whether usage was asked for.
+  max_tokens: z.number().int().positive().nullish().catch(null),
+  max_completion_tokens: z.number().int().positive().nullish().catch(null),
+  max_output_tokens: z.number().int().positive().nullish().catch(null),
+  stream_options: z
+    .looseObject({ include_usage: z.boolean().nullish().catch(null) })
+    .nullish()
+    .catch(null),
 });
 
 export interface PassthroughRequest {
@@ -18,6 +26,10 @@ export interface PassthroughRequest {
   bytes: ArrayBuffer;
   model: string;
   stream: boolean;
+  /** The most the answer may take, when the client said (max_tokens, max_completion_tokens, max_output_tokens). */
+  maxTokens: number | null;
+  /** The client asked a stream for its usage (`stream_options.include_usage`). */
+  includeUsage: boolean;
 }
 
 const decoder = new TextDecoder();
@@ -33,5 +45,11 @@ export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
     throw new ApiError("invalid_json", "The request body must be a JSON object.");
   }
   const body = parseWith(PassthroughBody, value, "request body");
-  return { bytes, model: body.model, stream: body.stream === true };
+  return {
+    bytes,
+    model: body.model,
+    stream: body.stream === true,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? null,
+    includeUsage: body.stream_options?.include_usage === true,
+  };
 }

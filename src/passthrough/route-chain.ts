@@ -29,17 +29,32 @@ export function routingFor(table: RouteTable, request: PassthroughRequest | null
 export interface ChainState {
   route: ModelRoute;
   failed: string[];
+  /** The attempts that failed over, for the meter's rows. */
+  attempts: { route: ModelRoute; latencyMs: number }[];
   /** The client already has a 200 (a stream committed early): no other route may answer any more. */
   committed: boolean;
 }
 
 const encoder = new TextEncoder();
 
-/** The client's body with `model` set to the route's; every other field as the client wrote it. */
-function bodyFor(route: ModelRoute, request: PassthroughRequest, rewritesModel: boolean): ArrayBuffer | Uint8Array {
-  if (!rewritesModel) return request.bytes;
+/**
+ * The client's body with `model` set to the route's and, for a stream the meter must see the usage of,
+ * `stream_options.include_usage` on; every other field as the client wrote it. Otherwise its bytes, untouched.
+ */
+function bodyFor(
+  route: ModelRoute,
+  request: PassthroughRequest,
+  rewritesModel: boolean,
+  askUsage: boolean,
+): ArrayBuffer | Uint8Array {
+  if (!rewritesModel && !askUsage) return request.bytes;
   const body = JSON.parse(new TextDecoder().decode(request.bytes)) as Record<string, unknown>;
-  return encoder.encode(JSON.stringify({ ...body, model: route.model }));
+  if (rewritesModel) body.model = route.model;
+  if (askUsage) {
+    const options = typeof body.stream_options === "object" && body.stream_options !== null ? body.stream_options : {};
+    body.stream_options = { ...options, include_usage: true };
+  }
+  return encoder.encode(JSON.stringify(body));
 }
 
 export interface ChainOptions {
@@ -47,6 +62,8 @@ export interface ChainOptions {
   routing: PassthroughRouting;
   path: string;
   request: PassthroughRequest | null;
+  /** Ask a stream's upstream for its usage (the client did not). */
+  askUsage: boolean;
   incoming: Headers;
   requestId: string;
   exchange: UpstreamExchange;
@@ -75,10 +92,12 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
   for (const [index, route] of candidates.entries()) {
     const last = index === candidates.length - 1;
     state.route = route;
+    const startedAt = Date.now();
     const failedOver = (why: string) => {
       breaker.failed(route.name, options.breakerOptions, logger);
       if (last || state.committed) return false;
       state.failed.push(route.name);
+      state.attempts.push({ route, latencyMs: Date.now() - startedAt });
       logger.addCustomEvent("Warning", "[passthrough_failover]", why, [
         ["Route", route.name],
         ["Next", candidates[index + 1]?.name ?? ""],
@@ -100,7 +119,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
       const response = await send(options.path, {
         method: options.request ? "POST" : "GET",
         headers: upstreamRequestHeaders(options.incoming, routeKey(route, options.env) ?? "", options.requestId),
-        body: options.request ? bodyFor(route, options.request, routing.rewritesModel) : null,
+        body: options.request ? bodyFor(route, options.request, routing.rewritesModel, options.askUsage) : null,
         signal: attempt.signal,
       });
       if (!isRouteFailure(response.status)) {

@@ -4,7 +4,12 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
+import { amountOf, estimateOf, estimateTokensOfText, type Reservation, reserveCall } from "../metering/meter";
+import { takeModelCall } from "../metering/model-call-limit";
+import type { Amount } from "../metering/org-meter";
+import { recordUsage, type UsageOutcome } from "../metering/usage-records";
 import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
@@ -15,7 +20,8 @@ import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
 import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
-import { recordUsage, SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
+import { SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
+import { UsageHoldback } from "./usage-holdback";
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const decoder = new TextDecoder();
@@ -25,67 +31,135 @@ function logUpstreamFailure(c: AppContext, error: unknown): void {
   c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path]]);
 }
 
-/**
- * Writes the usage row (if the upstream reported any) once the response is on its way: it yields to
- * the event loop before reading the usage, so even a large JSON answer is parsed after it was sent.
- * A failed write is logged, never thrown.
- */
-async function writeUsage(c: AppContext, served: Served, readUsage: () => TokenUsage | null): Promise<void> {
-  // The offline demo's token counts are estimates of no one's bill: not recorded.
-  if (served.route.provider === "offline_demo") return;
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  const usage = readUsage();
-  if (!usage) return;
-  const { org, keyId } = c.var.principal;
-  try {
-    await recordUsage(c.env.DB, {
-      org,
-      keyId,
-      endpoint: c.req.path,
-      route: served.route.name,
-      model: served.model,
-      ...usage,
-    });
-  } catch (error) {
-    c.var.logger.addException("[passthrough_usage]", error);
-  }
-}
-
 /** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
 interface Served {
   route: ModelRoute;
   model: string;
 }
 
-function served(state: ChainState, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
+function served(route: ModelRoute, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
   // `default` forwards the client's `model` to an OpenAI-compatible upstream; Workers AI runs the route's.
-  const clients = !routing.rewritesModel && request && state.route.provider === "openai_compatible";
-  return { route: state.route, model: clients ? request.model : state.route.model };
+  const clients = !routing.rewritesModel && request && route.provider === "openai_compatible";
+  return { route, model: clients ? request.model : route.model };
+}
+
+/** What the answer of a request may take when the client did not say (an estimate for its reservation). */
+const COMPLETION_ESTIMATE_TOKENS = 1024;
+
+/**
+ * One metered request (issue 14): its reservation in the org's meter, taken before the upstream call, and its
+ * end: a usage row for every upstream call it made (failed attempts of a failover included) and the reservation
+ * settled with what the answer used. Written after the response, off the client's path; never thrown.
+ */
+class MeteredRequest {
+  private readonly startedAt = Date.now();
+  private ended = false;
+
+  constructor(
+    private readonly c: AppContext,
+    private readonly request: PassthroughRequest,
+    private readonly routing: PassthroughRouting,
+    private readonly reservation: Reservation,
+  ) {}
+
+  /** The tokens the request is reserved for: its body's estimate and what its answer may take. */
+  static estimate(request: PassthroughRequest, route: ModelRoute): Amount {
+    return estimateOf(request.bytes.byteLength, request.maxTokens ?? COMPLETION_ESTIMATE_TOKENS, route);
+  }
+
+  /**
+   * The request ended: `usage` as the upstream reported it, else an estimate from the answer's characters so far
+   * (`answerChars`, null when there was no answer).
+   */
+  end(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null, answerChars: number | null): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.c.executionCtx.waitUntil(this.write(state, outcome, usage, answerChars));
+  }
+
+  private async write(
+    state: ChainState,
+    outcome: UsageOutcome,
+    reported: TokenUsage | null,
+    answerChars: number | null,
+  ): Promise<void> {
+    // After the response is on its way: even a large JSON answer's usage is read after it was sent.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const { c, request } = this;
+    const usage =
+      reported ??
+      (answerChars === null
+        ? null
+        : {
+            promptTokens: estimateTokensOfText(request.bytes.byteLength),
+            completionTokens: estimateTokensOfText(answerChars),
+            totalTokens: estimateTokensOfText(request.bytes.byteLength) + estimateTokensOfText(answerChars),
+          });
+    const answered = served(state.route, this.routing, request);
+    const amount = usage ? amountOf(usage, state.route) : null;
+    const { org, keyId, user } = c.var.principal;
+    const row = (route: ModelRoute, model: string) => ({
+      org,
+      keyId,
+      userId: user,
+      sessionId: null,
+      mode: null,
+      endpoint: c.req.path,
+      route: route.name,
+      model,
+    });
+    try {
+      await Promise.all([
+        this.reservation.settle(amount),
+        ...state.attempts.map((attempt) =>
+          recordUsage(c.env.DB, {
+            ...row(attempt.route, served(attempt.route, this.routing, request).model),
+            promptTokens: 0,
+            completionTokens: 0,
+            totalTokens: 0,
+            latencyMs: attempt.latencyMs,
+            outcome: "error",
+            costMicros: 0,
+          }),
+        ),
+        recordUsage(c.env.DB, {
+          ...row(answered.route, answered.model),
+          promptTokens: usage?.promptTokens ?? 0,
+          completionTokens: usage?.completionTokens ?? 0,
+          totalTokens: usage?.totalTokens ?? 0,
+          latencyMs: Date.now() - this.startedAt,
+          outcome,
+          costMicros: amount?.costMicros ?? 0,
+        }),
+      ]);
+    } catch (error) {
+      c.var.logger.addException("[passthrough_usage]", error);
+    }
+  }
 }
 
 /** A whole (non-streamed) answer: read within the idle limit, mirrored with its status and the route's headers. */
 async function answerJson(
-  c: AppContext,
   exchange: UpstreamExchange,
   response: Response,
   config: Settings["passthrough"],
-  request: PassthroughRequest | null,
-  answered: Served & { headers: Record<string, string> },
+  state: ChainState,
+  metered: MeteredRequest | null,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
   const bytes = await exchange.race(response.arrayBuffer());
   exchange.disarm();
   const withRoute = (headers: Headers) => {
-    for (const [name, value] of Object.entries(answered.headers)) headers.set(name, value);
+    for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
     return headers;
   };
   if (!response.ok) {
-    const error = upstreamErrorResponse(response, decoder.decode(bytes), credentialsOf(answered.route));
+    metered?.end(state, "error", null, null);
+    const error = upstreamErrorResponse(response, decoder.decode(bytes), credentialsOf(state.route));
     withRoute(error.headers);
     return error;
   }
-  // After the response, off the client's path.
-  if (request) c.executionCtx.waitUntil(writeUsage(c, answered, () => usageOfJson(bytes)));
+  metered?.end(state, "ok", usageOfJson(bytes), bytes.byteLength);
   const status = response.status as ContentfulStatusCode;
   return new Response(NULL_BODY_STATUSES.has(status) ? null : bytes, {
     status,
@@ -97,11 +171,38 @@ function isEventStream(response: Response): boolean {
   return response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
 }
 
+/** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
+const ASKS_FOR_USAGE = new Set(["/chat/completions", "/completions"]);
+
+/**
+ * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
+ * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
+ */
+async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
+  const { org, keyId } = c.var.principal;
+  const [grant, reserved] = await Promise.all([
+    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+    reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger),
+  ]);
+  if (!grant.ok) {
+    if (reserved.ok) await reserved.reservation.settle(null);
+    throw new ApiError("rate_limit_exceeded", grant.message, {
+      headers: { "retry-after": String(grant.retryAfterSeconds) },
+    });
+  }
+  if (!reserved.ok) throw ApiError.from(reserved.refusal);
+  return reserved.reservation;
+}
+
 async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
   const routing = routingFor(await envRouteTable(c.env, c.var.logger), request);
-  const state: ChainState = { route: routing.first, failed: [], committed: false };
+  const metered = request ? new MeteredRequest(c, request, routing, await admit(c, request, routing)) : null;
+  const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
+  // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
+  const holdback =
+    request?.stream && !request.includeUsage && ASKS_FOR_USAGE.has(path) ? new UsageHoldback() : undefined;
   const exchange = new UpstreamExchange();
   exchange.arm("first_byte", config.firstByteTimeoutMs);
   // A client that leaves at any point (even before the upstream's headers) stops the upstream request.
@@ -114,6 +215,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       routing,
       path,
       request,
+      askUsage: holdback !== undefined,
       incoming: c.req.raw.headers,
       requestId: c.var.requestId,
       exchange,
@@ -122,18 +224,14 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       logger: c.var.logger,
     }),
   );
-  const answered = () => ({ ...served(state, routing, request), headers: routeHeaders(state) });
   try {
-    if (!request?.stream) {
-      const response = await upstream;
-      return await answerJson(c, exchange, response, config, request, answered());
-    }
+    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered);
 
     // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
     // status; if not, commit to a 200 event stream now and keep the client's connection alive.
     const early = await settleWithin(upstream, config.keepaliveMs);
     if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
-      return await answerJson(c, exchange, early.value, config, request, answered());
+      return await answerJson(exchange, early.value, config, state, metered);
     }
     // From here the client has a 200: the route being tried is the one that answers, whatever it does.
     state.committed = true;
@@ -145,17 +243,28 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       keepaliveMs: config.keepaliveMs,
       idleTimeoutMs: config.idleTimeoutMs,
       routes: () => state,
+      ...(holdback ? { holdback } : {}),
       onChunk: (chunk) => scanner.push(chunk),
       onFailure: (failure) => logUpstreamFailure(c, failure),
     });
     c.executionCtx.waitUntil(
-      relay.done.then(() => writeUsage(c, served(state, routing, request), () => scanner.usage)),
+      relay.done.then((outcome) => {
+        const cut = outcome !== "complete";
+        const answered = scanner.usage !== null || scanner.answerChars > 0;
+        metered?.end(
+          state,
+          cut ? (answered ? "partial" : "error") : "ok",
+          scanner.usage,
+          answered ? scanner.answerChars : null,
+        );
+      }),
     );
     const headers = eventStreamHeaders(early.settled ? early.value.headers : undefined);
     for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
     return new Response(relay.body, { status: 200, headers });
   } catch (error) {
     exchange.abort(error);
+    metered?.end(state, "error", null, null);
     if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
     throw upstreamFailure(error, state);
   }
@@ -165,7 +274,9 @@ async function forwardBody(c: AppContext, path: string): Promise<Response> {
   return forward(c, path, parsePassthroughBody(await c.req.arrayBuffer()));
 }
 
+/** GET /v1/models counts as a call on the key's limit; a generation request is admitted in `forward` (limit and budget). */
 const guards = [requireScope("chat"), passthroughRateLimit] as const;
+const generationGuards = [requireScope("chat")] as const;
 
 /**
  * The passthrough's routes in /openapi.json. They are declared for the document only: their bodies must
@@ -219,7 +330,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
 export const passthroughRoutes = describe(routes())
   .get("/v1/models", ...guards, (c) => forward(c, "/models", null))
   .get("/v1/models/:model", ...guards, (c) => forward(c, `/models/${encodeURIComponent(c.req.param("model"))}`, null))
-  .post("/v1/chat/completions", ...guards, (c) => forwardBody(c, "/chat/completions"))
-  .post("/v1/completions", ...guards, (c) => forwardBody(c, "/completions"))
-  .post("/v1/embeddings", ...guards, (c) => forwardBody(c, "/embeddings"))
-  .post("/v1/responses", ...guards, (c) => forwardBody(c, "/responses"));
+  .post("/v1/chat/completions", ...generationGuards, (c) => forwardBody(c, "/chat/completions"))
+  .post("/v1/completions", ...generationGuards, (c) => forwardBody(c, "/completions"))
+  .post("/v1/embeddings", ...generationGuards, (c) => forwardBody(c, "/embeddings"))
+  .post("/v1/responses", ...generationGuards, (c) => forwardBody(c, "/responses"));

@@ -11,6 +11,7 @@ import {
   upstreamErrorBody,
   upstreamFailure,
 } from "./upstream-errors";
+import type { UsageHoldback } from "./usage-holdback";
 
 export interface SseRelayOptions {
   exchange: UpstreamExchange;
@@ -26,12 +27,17 @@ export interface SseRelayOptions {
   onFailure?(error: unknown): void;
   /** The model route being relayed, named in an error frame. */
   routes?: () => FailedRoutes;
+  /** Takes back what asking the upstream for usage changed, for a client that did not ask (usage-holdback.ts). */
+  holdback?: UsageHoldback;
 }
+
+/** How a relay ended: the upstream's stream whole, the client gone first, or the upstream failing. */
+export type RelayOutcome = "complete" | "client_gone" | "failed";
 
 export interface SseRelay {
   body: ReadableStream<Uint8Array>;
   /** Settles (never rejects) when the relay has ended, however it ended; every timer is cleared by then. */
-  done: Promise<void>;
+  done: Promise<RelayOutcome>;
 }
 
 const encoder = new TextEncoder();
@@ -63,7 +69,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
     }
   }
 
-  async function pump(): Promise<void> {
+  async function pump(): Promise<RelayOutcome> {
     let response: Response | undefined;
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     // Whether the bytes so far end an event; a failure mid-event first closes that event.
@@ -91,7 +97,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
           const before = value.byteLength >= 2 ? value[value.byteLength - 2] : lastByte;
           lastByte = value[value.byteLength - 1];
           atEventEnd = lastByte === LF && before === LF;
-          await send(value);
+          const out = options.holdback ? options.holdback.push(value) : value;
+          if (out) await send(out);
           options.onChunk(value);
           // Idle time is the upstream's silence only: the clock runs while we wait for it, not for the client.
           exchange.arm("idle", options.idleTimeoutMs);
@@ -99,12 +106,17 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       }
       exchange.disarm();
       stopKeepalive();
+      const rest = options.holdback?.flush();
+      if (rest) await send(rest);
       await writer.close();
+      return "complete";
     } catch (error) {
       stopKeepalive();
       exchange.abort(error);
       reader?.cancel(error).catch(() => {});
-      if (error instanceof ClientGone) return;
+      if (error instanceof ClientGone) return "client_gone";
+      const rest = options.holdback?.flush();
+      if (rest) await writer.write(rest).catch(() => {});
       options.onFailure?.(error);
       const routes = options.routes?.();
       const body =
@@ -122,6 +134,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       } catch {
         // The client left while we were telling it: there is no one left to tell.
       }
+      return "failed";
     } finally {
       stopKeepalive();
       exchange.disarm();

@@ -47,102 +47,60 @@ export function usageOfJson(bytes: ArrayBuffer): TokenUsage | null {
 }
 
 /**
- * Watches an event stream's bytes for the last usage it reports. It only reads: the bytes reach the
- * client before `push` sees them, and only events whose data mentions "usage" are parsed as JSON.
+ * Watches an event stream's bytes for the last usage it reports, and counts the characters of the answer so far
+ * (text and tool call arguments: what an estimate of a stream cut short is made from). It only reads: the bytes
+ * reach the client before `push` sees them, and only events that mention usage or carry a delta are parsed.
  */
 export class SseUsageScanner {
   private readonly decoder = new TextDecoder();
   private readonly parser = createParser({ onEvent: (event) => this.event(event.data) });
   usage: TokenUsage | null = null;
+  /** Characters of answer text and tool call arguments seen so far. */
+  answerChars = 0;
 
   push(chunk: Uint8Array): void {
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
   }
 
   private event(data: string): void {
-    if (!data.includes('"usage"')) return;
+    const hasUsage = data.includes('"usage"');
+    if (!hasUsage && !data.includes('"delta"')) return;
     try {
-      this.usage = usageOf(JSON.parse(data)) ?? this.usage;
+      const parsed: unknown = JSON.parse(data);
+      if (hasUsage) this.usage = usageOf(parsed) ?? this.usage;
+      this.answerChars += deltaChars(parsed);
     } catch {
       // An event that is not JSON carries no usage; the client gets it unchanged all the same.
     }
   }
 }
 
-export interface UsageRecord extends TokenUsage {
-  org: string;
-  keyId: string;
-  endpoint: string;
-  /** The model route that served the call. */
-  route: string;
-  /** The model sent upstream. */
-  model: string;
-}
+const Delta = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z
+          .object({
+            content: z.string().nullish(),
+            tool_calls: z
+              .array(z.object({ function: z.object({ arguments: z.string().nullish() }).nullish() }))
+              .nullish(),
+          })
+          .nullish(),
+      }),
+    )
+    .nullish(),
+  // The Responses API streams `response.output_text.delta` events with the text in `delta`.
+  delta: z.string().nullish(),
+});
 
-/** How long rows wait for company before one D1 batch writes them all. */
-const BATCH_WINDOW_MS = 100;
-/** D1 runs a batch as one transaction; past this many rows, write at once. */
-const BATCH_MAX_ROWS = 100;
-
-interface Batch {
-  rows: UsageRecord[];
-  written: Promise<void>;
-  flushNow(): void;
-}
-
-const open = new WeakMap<D1Database, Batch>();
-
-/**
- * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
- * instead of per request: a busy isolate writes tens of rows at once, off every client's path. The
- * request that opens a batch keeps it alive (its waitUntil waits for the write), so no row is lost
- * when the isolate goes idle; the others wait for the same promise in their own waitUntil.
- */
-export function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
-  let batch = open.get(db);
-  if (!batch) batch = openBatch(db);
-  batch.rows.push(record);
-  if (batch.rows.length >= BATCH_MAX_ROWS) batch.flushNow();
-  return batch.written;
-}
-
-function openBatch(db: D1Database): Batch {
-  const rows: UsageRecord[] = [];
-  let flush: () => void = () => {};
-  const due = new Promise<void>((resolve) => {
-    const timer = setTimeout(() => flush(), BATCH_WINDOW_MS);
-    flush = () => {
-      clearTimeout(timer);
-      // Closed before the write starts: rows queued from now on open the next batch.
-      if (open.get(db) === batch) open.delete(db);
-      resolve();
-    };
-  });
-  const batch: Batch = { rows, written: due.then(() => writeRows(db, rows)), flushNow: () => flush() };
-  open.set(db, batch);
-  return batch;
-}
-
-const MODEL_NAME_CHARS = 256;
-
-async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
-  const insert = db.prepare(
-    "INSERT INTO usage_records (id, org, key_id, endpoint, route, model, prompt_tokens, completion_tokens, total_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  );
-  await db.batch(
-    rows.map((r) =>
-      insert.bind(
-        crypto.randomUUID(),
-        r.org,
-        r.keyId,
-        r.endpoint,
-        r.route,
-        // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
-        r.model.slice(0, MODEL_NAME_CHARS),
-        r.promptTokens,
-        r.completionTokens,
-        r.totalTokens,
-      ),
-    ),
-  );
+function deltaChars(value: unknown): number {
+  const parsed = Delta.safeParse(value);
+  if (!parsed.success) return 0;
+  let chars = parsed.data.delta?.length ?? 0;
+  for (const choice of parsed.data.choices ?? []) {
+    chars += choice.delta?.content?.length ?? 0;
+    for (const call of choice.delta?.tool_calls ?? []) chars += call.function?.arguments?.length ?? 0;
+  }
+  return chars;
 }

@@ -3,7 +3,7 @@
 import type { AdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { isolateBreaker } from "./circuit-breaker";
-import { ChainRouter } from "./model-router";
+import { ChainRouter, type RouteAttempt } from "./model-router";
 import { defaultRoute, defaultRouteSource } from "./model-routes";
 import { routeChatModel } from "./route-models";
 import { loadRouteTable, RouteTable } from "./route-table";
@@ -23,9 +23,14 @@ export async function envRouteTable(env: Cloudflare.Env, logger: AdminLogger): P
   }
 }
 
-export function envRouter(env: Cloudflare.Env, logger: AdminLogger): ChainRouter {
+export function envRouter(
+  env: Cloudflare.Env,
+  logger: AdminLogger,
+  onAttempt?: (attempt: RouteAttempt) => void,
+): ChainRouter {
   const config = settings(env);
   return new ChainRouter({
+    ...(onAttempt ? { onAttempt } : {}),
     routes: () => envRouteTable(env, logger),
     modelFor: (route) => routeChatModel(route, env, config.llm.callTimeoutMs),
     breaker: isolateBreaker,

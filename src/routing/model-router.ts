@@ -56,8 +56,21 @@ const FAILS_OVER: ReadonlySet<ModelError["code"]> = new Set([
   "model_bad_response",
 ]);
 
+/** One upstream call the router made, for the meter's rows: its route, its time, how it ended, what it used. */
+export interface RouteAttempt {
+  route: ModelRoute;
+  latencyMs: number;
+  /** `partial`: the stream broke after text was shown (the step started again, or failed). */
+  outcome: "ok" | "error" | "partial";
+  usage: ChatResponse["usage"] | null;
+  /** Characters of the answer (text and tool call arguments), for an estimate when no usage was reported. */
+  answerChars: number;
+}
+
 export interface ChainRouterDeps {
   routes: () => Promise<RouteTable>;
+  /** Hears every upstream call, whatever its end. */
+  onAttempt?: (attempt: RouteAttempt) => void;
   /** The model behind a route (its provider, upstream model, key and timeout). */
   modelFor: (route: ModelRoute) => ChatModel;
   breaker: CircuitBreaker;
@@ -82,6 +95,7 @@ export class ChainRouter implements ModelRouter {
     for (const [index, route] of candidates.entries()) {
       const next = candidates[index + 1];
       let streamed = 0;
+      const startedAt = Date.now();
       try {
         const request = await call.request(route.toolFormat);
         const response = await this.deps.modelFor(route).complete({
@@ -99,8 +113,23 @@ export class ChainRouter implements ModelRouter {
             : {}),
         });
         breaker.succeeded(route.name, logger);
+        this.deps.onAttempt?.({
+          route,
+          latencyMs: Date.now() - startedAt,
+          outcome: "ok",
+          usage: response.usage ?? null,
+          answerChars:
+            (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+        });
         return { response, route: servedBy(route) };
       } catch (error) {
+        this.deps.onAttempt?.({
+          route,
+          latencyMs: Date.now() - startedAt,
+          outcome: streamed > 0 ? "partial" : "error",
+          usage: null,
+          answerChars: streamed,
+        });
         if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) throw error;
         breaker.failed(route.name, this.deps.breakerOptions, logger);
         // After a first byte, one fresh start on another route; a second broken stream ends the step.

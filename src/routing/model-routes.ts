@@ -34,6 +34,9 @@ export const ModelRouteBody = z
     toolFormat: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
     timeoutMs: z.number().int().min(1).max(MAX_ROUTE_TIMEOUT_MS).optional(),
     fallbacks: z.array(RouteName).max(MAX_FALLBACKS).default([]),
+    /** US dollars per million prompt (input) and completion (output) tokens: cost figures and cost limits. */
+    inputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
+    outputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
   })
   .superRefine((route, ctx) => {
     if (route.provider === "openai_compatible" && !route.baseUrl) {
@@ -61,6 +64,8 @@ export const ModelRoute = z.object({
   toolFormat: z.enum(["native", "json"]),
   timeoutMs: z.number().int().nullable(),
   fallbacks: z.array(z.string()),
+  inputPricePerMTok: z.number().nullable(),
+  outputPricePerMTok: z.number().nullable(),
   /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
   source: z.enum(["vars", "stored"]),
   createdAt: z.string().nullable(),
@@ -77,6 +82,8 @@ const Row = z.object({
   tool_format: z.enum(["native", "json"]),
   timeout_ms: z.number().int().nullable(),
   fallbacks: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  input_price_per_mtok: z.number().nullable(),
+  output_price_per_mtok: z.number().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -92,6 +99,8 @@ function routeOfRow(row: unknown): ModelRoute {
     toolFormat: r.tool_format,
     timeoutMs: r.timeout_ms,
     fallbacks: r.fallbacks,
+    inputPricePerMTok: r.input_price_per_mtok,
+    outputPricePerMTok: r.output_price_per_mtok,
     source: "stored",
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -127,6 +136,8 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     toolFormat: provider === "workers_ai" ? "native" : llm.toolFormat,
     timeoutMs: llm.callTimeoutMs,
     fallbacks: [],
+    inputPricePerMTok: null,
+    outputPricePerMTok: null,
     source: "vars",
     createdAt: null,
     updatedAt: null,
@@ -186,11 +197,13 @@ export class ModelRouteRegistry {
     const existed = (await this.get(name)) !== null;
     await this.db
       .prepare(
-        `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks,
+           input_price_per_mtok, output_price_per_mtok)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
+           input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -202,6 +215,8 @@ export class ModelRouteRegistry {
         body.toolFormat,
         body.timeoutMs ?? null,
         JSON.stringify(body.fallbacks),
+        body.inputPricePerMTok,
+        body.outputPricePerMTok,
       )
       .run();
     const route = await this.get(name);

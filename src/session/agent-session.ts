@@ -11,6 +11,7 @@ import type { TokenUsage } from "../agent/turn-store";
 import type { ChatTool } from "../llm/chat-model";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
+import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
 import { catalogKnowing, D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
@@ -613,9 +614,20 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       (options.caller ? keyModelCallBudget(this.env.MODEL_CALL_LIMITER, options.caller.keyId, logger) : undefined);
     const shared = this.sharedDeps();
     const { reads } = options;
+    const { caller } = options;
+    const defer = (work: Promise<unknown>) => this.ctx.waitUntil(work);
+    const session = () => {
+      const { sessionId, mode } = this.store.identity();
+      return { sessionId, mode };
+    };
     return new AgentReasoner({
       ...shared,
-      router: envRouter(this.env, logger),
+      router: envRouter(
+        this.env,
+        logger,
+        caller ? turnUsageRecorder(this.env, caller, session, logger, defer) : undefined,
+      ),
+      ...(caller ? { meter: orgTurnMeter(this.env, caller, logger, defer) } : {}),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
         : {}),

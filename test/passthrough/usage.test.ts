@@ -120,19 +120,23 @@ describe("usage records", () => {
     expect(rows.map((r) => r.total_tokens).sort()).toEqual([2, 3, 4]);
   });
 
-  it("records nothing when the upstream reports no usage", async () => {
-    const script = await scriptUpstream([{ type: "json", body: { id: "x", object: "chat.completion", choices: [] } }]);
+  it("records an estimate, from the request's and the answer's size, when the upstream reports no usage", async () => {
+    const answer = { id: "x", object: "chat.completion", choices: [] };
+    const script = await scriptUpstream([{ type: "json", body: answer }]);
     const key = await newChatKey();
     const through = workerWith();
-    const response = await post(
-      "/chat/completions",
-      key,
-      { model: "gpt-test", messages: [{ role: "user", content: script.marker }] },
-      {},
-      through,
-    );
+    const body = JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: script.marker }] });
+    const response = await through.fetch("http://localhost/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body,
+    });
     expect(response.status).toBe(200);
     await through.settled();
-    expect(await usageRows(key)).toEqual([]);
+    const prompt = Math.ceil(body.length / 4);
+    const completion = Math.ceil(JSON.stringify(answer).length / 4);
+    expect(await usageRows(key)).toMatchObject([
+      { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    ]);
   });
 });

@@ -104,6 +104,30 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   frame_too_large: { frame: () => frameError({ type: "ping", pad: "x".repeat(1_000_001) }) },
   missing_api_key: { http: () => app("http://aptix.test/modes") },
   invalid_api_key: { http: () => request("GET", "/modes", undefined, { key: "not-a-key" }) },
+  api_key_expired: {
+    http: async () => {
+      const { key, keyId } = await newChatKey();
+      await env.DB.prepare("UPDATE api_keys SET expires_at = '2020-01-01T00:00:00.000Z' WHERE id = ?")
+        .bind(keyId)
+        .run();
+      return request("GET", "/modes", undefined, { key });
+    },
+  },
+  api_key_not_found: {
+    http: () => request("DELETE", "/admin/keys/key_nope", undefined, { key: TEST_KEYS.admin.key }),
+  },
+  budget_exceeded: {
+    http: async () => {
+      const { key } = await newChatKey(`org-budget-${crypto.randomUUID()}`, ["chat", "admin"]);
+      await request("PUT", "/admin/budget", { tokensPerDay: 1 }, { key });
+      return request(
+        "POST",
+        "/v1/chat/completions",
+        { model: "m", messages: [{ role: "user", content: "hi" }] },
+        { key },
+      );
+    },
+  },
   invalid_ticket: { http: async () => connect(await createSession(), "wst_made_up") },
   insufficient_scope: { http: () => request("PUT", "/admin/modes/x", {}, { key: TEST_KEYS.chat.key }) },
   route_not_found: { http: () => request("GET", "/nowhere") },

@@ -17,7 +17,8 @@ async function applySeed(): Promise<void> {
 describe("the local seed", () => {
   it("stores the dev key under an id that is not the key, so logs never carry the key", async () => {
     await applySeed();
-    const principal = await authenticateApiKey(env.DB, "dev-key");
+    const found = await authenticateApiKey(env.DB, "dev-key");
+    const principal = found.ok ? found.principal : null;
     expect(principal).toMatchObject({ org: "dev-org", user: "dev-user", scopes: ["chat", "admin"] });
     expect(principal?.keyId).not.toContain("dev-key");
   });

@@ -22,6 +22,8 @@ export type ScriptStep =
   /** A chat completion: JSON, or an SSE stream when the request says `stream: true`. */
   | (Timing & {
       type: "completion";
+      /** The completion's id (and a fixed `created`): two answers of the same step are then the same bytes. */
+      id?: string;
       content?: string | null;
       toolCalls?: ScriptedToolCall[];
       finishReason?: string;

@@ -74,9 +74,9 @@ function toolCallsWithIds(calls: ScriptedToolCall[] | undefined, seq: number) {
 function completionJson(step: Extract<ScriptStep, { type: "completion" }>, model: string, seq: number) {
   const toolCalls = toolCallsWithIds(step.toolCalls, seq);
   return {
-    id: `chatcmpl-scripted-${seq}`,
+    id: step.id ?? `chatcmpl-scripted-${seq}`,
     object: "chat.completion",
-    created: 1_700_000_000 + seq,
+    created: step.id ? 1_700_000_000 : 1_700_000_000 + seq,
     model,
     choices: [
       {
@@ -111,10 +111,17 @@ function completionChunks(
   includeUsage: boolean,
 ) {
   const size = step.chunkSize ?? 8;
-  const base = { id: `chatcmpl-scripted-${seq}`, object: "chat.completion.chunk", created: 1_700_000_000 + seq, model };
+  const base = {
+    id: step.id ?? `chatcmpl-scripted-${seq}`,
+    object: "chat.completion.chunk",
+    created: step.id ? 1_700_000_000 : 1_700_000_000 + seq,
+    model,
+  };
+  // As OpenAI does: with include_usage every chunk carries `"usage": null`, and one more chunk carries the usage.
   const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
     ...base,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {}),
   });
   const out: Record<string, unknown>[] = [choice({ role: "assistant", content: "", refusal: null })];
   for (const piece of chunks(step.content ?? "", size)) out.push(choice({ content: piece }));

@@ -1,0 +1,272 @@
+// OrgMeter: one Durable Object per org, the one counter its budgets are checked against (issue 14). Before a model
+// call the caller reserves an estimate; when the call ends it settles the reservation with what the call really
+// used (or releases it when the call produced nothing). A reservation counts against every limit it falls under
+// (the org's and the key's, per day and per month, tokens and cost) until it is settled, so concurrent calls from
+// any number of isolates never spend more than the limit plus nothing: a call whose estimate does not fit what is
+// left (spent + in flight) is refused before it starts. A reservation nobody settles (a crashed isolate) lapses
+// after RESERVATION_TTL_MS, by alarm.
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+
+/** How long an unsettled reservation holds its tokens: longer than any model call may take. */
+export const RESERVATION_TTL_MS = 15 * 60_000;
+
+export const BudgetLimits = z.strictObject({
+  tokensPerDay: z.number().int().min(1).nullable().default(null),
+  tokensPerMonth: z.number().int().min(1).nullable().default(null),
+  /** US dollars per month, counted from the prices of the routes that served the calls. */
+  costPerMonthUsd: z.number().positive().nullable().default(null),
+});
+export type BudgetLimits = z.output<typeof BudgetLimits>;
+
+export const NO_LIMITS: BudgetLimits = { tokensPerDay: null, tokensPerMonth: null, costPerMonthUsd: null };
+
+/** What a call is expected to use, or did use. Cost in millionths of a dollar (0 for a route without prices). */
+export interface Amount {
+  tokens: number;
+  costMicros: number;
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: string }
+  | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };
+
+/** One subject's budget: its limits, what it spent today and this month, and what is reserved now. */
+export interface BudgetUse {
+  limits: BudgetLimits;
+  day: { period: string; tokens: number; costMicros: number };
+  month: { period: string; tokens: number; costMicros: number };
+  reserved: Amount;
+}
+
+export interface MeterStatus {
+  org: BudgetUse;
+  keys: Record<string, BudgetUse>;
+}
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS limits (
+     subject TEXT PRIMARY KEY, tokens_per_day INTEGER, tokens_per_month INTEGER, cost_per_month_micros INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS spend (
+     subject TEXT NOT NULL, period TEXT NOT NULL, tokens INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
+     PRIMARY KEY (subject, period))`,
+  `CREATE TABLE IF NOT EXISTS reservations (
+     id TEXT PRIMARY KEY, key_id TEXT NOT NULL, tokens INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
+     day TEXT NOT NULL, month TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
+];
+
+/** The org's own budget is subject "org"; a key's is "key:<id>". */
+const ORG = "org";
+const keySubject = (keyId: string) => `key:${keyId}`;
+
+export function dayOf(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}
+
+export function monthOf(now: number): string {
+  return new Date(now).toISOString().slice(0, 7);
+}
+
+/** Seconds until the UTC day (or month) that `now` is in ends: when a spent budget is whole again. */
+function secondsUntil(period: "day" | "month", now: number): number {
+  const date = new Date(now);
+  const end =
+    period === "day"
+      ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1)
+      : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((end - now) / 1000));
+}
+
+interface Row {
+  [key: string]: SqlStorageValue;
+}
+
+export class OrgMeter extends DurableObject<Cloudflare.Env> {
+  private readonly sql: SqlStorage;
+  /** Limits are read on every reservation: kept in memory, written through. */
+  private limitsCache: Map<string, BudgetLimits> | null = null;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    for (const statement of SCHEMA) this.sql.exec(statement);
+  }
+
+  /** Reserves `estimate` for a call of `keyId`, or refuses it naming the limit it would pass. */
+  async reserve(keyId: string, estimate: Amount, now: number = Date.now()): Promise<ReserveResult> {
+    this.lapse(now);
+    const day = dayOf(now);
+    const month = monthOf(now);
+    for (const [subject, scope] of [
+      [ORG, "org"],
+      [keySubject(keyId), "key"],
+    ] as const) {
+      const limits = this.limitsOf(subject);
+      if (!limits.tokensPerDay && !limits.tokensPerMonth && !limits.costPerMonthUsd) continue;
+      const use = this.useOf(subject, day, month, scope === "key" ? keyId : null);
+      const who = scope === "org" ? "this organization" : "this API key";
+      const checks: [number | null, number, number, string, "day" | "month"][] = [
+        [limits.tokensPerDay, use.day.tokens + use.reservedDay.tokens, estimate.tokens, "tokens per day", "day"],
+        [
+          limits.tokensPerMonth,
+          use.month.tokens + use.reservedMonth.tokens,
+          estimate.tokens,
+          "tokens per month",
+          "month",
+        ],
+        [
+          limits.costPerMonthUsd === null ? null : Math.round(limits.costPerMonthUsd * 1_000_000),
+          use.month.costMicros + use.reservedMonth.costMicros,
+          estimate.costMicros,
+          "US dollars per month",
+          "month",
+        ],
+      ];
+      for (const [limit, used, wanted, unit, period] of checks) {
+        if (limit === null || used + wanted <= limit) continue;
+        const shown = unit.startsWith("US") ? (limit / 1_000_000).toFixed(2) : String(limit);
+        const usedShown = unit.startsWith("US") ? (used / 1_000_000).toFixed(2) : String(used);
+        return {
+          ok: false,
+          scope,
+          retryAfterSeconds: secondsUntil(period, now),
+          message:
+            `The budget of ${who} is spent: ${usedShown} of ${shown} ${unit} used or reserved, and this call ` +
+            `may need ${unit.startsWith("US") ? (wanted / 1_000_000).toFixed(4) : wanted} more. It renews at the start of the next ${period} (UTC).`,
+        };
+      }
+    }
+    const id = crypto.randomUUID();
+    this.sql.exec(
+      "INSERT INTO reservations (id, key_id, tokens, cost_micros, day, month, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      id,
+      keyId,
+      estimate.tokens,
+      estimate.costMicros,
+      day,
+      month,
+      now + RESERVATION_TTL_MS,
+    );
+    await this.armAlarm(now + RESERVATION_TTL_MS);
+    return { ok: true, reservationId: id };
+  }
+
+  /**
+   * Ends a reservation: what the call used is spent (in the day and month it was reserved in); null releases it
+   * (the call failed and used nothing). A reservation that already lapsed still has its use spent.
+   */
+  async settle(reservationId: string, keyId: string, used: Amount | null, now: number = Date.now()): Promise<void> {
+    const row = this.sql.exec<Row>("SELECT day, month FROM reservations WHERE id = ?", reservationId).toArray()[0];
+    this.sql.exec("DELETE FROM reservations WHERE id = ?", reservationId);
+    if (!used || (used.tokens === 0 && used.costMicros === 0)) return;
+    const day = typeof row?.day === "string" ? row.day : dayOf(now);
+    const month = typeof row?.month === "string" ? row.month : monthOf(now);
+    for (const subject of [ORG, keySubject(keyId)]) {
+      for (const period of [`d:${day}`, `m:${month}`]) {
+        this.sql.exec(
+          `INSERT INTO spend (subject, period, tokens, cost_micros) VALUES (?, ?, ?, ?)
+           ON CONFLICT (subject, period) DO UPDATE SET tokens = tokens + excluded.tokens,
+             cost_micros = cost_micros + excluded.cost_micros`,
+          subject,
+          period,
+          used.tokens,
+          used.costMicros,
+        );
+      }
+    }
+  }
+
+  /** Sets the org's limits (keyId null) or a key's; all null removes them. */
+  async setLimits(keyId: string | null, limits: BudgetLimits): Promise<void> {
+    const subject = keyId === null ? ORG : keySubject(keyId);
+    this.sql.exec(
+      `INSERT INTO limits (subject, tokens_per_day, tokens_per_month, cost_per_month_micros) VALUES (?, ?, ?, ?)
+       ON CONFLICT (subject) DO UPDATE SET tokens_per_day = excluded.tokens_per_day,
+         tokens_per_month = excluded.tokens_per_month, cost_per_month_micros = excluded.cost_per_month_micros`,
+      subject,
+      limits.tokensPerDay,
+      limits.tokensPerMonth,
+      limits.costPerMonthUsd === null ? null : Math.round(limits.costPerMonthUsd * 1_000_000),
+    );
+    this.limitsCache?.set(subject, limits);
+  }
+
+  /** The org's budget use, and that of each of `keyIds`. */
+  async status(keyIds: string[] = [], now: number = Date.now()): Promise<MeterStatus> {
+    this.lapse(now);
+    const day = dayOf(now);
+    const month = monthOf(now);
+    const keys: Record<string, BudgetUse> = {};
+    for (const keyId of keyIds) keys[keyId] = this.budgetUse(keySubject(keyId), day, month, keyId);
+    return { org: this.budgetUse(ORG, day, month, null), keys };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.lapse(now);
+    const next = this.sql.exec<Row>("SELECT MIN(expires_at) AS next FROM reservations").toArray()[0]?.next;
+    if (typeof next === "number") await this.ctx.storage.setAlarm(next);
+  }
+
+  private budgetUse(subject: string, day: string, month: string, keyId: string | null): BudgetUse {
+    const use = this.useOf(subject, day, month, keyId);
+    return {
+      limits: this.limitsOf(subject),
+      day: { period: day, ...use.day },
+      month: { period: month, ...use.month },
+      reserved: use.reservedMonth,
+    };
+  }
+
+  private limitsOf(subject: string): BudgetLimits {
+    if (!this.limitsCache) {
+      this.limitsCache = new Map();
+      for (const row of this.sql.exec<Row>("SELECT * FROM limits").toArray()) {
+        const costMicros = row.cost_per_month_micros;
+        this.limitsCache.set(String(row.subject), {
+          tokensPerDay: typeof row.tokens_per_day === "number" ? row.tokens_per_day : null,
+          tokensPerMonth: typeof row.tokens_per_month === "number" ? row.tokens_per_month : null,
+          costPerMonthUsd: typeof costMicros === "number" ? costMicros / 1_000_000 : null,
+        });
+      }
+    }
+    return this.limitsCache.get(subject) ?? NO_LIMITS;
+  }
+
+  private spent(subject: string, period: string): Amount {
+    const row = this.sql
+      .exec<Row>("SELECT tokens, cost_micros FROM spend WHERE subject = ? AND period = ?", subject, period)
+      .toArray()[0];
+    return { tokens: Number(row?.tokens ?? 0), costMicros: Number(row?.cost_micros ?? 0) };
+  }
+
+  /** Spent and reserved amounts of a subject (the org: every reservation; a key: its own). */
+  private useOf(subject: string, day: string, month: string, keyId: string | null) {
+    const reserved = (where: string, ...bindings: SqlStorageValue[]): Amount => {
+      const row = this.sql
+        .exec<Row>(
+          `SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_micros), 0) AS cost FROM reservations WHERE ${where}`,
+          ...bindings,
+        )
+        .toArray()[0];
+      return { tokens: Number(row?.tokens ?? 0), costMicros: Number(row?.cost ?? 0) };
+    };
+    const mine = keyId === null ? "1 = 1" : "key_id = ?";
+    const keyBinding = keyId === null ? [] : [keyId];
+    return {
+      day: this.spent(subject, `d:${day}`),
+      month: this.spent(subject, `m:${month}`),
+      reservedDay: reserved(`${mine} AND day = ?`, ...keyBinding, day),
+      reservedMonth: reserved(`${mine} AND month = ?`, ...keyBinding, month),
+    };
+  }
+
+  private lapse(now: number): void {
+    this.sql.exec("DELETE FROM reservations WHERE expires_at <= ?", now);
+  }
+
+  private async armAlarm(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+}

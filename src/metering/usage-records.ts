@@ -1,0 +1,101 @@
+// The meter's rows: one per upstream model call, the passthrough's and the agent loop's alike, batched into D1
+// off every client's path (issue 14).
+import type { TokenUsage } from "../passthrough/usage";
+
+/** How a model call ended: with an answer, without one, or cut short by the client (tokens so far). */
+export type UsageOutcome = "ok" | "error" | "partial";
+
+/** One row of the meter: one upstream model call, by whom, where, what it used and how it ended. */
+export interface UsageRecord extends TokenUsage {
+  org: string;
+  keyId: string;
+  userId: string;
+  /** The session and mode of an agent turn's call; null for the passthrough. */
+  sessionId: string | null;
+  mode: string | null;
+  /** The passthrough's path, or `agent` for a turn's call. */
+  endpoint: string;
+  /** The model route that served the call. */
+  route: string;
+  /** The model sent upstream. */
+  model: string;
+  latencyMs: number;
+  outcome: UsageOutcome;
+  /** From the route's prices; 0 when it has none. */
+  costMicros: number;
+}
+
+/** How long rows wait for company before one D1 batch writes them all. */
+const BATCH_WINDOW_MS = 100;
+/** D1 runs a batch as one transaction; past this many rows, write at once. */
+const BATCH_MAX_ROWS = 100;
+
+interface Batch {
+  rows: UsageRecord[];
+  written: Promise<void>;
+  flushNow(): void;
+}
+
+const open = new WeakMap<D1Database, Batch>();
+
+/**
+ * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
+ * instead of per request: a busy isolate writes tens of rows at once, off every client's path. The
+ * request that opens a batch keeps it alive (its waitUntil waits for the write), so no row is lost
+ * when the isolate goes idle; the others wait for the same promise in their own waitUntil.
+ */
+export function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
+  let batch = open.get(db);
+  if (!batch) batch = openBatch(db);
+  batch.rows.push(record);
+  if (batch.rows.length >= BATCH_MAX_ROWS) batch.flushNow();
+  return batch.written;
+}
+
+function openBatch(db: D1Database): Batch {
+  const rows: UsageRecord[] = [];
+  let flush: () => void = () => {};
+  const due = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => flush(), BATCH_WINDOW_MS);
+    flush = () => {
+      clearTimeout(timer);
+      // Closed before the write starts: rows queued from now on open the next batch.
+      if (open.get(db) === batch) open.delete(db);
+      resolve();
+    };
+  });
+  const batch: Batch = { rows, written: due.then(() => writeRows(db, rows)), flushNow: () => flush() };
+  open.set(db, batch);
+  return batch;
+}
+
+const MODEL_NAME_CHARS = 256;
+
+async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
+  const insert = db.prepare(
+    `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, endpoint, route, model, prompt_tokens,
+       completion_tokens, total_tokens, latency_ms, outcome, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  await db.batch(
+    rows.map((r) =>
+      insert.bind(
+        crypto.randomUUID(),
+        r.org,
+        r.keyId,
+        r.userId,
+        r.sessionId,
+        r.mode,
+        r.endpoint,
+        r.route,
+        // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
+        r.model.slice(0, MODEL_NAME_CHARS),
+        r.promptTokens,
+        r.completionTokens,
+        r.totalTokens,
+        Math.round(r.latencyMs),
+        r.outcome,
+        r.costMicros,
+      ),
+    ),
+  );
+}

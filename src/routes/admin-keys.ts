@@ -1,0 +1,366 @@
+// /admin/keys, /admin/budget, /admin/usage (admin scope): an admin manages the keys of its own org (a new key
+// is shown once; revoking takes effect at once in this isolate and within AUTH_CACHE_TTL_MS everywhere), sets the
+// org's and each key's token and cost budgets (kept in the org's OrgMeter, the one counter they are checked
+// against), and reads the meter's rows grouped by day, key, model, mode or route, as JSON or CSV.
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
+import { forgetApiKey, hashApiKey, SCOPES } from "../auth/api-keys";
+import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
+import { quoted } from "../quote";
+
+const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
+
+const KeyId = z.object({ id: z.string().min(1).max(200) });
+
+const Scopes = z
+  .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(", ")}` }))
+  .min(1, "must name at least one scope")
+  .transform((scopes) => [...new Set(scopes)]);
+
+const ExpiresAt = z.iso
+  .datetime({ offset: true, error: "must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z" })
+  .refine((at) => Date.parse(at) > Date.now(), "must be in the future")
+  .transform((at) => new Date(at).toISOString());
+
+const Budget = BudgetLimits.meta({
+  description:
+    "Limits of tokens per UTC day and month, and of US dollars per month (from the routes' prices); null: none.",
+});
+
+const NewKeyBody = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(100),
+  /** The user the key acts for; the admin's own user when absent. */
+  user: z.string().trim().min(1, "must not be empty").max(200).optional(),
+  scopes: Scopes.default(["chat"]),
+  expiresAt: ExpiresAt.nullable().default(null),
+  budget: Budget.optional(),
+});
+
+const KeyChangeBody = z
+  .strictObject({
+    name: z.string().trim().min(1, "must not be empty").max(100).optional(),
+    scopes: Scopes.optional(),
+    expiresAt: ExpiresAt.nullable().optional(),
+    budget: Budget.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, "name at least one of name, scopes, expiresAt, budget");
+
+const BudgetUseView = z.object({
+  limits: BudgetLimits,
+  day: z.object({ period: z.string(), tokens: z.number(), costMicros: z.number() }),
+  month: z.object({ period: z.string(), tokens: z.number(), costMicros: z.number() }),
+  reserved: z.object({ tokens: z.number(), costMicros: z.number() }),
+});
+
+const KeyView = z.object({
+  id: z.string(),
+  name: z.string(),
+  user: z.string(),
+  scopes: z.array(z.string()),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+  expired: z.boolean(),
+  budget: BudgetUseView,
+});
+type KeyView = z.infer<typeof KeyView>;
+
+const KeyRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  user_id: z.string(),
+  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+});
+
+function meterOf(c: AppContext) {
+  return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(c.var.principal.org));
+}
+
+/** The live keys of the caller's org (never another org's), with their budget use. */
+async function keyViews(c: AppContext, onlyId?: string): Promise<KeyView[]> {
+  const { results } = await c.env.DB.prepare(
+    `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
+     WHERE org = ? AND revoked_at IS NULL ${onlyId ? "AND id = ?" : ""} ORDER BY created_at DESC, id`,
+  )
+    .bind(...(onlyId ? [c.var.principal.org, onlyId] : [c.var.principal.org]))
+    .all();
+  const rows = results.map((r) => KeyRow.parse(r));
+  const status = await meterOf(c).status(rows.map((r) => r.id));
+  const now = Date.now();
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    user: r.user_id,
+    scopes: r.scopes,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    expired: r.expires_at !== null && Date.parse(r.expires_at) <= now,
+    budget: status.keys[r.id] as BudgetUse,
+  }));
+}
+
+async function keyView(c: AppContext, id: string): Promise<KeyView> {
+  const [view] = await keyViews(c, id);
+  if (!view) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
+  return view;
+}
+
+function newSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `ak_${btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "")}`;
+}
+
+export const USAGE_GROUPS = ["day", "key", "model", "mode", "route"] as const;
+const GROUP_COLUMN: Record<(typeof USAGE_GROUPS)[number], string> = {
+  day: "substr(created_at, 1, 10)",
+  key: "key_id",
+  model: "model",
+  mode: "COALESCE(mode, '')",
+  route: "route",
+};
+
+const UsageQuery = z.object({
+  from: z.iso.date({ error: "must be a date, YYYY-MM-DD" }).optional(),
+  to: z.iso.date({ error: "must be a date, YYYY-MM-DD" }).optional(),
+  groupBy: z.enum(USAGE_GROUPS, { error: `must be one of: ${USAGE_GROUPS.join(", ")}` }).default("day"),
+  /** A second grouping, for a chart's series (tokens per day by model). */
+  by: z.enum(USAGE_GROUPS, { error: `must be one of: ${USAGE_GROUPS.join(", ")}` }).optional(),
+  format: z.enum(["json", "csv"], { error: "must be json or csv" }).optional(),
+});
+
+const UsageRow = z.object({
+  group: z.string(),
+  series: z.string().nullable(),
+  calls: z.number(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+  costUsd: z.number(),
+  errors: z.number(),
+  partial: z.number(),
+  latencyMsAvg: z.number(),
+});
+type UsageRow = z.infer<typeof UsageRow>;
+
+const CSV_COLUMNS: (keyof UsageRow)[] = [
+  "group",
+  "series",
+  "calls",
+  "promptTokens",
+  "completionTokens",
+  "totalTokens",
+  "costUsd",
+  "errors",
+  "partial",
+  "latencyMsAvg",
+];
+
+function csvCell(value: unknown): string {
+  const text = value === null || value === undefined ? "" : String(value);
+  // A cell that a spreadsheet would run as a formula is quoted as text.
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+export const adminKeyRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/keys",
+      summary: "The live keys of your organization, newest first, each with its budget use",
+      ...admin,
+      responses: { 200: json(z.object({ keys: z.array(KeyView) }), "The keys."), ...errors(401, 403) },
+    }),
+    async (c) => c.json({ keys: await keyViews(c) }, 200),
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/admin/keys",
+      summary: "A new key of your organization; its secret is in this answer only",
+      ...admin,
+      request: jsonBody(NewKeyBody, "The key."),
+      responses: {
+        201: json(z.object({ key: KeyView, secret: z.string() }), "Created; `secret` is shown once."),
+        ...errors(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const { org, user } = c.var.principal;
+      const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
+      const secret = newSecret();
+      await c.env.DB.prepare(
+        "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+        .bind(
+          id,
+          await hashApiKey(secret),
+          body.name,
+          org,
+          body.user ?? user,
+          JSON.stringify(body.scopes),
+          body.expiresAt,
+        )
+        .run();
+      if (body.budget) await meterOf(c).setLimits(id, body.budget);
+      c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
+      return c.json({ key: await keyView(c, id), secret }, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "patch",
+      path: "/admin/keys/{id}",
+      summary: "Changes a key's name, scopes, expiry or budget",
+      ...admin,
+      request: { params: KeyId, ...jsonBody(KeyChangeBody, "What changes.") },
+      responses: { 200: json(z.object({ key: KeyView }), "Changed."), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      await keyView(c, id);
+      const sets: string[] = [];
+      const values: (string | null)[] = [];
+      if (body.name !== undefined) {
+        sets.push("name = ?");
+        values.push(body.name);
+      }
+      if (body.scopes !== undefined) {
+        sets.push("scopes = ?");
+        values.push(JSON.stringify(body.scopes));
+      }
+      if (body.expiresAt !== undefined) {
+        sets.push("expires_at = ?");
+        values.push(body.expiresAt);
+      }
+      if (sets.length > 0) {
+        await c.env.DB.prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
+          .bind(...values, id, c.var.principal.org)
+          .run();
+        forgetApiKey(id);
+      }
+      if (body.budget) await meterOf(c).setLimits(id, body.budget);
+      return c.json({ key: await keyView(c, id) }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/admin/keys/{id}",
+      summary: "Revokes a key of your organization",
+      ...admin,
+      request: { params: KeyId },
+      responses: { 204: { description: "Revoked." }, ...errors(401, 403, 404) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const result = await c.env.DB.prepare(
+        "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
+      )
+        .bind(id, c.var.principal.org)
+        .run();
+      if (result.meta.changes === 0) {
+        throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
+      }
+      forgetApiKey(id);
+      c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
+      return c.body(null, 204);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/budget",
+      summary: "Your organization's budget: its limits, what it spent today and this month, what is reserved now",
+      ...admin,
+      responses: { 200: json(z.object({ budget: BudgetUseView }), "The budget."), ...errors(401, 403) },
+    }),
+    async (c) => c.json({ budget: (await meterOf(c).status()).org }, 200),
+  )
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/admin/budget",
+      summary: "Sets your organization's limits (null: none)",
+      ...admin,
+      request: jsonBody(Budget, "The limits."),
+      responses: { 200: json(z.object({ budget: BudgetUseView }), "Set."), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const meter = meterOf(c);
+      await meter.setLimits(null, c.req.valid("json"));
+      c.var.logger.addCustomEvent("Message", "[admin_budget_put]", "Organization budget set.");
+      return c.json({ budget: (await meter.status()).org }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/usage",
+      summary: "Your organization's model calls, summed by day, key, model, mode or route (JSON, or CSV)",
+      ...admin,
+      request: { query: UsageQuery },
+      responses: {
+        200: {
+          content: {
+            "application/json": {
+              schema: z.object({ from: z.string(), to: z.string(), groupBy: z.string(), rows: z.array(UsageRow) }),
+            },
+            "text/csv": { schema: z.string() },
+          },
+          description: "The sums; `Accept: text/csv` or `format=csv` for CSV.",
+        },
+        ...errors(400, 401, 403),
+      },
+    }),
+    async (c) => {
+      const query = c.req.valid("query");
+      const today = new Date().toISOString().slice(0, 10);
+      const to = query.to ?? today;
+      const from = query.from ?? new Date(Date.parse(to) - 29 * 86_400_000).toISOString().slice(0, 10);
+      if (from > to)
+        throw new ApiError("invalid_request", "Invalid 'from': it must not be after 'to'.", { param: "from" });
+      const group = GROUP_COLUMN[query.groupBy];
+      const series = query.by ? GROUP_COLUMN[query.by] : "NULL";
+      const { results } = await c.env.DB.prepare(
+        `SELECT ${group} AS grp, ${series} AS series, COUNT(*) AS calls, SUM(prompt_tokens) AS prompt,
+           SUM(completion_tokens) AS completion, SUM(total_tokens) AS total, SUM(cost_micros) AS cost,
+           SUM(outcome = 'error') AS errors, SUM(outcome = 'partial') AS partial, AVG(latency_ms) AS latency
+         FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
+         GROUP BY grp, series ORDER BY grp, series`,
+      )
+        .bind(c.var.principal.org, from, new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10))
+        .all<Record<string, number | string | null>>();
+      const rows: UsageRow[] = results.map((r) => ({
+        group: String(r.grp ?? ""),
+        series: r.series === null || r.series === undefined ? null : String(r.series),
+        calls: Number(r.calls ?? 0),
+        promptTokens: Number(r.prompt ?? 0),
+        completionTokens: Number(r.completion ?? 0),
+        totalTokens: Number(r.total ?? 0),
+        costUsd: Number(r.cost ?? 0) / 1_000_000,
+        errors: Number(r.errors ?? 0),
+        partial: Number(r.partial ?? 0),
+        latencyMsAvg: Math.round(Number(r.latency ?? 0)),
+      }));
+      const csv =
+        query.format === "csv" || (query.format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
+      if (csv) {
+        const lines = [CSV_COLUMNS.join(","), ...rows.map((r) => CSV_COLUMNS.map((k) => csvCell(r[k])).join(","))];
+        return c.body(`${lines.join("\r\n")}\r\n`, 200, {
+          "content-type": "text/csv; charset=utf-8",
+          "content-disposition": `attachment; filename="usage-${query.groupBy}-${from}-${to}.csv"`,
+        });
+      }
+      return c.json({ from, to, groupBy: query.groupBy, rows }, 200);
+    },
+  );
