@@ -76,9 +76,6 @@ interface Run {
   reservation?: CallReservation;
 }
 
-/** What a model call's answer may take, for its reservation (an estimate, never a bill). */
-const COMPLETION_ESTIMATE_TOKENS = 1024;
-
 const MALFORMED_LOG_CHARS = 2_000;
 const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
 

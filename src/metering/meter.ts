@@ -17,6 +17,9 @@ export interface TokenCounts {
   completionTokens: number;
 }
 
+/** What a model call's answer may take when its request does not say: for its reservation, never a bill. */
+export const COMPLETION_ESTIMATE_TOKENS = 1024;
+
 /** About four characters a token: an estimate for reservations, never a bill. */
 export function estimateTokensOfText(chars: number): number {
   return Math.ceil(chars / 4);

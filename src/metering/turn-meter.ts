@@ -5,11 +5,15 @@ import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { RouteAttempt } from "../routing/model-router";
-import { amountOf, costMicros, estimateOf, estimateTokensOfText, reserveCall } from "./meter";
+import {
+  amountOf,
+  COMPLETION_ESTIMATE_TOKENS,
+  costMicros,
+  estimateOf,
+  estimateTokensOfText,
+  reserveCall,
+} from "./meter";
 import { recordUsage } from "./usage-records";
-
-/** What a model call's answer may take, for its reservation when nothing says (an estimate, never a bill). */
-export const COMPLETION_ESTIMATE_TOKENS = 1024;
 
 export interface MeteredCaller {
   org: string;

@@ -6,7 +6,14 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
-import { amountOf, estimateOf, estimateTokensOfText, type Reservation, reserveCall } from "../metering/meter";
+import {
+  amountOf,
+  COMPLETION_ESTIMATE_TOKENS,
+  estimateOf,
+  estimateTokensOfText,
+  type Reservation,
+  reserveCall,
+} from "../metering/meter";
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
@@ -42,9 +49,6 @@ function served(route: ModelRoute, routing: PassthroughRouting, request: Passthr
   const clients = !routing.rewritesModel && request && route.provider === "openai_compatible";
   return { route, model: clients ? request.model : route.model };
 }
-
-/** What the answer of a request may take when the client did not say (an estimate for its reservation). */
-const COMPLETION_ESTIMATE_TOKENS = 1024;
 
 /**
  * One metered request (issue 14): its reservation in the org's meter, taken before the upstream call, and its
