@@ -107,6 +107,13 @@ async function signIn(key) {
   await openSession(sessionStorage.getItem(SESSION_STORAGE));
   el.signIn.hidden = true;
   el.app.hidden = false;
+  // The admin page is for keys with the admin scope: the link shows when the key may read the org's budget.
+  api.request("GET", "/admin/budget").then(
+    () => {
+      byId("open-admin").hidden = false;
+    },
+    () => {},
+  );
 }
 
 el.signInForm.addEventListener("submit", async (event) => {

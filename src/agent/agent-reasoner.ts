@@ -6,6 +6,7 @@ import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { ModelRouter, ServedBy } from "../routing/model-router";
+import { DEFAULT_ROUTE } from "../routing/model-routes";
 import type { AgentToolExecutionContext, ElicitationAnswer, ElicitationRequest, ToolEffect } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
@@ -104,9 +105,10 @@ export class AgentReasoner {
     const prefetched = prefetchModelRequest(this.stepDeps);
     const [grant, admission] = await Promise.all([
       this.deps.budget?.take(),
+      // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, as any turn would.
       this.deps.meter?.reserve(
         this.firstCallChars(content),
-        prefetched.then(() => this.modeRoute()),
+        prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
       ),
       prefetched,
     ]);

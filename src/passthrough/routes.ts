@@ -182,11 +182,16 @@ const ASKS_FOR_USAGE = new Set(["/chat/completions", "/completions"]);
  * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
  * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
  */
+/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
+const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
+
 async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
   const { org, keyId } = c.var.principal;
   const [grant, reserved] = await Promise.all([
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
-    reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger),
+    settings(c.env).metering.budgets
+      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger)
+      : UNMETERED,
   ]);
   if (!grant.ok) {
     if (reserved.ok) await reserved.reservation.settle(null);

@@ -2,6 +2,7 @@
 // Kept in D1 (`model_routes`), managed by /admin/model-routes; `default` is not stored but made from the LLM_*
 // vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key.
 import { z } from "zod";
+import { DEMO_MODEL_ID } from "../llm/demo-openai-upstream";
 import { aiBinding } from "../llm/workers-ai";
 import { MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { SecretName } from "../secret-name";
@@ -129,7 +130,12 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
   return {
     name: DEFAULT_ROUTE,
     provider,
-    model: provider === "workers_ai" && workersAiModel ? workersAiModel : llm.model,
+    model:
+      provider === "workers_ai" && workersAiModel
+        ? workersAiModel
+        : provider === "offline_demo"
+          ? DEMO_MODEL_ID
+          : llm.model,
     baseUrl: llm.baseUrl || null,
     apiKeySecret: llm.baseUrl && llm.apiKey ? "LLM_API_KEY" : null,
     // Workers AI's function-calling models take OpenAI's tools.

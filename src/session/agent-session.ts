@@ -627,7 +627,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         logger,
         caller ? turnUsageRecorder(this.env, caller, session, logger, defer) : undefined,
       ),
-      ...(caller ? { meter: orgTurnMeter(this.env, caller, logger, defer) } : {}),
+      ...(caller && settings(this.env).metering.budgets
+        ? { meter: orgTurnMeter(this.env, caller, logger, defer) }
+        : {}),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
         : {}),

@@ -507,6 +507,110 @@ describe("a model stream that breaks mid-answer, in the console", () => {
   });
 });
 
+describe("the admin page", () => {
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+
+  async function api(method: string, path: string, body?: unknown): Promise<Response> {
+    return fetch(`${worker.url}${path}`, {
+      method,
+      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
+  before(async () => {
+    // A few model calls through the passthrough (the offline demo model), for the usage chart.
+    for (let i = 0; i < 3; i++) {
+      const response = await api("POST", "/v1/chat/completions", {
+        model: "aptix-offline-demo",
+        messages: [{ role: "user", content: `hello ${i}` }],
+      });
+      assert.equal(response.status, 200);
+      await response.arrayBuffer();
+    }
+    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(`${message.text()} (${message.location().url})`);
+    });
+    page.on("pageerror", (error) => problems.push(`pageerror: ${error.stack ?? error.message}`));
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.goto(worker.url);
+    await page.locator("#api-key").fill("dev-key");
+    await page.keyboard.press("Enter");
+    await page.locator("#open-admin").waitFor({ state: "visible" });
+    await page.locator("#open-admin").click();
+    await page.locator("#admin").waitFor({ state: "visible" });
+  });
+
+  after(async () => {
+    await api("PUT", "/admin/budget", { tokensPerDay: null, tokensPerMonth: null, costPerMonthUsd: null });
+    await context?.close();
+  });
+
+  it("creates a key from the keyboard alone and shows its secret once", async () => {
+    await page.locator("#new-key-name").focus();
+    await page.keyboard.type("e2e key");
+    await page.keyboard.press("Enter");
+    await page.locator("#new-key-secret").waitFor({ state: "visible" });
+    const secret = (await page.locator("#new-key-value").innerText()).trim();
+    assert.match(secret, /^ak_/);
+    const check = await fetch(`${worker.url}/modes`, { headers: { authorization: `Bearer ${secret}` } });
+    assert.equal(check.status, 200);
+    await page.locator("#keys-body tr", { hasText: "e2e key" }).waitFor();
+    await page.reload();
+    await page.locator("#admin").waitFor({ state: "visible" });
+    assert.equal(await page.locator("#new-key-secret").isVisible(), false);
+    assert.equal((await page.content()).includes(secret), false);
+  });
+
+  it("revokes a key, which is refused at once", async () => {
+    const created = (await (await api("POST", "/admin/keys", { name: "to revoke" })).json()) as { secret: string };
+    await page.reload();
+    const row = page.locator("#keys-body tr", { hasText: "to revoke" });
+    await row.getByRole("button", { name: "Revoke to revoke" }).click();
+    await row.waitFor({ state: "detached" });
+    const refused = await fetch(`${worker.url}/modes`, { headers: { authorization: `Bearer ${created.secret}` } });
+    assert.equal(refused.status, 401);
+  });
+
+  it("charts the tokens per day of the calls made, with the figures as a table", async () => {
+    await page.locator("#usage-chart canvas").waitFor();
+    await page.locator("#usage-table summary, details:has(#usage-table) > summary").first().click();
+    const rows = await page.locator("#usage-body tr").allInnerTexts();
+    assert.ok(
+      rows.some((r) => r.includes("aptix-offline-demo")),
+      `a row for the demo model, got ${JSON.stringify(rows)}`,
+    );
+    assert.match(await page.locator("#usage-caption").innerText(), /tokens in \d+ calls/);
+    await page.screenshot({ path: `${SHOTS}/admin-narrow.png`, fullPage: true });
+  });
+
+  it("fits a phone's screen without sideways scrolling", async () => {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+  });
+
+  it("shows a budget refusal to the user in the chat view", async () => {
+    await page.locator("#budget-day").fill("1");
+    await page.locator("#budget-form button[type=submit]").click();
+    await page.locator("#budget-use meter").first().waitFor();
+    await page.goto(worker.url);
+    await page.locator("#app").waitFor({ state: "visible" });
+    await page.locator("#composer-input").fill("what modes are there?");
+    await page.keyboard.press("Enter");
+    await page.locator("#status-line.error").waitFor();
+    assert.match(await page.locator("#status-line").innerText(), /budget of this organization is spent/);
+    assert.deepEqual(
+      problems.filter((p) => !p.includes("status of 429")),
+      [],
+    );
+  });
+});
+
 describe("the API reference at /docs", () => {
   it("renders every route of /openapi.json from the server's own assets, with no request leaving the machine", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });

@@ -1,0 +1,315 @@
+// @ts-check
+// The console's admin page (keys with the admin scope): the org's keys (create, shown once; revoke; a budget),
+// its budget against its limits, its usage over time as a chart (uPlot, served from our own assets) with the same
+// figures as a table, and the modes and routes, read-only. A client of the admin API like any other.
+import { ApiClient, ApiError } from "./js/api.js";
+import { byId, h } from "./js/dom.js";
+
+const KEY_STORAGE = "aptix.apiKey";
+const UPLOT = "/vendor/uplot/uPlot.esm.js";
+
+const el = {
+  status: byId("admin-status"),
+  admin: byId("admin"),
+  newKeyForm: byId("new-key-form", HTMLFormElement),
+  newKeyName: byId("new-key-name", HTMLInputElement),
+  newKeyExpires: byId("new-key-expires", HTMLInputElement),
+  newKeyTokens: byId("new-key-tokens", HTMLInputElement),
+  newKeySecret: byId("new-key-secret"),
+  newKeyValue: byId("new-key-value"),
+  copyKey: byId("copy-key", HTMLButtonElement),
+  keysBody: byId("keys-body"),
+  budgetUse: byId("budget-use"),
+  budgetForm: byId("budget-form", HTMLFormElement),
+  budgetDay: byId("budget-day", HTMLInputElement),
+  budgetMonth: byId("budget-month", HTMLInputElement),
+  budgetCost: byId("budget-cost", HTMLInputElement),
+  usageBy: byId("usage-by", HTMLSelectElement),
+  usageCsv: byId("usage-csv", HTMLButtonElement),
+  usageChart: byId("usage-chart"),
+  usageCaption: byId("usage-caption"),
+  usageBody: byId("usage-body"),
+  modesBody: byId("modes-body"),
+  routesBody: byId("routes-body"),
+};
+
+/** @type {ApiClient} */
+let api;
+/** @type {{ destroy(): void } | null} */
+let chart = null;
+
+function say(text, isError = false) {
+  el.status.textContent = text;
+  el.status.classList.toggle("error", isError);
+}
+
+/** @param {number | null | undefined} value */
+const number = (value) => (value === null || value === undefined ? "—" : value.toLocaleString("en"));
+
+/** @param {HTMLInputElement} input */
+const optionalNumber = (input) => (input.value === "" ? null : Number(input.value));
+
+/** @param {{ tokens: number }} used @param {number | null} limit @param {string} label */
+function meter(used, limit, label) {
+  const text = limit
+    ? `${number(used.tokens)} of ${number(limit)} ${label}`
+    : `${number(used.tokens)} ${label} (no limit)`;
+  return h(
+    "p",
+    { class: "budget-line" },
+    limit
+      ? h("meter", { min: 0, max: limit, value: Math.min(used.tokens, limit), "aria-label": text, title: text })
+      : null,
+    " ",
+    text,
+  );
+}
+
+async function loadKeys() {
+  const { keys } = await api.request("GET", "/admin/keys");
+  el.keysBody.replaceChildren(
+    ...keys.map((key) =>
+      h(
+        "tr",
+        { "data-key-id": key.id },
+        h("td", { text: key.name }),
+        h("td", { text: key.user }),
+        h("td", { text: key.scopes.join(", ") }),
+        h("td", { text: key.expiresAt ? `${key.expiresAt.slice(0, 10)}${key.expired ? " (expired)" : ""}` : "never" }),
+        h("td", {
+          text: `${number(key.budget.day.tokens)} / ${key.budget.limits.tokensPerDay ? number(key.budget.limits.tokensPerDay) : "no limit"}`,
+        }),
+        h(
+          "td",
+          { class: "row-actions" },
+          h("button", {
+            type: "button",
+            class: "quiet",
+            text: "Set budget",
+            "aria-label": `Set the daily token budget of ${key.name}`,
+            onclick: () => setKeyBudget(key),
+          }),
+          h("button", {
+            type: "button",
+            class: "danger",
+            text: "Revoke",
+            "aria-label": `Revoke ${key.name}`,
+            onclick: () => revokeKey(key),
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+/** @param {{ id: string, name: string, budget: { limits: { tokensPerDay: number | null } } }} key */
+async function setKeyBudget(key) {
+  const answer = window.prompt(
+    `Tokens per day for ${key.name} (empty: no limit)`,
+    String(key.budget.limits.tokensPerDay ?? ""),
+  );
+  if (answer === null) return;
+  const tokensPerDay = answer.trim() === "" ? null : Number(answer);
+  try {
+    await api.request("PATCH", `/admin/keys/${encodeURIComponent(key.id)}`, { budget: { tokensPerDay } });
+    say(`The budget of ${key.name} is set.`);
+    await loadKeys();
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), true);
+  }
+}
+
+/** @param {{ id: string, name: string }} key */
+async function revokeKey(key) {
+  if (!window.confirm(`Revoke ${key.name}? Its next request is refused.`)) return;
+  try {
+    await api.request("DELETE", `/admin/keys/${encodeURIComponent(key.id)}`);
+    say(`${key.name} is revoked.`);
+    await loadKeys();
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), true);
+  }
+}
+
+async function createKey(event) {
+  event.preventDefault();
+  const scopes = [...el.newKeyForm.querySelectorAll('input[name="scope"]:checked')].map(
+    (input) => /** @type {HTMLInputElement} */ (input).value,
+  );
+  const tokensPerDay = optionalNumber(el.newKeyTokens);
+  const body = {
+    name: el.newKeyName.value,
+    scopes,
+    ...(el.newKeyExpires.value ? { expiresAt: `${el.newKeyExpires.value}T00:00:00Z` } : {}),
+    ...(tokensPerDay ? { budget: { tokensPerDay } } : {}),
+  };
+  try {
+    const { key, secret } = await api.request("POST", "/admin/keys", body);
+    el.newKeyValue.textContent = secret;
+    el.newKeySecret.hidden = false;
+    el.copyKey.focus();
+    el.newKeyForm.reset();
+    say(`${key.name} is created.`);
+    await loadKeys();
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), true);
+  }
+}
+
+async function loadBudget() {
+  const { budget } = await api.request("GET", "/admin/budget");
+  el.budgetDay.value = budget.limits.tokensPerDay ?? "";
+  el.budgetMonth.value = budget.limits.tokensPerMonth ?? "";
+  el.budgetCost.value = budget.limits.costPerMonthUsd ?? "";
+  el.budgetUse.replaceChildren(
+    meter(budget.day, budget.limits.tokensPerDay, `tokens today (${budget.day.period})`),
+    meter(budget.month, budget.limits.tokensPerMonth, `tokens this month (${budget.month.period})`),
+    h("p", {
+      class: "budget-line",
+      text: `US$ ${(budget.month.costMicros / 1e6).toFixed(2)} this month${budget.limits.costPerMonthUsd ? ` of ${budget.limits.costPerMonthUsd}` : ""}; ${number(budget.reserved.tokens)} tokens reserved by calls in flight.`,
+    }),
+  );
+}
+
+async function saveBudget(event) {
+  event.preventDefault();
+  try {
+    await api.request("PUT", "/admin/budget", {
+      tokensPerDay: optionalNumber(el.budgetDay),
+      tokensPerMonth: optionalNumber(el.budgetMonth),
+      costPerMonthUsd: optionalNumber(el.budgetCost),
+    });
+    say("The organization's limits are saved.");
+    await loadBudget();
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), true);
+  }
+}
+
+/** The last 30 days, oldest first, as YYYY-MM-DD. */
+function lastDays() {
+  const today = Date.parse(new Date().toISOString().slice(0, 10));
+  return Array.from({ length: 30 }, (_, i) => new Date(today - (29 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+async function loadUsage() {
+  const by = el.usageBy.value;
+  const days = lastDays();
+  const { rows } = await api.request("GET", `/admin/usage?groupBy=day&by=${by}&from=${days[0]}&to=${days.at(-1)}`);
+  el.usageBody.replaceChildren(
+    ...rows.map((row) =>
+      h(
+        "tr",
+        {},
+        h("td", { text: row.group }),
+        h("td", { text: row.series || "(none)" }),
+        h("td", { text: number(row.calls) }),
+        h("td", { text: number(row.totalTokens) }),
+        h("td", { text: row.costUsd.toFixed(4) }),
+        h("td", { text: number(row.errors) }),
+      ),
+    ),
+  );
+  const series = [...new Set(rows.map((row) => row.series || "(none)"))];
+  const total = rows.reduce((sum, row) => sum + row.totalTokens, 0);
+  el.usageCaption.textContent = rows.length
+    ? `${number(total)} tokens in ${number(rows.reduce((sum, row) => sum + row.calls, 0))} calls; one line per ${by}.`
+    : "No model calls in the last 30 days.";
+  el.usageChart.setAttribute("aria-label", `Tokens per day by ${by}: ${el.usageCaption.textContent}`);
+  const data = [
+    days.map((day) => Date.parse(day) / 1000),
+    ...series.map((name) =>
+      days.map((day) => rows.find((row) => row.group === day && (row.series || "(none)") === name)?.totalTokens ?? 0),
+    ),
+  ];
+  const palette = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563"];
+  const { default: UPlot } = await import(/* @vite-ignore */ UPLOT);
+  chart?.destroy();
+  el.usageChart.replaceChildren();
+  chart = new UPlot(
+    {
+      width: Math.max(280, el.usageChart.clientWidth || 600),
+      height: 240,
+      series: [
+        {},
+        ...series.map((name, i) => ({
+          label: name,
+          stroke: palette[i % palette.length],
+          width: 2,
+          points: { show: true },
+        })),
+      ],
+      axes: [{}, { label: "tokens" }],
+    },
+    data,
+    el.usageChart,
+  );
+}
+
+async function downloadCsv() {
+  const days = lastDays();
+  const response = await fetch(
+    `/admin/usage?groupBy=day&by=${el.usageBy.value}&from=${days[0]}&to=${days.at(-1)}&format=csv`,
+    {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+    },
+  );
+  const link = h("a", { href: URL.createObjectURL(await response.blob()), download: `usage-${days.at(-1)}.csv` });
+  link.click();
+  URL.revokeObjectURL(link.href);
+}
+
+async function loadCatalog() {
+  const [{ modes }, { routes }] = await Promise.all([
+    api.request("GET", "/modes"),
+    api.request("GET", "/admin/model-routes"),
+  ]);
+  el.modesBody.replaceChildren(
+    ...modes.map((mode) =>
+      h("tr", {}, h("td", { text: mode.key }), h("td", { text: mode.displayName }), h("td", { text: mode.modelRoute })),
+    ),
+  );
+  el.routesBody.replaceChildren(
+    ...routes.map((route) =>
+      h(
+        "tr",
+        {},
+        h("td", { text: route.name }),
+        h("td", { text: route.provider }),
+        h("td", { text: route.model }),
+        h("td", { text: route.fallbacks.join(", ") || "—" }),
+        h("td", {
+          text:
+            route.inputPricePerMTok === null && route.outputPricePerMTok === null
+              ? "—"
+              : `${route.inputPricePerMTok ?? 0} / ${route.outputPricePerMTok ?? 0}`,
+        }),
+      ),
+    ),
+  );
+}
+
+async function start() {
+  const key = sessionStorage.getItem(KEY_STORAGE);
+  if (!key) {
+    say("Sign in on the chat page first, with a key that has the admin scope.", true);
+    return;
+  }
+  api = new ApiClient(key);
+  try {
+    await loadKeys();
+  } catch (error) {
+    const refused = error instanceof ApiError && (error.status === 403 || error.status === 401);
+    say(refused ? "This page needs a key with the admin scope." : String(error), true);
+    return;
+  }
+  el.admin.hidden = false;
+  el.newKeyForm.addEventListener("submit", createKey);
+  el.budgetForm.addEventListener("submit", saveBudget);
+  el.copyKey.addEventListener("click", () => void navigator.clipboard?.writeText(el.newKeyValue.textContent ?? ""));
+  el.usageBy.addEventListener("change", () => void loadUsage());
+  el.usageCsv.addEventListener("click", () => void downloadCsv());
+  await Promise.all([loadBudget(), loadUsage(), loadCatalog()]);
+}
+
+void start();
