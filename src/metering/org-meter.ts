@@ -2,9 +2,11 @@
 // call the caller reserves an estimate; when the call ends it settles the reservation with what the call really
 // used (or releases it when the call produced nothing). A reservation counts against every limit it falls under
 // (the org's and the key's, per day and per month, tokens and cost) until it is settled, so concurrent calls from
-// any number of isolates never spend more than the limit plus nothing: a call whose estimate does not fit what is
-// left (spent + in flight) is refused before it starts. A reservation nobody settles (a crashed isolate) lapses
-// after RESERVATION_TTL_MS, by alarm.
+// any number of isolates never spend past the limit: a call whose estimate does not fit what is left (spent +
+// in flight) is refused before it starts. Reservations live in the object's memory (a reservation writes nothing,
+// so its answer is not held back for a storage write); what was spent is written at every settle. A reservation
+// nobody settles (a crashed isolate) lapses after RESERVATION_TTL_MS; if the object itself restarts, the
+// reservations in flight are forgotten, so its limits can then be passed by at most what was in flight.
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 
@@ -50,10 +52,14 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS spend (
      subject TEXT NOT NULL, period TEXT NOT NULL, tokens INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
      PRIMARY KEY (subject, period))`,
-  `CREATE TABLE IF NOT EXISTS reservations (
-     id TEXT PRIMARY KEY, key_id TEXT NOT NULL, tokens INTEGER NOT NULL, cost_micros INTEGER NOT NULL,
-     day TEXT NOT NULL, month TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
 ];
+
+interface Held extends Amount {
+  keyId: string;
+  day: string;
+  month: string;
+  expiresAt: number;
+}
 
 /** The org's own budget is subject "org"; a key's is "key:<id>". */
 const ORG = "org";
@@ -85,6 +91,10 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
   private readonly sql: SqlStorage;
   /** Limits are read on every reservation: kept in memory, written through. */
   private limitsCache: Map<string, BudgetLimits> | null = null;
+  /** Spent amounts by `subject|period`, read from storage once each, written through. */
+  private readonly spentCache = new Map<string, Amount>();
+  /** The reservations in flight, by id. */
+  private readonly held = new Map<string, Held>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -137,17 +147,7 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
       }
     }
     const id = crypto.randomUUID();
-    this.sql.exec(
-      "INSERT INTO reservations (id, key_id, tokens, cost_micros, day, month, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      id,
-      keyId,
-      estimate.tokens,
-      estimate.costMicros,
-      day,
-      month,
-      now + RESERVATION_TTL_MS,
-    );
-    await this.armAlarm(now + RESERVATION_TTL_MS);
+    this.held.set(id, { keyId, ...estimate, day, month, expiresAt: now + RESERVATION_TTL_MS });
     return { ok: true, reservationId: id };
   }
 
@@ -156,13 +156,18 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
    * (the call failed and used nothing). A reservation that already lapsed still has its use spent.
    */
   async settle(reservationId: string, keyId: string, used: Amount | null, now: number = Date.now()): Promise<void> {
-    const row = this.sql.exec<Row>("SELECT day, month FROM reservations WHERE id = ?", reservationId).toArray()[0];
-    this.sql.exec("DELETE FROM reservations WHERE id = ?", reservationId);
+    const held = this.held.get(reservationId);
+    this.held.delete(reservationId);
     if (!used || (used.tokens === 0 && used.costMicros === 0)) return;
-    const day = typeof row?.day === "string" ? row.day : dayOf(now);
-    const month = typeof row?.month === "string" ? row.month : monthOf(now);
+    const day = held?.day ?? dayOf(now);
+    const month = held?.month ?? monthOf(now);
     for (const subject of [ORG, keySubject(keyId)]) {
       for (const period of [`d:${day}`, `m:${month}`]) {
+        const before = this.spent(subject, period);
+        this.spentCache.set(`${subject}|${period}`, {
+          tokens: before.tokens + used.tokens,
+          costMicros: before.costMicros + used.costMicros,
+        });
         this.sql.exec(
           `INSERT INTO spend (subject, period, tokens, cost_micros) VALUES (?, ?, ?, ?)
            ON CONFLICT (subject, period) DO UPDATE SET tokens = tokens + excluded.tokens,
@@ -201,13 +206,6 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
     return { org: this.budgetUse(ORG, day, month, null), keys };
   }
 
-  override async alarm(): Promise<void> {
-    const now = Date.now();
-    this.lapse(now);
-    const next = this.sql.exec<Row>("SELECT MIN(expires_at) AS next FROM reservations").toArray()[0]?.next;
-    if (typeof next === "number") await this.ctx.storage.setAlarm(next);
-  }
-
   private budgetUse(subject: string, day: string, month: string, keyId: string | null): BudgetUse {
     const use = this.useOf(subject, day, month, keyId);
     return {
@@ -234,39 +232,42 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
   }
 
   private spent(subject: string, period: string): Amount {
-    const row = this.sql
-      .exec<Row>("SELECT tokens, cost_micros FROM spend WHERE subject = ? AND period = ?", subject, period)
-      .toArray()[0];
-    return { tokens: Number(row?.tokens ?? 0), costMicros: Number(row?.cost_micros ?? 0) };
+    const cacheKey = `${subject}|${period}`;
+    let amount = this.spentCache.get(cacheKey);
+    if (!amount) {
+      const row = this.sql
+        .exec<Row>("SELECT tokens, cost_micros FROM spend WHERE subject = ? AND period = ?", subject, period)
+        .toArray()[0];
+      amount = { tokens: Number(row?.tokens ?? 0), costMicros: Number(row?.cost_micros ?? 0) };
+      this.spentCache.set(cacheKey, amount);
+    }
+    return amount;
   }
 
   /** Spent and reserved amounts of a subject (the org: every reservation; a key: its own). */
   private useOf(subject: string, day: string, month: string, keyId: string | null) {
-    const reserved = (where: string, ...bindings: SqlStorageValue[]): Amount => {
-      const row = this.sql
-        .exec<Row>(
-          `SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_micros), 0) AS cost FROM reservations WHERE ${where}`,
-          ...bindings,
-        )
-        .toArray()[0];
-      return { tokens: Number(row?.tokens ?? 0), costMicros: Number(row?.cost ?? 0) };
-    };
-    const mine = keyId === null ? "1 = 1" : "key_id = ?";
-    const keyBinding = keyId === null ? [] : [keyId];
+    const reservedDay = { tokens: 0, costMicros: 0 };
+    const reservedMonth = { tokens: 0, costMicros: 0 };
+    for (const held of this.held.values()) {
+      if (keyId !== null && held.keyId !== keyId) continue;
+      if (held.day === day) {
+        reservedDay.tokens += held.tokens;
+        reservedDay.costMicros += held.costMicros;
+      }
+      if (held.month === month) {
+        reservedMonth.tokens += held.tokens;
+        reservedMonth.costMicros += held.costMicros;
+      }
+    }
     return {
       day: this.spent(subject, `d:${day}`),
       month: this.spent(subject, `m:${month}`),
-      reservedDay: reserved(`${mine} AND day = ?`, ...keyBinding, day),
-      reservedMonth: reserved(`${mine} AND month = ?`, ...keyBinding, month),
+      reservedDay,
+      reservedMonth,
     };
   }
 
   private lapse(now: number): void {
-    this.sql.exec("DELETE FROM reservations WHERE expires_at <= ?", now);
-  }
-
-  private async armAlarm(at: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    for (const [id, held] of this.held) if (held.expiresAt <= now) this.held.delete(id);
   }
 }
