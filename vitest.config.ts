@@ -30,6 +30,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
         miniflare: {
           bindings: {
             WORKERS_AI_MODEL: "",
+            // One reservation a call, so a test reads exact reservations; test/metering/budgets.test.ts tries leases.
+            METER_LEASE_CALLS: "1",
             TEST_MIGRATIONS: migrations,
             // The reference MCP server runs on loopback over http:, as in development.
             MCP_ALLOW_HTTP_LOOPBACK: "true",

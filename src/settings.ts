@@ -43,6 +43,8 @@ export const SettingsVars = z.object({
   MODEL_ROUTES_CACHE_MS: nonNegativeInt(10_000),
   /** "off": no token or cost budget is checked (no reservation before a model call); usage rows are written all the same. */
   METER_BUDGETS: z.enum(["on", "off"], { error: "must be 'on' or 'off'" }).default("on"),
+  /** How many calls like the current one an isolate's lease from its org's meter is asked for (1: one reservation a call). */
+  METER_LEASE_CALLS: positiveInt(8),
   /** Failures in a row (before a first byte) after which an isolate skips a route for a while. */
   MODEL_BREAKER_FAILURES: positiveInt(3),
   /** How long a route whose circuit opened is skipped before it is tried again. */
@@ -107,7 +109,7 @@ export interface Settings {
   /** Model routes (src/routing): how long an isolate keeps them, and its circuit breaker. */
   routing: { cacheMs: number; breakerFailures: number; breakerCooldownMs: number };
   /** Whether model calls reserve in their org's meter (token and cost budgets). */
-  metering: { budgets: boolean };
+  metering: { budgets: boolean; leaseCalls: number };
   limits: { maxBodyBytes: number; maxToolResultBytes: number };
   agent: {
     /** Model calls in one turn (the design document: 10). */
@@ -163,7 +165,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       callTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
       workersAiModel: v.WORKERS_AI_MODEL.trim(),
     },
-    metering: { budgets: v.METER_BUDGETS === "on" },
+    metering: { budgets: v.METER_BUDGETS === "on", leaseCalls: v.METER_LEASE_CALLS },
     routing: {
       cacheMs: v.MODEL_ROUTES_CACHE_MS,
       breakerFailures: v.MODEL_BREAKER_FAILURES,

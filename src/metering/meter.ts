@@ -4,7 +4,7 @@
 import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
-import type { Amount } from "./org-meter";
+import type { Amount, OrgMeter } from "./org-meter";
 
 /** Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). */
 export interface Prices {
@@ -53,43 +53,117 @@ export interface MeterTarget {
 }
 
 /**
- * Reserves `estimate` for one call of `target` in its org's meter; a refusal is `budget_exceeded`. A meter that
- * cannot be reached lets the call through, logged: the budget is a safeguard, not the service.
+ * An isolate's lease: a reservation in its org's meter for several calls, spent from here without asking again
+ * while it lasts (LEASE_MS) and holds the next call's estimate. Each call still settles with the meter (after its
+ * response, off the client's path), so what was spent is always known there; what the isolate leaves unspent is
+ * given back when it gives the lease up. The meter can never be overspent by more than the leases out.
+ */
+interface Lease {
+  id: string;
+  meter: DurableObjectStub<OrgMeter>;
+  remaining: Amount;
+  expiresAt: number;
+}
+
+/** How long an isolate spends from one lease before it asks for a new one. */
+export const LEASE_MS = 2_000;
+
+const leases = new Map<string, Lease>();
+/** The lease being asked for, per org and key: concurrent calls wait for it rather than each asking. */
+const asking = new Map<string, Promise<unknown>>();
+
+function fits(have: Amount, need: Amount): boolean {
+  return have.tokens >= need.tokens && have.costMicros >= need.costMicros;
+}
+
+export interface ReserveOptions {
+  /** How many calls like this one a lease is asked for (1: a reservation per call). */
+  leaseCalls: number;
+  /** Work that must finish after the response (a settle, a lease given back). */
+  defer: (work: Promise<unknown>) => void;
+}
+
+/**
+ * Reserves `estimate` for one call of `target`: from this isolate's lease when it holds it, else from a new lease
+ * asked of the org's meter. A refusal is `budget_exceeded`. A meter that cannot be reached lets the call through,
+ * logged: the budget is a safeguard, not the service.
  */
 export async function reserveCall(
-  namespace: DurableObjectNamespace<import("./org-meter").OrgMeter>,
+  namespace: DurableObjectNamespace<OrgMeter>,
   target: MeterTarget,
   estimate: Amount,
   logger: AdminLogger,
+  options: ReserveOptions,
 ): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: Refusal }> {
-  const meter = namespace.get(namespace.idFromName(target.org));
-  let result: Awaited<ReturnType<typeof meter.reserve>>;
-  try {
-    result = await meter.reserve(target.keyId, estimate);
-  } catch (error) {
-    logger.addException("[meter_reserve]", error);
-    return { ok: true, reservation: { settle: async () => {} } };
+  const key = `${target.org}\n${target.keyId}`;
+  for (;;) {
+    const lease = leases.get(key);
+    if (lease && lease.expiresAt > Date.now() && fits(lease.remaining, estimate)) {
+      lease.remaining = {
+        tokens: lease.remaining.tokens - estimate.tokens,
+        costMicros: lease.remaining.costMicros - estimate.costMicros,
+      };
+      return { ok: true, reservation: leaseReservation(lease, target, estimate, logger, options) };
+    }
+    if (lease) {
+      // Expired here, or too small for this call: what is left goes back, and a new lease is asked for.
+      leases.delete(key);
+      const left = lease.remaining;
+      if (left.tokens > 0 || left.costMicros > 0) {
+        options.defer(
+          lease.meter.release(lease.id, left).catch((error: unknown) => logger.addException("[meter_release]", error)),
+        );
+      }
+    }
+    const pending = asking.get(key);
+    if (pending) {
+      await pending;
+      continue;
+    }
+    const meter = namespace.get(namespace.idFromName(target.org));
+    const want = { tokens: estimate.tokens * options.leaseCalls, costMicros: estimate.costMicros * options.leaseCalls };
+    const request = meter.lease(target.keyId, estimate, want);
+    const settled = request.then(
+      () => undefined,
+      () => undefined,
+    );
+    asking.set(key, settled);
+    let result: Awaited<typeof request>;
+    try {
+      result = await request;
+    } catch (error) {
+      logger.addException("[meter_reserve]", error);
+      return { ok: true, reservation: { settle: async () => {} } };
+    } finally {
+      if (asking.get(key) === settled) asking.delete(key);
+    }
+    if (!result.ok) {
+      return {
+        ok: false,
+        refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
+      };
+    }
+    leases.set(key, { id: result.reservationId, meter, remaining: result.granted, expiresAt: Date.now() + LEASE_MS });
   }
-  if (!result.ok) {
-    return {
-      ok: false,
-      refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
-    };
-  }
-  const { reservationId } = result;
+}
+
+function leaseReservation(
+  lease: Lease,
+  target: MeterTarget,
+  estimate: Amount,
+  logger: AdminLogger,
+  options: ReserveOptions,
+): Reservation {
   let settled = false;
   return {
-    ok: true,
-    reservation: {
-      settle: async (used) => {
-        if (settled) return;
-        settled = true;
-        try {
-          await meter.settle(reservationId, target.keyId, used);
-        } catch (error) {
-          logger.addException("[meter_settle]", error);
-        }
-      },
+    settle: async (used) => {
+      if (settled) return;
+      settled = true;
+      const done = lease.meter
+        .settle(lease.id, target.keyId, used, estimate)
+        .catch((error: unknown) => logger.addException("[meter_settle]", error));
+      options.defer(done);
+      await done;
     },
   };
 }

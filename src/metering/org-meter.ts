@@ -30,7 +30,7 @@ export interface Amount {
 }
 
 export type ReserveResult =
-  | { ok: true; reservationId: string }
+  | { ok: true; reservationId: string; granted: Amount }
   | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };
 
 /** One subject's budget: its limits, what it spent today and this month, and what is reserved now. */
@@ -104,9 +104,21 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
 
   /** Reserves `estimate` for a call of `keyId`, or refuses it naming the limit it would pass. */
   async reserve(keyId: string, estimate: Amount, now: number = Date.now()): Promise<ReserveResult> {
+    return this.lease(keyId, estimate, estimate, now);
+  }
+
+  /**
+   * A reservation for several calls (a lease an isolate spends from without asking again): `want`, or as much of
+   * it as the limits leave, as long as that holds `estimate` (one call); else the refusal naming the limit.
+   */
+  async lease(keyId: string, estimate: Amount, want: Amount, now: number = Date.now()): Promise<ReserveResult> {
     this.lapse(now);
     const day = dayOf(now);
     const month = monthOf(now);
+    const granted = {
+      tokens: Math.max(want.tokens, estimate.tokens),
+      costMicros: Math.max(want.costMicros, estimate.costMicros),
+    };
     for (const [subject, scope] of [
       [ORG, "org"],
       [keySubject(keyId), "key"],
@@ -115,49 +127,61 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
       if (!limits.tokensPerDay && !limits.tokensPerMonth && !limits.costPerMonthUsd) continue;
       const use = this.useOf(subject, day, month, scope === "key" ? keyId : null);
       const who = scope === "org" ? "this organization" : "this API key";
-      const checks: [number | null, number, number, string, "day" | "month"][] = [
-        [limits.tokensPerDay, use.day.tokens + use.reservedDay.tokens, estimate.tokens, "tokens per day", "day"],
-        [
-          limits.tokensPerMonth,
-          use.month.tokens + use.reservedMonth.tokens,
-          estimate.tokens,
-          "tokens per month",
-          "month",
-        ],
+      const checks: [number | null, number, "tokens" | "costMicros", string, "day" | "month"][] = [
+        [limits.tokensPerDay, use.day.tokens + use.reservedDay.tokens, "tokens", "tokens per day", "day"],
+        [limits.tokensPerMonth, use.month.tokens + use.reservedMonth.tokens, "tokens", "tokens per month", "month"],
         [
           limits.costPerMonthUsd === null ? null : Math.round(limits.costPerMonthUsd * 1_000_000),
           use.month.costMicros + use.reservedMonth.costMicros,
-          estimate.costMicros,
+          "costMicros",
           "US dollars per month",
           "month",
         ],
       ];
-      for (const [limit, used, wanted, unit, period] of checks) {
-        if (limit === null || used + wanted <= limit) continue;
-        const shown = unit.startsWith("US") ? (limit / 1_000_000).toFixed(2) : String(limit);
-        const usedShown = unit.startsWith("US") ? (used / 1_000_000).toFixed(2) : String(used);
+      for (const [limit, used, dimension, unit, period] of checks) {
+        if (limit === null) continue;
+        const left = limit - used;
+        if (left >= estimate[dimension]) {
+          granted[dimension] = Math.min(granted[dimension], left);
+          continue;
+        }
+        const dollars = unit.startsWith("US");
+        const shown = (n: number, digits: number) => (dollars ? (n / 1_000_000).toFixed(digits) : String(n));
         return {
           ok: false,
           scope,
           retryAfterSeconds: secondsUntil(period, now),
           message:
-            `The budget of ${who} is spent: ${usedShown} of ${shown} ${unit} used or reserved, and this call ` +
-            `may need ${unit.startsWith("US") ? (wanted / 1_000_000).toFixed(4) : wanted} more. It renews at the start of the next ${period} (UTC).`,
+            `The budget of ${who} is spent: ${shown(used, 2)} of ${shown(limit, 2)} ${unit} used or reserved, and this call ` +
+            `may need ${shown(estimate[dimension], 4)} more. It renews at the start of the next ${period} (UTC).`,
         };
       }
     }
     const id = crypto.randomUUID();
-    this.held.set(id, { keyId, ...estimate, day, month, expiresAt: now + RESERVATION_TTL_MS });
-    return { ok: true, reservationId: id };
+    this.held.set(id, { keyId, ...granted, day, month, expiresAt: now + RESERVATION_TTL_MS });
+    return { ok: true, reservationId: id, granted };
+  }
+
+  /** Gives back `amount` of a lease its isolate will not spend (it expired there, or is too small for a call). */
+  async release(reservationId: string, amount: Amount): Promise<void> {
+    this.shrink(reservationId, amount);
   }
 
   /**
-   * Ends a reservation: what the call used is spent (in the day and month it was reserved in); null releases it
-   * (the call failed and used nothing). A reservation that already lapsed still has its use spent.
+   * Ends a call: what it used is spent (in the day and month it was reserved in; null: nothing, it failed), and
+   * its `estimate` leaves the reservation (the whole reservation when absent). A reservation that already lapsed
+   * still has the call's use spent.
    */
-  async settle(reservationId: string, keyId: string, used: Amount | null, now: number = Date.now()): Promise<void> {
+  async settle(
+    reservationId: string,
+    keyId: string,
+    used: Amount | null,
+    estimate?: Amount,
+    now: number = Date.now(),
+  ): Promise<void> {
     const held = this.held.get(reservationId);
-    this.held.delete(reservationId);
+    if (estimate) this.shrink(reservationId, estimate);
+    else this.held.delete(reservationId);
     if (!used || (used.tokens === 0 && used.costMicros === 0)) return;
     const day = held?.day ?? dayOf(now);
     const month = held?.month ?? monthOf(now);
@@ -265,6 +289,19 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
       reservedDay,
       reservedMonth,
     };
+  }
+
+  /** Takes `amount` out of a reservation; one with nothing left is gone. */
+  private shrink(reservationId: string, amount: Amount): void {
+    const held = this.held.get(reservationId);
+    if (!held) return;
+    held.tokens -= amount.tokens;
+    held.costMicros -= amount.costMicros;
+    if (held.tokens <= 0 && held.costMicros <= 0) this.held.delete(reservationId);
+    else {
+      held.tokens = Math.max(0, held.tokens);
+      held.costMicros = Math.max(0, held.costMicros);
+    }
   }
 
   private lapse(now: number): void {

@@ -5,6 +5,7 @@ import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { RouteAttempt } from "../routing/model-router";
+import { settings } from "../settings";
 import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
@@ -34,6 +35,7 @@ export function orgTurnMeter(env: Cloudflare.Env, caller: MeteredCaller, logger:
         caller,
         estimateOf(promptChars, COMPLETION_ESTIMATE_TOKENS, head),
         logger,
+        { leaseCalls: settings(env).metering.leaseCalls, defer },
       );
       if (!reserved.ok) {
         return {

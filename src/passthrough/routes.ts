@@ -190,7 +190,10 @@ async function admit(c: AppContext, request: PassthroughRequest, routing: Passth
   const [grant, reserved] = await Promise.all([
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
     settings(c.env).metering.budgets
-      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger)
+      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger, {
+          leaseCalls: settings(c.env).metering.leaseCalls,
+          defer: (work) => c.executionCtx.waitUntil(work),
+        })
       : UNMETERED,
   ]);
   if (!grant.ok) {

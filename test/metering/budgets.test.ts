@@ -122,4 +122,31 @@ describe("budgets", () => {
     ]);
     expect(body.error.message).toMatch(/^The budget of this API key is spent: 0 of 5 tokens per day used or reserved/);
   });
+
+  it("holds the budget with leases too: an isolate spends from a lease for several calls, 10 of 50 still pass", async () => {
+    const key = await ownOrgKey();
+    const via = workerWith({ METER_LEASE_CALLS: "8" });
+    const script = await scriptUpstream([]);
+    const body = JSON.stringify({ model: "m", max_tokens: 10, messages: [{ role: "user", content: script.marker }] });
+    const estimate = Math.ceil(body.length / 4) + 10;
+    await script.append(
+      Array.from({ length: 10 }, () => ({
+        type: "completion" as const,
+        content: "ok",
+        usage: { prompt_tokens: estimate - 1, completion_tokens: 1, total_tokens: estimate },
+      })),
+    );
+    await admin(key, "PUT", "/admin/budget", { tokensPerDay: estimate * 10 });
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const response = await chat(key, body, via);
+        await response.arrayBuffer();
+        return response.status;
+      }),
+    );
+    await via.settled();
+    expect([statuses.filter((s) => s === 200).length, statuses.filter((s) => s === 429).length]).toEqual([10, 40]);
+    const budget = await orgBudget(key);
+    expect([budget.day.tokens, budget.reserved.tokens]).toEqual([estimate * 10, 0]);
+  });
 });
