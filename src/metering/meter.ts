@@ -4,7 +4,7 @@
 import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
-import type { Amount, OrgMeter } from "./org-meter";
+import type { Amount, OrgMeter, Settlement } from "./org-meter";
 
 /** Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). */
 export interface Prices {
@@ -60,7 +60,6 @@ export interface MeterTarget {
  */
 interface Lease {
   id: string;
-  meter: DurableObjectStub<OrgMeter>;
   remaining: Amount;
   expiresAt: number;
 }
@@ -103,21 +102,30 @@ export async function reserveCall(
         tokens: lease.remaining.tokens - estimate.tokens,
         costMicros: lease.remaining.costMicros - estimate.costMicros,
       };
-      return { ok: true, reservation: leaseReservation(lease, target, estimate, logger, options) };
+      return { ok: true, reservation: leaseReservation(namespace, lease, target, estimate, logger, options) };
     }
     if (lease) {
       // Expired here, or too small for this call: what is left goes back, and a new lease is asked for.
       leases.delete(key);
       const left = lease.remaining;
       if (left.tokens > 0 || left.costMicros > 0) {
+        // A stub is made per request: one made in another request's context cannot be used from this one.
+        const meter = namespace.get(namespace.idFromName(target.org));
         options.defer(
-          lease.meter.release(lease.id, left).catch((error: unknown) => logger.addException("[meter_release]", error)),
+          meter.release(lease.id, left).catch((error: unknown) => logger.addException("[meter_release]", error)),
         );
       }
     }
     const pending = asking.get(key);
     if (pending) {
       await pending;
+      continue;
+    }
+    // The meter must know what the calls that ended here used before it grants more: their settles go first.
+    const unsent = settleBatches.get(key);
+    if (unsent) {
+      unsent.flush();
+      await unsent.sent.catch(() => {});
       continue;
     }
     const meter = namespace.get(namespace.idFromName(target.org));
@@ -143,11 +151,12 @@ export async function reserveCall(
         refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
       };
     }
-    leases.set(key, { id: result.reservationId, meter, remaining: result.granted, expiresAt: Date.now() + LEASE_MS });
+    leases.set(key, { id: result.reservationId, remaining: result.granted, expiresAt: Date.now() + LEASE_MS });
   }
 }
 
 function leaseReservation(
+  namespace: DurableObjectNamespace<OrgMeter>,
   lease: Lease,
   target: MeterTarget,
   estimate: Amount,
@@ -159,11 +168,72 @@ function leaseReservation(
     settle: async (used) => {
       if (settled) return;
       settled = true;
-      const done = lease.meter
-        .settle(lease.id, target.keyId, used, estimate)
-        .catch((error: unknown) => logger.addException("[meter_settle]", error));
+      // A call that used more than its estimate spends the difference from the lease too, so the lease never
+      // lets this isolate past what the meter granted.
+      if (used) {
+        lease.remaining = {
+          tokens: lease.remaining.tokens - Math.max(0, used.tokens - estimate.tokens),
+          costMicros: lease.remaining.costMicros - Math.max(0, used.costMicros - estimate.costMicros),
+        };
+      }
+      // The lease shrinks at the meter by what it shrank by here: the estimate, or what the call used beyond it.
+      const spentFromLease = used
+        ? { tokens: Math.max(estimate.tokens, used.tokens), costMicros: Math.max(estimate.costMicros, used.costMicros) }
+        : estimate;
+      const done = queueSettle(namespace, target, { leaseId: lease.id, used, estimate: spentFromLease }).catch(
+        (error: unknown) => logger.addException("[meter_settle]", error),
+      );
       options.defer(done);
       await done;
     },
   };
+}
+
+/** How long settles wait for company before one call to the org's meter carries them all. */
+const SETTLE_WINDOW_MS = 50;
+
+interface SettleBatch {
+  items: Settlement[];
+  sent: Promise<void>;
+  /** Sends the batch now instead of at the end of its window. */
+  flush(): void;
+}
+
+const settleBatches = new Map<string, SettleBatch>();
+
+/**
+ * Queues a call's settle and resolves when the batch holding it reached the meter: one call to the org's object
+ * for every settle of a busy isolate in the window, instead of one each. Made with the stub of the request that
+ * opens the batch, which waits for it (its waitUntil), so no settle is lost when the isolate goes idle.
+ */
+function queueSettle(
+  namespace: DurableObjectNamespace<OrgMeter>,
+  target: MeterTarget,
+  item: Omit<Settlement, "keyId">,
+): Promise<void> {
+  const key = `${target.org}\n${target.keyId}`;
+  let batch = settleBatches.get(key);
+  if (!batch) {
+    const items: Settlement[] = [];
+    let flush = () => {};
+    const due = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SETTLE_WINDOW_MS);
+      flush = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    const opened: SettleBatch = {
+      items,
+      flush: () => flush(),
+      sent: due.then(() => {
+        if (settleBatches.get(key) === opened) settleBatches.delete(key);
+        return namespace.get(namespace.idFromName(target.org)).settleMany(items);
+      }),
+    };
+    batch = opened;
+    settleBatches.set(key, batch);
+  }
+  batch.items.push({ ...item, keyId: target.keyId });
+  return batch.sent;
 }

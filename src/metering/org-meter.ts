@@ -33,6 +33,14 @@ export type ReserveResult =
   | { ok: true; reservationId: string; granted: Amount }
   | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };
 
+/** One call's end, as a batch of them reaches the meter. */
+export interface Settlement {
+  leaseId: string;
+  keyId: string;
+  used: Amount | null;
+  estimate: Amount;
+}
+
 /** One subject's budget: its limits, what it spent today and this month, and what is reserved now. */
 export interface BudgetUse {
   limits: BudgetLimits;
@@ -203,6 +211,11 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
         );
       }
     }
+  }
+
+  /** Settles several calls at once (an isolate's batch). */
+  async settleMany(items: Settlement[], now: number = Date.now()): Promise<void> {
+    for (const item of items) await this.settle(item.leaseId, item.keyId, item.used, item.estimate, now);
   }
 
   /** Sets the org's limits (keyId null) or a key's; all null removes them. */
