@@ -44,7 +44,7 @@ export const SettingsVars = z.object({
   /** "off": no token or cost budget is checked (no reservation before a model call); usage rows are written all the same. */
   METER_BUDGETS: z.enum(["on", "off"], { error: "must be 'on' or 'off'" }).default("on"),
   /** How many calls like the current one an isolate's lease from its org's meter is asked for (1: one reservation a call). */
-  METER_LEASE_CALLS: positiveInt(8),
+  METER_LEASE_CALLS: positiveInt(16),
   /** Failures in a row (before a first byte) after which an isolate skips a route for a while. */
   MODEL_BREAKER_FAILURES: positiveInt(3),
   /** How long a route whose circuit opened is skipped before it is tried again. */

@@ -190,7 +190,7 @@ function leaseReservation(
 }
 
 /** How long settles wait for company before one call to the org's meter carries them all. */
-const SETTLE_WINDOW_MS = 50;
+const SETTLE_WINDOW_MS = 200;
 
 interface SettleBatch {
   items: Settlement[];
