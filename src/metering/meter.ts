@@ -64,12 +64,36 @@ interface Lease {
   expiresAt: number;
 }
 
+/** The owner of the Worker's own leases and batches (shared by its requests). */
+export const WORKER = {};
+
+/** How long a call waits for another call's lease request before it asks itself. */
+const ASK_WAIT_MS = 5_000;
+
 /** How long an isolate spends from one lease before it asks for a new one. */
 export const LEASE_MS = 2_000;
 
-const leases = new Map<string, Lease>();
-/** The lease being asked for, per org and key: concurrent calls wait for it rather than each asking. */
-const asking = new Map<string, Promise<unknown>>();
+/** One owner's leases and batches: the Worker's requests share one; each Durable Object has its own. */
+interface MeterState {
+  leases: Map<string, Lease>;
+  /** Org and key whose lease is being asked for: concurrent calls wait for it rather than each asking. */
+  asking: Set<string>;
+  /** Settles not yet sent, per org and key, and whether a request has a send of them scheduled. */
+  settles: Map<string, { items: Settlement[]; scheduled: boolean }>;
+}
+
+// Plain data only, kept per owner: a promise made in one request's (or Durable Object's) context cannot be
+// awaited or resolved from another's, so every wait below is on the waiting request's own timers and calls.
+const states = new WeakMap<object, MeterState>();
+
+function stateOf(owner: object): MeterState {
+  let state = states.get(owner);
+  if (!state) {
+    state = { leases: new Map(), asking: new Set(), settles: new Map() };
+    states.set(owner, state);
+  }
+  return state;
+}
 
 function fits(have: Amount, need: Amount): boolean {
   return have.tokens >= need.tokens && have.costMicros >= need.costMicros;
@@ -78,6 +102,8 @@ function fits(have: Amount, need: Amount): boolean {
 export interface ReserveOptions {
   /** How many calls like this one a lease is asked for (1: a reservation per call). */
   leaseCalls: number;
+  /** Whose leases and batches these are: WORKER for the Worker's requests, the object itself in a Durable Object. */
+  owner: object;
   /** Work that must finish after the response (a settle, a lease given back). */
   defer: (work: Promise<unknown>) => void;
 }
@@ -95,6 +121,9 @@ export async function reserveCall(
   options: ReserveOptions,
 ): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: Refusal }> {
   const key = `${target.org}\n${target.keyId}`;
+  const state = stateOf(options.owner);
+  const { leases, asking } = state;
+  const waitingSince = Date.now();
   for (;;) {
     const lease = leases.get(key);
     if (lease && lease.expiresAt > Date.now() && fits(lease.remaining, estimate)) {
@@ -116,34 +145,24 @@ export async function reserveCall(
         );
       }
     }
-    const pending = asking.get(key);
-    if (pending) {
-      await pending;
-      continue;
-    }
-    // The meter must know what the calls that ended here used before it grants more: their settles go first.
-    const unsent = settleBatches.get(key);
-    if (unsent) {
-      unsent.flush();
-      await unsent.sent.catch(() => {});
+    // Another call of this isolate is asking for the lease: wait for it (a call that vanished is not waited for long).
+    if (asking.has(key) && Date.now() - waitingSince < ASK_WAIT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
       continue;
     }
     const meter = namespace.get(namespace.idFromName(target.org));
     const want = { tokens: estimate.tokens * options.leaseCalls, costMicros: estimate.costMicros * options.leaseCalls };
-    const request = meter.lease(target.keyId, estimate, want);
-    const settled = request.then(
-      () => undefined,
-      () => undefined,
-    );
-    asking.set(key, settled);
-    let result: Awaited<typeof request>;
+    asking.add(key);
+    let result: Awaited<ReturnType<typeof meter.lease>>;
     try {
-      result = await request;
+      // The meter must know what the calls that ended here used before it grants more: their settles go first.
+      await sendSettles(meter, state, key);
+      result = await meter.lease(target.keyId, estimate, want);
     } catch (error) {
       logger.addException("[meter_reserve]", error);
       return { ok: true, reservation: { settle: async () => {} } };
     } finally {
-      if (asking.get(key) === settled) asking.delete(key);
+      asking.delete(key);
     }
     if (!result.ok) {
       return {
@@ -180,9 +199,20 @@ function leaseReservation(
       const spentFromLease = used
         ? { tokens: Math.max(estimate.tokens, used.tokens), costMicros: Math.max(estimate.costMicros, used.costMicros) }
         : estimate;
-      const done = queueSettle(namespace, target, { leaseId: lease.id, used, estimate: spentFromLease }).catch(
-        (error: unknown) => logger.addException("[meter_settle]", error),
-      );
+      const state = stateOf(options.owner);
+      const key = `${target.org}\n${target.keyId}`;
+      const pending = state.settles.get(key) ?? { items: [], scheduled: false };
+      state.settles.set(key, pending);
+      pending.items.push({ leaseId: lease.id, keyId: target.keyId, used, estimate: spentFromLease });
+      if (pending.scheduled) return;
+      // This call sends the settles of the next window (its own and those that join it), with its own stub and
+      // timer, kept alive by its waitUntil; the others have nothing to wait for.
+      pending.scheduled = true;
+      const sent = new Promise((resolve) => setTimeout(resolve, SETTLE_WINDOW_MS)).then(() => {
+        pending.scheduled = false;
+        return sendSettles(namespace.get(namespace.idFromName(target.org)), state, key);
+      });
+      const done = sent.catch((error: unknown) => logger.addException("[meter_settle]", error));
       options.defer(done);
       await done;
     },
@@ -192,48 +222,8 @@ function leaseReservation(
 /** How long settles wait for company before one call to the org's meter carries them all. */
 const SETTLE_WINDOW_MS = 200;
 
-interface SettleBatch {
-  items: Settlement[];
-  sent: Promise<void>;
-  /** Sends the batch now instead of at the end of its window. */
-  flush(): void;
-}
-
-const settleBatches = new Map<string, SettleBatch>();
-
-/**
- * Queues a call's settle and resolves when the batch holding it reached the meter: one call to the org's object
- * for every settle of a busy isolate in the window, instead of one each. Made with the stub of the request that
- * opens the batch, which waits for it (its waitUntil), so no settle is lost when the isolate goes idle.
- */
-function queueSettle(
-  namespace: DurableObjectNamespace<OrgMeter>,
-  target: MeterTarget,
-  item: Omit<Settlement, "keyId">,
-): Promise<void> {
-  const key = `${target.org}\n${target.keyId}`;
-  let batch = settleBatches.get(key);
-  if (!batch) {
-    const items: Settlement[] = [];
-    let flush = () => {};
-    const due = new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, SETTLE_WINDOW_MS);
-      flush = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    const opened: SettleBatch = {
-      items,
-      flush: () => flush(),
-      sent: due.then(() => {
-        if (settleBatches.get(key) === opened) settleBatches.delete(key);
-        return namespace.get(namespace.idFromName(target.org)).settleMany(items);
-      }),
-    };
-    batch = opened;
-    settleBatches.set(key, batch);
-  }
-  batch.items.push({ ...item, keyId: target.keyId });
-  return batch.sent;
+/** Sends the settles of `key` not yet sent, in one call; nothing when there are none. */
+async function sendSettles(meter: DurableObjectStub<OrgMeter>, state: MeterState, key: string): Promise<void> {
+  const items = state.settles.get(key)?.items.splice(0) ?? [];
+  if (items.length > 0) await meter.settleMany(items);
 }

@@ -25,7 +25,14 @@ export interface MeteredCaller {
 /** Work that must finish after the reply (a Durable Object's waitUntil). */
 type Defer = (work: Promise<unknown>) => void;
 
-export function orgTurnMeter(env: Cloudflare.Env, caller: MeteredCaller, logger: AdminLogger, defer: Defer): TurnMeter {
+/** `owner`: the session object, whose leases and batches are its own. */
+export function orgTurnMeter(
+  env: Cloudflare.Env,
+  caller: MeteredCaller,
+  logger: AdminLogger,
+  defer: Defer,
+  owner: object,
+): TurnMeter {
   return {
     async reserve(promptChars, route) {
       const table = await envRouteTable(env, logger);
@@ -35,7 +42,7 @@ export function orgTurnMeter(env: Cloudflare.Env, caller: MeteredCaller, logger:
         caller,
         estimateOf(promptChars, COMPLETION_ESTIMATE_TOKENS, head),
         logger,
-        { leaseCalls: settings(env).metering.leaseCalls, defer },
+        { leaseCalls: settings(env).metering.leaseCalls, defer, owner },
       );
       if (!reserved.ok) {
         return {
@@ -65,6 +72,7 @@ export function turnUsageRecorder(
   session: () => { sessionId: string; mode: string },
   logger: AdminLogger,
   defer: Defer,
+  owner: object,
 ): (attempt: RouteAttempt) => void {
   return (attempt) => {
     const usage = attempt.usage ?? {
@@ -74,20 +82,24 @@ export function turnUsageRecorder(
     };
     const { sessionId, mode } = session();
     defer(
-      recordUsage(env.DB, {
-        org: caller.org,
-        keyId: caller.keyId,
-        userId: caller.user,
-        sessionId,
-        mode,
-        endpoint: "agent",
-        route: attempt.route.name,
-        model: attempt.route.model,
-        ...usage,
-        latencyMs: attempt.latencyMs,
-        outcome: attempt.outcome,
-        costMicros: costMicros(attempt.route, usage),
-      }).catch((error: unknown) => logger.addException("[AgentSession_Usage]", error)),
+      recordUsage(
+        env.DB,
+        {
+          org: caller.org,
+          keyId: caller.keyId,
+          userId: caller.user,
+          sessionId,
+          mode,
+          endpoint: "agent",
+          route: attempt.route.name,
+          model: attempt.route.model,
+          ...usage,
+          latencyMs: attempt.latencyMs,
+          outcome: attempt.outcome,
+          costMicros: costMicros(attempt.route, usage),
+        },
+        owner,
+      ).catch((error: unknown) => logger.addException("[AgentSession_Usage]", error)),
     );
   };
 }

@@ -36,7 +36,9 @@ interface Batch {
   flushNow(): void;
 }
 
-const open = new WeakMap<D1Database, Batch>();
+// Per owner: the Worker's requests share one batch; each Durable Object has its own (a promise made in one object's
+// context cannot be awaited from another's).
+const open = new WeakMap<object, Batch>();
 
 /**
  * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
@@ -44,15 +46,15 @@ const open = new WeakMap<D1Database, Batch>();
  * request that opens a batch keeps it alive (its waitUntil waits for the write), so no row is lost
  * when the isolate goes idle; the others wait for the same promise in their own waitUntil.
  */
-export function recordUsage(db: D1Database, record: UsageRecord): Promise<void> {
-  let batch = open.get(db);
-  if (!batch) batch = openBatch(db);
+export function recordUsage(db: D1Database, record: UsageRecord, owner: object = db): Promise<void> {
+  let batch = open.get(owner);
+  if (!batch) batch = openBatch(db, owner);
   batch.rows.push(record);
   if (batch.rows.length >= BATCH_MAX_ROWS) batch.flushNow();
   return batch.written;
 }
 
-function openBatch(db: D1Database): Batch {
+function openBatch(db: D1Database, owner: object): Batch {
   const rows: UsageRecord[] = [];
   let flush: () => void = () => {};
   const due = new Promise<void>((resolve) => {
@@ -60,12 +62,12 @@ function openBatch(db: D1Database): Batch {
     flush = () => {
       clearTimeout(timer);
       // Closed before the write starts: rows queued from now on open the next batch.
-      if (open.get(db) === batch) open.delete(db);
+      if (open.get(owner) === batch) open.delete(owner);
       resolve();
     };
   });
   const batch: Batch = { rows, written: due.then(() => writeRows(db, rows)), flushNow: () => flush() };
-  open.set(db, batch);
+  open.set(owner, batch);
   return batch;
 }
 

@@ -13,6 +13,7 @@ import {
   estimateTokensOfText,
   type Reservation,
   reserveCall,
+  WORKER,
 } from "../metering/meter";
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
@@ -192,6 +193,7 @@ async function admit(c: AppContext, request: PassthroughRequest, routing: Passth
     settings(c.env).metering.budgets
       ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger, {
           leaseCalls: settings(c.env).metering.leaseCalls,
+          owner: WORKER,
           defer: (work) => c.executionCtx.waitUntil(work),
         })
       : UNMETERED,

@@ -46,11 +46,12 @@ export class RouteTable {
 }
 
 interface Cached {
-  routes: Promise<ModelRoute[]>;
+  routes: ModelRoute[];
   loadedAt: number;
 }
 
-// Per isolate and per database binding: what D1 said, and when.
+// Per isolate and per database binding: what D1 said, and when. Plain data only: a promise made in one request
+// (or Durable Object) cannot be awaited from another, so each reader that finds no fresh copy reads D1 itself.
 const cache = new WeakMap<D1Database, Cached>();
 
 /**
@@ -65,15 +66,10 @@ export async function loadRouteTable(
 ): Promise<RouteTable> {
   let hit = cache.get(db);
   if (!hit || now - hit.loadedAt >= ttlMs) {
-    const entry: Cached = { routes: new ModelRouteRegistry(db).list(), loadedAt: now };
-    cache.set(db, entry);
-    // A failed read is not kept: the next call reads again.
-    entry.routes.catch(() => {
-      if (cache.get(db) === entry) cache.delete(db);
-    });
-    hit = entry;
+    hit = { routes: await new ModelRouteRegistry(db).list(), loadedAt: now };
+    cache.set(db, hit);
   }
-  return new RouteTable(await hit.routes, defaultRoute(source));
+  return new RouteTable(hit.routes, defaultRoute(source));
 }
 
 /** Drops the isolate's copy (after an admin write), so the next call reads D1. */

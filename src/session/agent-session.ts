@@ -625,10 +625,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       router: envRouter(
         this.env,
         logger,
-        caller ? turnUsageRecorder(this.env, caller, session, logger, defer) : undefined,
+        caller ? turnUsageRecorder(this.env, caller, session, logger, defer, this) : undefined,
       ),
       ...(caller && settings(this.env).metering.budgets
-        ? { meter: orgTurnMeter(this.env, caller, logger, defer) }
+        ? { meter: orgTurnMeter(this.env, caller, logger, defer, this) }
         : {}),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
