@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Creates an API key: stores only its SHA-256 in D1 (local by default, --remote for a deployment)
 // and prints the key once. The local database is migrated first, so this works before the first `npm start`.
-// Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote] [--persist-to DIR]
+// Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote [--env production]] [--persist-to DIR]
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -13,6 +13,8 @@ const { values } = parseArgs({
     scopes: { type: "string", default: "chat" },
     name: { type: "string", default: "" },
     remote: { type: "boolean", default: false },
+    /** The wrangler environment whose database takes the key (staging, production); with --remote. */
+    env: { type: "string" },
     "persist-to": { type: "string" },
   },
 });
@@ -40,7 +42,7 @@ const id = randomUUID();
 const sql = `INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES (${[id, keyHash, values.name, values.org, values.user, JSON.stringify(scopes)].map(sqlText).join(", ")});`;
 
 const where = values.remote
-  ? ["--remote"]
+  ? ["--remote", ...(values.env ? ["--env", values.env] : [])]
   : ["--local", ...(values["persist-to"] ? ["--persist-to", values["persist-to"]] : [])];
 
 /** Runs wrangler quietly; on failure says what failed and what to run, without a stack trace. */
