@@ -6,6 +6,7 @@
 // string, so `"usage":null` with its comma is always the key and its value), the second is held back whole.
 // Events are cut at their blank line, so a chunk that ends mid-event waits for the rest of it.
 
+const EVENT_END = /\r?\n\r?\n/g;
 const USAGE_NULL = /,\s*"usage"\s*:\s*null(?=\s*[,}])|"usage"\s*:\s*null\s*,/g;
 
 /** Whether an event's data is the usage-only chunk the client did not ask for. */
@@ -38,12 +39,14 @@ export class UsageHoldback {
   /** The bytes of the complete events in `chunk` (and before it), filtered; null when none is complete yet. */
   push(chunk: Uint8Array): Uint8Array | null {
     this.pending += this.decoder.decode(chunk, { stream: true });
-    const end = this.pending.lastIndexOf("\n\n");
+    // An event ends at a blank line, written with LF or CRLF line ends.
+    let end = -1;
+    for (const match of this.pending.matchAll(EVENT_END)) end = match.index + match[0].length;
     if (end < 0) return null;
-    const complete = this.pending.slice(0, end + 2);
-    this.pending = this.pending.slice(end + 2);
+    const complete = this.pending.slice(0, end);
+    this.pending = this.pending.slice(end);
     const out = complete
-      .split(/(?<=\n\n)/)
+      .split(/(?<=\r?\n\r?\n)/)
       .map((event) => filterEvent(event))
       .filter((event): event is string => event !== null)
       .join("");
