@@ -102,7 +102,7 @@ async function loadKeys() {
   );
 }
 
-/** @param {{ id: string, name: string, budget: { limits: { tokensPerDay: number | null } } }} key */
+/** @param {{ id: string, name: string, budget: { limits: { tokensPerDay: number | null, tokensPerMonth: number | null, costPerMonthUsd: number | null } } }} key */
 async function setKeyBudget(key) {
   const answer = window.prompt(
     `Tokens per day for ${key.name} (empty: no limit)`,
@@ -111,7 +111,10 @@ async function setKeyBudget(key) {
   if (answer === null) return;
   const tokensPerDay = answer.trim() === "" ? null : Number(answer);
   try {
-    await api.request("PATCH", `/admin/keys/${encodeURIComponent(key.id)}`, { budget: { tokensPerDay } });
+    // The other limits are sent as they are: a budget is replaced whole.
+    await api.request("PATCH", `/admin/keys/${encodeURIComponent(key.id)}`, {
+      budget: { ...key.budget.limits, tokensPerDay },
+    });
     say(`The budget of ${key.name} is set.`);
     await loadKeys();
   } catch (error) {
@@ -254,9 +257,14 @@ async function downloadCsv() {
       headers: { authorization: `Bearer ${api.apiKey}` },
     },
   );
+  if (!response.ok) {
+    say(`The CSV could not be made (status ${response.status}).`, true);
+    return;
+  }
   const link = h("a", { href: URL.createObjectURL(await response.blob()), download: `usage-${days.at(-1)}.csv` });
   link.click();
-  URL.revokeObjectURL(link.href);
+  // Revoked once the browser has started the download.
+  setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
 }
 
 async function loadCatalog() {

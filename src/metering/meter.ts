@@ -170,7 +170,23 @@ export async function reserveCall(
         refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
       };
     }
-    leases.set(key, { id: result.reservationId, remaining: result.granted, expiresAt: Date.now() + LEASE_MS });
+    const granted: Lease = { id: result.reservationId, remaining: result.granted, expiresAt: Date.now() + LEASE_MS };
+    leases.set(key, granted);
+    // What the lease leaves unspent goes back when it expires, even if no call of this org and key comes again
+    // (a lease of one call's estimate leaves nothing).
+    const spare = granted.remaining.tokens > estimate.tokens || granted.remaining.costMicros > estimate.costMicros;
+    if (spare)
+      options.defer(
+        new Promise((resolve) => setTimeout(resolve, LEASE_MS)).then(async () => {
+          if (leases.get(key) !== granted) return;
+          leases.delete(key);
+          if (granted.remaining.tokens <= 0 && granted.remaining.costMicros <= 0) return;
+          await namespace
+            .get(namespace.idFromName(target.org))
+            .release(granted.id, granted.remaining)
+            .catch((error: unknown) => logger.addException("[meter_release]", error));
+        }),
+      );
   }
 }
 
@@ -224,6 +240,14 @@ const SETTLE_WINDOW_MS = 200;
 
 /** Sends the settles of `key` not yet sent, in one call; nothing when there are none. */
 async function sendSettles(meter: DurableObjectStub<OrgMeter>, state: MeterState, key: string): Promise<void> {
-  const items = state.settles.get(key)?.items.splice(0) ?? [];
-  if (items.length > 0) await meter.settleMany(items);
+  const pending = state.settles.get(key);
+  const items = pending?.items.splice(0) ?? [];
+  if (items.length === 0) return;
+  try {
+    await meter.settleMany(items);
+  } catch (error) {
+    // Not lost: the next send (the next window, or the next lease request) carries them again.
+    pending?.items.unshift(...items);
+    throw error;
+  }
 }

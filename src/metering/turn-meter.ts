@@ -5,7 +5,6 @@ import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { RouteAttempt } from "../routing/model-router";
-import { settings } from "../settings";
 import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
@@ -42,7 +41,8 @@ export function orgTurnMeter(
         caller,
         estimateOf(promptChars, COMPLETION_ESTIMATE_TOKENS, head),
         logger,
-        { leaseCalls: settings(env).metering.leaseCalls, defer, owner },
+        // A session's calls come one at a time: a lease would only hold budget it does not use.
+        { leaseCalls: 1, defer, owner },
       );
       if (!reserved.ok) {
         return {

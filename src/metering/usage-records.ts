@@ -50,7 +50,9 @@ export function recordUsage(db: D1Database, record: UsageRecord, owner: object =
   let batch = open.get(owner);
   if (!batch) batch = openBatch(db, owner);
   batch.rows.push(record);
-  if (batch.rows.length >= BATCH_MAX_ROWS) batch.flushNow();
+  // A full batch takes no more rows (the next row opens another); it is written at the end of its window by
+  // the request that opened it, never flushed from another request's context.
+  if (batch.rows.length >= BATCH_MAX_ROWS && open.get(owner) === batch) open.delete(owner);
   return batch.written;
 }
 

@@ -199,7 +199,7 @@ async function admit(c: AppContext, request: PassthroughRequest, routing: Passth
       : UNMETERED,
   ]);
   if (!grant.ok) {
-    if (reserved.ok) await reserved.reservation.settle(null);
+    if (reserved.ok) void reserved.reservation.settle(null);
     throw new ApiError("rate_limit_exceeded", grant.message, {
       headers: { "retry-after": String(grant.retryAfterSeconds) },
     });

@@ -74,6 +74,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
     // Whether the bytes so far end an event; a failure mid-event first closes that event.
     let atEventEnd = true;
+    /** The upstream answered an error status after the client had its 200: an error frame, not an answer. */
+    let upstreamRefused = false;
     let lastByte: number | undefined;
     try {
       response = await exchange.race(options.upstream);
@@ -82,6 +84,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
         stopKeepalive();
         const routes = options.routes?.();
         await send(errorFrame(upstreamErrorBody(response.status, text, routes && credentialsOf(routes.route)).body));
+        upstreamRefused = true;
       } else if (response.body) {
         reader = response.body.getReader();
         let first = true;
@@ -109,7 +112,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       const rest = options.holdback?.flush();
       if (rest) await send(rest);
       await writer.close();
-      return "complete";
+      return upstreamRefused ? "failed" : "complete";
     } catch (error) {
       stopKeepalive();
       exchange.abort(error);

@@ -166,7 +166,7 @@ function csvCell(value: unknown): string {
   const text = value === null || value === undefined ? "" : String(value);
   // A cell that a spreadsheet would run as a formula is quoted as text.
   const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 export const adminKeyRoutes = routes()
