@@ -105,7 +105,7 @@ export class AgentReasoner {
     const prefetched = prefetchModelRequest(this.stepDeps);
     const [grant, admission] = await Promise.all([
       this.deps.budget?.take(),
-      // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, as any turn would.
+      // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
       this.deps.meter?.reserve(
         this.firstCallChars(content),
         prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),

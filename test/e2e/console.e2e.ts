@@ -40,6 +40,16 @@ after(async () => {
   await worker?.stop();
 });
 
+/** Writes an admin resource (a route, a mode, an MCP server) with the local dev-key; it must be stored. */
+async function put(path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${worker.url}${path}`, {
+    method: "PUT",
+    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.ok(response.status === 201 || response.status === 200, await response.text());
+}
+
 /** How many turns the page has seen complete (and redrawn the session after). */
 async function completedTurns(page: Page): Promise<number> {
   return Number((await page.locator("#app").getAttribute("data-completed-turns")) ?? 0);
@@ -324,15 +334,6 @@ describe("MCP tools in the console", () => {
   let page: Page;
   const problems: string[] = [];
 
-  async function put(path: string, body: unknown): Promise<void> {
-    const response = await fetch(`${worker.url}${path}`, {
-      method: "PUT",
-      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    assert.ok(response.status === 201 || response.status === 200, await response.text());
-  }
-
   before(async () => {
     // The reference server on loopback, registered and offered by a mode, as the README shows.
     everything = await startEverythingServer();
@@ -423,15 +424,6 @@ describe("a model stream that breaks mid-answer, in the console", () => {
   let context: BrowserContext;
   let page: Page;
   const frames: Frame[] = [];
-
-  async function put(path: string, body: unknown): Promise<void> {
-    const response = await fetch(`${worker.url}${path}`, {
-      method: "PUT",
-      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    assert.ok(response.status === 201 || response.status === 200, await response.text());
-  }
 
   before(async () => {
     // A mode on a route whose stream breaks after its first words, falling back to a route that answers slowly.

@@ -37,20 +37,28 @@ function chat(key: TestKey, body: string, via = worker) {
   });
 }
 
+/**
+ * A script of 10 answers whose use is exactly what each request reserves (its body's estimate and max_tokens),
+ * so 10 fit a budget of 10 estimates whatever the order; the body every request sends, and that estimate.
+ */
+async function tenExactCalls(): Promise<{ body: string; estimate: number }> {
+  const script = await scriptUpstream([]);
+  const body = JSON.stringify({ model: "m", max_tokens: 10, messages: [{ role: "user", content: script.marker }] });
+  const estimate = Math.ceil(body.length / 4) + 10;
+  await script.append(
+    Array.from({ length: 10 }, () => ({
+      type: "completion" as const,
+      content: "ok",
+      usage: { prompt_tokens: estimate - 1, completion_tokens: 1, total_tokens: estimate },
+    })),
+  );
+  return { body, estimate };
+}
+
 describe("budgets", () => {
   it("lets exactly the calls that fit through when 50 arrive at once against a budget for 10", async () => {
     const key = await ownOrgKey();
-    const script = await scriptUpstream([]);
-    const body = JSON.stringify({ model: "m", max_tokens: 10, messages: [{ role: "user", content: script.marker }] });
-    // What one request reserves (its body's estimate and max_tokens) is what it then uses: 10 fit, whatever the order.
-    const estimate = Math.ceil(body.length / 4) + 10;
-    await script.append(
-      Array.from({ length: 10 }, () => ({
-        type: "completion" as const,
-        content: "ok",
-        usage: { prompt_tokens: estimate - 1, completion_tokens: 1, total_tokens: estimate },
-      })),
-    );
+    const { body, estimate } = await tenExactCalls();
     expect((await admin(key, "PUT", "/admin/budget", { tokensPerDay: estimate * 10 })).status).toBe(200);
     const answers = await Promise.all(
       Array.from({ length: 50 }, async () => {
@@ -126,16 +134,7 @@ describe("budgets", () => {
   it("holds the budget with leases too: an isolate spends from a lease for several calls, 10 of 50 still pass", async () => {
     const key = await ownOrgKey();
     const via = workerWith({ METER_LEASE_CALLS: "8" });
-    const script = await scriptUpstream([]);
-    const body = JSON.stringify({ model: "m", max_tokens: 10, messages: [{ role: "user", content: script.marker }] });
-    const estimate = Math.ceil(body.length / 4) + 10;
-    await script.append(
-      Array.from({ length: 10 }, () => ({
-        type: "completion" as const,
-        content: "ok",
-        usage: { prompt_tokens: estimate - 1, completion_tokens: 1, total_tokens: estimate },
-      })),
-    );
+    const { body, estimate } = await tenExactCalls();
     await admin(key, "PUT", "/admin/budget", { tokensPerDay: estimate * 10 });
     const statuses = await Promise.all(
       Array.from({ length: 50 }, async () => {
