@@ -2,8 +2,17 @@
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
 import { ApiClient, ApiError } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
+import { markdownReady, renderMarkdown } from "./js/markdown.js";
 import { SessionSocket } from "./js/socket.js";
-import { approvalItem, artifactItem, clientToolItem, messageItem, toolCallItem } from "./js/views.js";
+import {
+  approvalItem,
+  artifactItem,
+  clientToolItem,
+  downloadArtifact,
+  messageItem,
+  sessionEntry,
+  toolCallItem,
+} from "./js/views.js";
 import { fillSchemaForm, fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
 
 const KEY_STORAGE = "aptix.apiKey";
@@ -25,6 +34,11 @@ const state = {
   messageCounter: 0,
   /** @type {{ clientMessageId: string, content: string } | null} A message sent and not yet confirmed started. */
   draft: null,
+  /** The answer streaming in: its text, and the seq up to which session_state's streamedText already has it. */
+  stream: { text: "", coveredSeq: 0, drawPending: false },
+  /** The sidebar's sessions, newest change first, and the cursor of the next page (null: none). */
+  sessions: [],
+  /** @type {string | null} */ sessionsCursor: null,
 };
 
 const el = {
@@ -61,6 +75,11 @@ const el = {
   elicitationDialog: byId("elicitation-dialog", HTMLDialogElement),
   elicitationForm: byId("elicitation-form", HTMLFormElement),
   elicitationSource: byId("elicitation-source"),
+  sessionList: byId("session-list"),
+  moreSessions: byId("more-sessions", HTMLButtonElement),
+  artifactDialog: byId("artifact-dialog", HTMLDialogElement),
+  artifactTitle: byId("artifact-title"),
+  artifactBody: byId("artifact-body"),
 };
 
 function say(text, isError = false) {
@@ -104,7 +123,9 @@ async function signIn(key) {
   state.modes = modes;
   renderModes();
   state.categories = (await api.workflowCategories()).categories;
+  await markdownReady;
   await openSession(sessionStorage.getItem(SESSION_STORAGE));
+  void refreshSessions();
   el.signIn.hidden = true;
   el.app.hidden = false;
   // The admin page is for keys with the admin scope: the link shows when the key may read the org's budget.
@@ -197,6 +218,7 @@ async function openSession(storedId) {
     view = await state.api.getSession(created.sessionId);
   }
   state.sessionId = view.sessionId;
+  setStream("", 0);
   sessionStorage.setItem(SESSION_STORAGE, view.sessionId);
   el.sessionIdLabel.textContent = view.sessionId;
   renderSession(view);
@@ -253,7 +275,7 @@ function renderSession(view) {
   showMode(view.mode);
   state.status = view.status;
   el.conversation.replaceChildren(...view.conversation.map(messageItem).filter(Boolean));
-  el.artifacts.replaceChildren(...view.artifacts.map(artifactItem));
+  el.artifacts.replaceChildren(...view.artifacts.map((artifact) => artifactItem(artifact, openArtifact)));
   const pending = view.pendingToolCalls ?? [];
   showApprovals(pending.filter((call) => call.approval === "pending"));
   const forClient = pending.filter((call) => call.requiresClientExecution && call.approval !== "pending");
@@ -312,11 +334,90 @@ byId("new-session").addEventListener("click", async () => {
   sessionStorage.removeItem(SESSION_STORAGE);
   try {
     await openSession(null);
-    say("A new session started.");
+    say("A new conversation started.");
+    await refreshSessions();
+    el.composerInput.focus();
   } catch (error) {
     say(describe(error), true);
   }
 });
+
+// --- The sidebar: the user's sessions ------------------------------------------------------------------
+
+/** The first page of the user's sessions (the list keeps what it had when the server cannot be reached). */
+async function refreshSessions() {
+  try {
+    const page = await state.api.listSessions();
+    state.sessions = page.sessions;
+    state.sessionsCursor = page.nextCursor;
+    drawSessions();
+  } catch {
+    // Shown again at the next change.
+  }
+}
+
+let sessionsTimer = 0;
+/** Sessions write their list entry just after a change: the sidebar asks again a moment later. */
+function refreshSessionsSoon() {
+  clearTimeout(sessionsTimer);
+  sessionsTimer = window.setTimeout(() => void refreshSessions(), 400);
+}
+
+function drawSessions() {
+  el.sessionList.replaceChildren(
+    ...state.sessions.map((entry) =>
+      sessionEntry(entry, {
+        current: entry.sessionId === state.sessionId,
+        modeName: state.modes.find((m) => m.key === entry.mode)?.displayName ?? entry.mode,
+        onOpen: (sessionId) => void switchSession(sessionId),
+      }),
+    ),
+  );
+  el.moreSessions.hidden = !state.sessionsCursor;
+}
+
+el.moreSessions.addEventListener("click", async () => {
+  try {
+    const page = await state.api.listSessions(state.sessionsCursor ?? undefined);
+    const shown = new Set(state.sessions.map((s) => s.sessionId));
+    state.sessions.push(...page.sessions.filter((s) => !shown.has(s.sessionId)));
+    state.sessionsCursor = page.nextCursor;
+    drawSessions();
+  } catch (error) {
+    say(describe(error), true);
+  }
+});
+
+/** @param {string} sessionId */
+async function switchSession(sessionId) {
+  if (sessionId === state.sessionId) return;
+  try {
+    await openSession(sessionId);
+    say("");
+    drawSessions();
+    el.composerInput.focus();
+  } catch (error) {
+    say(describe(error), true);
+  }
+}
+
+// --- Artifacts -------------------------------------------------------------------------------------
+
+/** @type {any} */
+let shownArtifact = null;
+
+/** Opens an artifact in its dialog, drawn as Markdown. */
+function openArtifact(artifact) {
+  shownArtifact = artifact;
+  el.artifactTitle.textContent = artifact.title;
+  renderMarkdown(el.artifactBody, artifact.content);
+  el.artifactDialog.showModal();
+}
+
+byId("artifact-download").addEventListener("click", () => {
+  if (shownArtifact) downloadArtifact(shownArtifact);
+});
+byId("close-artifact").addEventListener("click", () => el.artifactDialog.close());
 
 // --- Frames ----------------------------------------------------------------------------------------
 
@@ -336,9 +437,30 @@ function announce(text) {
 function hideWorking() {
   state.turnInFlight = false;
   el.turnBar.hidden = true;
-  el.streaming.hidden = true;
-  el.streaming.textContent = "";
+  setStream("", 0);
   el.app.dataset.turn = "idle";
+}
+
+/**
+ * The answer streaming in, drawn as Markdown at most once a frame (no diagrams or highlighting until it is
+ * done: the finished answer is drawn in the conversation). `coveredSeq`: deltas up to it are in `text` already.
+ * @param {string} text
+ * @param {number} [coveredSeq]
+ */
+function setStream(text, coveredSeq = state.stream.coveredSeq) {
+  state.stream.text = text;
+  state.stream.coveredSeq = coveredSeq;
+  el.streaming.hidden = text === "";
+  if (text === "") {
+    el.streaming.textContent = "";
+    return;
+  }
+  if (state.stream.drawPending) return;
+  state.stream.drawPending = true;
+  requestAnimationFrame(() => {
+    state.stream.drawPending = false;
+    renderMarkdown(el.streaming, state.stream.text, { live: true });
+  });
 }
 
 function upsertToolCall(call) {
@@ -354,6 +476,8 @@ function handleFrame(frame) {
   switch (frame.type) {
     case "session_state":
       showMode(frame.mode);
+      // Opened mid-turn: the answer so far, then only the deltas logged after it.
+      if (typeof frame.streamedText === "string") setStream(frame.streamedText, frame.lastSeq);
       void reloadSession();
       break;
     case "turn_started":
@@ -361,17 +485,19 @@ function handleFrame(frame) {
       state.turnCalls.clear();
       el.toolCalls.replaceChildren();
       el.workingCount.textContent = "";
-      el.streaming.textContent = "";
+      setStream("", frame.seq);
       say("");
       showWorking();
+      refreshSessionsSoon();
       break;
     case "assistant_delta":
-      el.streaming.hidden = false;
-      el.streaming.textContent += frame.text;
+      if (frame.seq > state.stream.coveredSeq) setStream(state.stream.text + frame.text);
       break;
     case "assistant_restarted":
       // The model's stream broke mid-answer and the step starts again on another route: its text so far is void.
-      el.streaming.textContent = el.streaming.textContent.slice(0, -frame.discardedChars);
+      if (frame.seq > state.stream.coveredSeq) {
+        setStream(state.stream.text.slice(0, Math.max(0, state.stream.text.length - frame.discardedChars)));
+      }
       break;
     case "tool_call_started":
     case "tool_call_completed":
@@ -382,12 +508,14 @@ function handleFrame(frame) {
       for (const call of frame.toolCalls) upsertToolCall(call);
       showWorking("waiting");
       el.app.dataset.status = "awaiting_approval";
+      refreshSessionsSoon();
       showApprovals(frame.toolCalls);
       break;
     case "client_tool_required":
       for (const call of frame.toolCalls) upsertToolCall(call);
       showWorking("waiting");
       el.app.dataset.status = "awaiting_client";
+      refreshSessionsSoon();
       showClientRequests(frame.toolCalls);
       break;
     case "elicitation_required":
@@ -404,6 +532,7 @@ function handleFrame(frame) {
       break;
     case "turn_completed":
       announce(frame.response.text);
+      refreshSessionsSoon();
       void reloadSession().then(() => {
         const response = frame.response;
         if (response.status === "failed") say(`The turn failed: ${response.error?.message ?? "unknown error"}`, true);

@@ -16,6 +16,19 @@ const ASSETS = [
   ["node_modules/uplot/dist/uPlot.esm.js", "public/vendor/uplot/uPlot.esm.js"],
   ["node_modules/uplot/dist/uPlot.min.css", "public/vendor/uplot/uPlot.min.css"],
   ["node_modules/uplot/LICENSE", "public/vendor/uplot/LICENSE.txt"],
+  // The console's Markdown: markdown-it (raw HTML off) and DOMPurify over what it makes.
+  ["node_modules/markdown-it/dist/browser/markdown-it.esm.min.mjs", "public/vendor/markdown-it/markdown-it.min.mjs"],
+  ["node_modules/markdown-it/LICENSE", "public/vendor/markdown-it/LICENSE.txt"],
+  ["node_modules/dompurify/dist/purify.es.mjs", "public/vendor/dompurify/purify.es.mjs"],
+  ["node_modules/dompurify/LICENSE", "public/vendor/dompurify/LICENSE.txt"],
+  // Code highlighting (highlight.js's prebuilt ES module of its common languages), loaded with the first code block.
+  ["node_modules/@highlightjs/cdn-assets/es/highlight.min.js", "public/vendor/highlight/highlight.min.js"],
+  ["node_modules/@highlightjs/cdn-assets/styles/github.min.css", "public/vendor/highlight/github.min.css"],
+  ["node_modules/@highlightjs/cdn-assets/styles/github-dark.min.css", "public/vendor/highlight/github-dark.min.css"],
+  ["node_modules/@highlightjs/cdn-assets/LICENSE", "public/vendor/highlight/LICENSE.txt"],
+  // Diagrams: mermaid's one-file build, loaded only when an answer contains a mermaid block.
+  ["node_modules/mermaid/dist/mermaid.min.js", "public/vendor/mermaid/mermaid.min.js"],
+  ["node_modules/mermaid/LICENSE", "public/vendor/mermaid/LICENSE.txt"],
 ];
 
 for (const [from, to] of ASSETS) {

@@ -8,6 +8,7 @@ import { agentMcpRoutes } from "./agent-mcp/routes";
 import { agentWireRoutes } from "./agent-wire/routes";
 import { requireApiKey } from "./auth/middleware";
 import { originGuard } from "./auth/origin-guard";
+import { d1Session } from "./db";
 import { ApiError, errorBody } from "./errors";
 import { type AppBindings, errors } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
@@ -84,6 +85,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   });
 
   app.route("/", healthRoutes);
+  app.use(d1Session);
   app.route("/", sessionSocketRoutes);
   app.use("*", requireApiKey);
   app.route("/", passthroughRoutes);

@@ -14,6 +14,8 @@ export interface AppBindings {
     principal: Principal;
     requestId: string;
     logger: JsonAdminLogger;
+    /** The request's session of D1 (src/db.ts): reads from the nearest replica, at least as new as the client's bookmark. */
+    db: D1DatabaseSession;
   };
 }
 

@@ -110,6 +110,12 @@ export const SessionStateFrame = z.object({
   pendingElicitation: PendingElicitation.optional(),
   /** Set when a resume asked for frames the bounded log no longer has: reload the session with GET. */
   framesMissing: z.boolean().optional(),
+  /**
+   * While a turn runs: the text its current model call has streamed up to `lastSeq` (the assistant_delta
+   * frames since the turn's last tool call, with restarts applied). A page that opens mid-turn draws it,
+   * then appends the deltas whose seq is above `lastSeq`.
+   */
+  streamedText: z.string().optional(),
 });
 export type SessionStateFrame = z.infer<typeof SessionStateFrame>;
 
@@ -158,6 +164,27 @@ export const SessionView = z.object({
   updatedAt: z.string(),
 });
 export type SessionView = z.infer<typeof SessionView>;
+
+/** One of a caller's sessions as the list shows it (GET /context/sessions). */
+export const SessionListEntry = z.object({
+  sessionId: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  /** The session waits for its user: approvals, a client's results, or an MCP server's question. */
+  waitingForUser: z.boolean(),
+  /** From the first message (one line, at most 80 characters); null until there is one. */
+  title: z.string().nullable(),
+  parentSessionId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SessionListEntry = z.infer<typeof SessionListEntry>;
+
+export const SessionList = z.object({
+  sessions: z.array(SessionListEntry),
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: z.string().nullable(),
+});
 
 export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
 export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });

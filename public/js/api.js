@@ -15,6 +15,9 @@ export class ApiError extends Error {
   }
 }
 
+const BOOKMARK_HEADER = "x-d1-bookmark";
+const BOOKMARK_STORAGE = "aptix.d1Bookmark";
+
 export class ApiClient {
   /** @param {string} apiKey */
   constructor(apiKey) {
@@ -29,11 +32,18 @@ export class ApiClient {
   async request(method, path, body) {
     const headers = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
+    // The newest D1 bookmark this tab was answered with goes back, so it reads its own writes (docs/api.md).
+    const bookmark = sessionStorage.getItem(BOOKMARK_STORAGE);
+    if (bookmark) headers[BOOKMARK_HEADER] = bookmark;
     const response = await fetch(path, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+    const answered = response.headers.get(BOOKMARK_HEADER);
+    if (answered && answered > (sessionStorage.getItem(BOOKMARK_STORAGE) ?? "")) {
+      sessionStorage.setItem(BOOKMARK_STORAGE, answered);
+    }
     const text = await response.text();
     let parsed = null;
     try {
@@ -58,6 +68,11 @@ export class ApiClient {
   /** @param {string} [mode] */
   createSession(mode) {
     return this.request("POST", "/context/sessions", mode ? { mode } : {});
+  }
+
+  /** The user's sessions, newest change first; `cursor` is the previous page's nextCursor. @param {string} [cursor] */
+  listSessions(cursor) {
+    return this.request("GET", `/context/sessions${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
   }
 
   /** @param {string} sessionId */

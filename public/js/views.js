@@ -1,6 +1,7 @@
 // @ts-check
 // Rendering: the conversation, tool calls, the approval dialog's calls, client requests and artifacts.
 import { h, prettyJson } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 
 /** @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string}} message */
 export function messageItem(message) {
@@ -23,11 +24,15 @@ export function messageItem(message) {
   const who = message.role === "user" ? "You" : "Agent";
   const calls = message.toolCalls ?? [];
   if (!message.content && calls.length === 0) return null;
+  // The agent's words are Markdown, drawn through the sanitiser; the user's own stay plain text.
+  const body = h("div", { class: "content" });
+  if (message.role === "user") body.textContent = message.content ?? "";
+  else renderMarkdown(body, message.content ?? "");
   return h(
     "li",
     { class: `message ${message.role === "user" ? "user" : "assistant"}` },
     h("span", { class: "who", text: who }),
-    message.content ?? "",
+    body,
     calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
   );
 }
@@ -152,16 +157,84 @@ export function clientToolItem(call, actions) {
   );
 }
 
-/** @param {{id: string, kind: string, title: string, content: string, createdAt: string}} artifact */
-export function artifactItem(artifact) {
+/** A file name for an artifact: its title in lower-case words, and `.md` (artifacts are Markdown). */
+export function artifactFileName(artifact) {
+  const stem = artifact.title
+    .normalize("NFKD")
+    .replace(/[^\w\s-]/g, "")
+    .trim()
+    .replace(/[\s_]+/g, "-")
+    .toLowerCase()
+    .slice(0, 80);
+  return `${stem || artifact.id}.md`;
+}
+
+/**
+ * Saves an artifact as a file; the file is made when asked for, and its URL let go once the download started.
+ * @param {{id: string, title: string, content: string}} artifact
+ */
+export function downloadArtifact(artifact) {
+  const url = URL.createObjectURL(new Blob([artifact.content], { type: "text/markdown;charset=utf-8" }));
+  h("a", { href: url, download: artifactFileName(artifact) }).click();
+  setTimeout(() => URL.revokeObjectURL(url), 0);
+}
+
+/**
+ * An artifact: its title, a button that opens it (drawn as Markdown) and a download link (the text as a file).
+ * @param {{id: string, kind: string, title: string, content: string, createdAt: string}} artifact
+ * @param {(artifact: any) => void} open
+ */
+export function artifactItem(artifact, open) {
+  const download = h("button", {
+    type: "button",
+    class: "quiet",
+    text: "Download",
+    onclick: () => downloadArtifact(artifact),
+  });
   return h(
     "li",
     { "data-artifact-id": artifact.id },
+    h("span", { class: "artifact-title", text: `${artifact.title} (${artifact.kind})` }),
     h(
-      "details",
-      {},
-      h("summary", { text: `${artifact.title} (${artifact.kind})` }),
-      h("pre", { text: artifact.content }),
+      "div",
+      { class: "row" },
+      h("button", { type: "button", class: "quiet", text: "Open", onclick: () => open(artifact) }),
+      download,
+    ),
+  );
+}
+
+/**
+ * One of the user's sessions in the sidebar: its title, mode and when it changed; marked when it waits for
+ * the user, and when it is the one open.
+ * @param {{sessionId: string, mode: string, status: string, waitingForUser: boolean, title: string | null, updatedAt: string}} entry
+ * @param {{current: boolean, modeName: string, onOpen: (sessionId: string) => void}} options
+ */
+export function sessionEntry(entry, options) {
+  const when = new Date(entry.updatedAt);
+  return h(
+    "li",
+    { "data-session-id": entry.sessionId, "data-status": entry.status },
+    h(
+      "button",
+      {
+        type: "button",
+        class: "session-entry",
+        "aria-current": options.current ? "page" : null,
+        onclick: () => options.onOpen(entry.sessionId),
+      },
+      h("span", { class: "session-title", text: entry.title ?? "New conversation" }),
+      h(
+        "span",
+        { class: "session-meta" },
+        `${options.modeName} · `,
+        h("time", {
+          datetime: entry.updatedAt,
+          text: when.toLocaleString([], { dateStyle: "short", timeStyle: "short" }),
+        }),
+      ),
+      entry.waitingForUser ? h("span", { class: "badge", text: "Waiting for you" }) : null,
+      entry.status === "running" ? h("span", { class: "badge quiet", text: "Working" }) : null,
     ),
   );
 }

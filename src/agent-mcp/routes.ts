@@ -8,11 +8,11 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, BEARER, errors, routes } from "../http";
-import { callerOf } from "../session/session-client";
+import { callerOf, hintOf } from "../session/session-client";
 import { agentMcpServer } from "./server";
 
 async function serve(c: AppContext): Promise<Response> {
-  const server = agentMcpServer(c.env, callerOf(c));
+  const server = agentMcpServer(c.env, callerOf(c), { db: c.var.db, locationHint: hintOf(c) });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

@@ -2,12 +2,14 @@
 // message, decide the approvals that wait and hand back the results of client-executed calls; and each of the
 // caller's recent sessions as a resource (its transcript). Built on the official SDK's McpServer; sessions
 // are the same objects as at every other door, owned by the key's org.
+
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { z } from "zod";
 import { type AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
+import type { Db } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import type { Outcome } from "../refusal";
 import { sessionNotFound } from "../refusal";
@@ -125,14 +127,22 @@ function transcript(view: SessionView): string {
   return lines.join("\n");
 }
 
-/** The MCP server of one request, acting for `caller`. */
-export function agentMcpServer(env: Cloudflare.Env, caller: Caller): McpServer {
+/**
+ * The MCP server of one request, acting for `caller`: it reads through the request's `db` session and
+ * places the sessions it starts by `locationHint`.
+ */
+export function agentMcpServer(
+  env: Cloudflare.Env,
+  caller: Caller,
+  where: { db: Db; locationHint?: DurableObjectLocationHint },
+): McpServer {
+  const { db } = where;
   const server = new McpServer(AGENT_MCP_SERVER_INFO, {
     instructions: INSTRUCTIONS,
     // Workers forbid the code generation of the SDK's default validator (ajv).
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
   });
-  const catalog = new D1AgentModeCatalogService(env.DB);
+  const catalog = new D1AgentModeCatalogService(db);
   const stub = (sessionId: string) => sessionStubOrNull(env, sessionId);
 
   server.registerTool(
@@ -174,7 +184,7 @@ export function agentMcpServer(env: Cloudflare.Env, caller: Caller): McpServer {
     async ({ mode }) => {
       const found = mode ? await catalog.getMode(mode) : await catalog.getDefaultMode();
       if (!found) return failure(await unknownModeMessage(catalog, mode ?? ""));
-      const session = await createSession(env, caller, found.key);
+      const session = await createSession(env, caller, found.key, where.locationHint);
       const result = { sessionId: session.sessionId, mode: session.mode, status: session.status };
       return {
         content: [{ type: "text", text: `Session ${result.sessionId} started in the ${result.mode} mode.` }],
@@ -262,7 +272,7 @@ export function agentMcpServer(env: Cloudflare.Env, caller: Caller): McpServer {
     "session",
     new ResourceTemplate("aptix://sessions/{sessionId}", {
       list: async () => ({
-        resources: (await recentSessions(env.DB, caller.org)).map((s) => ({
+        resources: (await recentSessions(db, caller.org)).map((s) => ({
           uri: `aptix://sessions/${s.sessionId}`,
           name: `session-${s.sessionId.slice(0, 12)}`,
           title: `Session ${s.sessionId.slice(0, 12)}… (${s.mode}, ${s.createdAt})`,
@@ -272,7 +282,7 @@ export function agentMcpServer(env: Cloudflare.Env, caller: Caller): McpServer {
       // A client that lets its user pick a session offers the caller's recent ones, by the start of their id.
       complete: {
         sessionId: async (value) =>
-          (await recentSessions(env.DB, caller.org))
+          (await recentSessions(db, caller.org))
             .map((s) => s.sessionId)
             .filter((id) => id.startsWith(value.trim().toLowerCase())),
       },

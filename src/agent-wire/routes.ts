@@ -13,7 +13,14 @@ import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
 import { refuse } from "../refusal";
 import type { DoorTurn } from "../session/agent-door";
-import { callerOf, DurableObjectSessionManager, sessionStub, unwrap } from "../session/session-client";
+import {
+  callerOf,
+  DurableObjectSessionManager,
+  hintOf,
+  placement,
+  sessionStub,
+  unwrap,
+} from "../session/session-client";
 import { readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
@@ -55,7 +62,7 @@ const Model = z.object({
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["agent"] };
 
 async function modelNotFound(c: AppContext, model: string): Promise<never> {
-  const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes();
+  const modes = await new D1AgentModeCatalogService(c.var.db).getAllModes();
   const known = modes.map((m) => modelOfMode(m).id).join(", ");
   throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
     param: "model",
@@ -69,7 +76,7 @@ function checkClientTools(c: AppContext, body: AgentChatBody) {
   const registry = createAgentToolRegistry({
     logger: c.var.logger,
     sessionManager: new DurableObjectSessionManager(c.env),
-    catalog: new D1AgentModeCatalogService(c.env.DB),
+    catalog: new D1AgentModeCatalogService(c.var.db),
     workspace: settings(c.env).workspace,
   }).extended([CLIENT_TOOL_CATEGORY]);
   declared.forEach((tool, index) => {
@@ -96,7 +103,7 @@ export const agentWireRoutes = routes()
       },
     }),
     async (c) => {
-      const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes();
+      const modes = await new D1AgentModeCatalogService(c.var.db).getAllModes();
       return c.json({ object: "list" as const, data: modes.map(modelOfMode) }, 200);
     },
   )
@@ -112,7 +119,7 @@ export const agentWireRoutes = routes()
     async (c) => {
       const { model } = c.req.valid("param");
       const key = modeKeyOfModel(model);
-      const mode = key ? await new D1AgentModeCatalogService(c.env.DB).getMode(key) : null;
+      const mode = key ? await new D1AgentModeCatalogService(c.var.db).getMode(key) : null;
       if (!mode) return modelNotFound(c, model);
       return c.json(modelOfMode(mode), 200);
     },
@@ -147,10 +154,10 @@ export const agentWireRoutes = routes()
       // first call, and the session the history belongs to. The first model call then starts without a read.
       const chain = fingerprintChain(meanings);
       const [reads, grant, thread] = await Promise.all([
-        key ? readTurnReads(c.env.DB, key) : null,
+        key ? readTurnReads(c.var.db, key) : null,
         takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
         chain.then((fingerprints) =>
-          resolveThread(c.env.DB, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, fingerprints, input),
+          resolveThread(c.var.db, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, fingerprints, input),
         ),
       ]);
       const mode = reads?.mode;
@@ -165,7 +172,10 @@ export const agentWireRoutes = routes()
       }
       // A new session is created by the turn's own call to its object.
       const sessionId = thread.kind === "continue" ? thread.sessionId : c.env.AGENT_SESSION.newUniqueId().toString();
-      const stub = sessionStub(c.env, sessionId);
+      const stub =
+        thread.kind === "continue"
+          ? sessionStub(c.env, sessionId)
+          : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
       const turn: DoorTurn = {
         input:
           input.type === "message"
@@ -191,7 +201,7 @@ export const agentWireRoutes = routes()
             arguments: canonicalArguments(t.function.arguments),
           })),
         };
-        await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint((await chain).at(-1) ?? "", reply));
+        await recordHead(c.var.db, sessionId, keyId, await nextFingerprint((await chain).at(-1) ?? "", reply));
       };
 
       if (body.stream) {

@@ -3,6 +3,7 @@
 // after our last answer) is exactly the history before the new message. A history that contradicts its
 // session (an edited or regenerated message, another conversation) starts a new session seeded with it:
 // an old session is never rewritten.
+import type { Db } from "../db";
 import type { Meaning, NewInput } from "./transcript";
 
 export type Thread =
@@ -17,7 +18,7 @@ export function historyHead(meanings: readonly Meaning[], chain: readonly string
 }
 
 export async function resolveThread(
-  db: D1Database,
+  db: Db,
   keyId: string,
   header: string | null,
   meanings: readonly Meaning[],
@@ -54,7 +55,7 @@ export async function resolveThread(
 }
 
 /** After an answer: the session's head is the history with our answer appended. */
-export async function recordHead(db: D1Database, sessionId: string, keyId: string, head: string): Promise<void> {
+export async function recordHead(db: Db, sessionId: string, keyId: string, head: string): Promise<void> {
   await db
     .prepare(
       `INSERT INTO agent_threads (session_id, key_id, head) VALUES (?, ?, ?)

@@ -1,5 +1,7 @@
 // API keys: hashed with SHA-256 and looked up in D1, with a short in-isolate cache for hot paths.
+
 import { z } from "zod";
+import type { Db } from "../db";
 
 export const SCOPES = ["chat", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -37,7 +39,7 @@ const cache = new Map<string, { principal: Principal; keyExpiresAt: number | nul
 export type Authentication = { ok: true; principal: Principal } | { ok: false; reason: "unknown" | "expired" };
 
 /** Known keys only are cached (a new key works at once; a revoked one stops within AUTH_CACHE_TTL_MS). */
-export async function authenticateApiKey(db: D1Database, key: string, now = Date.now()): Promise<Authentication> {
+export async function authenticateApiKey(db: Db, key: string, now = Date.now()): Promise<Authentication> {
   const keyHash = await hashApiKey(key);
   let hit = cache.get(keyHash);
   if (hit && hit.cachedUntil <= now) {

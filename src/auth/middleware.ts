@@ -12,7 +12,7 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
     throw new ApiError("missing_api_key", "Missing API key. Send it as 'Authorization: Bearer <key>'.");
   }
   const key = BEARER.exec(header)?.[1];
-  const found = key ? await authenticateApiKey(c.env.DB, key) : null;
+  const found = key ? await authenticateApiKey(c.var.db, key) : null;
   if (found && !found.ok && found.reason === "expired") {
     throw new ApiError("api_key_expired", "This API key has expired; ask an admin of your organization for a new one.");
   }

@@ -13,6 +13,34 @@ const HELP =
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
   `("use get-sum with 2 and 40", "echo 'hi'").`;
 
+/** The demo's Markdown answer (a table, code and a mermaid diagram), so the console's drawing shows offline. */
+export const DEMO_TOUR = [
+  `${PREFIX} Here is how aptix answers you; the console draws this Markdown.`,
+  "",
+  "## The path of a message",
+  "",
+  "| Step | Where | What happens |",
+  "| --- | --- | --- |",
+  "| 1 | Worker (Hono) | checks your key and finds your session |",
+  "| 2 | Session object | runs the agent loop, one turn at a time |",
+  "| 3 | Model route | streams the answer, failing over when a model is down |",
+  "",
+  "```mermaid",
+  "flowchart LR",
+  "  Client -->|HTTPS or WebSocket| Worker",
+  "  Worker --> Session[Session object]",
+  "  Session --> Model[Model route]",
+  "  Session --> Tools[Tools and MCP servers]",
+  "```",
+  "",
+  "A client of your own talks to a session like this:",
+  "",
+  "```js",
+  "const socket = new WebSocket(`wss://${host}/context/sessions/${id}/ws?ticket=${ticket}`);",
+  'socket.send(JSON.stringify({ type: "user_message", content: "hello" }));',
+  "```",
+].join("\n");
+
 type Call = { tool: string; args: Record<string, unknown> };
 type Intent = { text: string } | Call | { calls: Call[] };
 
@@ -160,6 +188,7 @@ function decide(request: ChatRequest): Intent {
   if (/\bmodes?\b|what can you do/.test(lower) && tools.has("agent_list_modes")) {
     return { tool: "agent_list_modes", args: { includeExamples: true } };
   }
+  if (/\b(?:how (?:does )?aptix works?|diagram|markdown)\b/.test(lower)) return { text: DEMO_TOUR };
   const hello = /\b(?:hello|hi|greet)\b(?:\s+to)?\s+([A-Z][\w-]*)/.exec(said) ?? /\bsay hello to\s+(\S+)/i.exec(said);
   if (hello && tools.has("agent_hello_world")) return { tool: "agent_hello_world", args: { name: hello[1] } };
   const mode = currentMode(request);

@@ -1,6 +1,8 @@
 // The MCP server registry in D1: what an operator registered (admin API), read by sessions to discover tools,
 // with each server's last discovery (when, how many tools, which were refused and why, the error).
+
 import { z } from "zod";
+import type { Db } from "../db";
 import { MODE_KEY_PATTERN } from "../modes/agent-mode";
 
 export const MCP_APPROVAL_POLICIES = ["always", "never", "unless_read_only"] as const;
@@ -89,7 +91,7 @@ export interface McpServerInput {
 }
 
 export class McpServerRegistry {
-  constructor(private readonly db: D1Database) {}
+  constructor(private readonly db: Db) {}
 
   async list(): Promise<McpServerConfig[]> {
     const { results } = await this.db.prepare("SELECT * FROM mcp_servers ORDER BY name").all();

@@ -3,6 +3,7 @@
 // changed), filtered by the server's allow-list and the reference, and made AgentTools. A server that is down
 // or misconfigured, and a tool the registry refuses, are left out with a logged reason, recorded in the
 // server's discovery status; the turn runs with the rest.
+import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
@@ -43,7 +44,7 @@ export class McpToolSource {
   private readonly recorded = new Map<string, { key: string; at: number }>();
 
   constructor(
-    private readonly db: D1Database,
+    private readonly db: Db,
     private readonly env: object,
     private readonly logger: AdminLogger,
     private readonly ttlMs: number,

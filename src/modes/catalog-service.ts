@@ -1,4 +1,5 @@
 // AgentModeCatalogService: the mode catalog in D1, read with every row checked by zod.
+import type { Db } from "../db";
 import { quoted } from "../quote";
 import { firstProblem } from "../zod-issues";
 import { type AgentMode, AgentModeRow } from "./agent-mode";
@@ -28,7 +29,7 @@ const COLUMNS =
   "id, key, display_name, description, system_prompt_summary, system_prompt, is_default, human_role_hints, example_utterances, tools, approval_required_tools, model_route, created_at, updated_at";
 
 export class D1AgentModeCatalogService implements AgentModeCatalogService {
-  constructor(private readonly db: D1Database) {}
+  constructor(private readonly db: Db) {}
 
   async getAllModes(signal?: AbortSignal): Promise<AgentMode[]> {
     signal?.throwIfAborted();
@@ -56,7 +57,7 @@ export class D1AgentModeCatalogService implements AgentModeCatalogService {
 }
 
 /** The query for one mode by key, to run alone or in a batch with others (one round trip). */
-export function modeStatement(db: D1Database, key: string): D1PreparedStatement {
+export function modeStatement(db: Db, key: string): D1PreparedStatement {
   return db.prepare(`SELECT ${COLUMNS} FROM modes WHERE key = ?`).bind(key);
 }
 

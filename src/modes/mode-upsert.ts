@@ -1,5 +1,7 @@
 // Adding or changing a catalog mode (PUT /admin/modes/:key): the body schema and the D1 write.
+
 import { z } from "zod";
+import type { Db } from "../db";
 import { MCP_REFERENCE } from "../mcp/mcp-names";
 import { DEFAULT_ROUTE, ROUTE_NAME_PATTERN } from "../routing/model-routes";
 import type { AgentMode } from "./agent-mode";
@@ -43,7 +45,7 @@ const nullableJson = (value: string[] | null) => (value === null ? null : JSON.s
  * Inserts or updates the mode in one batch (one transaction). Making it the default clears the
  * previous default in the same batch, so the single-default index never sees two.
  */
-export async function upsertMode(db: D1Database, key: string, body: ModeUpsertBody): Promise<AgentMode> {
+export async function upsertMode(db: Db, key: string, body: ModeUpsertBody): Promise<AgentMode> {
   const statements: D1PreparedStatement[] = [];
   if (body.isDefault)
     statements.push(db.prepare("UPDATE modes SET is_default = 0 WHERE is_default = 1 AND key != ?").bind(key));

@@ -1,5 +1,7 @@
 // The base system prompts in D1 (`system_prompts`), read by id.
+
 import { z } from "zod";
+import type { Db } from "../db";
 
 export interface SystemPrompt {
   id: string;
@@ -12,7 +14,7 @@ const SystemPromptRow = z.object({ id: z.string(), name: z.string(), content: z.
 export const DEFAULT_SYSTEM_PROMPT_ID = "default";
 
 /** The query for one prompt, to run alone or in a batch with others (one round trip). */
-export function systemPromptStatement(db: D1Database, id: string): D1PreparedStatement {
+export function systemPromptStatement(db: Db, id: string): D1PreparedStatement {
   return db.prepare("SELECT id, name, content FROM system_prompts WHERE id = ?").bind(id);
 }
 
@@ -20,7 +22,7 @@ export function parseSystemPromptRow(row: unknown): SystemPrompt {
   return SystemPromptRow.parse(row);
 }
 
-export async function getSystemPrompt(db: D1Database, id: string): Promise<SystemPrompt | null> {
+export async function getSystemPrompt(db: Db, id: string): Promise<SystemPrompt | null> {
   const row = await systemPromptStatement(db, id).first();
   return row ? parseSystemPromptRow(row) : null;
 }

@@ -82,10 +82,11 @@ function meterOf(c: AppContext) {
 
 /** The live keys of the caller's org (never another org's), with their budget use. */
 async function keyViews(c: AppContext, onlyId?: string): Promise<KeyView[]> {
-  const { results } = await c.env.DB.prepare(
-    `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
+  const { results } = await c.var.db
+    .prepare(
+      `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
      WHERE org = ? AND revoked_at IS NULL ${onlyId ? "AND id = ?" : ""} ORDER BY created_at DESC, id`,
-  )
+    )
     .bind(...(onlyId ? [c.var.principal.org, onlyId] : [c.var.principal.org]))
     .all();
   const rows = results.map((r) => KeyRow.parse(r));
@@ -197,9 +198,10 @@ export const adminKeyRoutes = routes()
       const { org, user } = c.var.principal;
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
       const secret = newSecret();
-      await c.env.DB.prepare(
-        "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      )
+      await c.var.db
+        .prepare(
+          "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
         .bind(
           id,
           await hashApiKey(secret),
@@ -243,7 +245,8 @@ export const adminKeyRoutes = routes()
         values.push(body.expiresAt);
       }
       if (sets.length > 0) {
-        await c.env.DB.prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
+        await c.var.db
+          .prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
           .bind(...values, id, c.var.principal.org)
           .run();
         forgetApiKey(id);
@@ -263,9 +266,10 @@ export const adminKeyRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const result = await c.env.DB.prepare(
-        "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
-      )
+      const result = await c.var.db
+        .prepare(
+          "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
+        )
         .bind(id, c.var.principal.org)
         .run();
       if (result.meta.changes === 0) {
@@ -331,13 +335,14 @@ export const adminKeyRoutes = routes()
         throw new ApiError("invalid_request", "Invalid 'from': it must not be after 'to'.", { param: "from" });
       const group = GROUP_COLUMN[query.groupBy];
       const series = query.by ? GROUP_COLUMN[query.by] : "NULL";
-      const { results } = await c.env.DB.prepare(
-        `SELECT ${group} AS grp, ${series} AS series, COUNT(*) AS calls, SUM(prompt_tokens) AS prompt,
+      const { results } = await c.var.db
+        .prepare(
+          `SELECT ${group} AS grp, ${series} AS series, COUNT(*) AS calls, SUM(prompt_tokens) AS prompt,
            SUM(completion_tokens) AS completion, SUM(total_tokens) AS total, SUM(cost_micros) AS cost,
            SUM(outcome = 'error') AS errors, SUM(outcome = 'partial') AS partial, AVG(latency_ms) AS latency
          FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
          GROUP BY grp, series ORDER BY grp, series`,
-      )
+        )
         .bind(c.var.principal.org, from, new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10))
         .all<Record<string, number | string | null>>();
       const rows: UsageRow[] = results.map((r) => ({

@@ -82,7 +82,7 @@ export const adminMcpServerRoutes = routes()
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
       checkUrl(body.url, settings(c.env).mcp.allowHttpLoopback);
-      const { server, created } = await new McpServerRegistry(c.env.DB).put(name, body);
+      const { server, created } = await new McpServerRegistry(c.var.db).put(name, body);
       c.var.logger.addCustomEvent(
         "Message",
         "[admin_mcp_servers_put]",
@@ -100,7 +100,7 @@ export const adminMcpServerRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ servers: z.array(McpServerConfig) }), "The servers."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ servers: await new McpServerRegistry(c.env.DB).list() }, 200),
+    async (c) => c.json({ servers: await new McpServerRegistry(c.var.db).list() }, 200),
   )
   .openapi(
     createRoute({
@@ -113,7 +113,7 @@ export const adminMcpServerRoutes = routes()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const users = (await new D1AgentModeCatalogService(c.env.DB).getAllModes())
+      const users = (await new D1AgentModeCatalogService(c.var.db).getAllModes())
         .filter((mode) => mode.tools.some((tool) => parseMcpReference(tool)?.server === name))
         .map((mode) => mode.key);
       if (users.length > 0) {
@@ -122,7 +122,7 @@ export const adminMcpServerRoutes = routes()
           `MCP server ${quoted(name)} is offered by the modes ${users.join(", ")}; take it out of them first.`,
         );
       }
-      if (!(await new McpServerRegistry(c.env.DB).delete(name))) {
+      if (!(await new McpServerRegistry(c.var.db).delete(name))) {
         throw new ApiError("mcp_server_not_found", `MCP server ${quoted(name)} not found.`);
       }
       return c.body(null, 204);

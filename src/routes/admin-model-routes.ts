@@ -52,7 +52,7 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
       const body = c.req.valid("json");
-      const registry = new ModelRouteRegistry(c.env.DB);
+      const registry = new ModelRouteRegistry(c.var.db);
       const graph = new Map<string, readonly string[]>([[DEFAULT_ROUTE, []]]);
       for (const route of await registry.list()) graph.set(route.name, route.fallbacks);
       const problem = fallbackProblem(name, body.fallbacks, graph);
@@ -94,7 +94,7 @@ export const adminModelRouteRoutes = routes()
       responses: { 200: json(z.object({ routes: z.array(ModelRoute) }), "The routes."), ...errors(401, 403) },
     }),
     async (c) => {
-      const stored = await new ModelRouteRegistry(c.env.DB).list();
+      const stored = await new ModelRouteRegistry(c.var.db).list();
       return c.json({ routes: [defaultRoute(defaultRouteSource(c.env, settings(c.env))), ...stored] }, 200);
     },
   )
@@ -111,7 +111,7 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE)
         return c.json({ route: defaultRoute(defaultRouteSource(c.env, settings(c.env))) }, 200);
-      const route = await new ModelRouteRegistry(c.env.DB).get(name);
+      const route = await new ModelRouteRegistry(c.var.db).get(name);
       if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
       return c.json({ route }, 200);
     },
@@ -128,8 +128,8 @@ export const adminModelRouteRoutes = routes()
     async (c) => {
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
-      const registry = new ModelRouteRegistry(c.env.DB);
-      const modes = (await new D1AgentModeCatalogService(c.env.DB).getAllModes())
+      const registry = new ModelRouteRegistry(c.var.db);
+      const modes = (await new D1AgentModeCatalogService(c.var.db).getAllModes())
         .filter((m) => m.modelRoute === name)
         .map((m) => m.key);
       if (modes.length > 0) {

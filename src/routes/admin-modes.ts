@@ -1,8 +1,10 @@
 // PUT /admin/modes/:key: add or change a catalog mode (keys with the `admin` scope). Every rule zod can state
 // (the key, known tool names, approvals only for offered tools) is in the schema; the default flag needs D1.
+
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import type { Db } from "../db";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { parseMcpReference } from "../mcp/mcp-names";
@@ -46,7 +48,7 @@ const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
 });
 
 /** Every `mcp:<server>` a mode names must be a registered server (its tools are discovered by the session). */
-async function checkMcpReferences(db: D1Database, tools: string[]): Promise<void> {
+async function checkMcpReferences(db: Db, tools: string[]): Promise<void> {
   const servers = new Set((await new McpServerRegistry(db).list()).map((s) => s.name));
   tools.forEach((name, index) => {
     const reference = parseMcpReference(name);
@@ -61,7 +63,7 @@ async function checkMcpReferences(db: D1Database, tools: string[]): Promise<void
 }
 
 /** The route a mode names must exist: `default`, or one of /admin/model-routes. */
-async function checkModelRoute(db: D1Database, name: string): Promise<void> {
+async function checkModelRoute(db: Db, name: string): Promise<void> {
   if (name === DEFAULT_ROUTE || (await new ModelRouteRegistry(db).get(name))) return;
   const known = [DEFAULT_ROUTE, ...(await new ModelRouteRegistry(db).list()).map((r) => r.name)].join(", ");
   throw new ApiError(
@@ -91,9 +93,9 @@ export const adminModeRoutes = routes().openapi(
   async (c) => {
     const { key } = c.req.valid("param");
     const body = c.req.valid("json");
-    await checkMcpReferences(c.env.DB, body.tools);
-    await checkModelRoute(c.env.DB, body.modelRoute);
-    const existing = await new D1AgentModeCatalogService(c.env.DB).getMode(key);
+    await checkMcpReferences(c.var.db, body.tools);
+    await checkModelRoute(c.var.db, body.modelRoute);
+    const existing = await new D1AgentModeCatalogService(c.var.db).getMode(key);
     if (existing?.isDefault && !body.isDefault) {
       throw new ApiError(
         "invalid_request",
@@ -101,7 +103,7 @@ export const adminModeRoutes = routes().openapi(
         { param: "isDefault" },
       );
     }
-    const mode = await upsertMode(c.env.DB, key, body);
+    const mode = await upsertMode(c.var.db, key, body);
     c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
       ["mode", key],
     ]);

@@ -6,13 +6,15 @@ import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
-import { callerOf as caller, createSession, sessionStub, unwrap } from "../session/session-client";
+import { callerOf as caller, createSession, hintOf, sessionStub, unwrap } from "../session/session-client";
+import { decodeCursor, encodeCursor, listSessions } from "../session/session-index";
 import {
   ApprovalsBody,
   CreateSessionBody,
   ElicitationAnswerBody,
   MessageBody,
   SessionCreated,
+  SessionList,
   SessionView,
   ToolResultsBody,
   WsTicket,
@@ -20,6 +22,10 @@ import {
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
 const SessionId = z.object({ sessionId: z.string() });
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe("Sessions a page (1 to 100, 20 by default)."),
+  cursor: z.string().min(1).optional().describe("The nextCursor of the previous page."),
+});
 const turn = (description: string) => json(AgentExecuteResponse, description);
 
 export const contextSessionRoutes = routes()
@@ -34,16 +40,42 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const catalog = new D1AgentModeCatalogService(c.env.DB);
+      const catalog = new D1AgentModeCatalogService(c.var.db);
       const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
       if (!mode) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
       }
-      const session = await createSession(c.env, c.var.principal, mode.key);
+      const session = await createSession(c.env, c.var.principal, mode.key, hintOf(c));
       return c.json(
         { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
         201,
       );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/context/sessions",
+      summary: "The caller's own sessions, newest change first, a page at a time",
+      description:
+        "Each with its mode, status, whether it waits for the user, a title from its first message and when it " +
+        "last changed. The list is written by each session just after it changes, so it may lag a turn by a moment.",
+      ...chat,
+      request: { query: ListQuery },
+      responses: { 200: json(SessionList, "A page of sessions."), ...errors(400, 401, 403) },
+    }),
+    async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      const after = cursor === undefined ? null : decodeCursor(cursor);
+      if (cursor !== undefined && !after) {
+        throw new ApiError("invalid_request", "cursor is not a cursor from this list: pass nextCursor as it came.", {
+          param: "cursor",
+        });
+      }
+      const { org, user } = c.var.principal;
+      const page = await listSessions(c.var.db, { org, user }, { limit, after });
+      const last = page.sessions.at(-1);
+      return c.json({ sessions: page.sessions, nextCursor: page.more && last ? encodeCursor(last) : null }, 200);
     },
   )
   .openapi(

@@ -19,7 +19,7 @@ export const modeRoutes = routes().openapi(
     },
   }),
   async (c) => {
-    const modes = await new D1AgentModeCatalogService(c.env.DB).getAllModes(c.req.raw.signal);
+    const modes = await new D1AgentModeCatalogService(c.var.db).getAllModes(c.req.raw.signal);
     return c.json({ modes: modes.map((mode) => ({ ...toModeSummary(mode, true), modelRoute: mode.modelRoute })) }, 200);
   },
 );

@@ -40,9 +40,9 @@ export const systemPromptRoutes = routes().openapi(
   async (c) => {
     const { id } = c.req.valid("param");
     const modeKey = c.req.valid("query").mode;
-    const catalog = new D1AgentModeCatalogService(c.env.DB);
+    const catalog = new D1AgentModeCatalogService(c.var.db);
     const [base, mode] = await Promise.all([
-      getSystemPrompt(c.env.DB, id),
+      getSystemPrompt(c.var.db, id),
       modeKey ? catalog.getMode(modeKey) : catalog.getDefaultMode(),
     ]);
     if (!base) throw new ApiError("system_prompt_not_found", `System prompt ${quoted(id)} not found.`);
@@ -56,7 +56,7 @@ export const systemPromptRoutes = routes().openapi(
       catalog,
       workspace,
     });
-    const mcpTools = new McpToolSource(c.env.DB, c.env, c.var.logger, mcp.discoveryTtlMs);
+    const mcpTools = new McpToolSource(c.var.db, c.env, c.var.logger, mcp.discoveryTtlMs);
     const { enhanced } = await enhanceForMode({
       basePrompt: base.content,
       mode,

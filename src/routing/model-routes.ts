@@ -1,7 +1,9 @@
 // Model routes: which provider and model serve a model call, and the routes to try when it fails (issue 13).
 // Kept in D1 (`model_routes`), managed by /admin/model-routes; `default` is not stored but made from the LLM_*
 // vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key.
+
 import { z } from "zod";
+import type { Db } from "../db";
 import { DEMO_MODEL_ID } from "../llm/demo-openai-upstream";
 import { aiBinding } from "../llm/workers-ai";
 import { MODE_KEY_PATTERN } from "../modes/agent-mode";
@@ -186,7 +188,7 @@ export function fallbackProblem(
 }
 
 export class ModelRouteRegistry {
-  constructor(private readonly db: D1Database) {}
+  constructor(private readonly db: Db) {}
 
   async list(): Promise<ModelRoute[]> {
     const { results } = await this.db.prepare("SELECT * FROM model_routes ORDER BY name").all();

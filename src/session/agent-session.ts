@@ -8,6 +8,7 @@ import type { ModelCallBudget } from "../agent/model-call-budget";
 import { turnResponse } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
 import type { TokenUsage } from "../agent/turn-store";
+import { BookmarkedDb } from "../db";
 import type { ChatTool } from "../llm/chat-model";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
@@ -36,7 +37,7 @@ import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { type DirectFrame, type LoggedFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
-import { indexSession } from "./session-index";
+import { indexSession, sessionTitle, updateSessionIndex } from "./session-index";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { sessionBasePrompt, type TurnReads } from "./session-model";
 import { SessionStore } from "./session-store";
@@ -61,6 +62,23 @@ export interface Caller {
   keyId: string;
   /** The Worker's request id, carried into the object's log lines. */
   requestId?: string;
+  /** The D1 bookmark the Worker's request had reached: the object's reads are at least as new (src/db.ts). */
+  bookmark?: string | null;
+}
+
+/** Frames after which the session's entry in its owner's list is rewritten (besides any change of status or mode). */
+const LISTED_CHANGES: ReadonlySet<string> = new Set([
+  "turn_started",
+  "elicitation_required",
+  "elicitation_answered",
+  "mode_changed",
+  "turn_completed",
+]);
+
+/** The list's title for a session: from its first message from the user; null before there is one. */
+function firstMessageTitle(store: SessionStore): string | null {
+  const first = store.messages().find((m) => m.role === "user" && m.kind === "message" && m.content);
+  return first?.content ? sessionTitle(first.content) : null;
 }
 
 /** What a hibernated socket remembers: whose it is, and the newest frame logged when it connected. */
@@ -93,6 +111,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly tickets: TicketStore;
   private readonly logger: JsonAdminLogger;
   private readonly frames: FrameHub;
+  /** The object's reads of D1 (catalog, prompts, MCP servers), as new as its callers' bookmarks. */
+  private readonly db: BookmarkedDb;
+  /** The session's title in its owner's list, once it has a first message. */
+  private title: string | null = null;
+  /** The status and mode the list was last told. */
+  private listed = "";
   /** The running turn's cancel switch (a running turn keeps the object in memory). */
   private controller: AbortController | null = null;
   private activeTurnId: string | null = null;
@@ -107,6 +131,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.tickets = new TicketStore(ctx.storage.sql);
     this.logger = new JsonAdminLogger({ sessionId: ctx.id.toString() });
     this.frames = new FrameHub(ctx, this.events);
+    this.db = new BookmarkedDb(env.DB);
     // A turn left `running` by an object that stopped mid-turn is ended before any request is served.
     ctx.blockConcurrencyWhile(async () => {
       if (this.store.record()) this.reasoner().recoverInterruptedTurn();
@@ -126,7 +151,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
-    return indexSession(this.env.DB, init, this.logger);
+    return indexSession(this.db, init, this.logger);
   }
 
   /** Another org's caller gets the same answer as for a session that does not exist. */
@@ -298,7 +323,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return runWorkflow(
       {
         store: this.store,
-        catalog: new D1AgentModeCatalogService(this.env.DB),
+        catalog: new D1AgentModeCatalogService(this.db),
         refusalToStart: () => this.refusalToStart(reasoner),
         setMode: async (identity, mode, reason, turnId) => {
           await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
@@ -323,7 +348,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!record || record.sessionId !== sessionId || record.org !== org) {
       throw new SessionModeError(sessionNotFound(sessionId).message);
     }
-    const catalog = new D1AgentModeCatalogService(this.env.DB);
+    const catalog = new D1AgentModeCatalogService(this.db);
     if (!(await catalog.getMode(mode))) throw new SessionModeError(await unknownModeMessage(catalog, mode));
     this.store.changeMode(mode, reason, user);
   }
@@ -517,6 +542,28 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   private emit(frame: LoggedFrame): void {
     this.frames.emit(frame);
+    const record = this.store.record();
+    const listed = record ? `${record.status} ${record.mode}` : "";
+    if (LISTED_CHANGES.has(frame.type) || listed !== this.listed) this.relist();
+    this.listed = listed;
+  }
+
+  /** The session's entry in its owner's list (D1), rewritten after the change just logged, off the reply path. */
+  private relist(): void {
+    const record = this.store.record();
+    if (!record) return;
+    const waitingForUser = record.status !== "idle" && record.status !== "running";
+    this.title ??= firstMessageTitle(this.store);
+    const entry = {
+      sessionId: record.sessionId,
+      mode: record.mode,
+      status: record.status,
+      waitingForUser: waitingForUser || this.elicitations().pending() !== undefined,
+      title: this.title,
+      updatedAt: new Date().toISOString(),
+      seq: this.events.lastSeq(),
+    };
+    this.ctx.waitUntil(updateSessionIndex(this.db, entry, this.logger));
   }
 
   private sendDirect(ws: WebSocket, frame: DirectFrame): void {
@@ -530,7 +577,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private sessionState(): SessionStateFrame {
     const state = sessionStateFrame(this.store, this.ctx.id.toString(), this.events.lastSeq());
     const question = this.elicitations().pending();
-    return question ? { ...state, pendingElicitation: question } : state;
+    const turnId = state.status === "running" ? this.activeTurnId : null;
+    return {
+      ...state,
+      ...(question ? { pendingElicitation: question } : {}),
+      ...(turnId ? { streamedText: this.events.streamedText(turnId) } : {}),
+    };
   }
 
   private turnEvents(): TurnEvents {
@@ -552,6 +604,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private owned(caller: Caller): boolean {
+    this.db.advance(caller.bookmark);
     return this.store.record()?.org === caller.org;
   }
 
@@ -578,9 +631,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private sharedDeps() {
     if (!this.shared) {
       const config = settings(this.env);
-      const catalog = new D1AgentModeCatalogService(this.env.DB);
+      const catalog = new D1AgentModeCatalogService(this.db);
       // What the MCP servers list, kept for the object's life (with a TTL); connections close when idle.
-      const mcp = new McpToolSource(this.env.DB, this.env, this.logger, config.mcp.discoveryTtlMs);
+      const mcp = new McpToolSource(this.db, this.env, this.logger, config.mcp.discoveryTtlMs);
       this.mcp = mcp;
       this.shared = {
         store: this.store,
@@ -591,7 +644,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
           workspace: config.workspace,
         }),
         catalog,
-        basePrompt: () => sessionBasePrompt(this.env.DB),
+        basePrompt: () => sessionBasePrompt(this.db),
         config: config.agent,
         createBranchSession: (mode) => this.createBranch(mode),
         events: this.turnEvents(),

@@ -53,6 +53,28 @@ export class EventLog {
     return { frames, missing: afterSeq < this.prunedThrough() };
   }
 
+  /**
+   * The text the turn's current model call has streamed so far: its assistant_delta frames since its last
+   * tool call, with restarts applied (the open turn's frames are never pruned).
+   */
+  streamedText(turnId: string): string {
+    let text = "";
+    const rows = this.sql.exec<Row>(
+      `SELECT frame_json FROM events WHERE turn_id = ?
+         AND json_extract(frame_json, '$.type') IN ('assistant_delta', 'assistant_restarted', 'tool_call_started')
+       ORDER BY seq`,
+      turnId,
+    );
+    for (const row of rows) {
+      const frame = JSON.parse(String(row.frame_json)) as LoggedFrame;
+      if (frame.type === "assistant_delta") text += frame.text;
+      else if (frame.type === "assistant_restarted")
+        text = text.slice(0, Math.max(0, text.length - frame.discardedChars));
+      else text = "";
+    }
+    return text;
+  }
+
   /** Keeps the newest `keep` frames and every frame of the open turn. */
   prune(openTurnId: string | null): void {
     const cutoff = this.lastSeq() - this.keep;

@@ -4,6 +4,7 @@ import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { type Outcome, sessionNotFound } from "../refusal";
 import type { AgentSession, Caller, SessionView } from "./agent-session";
+import { locationHintFor } from "./location-hint";
 import type { AgentSessionManager } from "./session-manager";
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
@@ -26,14 +27,18 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
   throw ApiError.from(sessionNotFound(sessionId));
 }
 
-/** A new session's object, initialised for the principal in `mode`; its view. */
+/**
+ * A new session's object, initialised for the principal in `mode` and placed by `locationHint` (near the
+ * user, src/session/location-hint.ts); its view.
+ */
 export async function createSession(
   env: Cloudflare.Env,
   owner: { org: string; user: string },
   mode: string,
+  locationHint?: DurableObjectLocationHint,
 ): Promise<SessionView> {
   const id = env.AGENT_SESSION.newUniqueId();
-  return env.AGENT_SESSION.get(id).initialize({
+  return env.AGENT_SESSION.get(id, placement(locationHint)).initialize({
     sessionId: id.toString(),
     org: owner.org,
     user: owner.user,
@@ -42,10 +47,27 @@ export async function createSession(
   });
 }
 
+/** The options that place a new object by `locationHint` (none without one). */
+export function placement(
+  locationHint: DurableObjectLocationHint | undefined,
+): DurableObjectNamespaceGetDurableObjectOptions | undefined {
+  return locationHint ? { locationHint } : undefined;
+}
+
+/** Where the request's user is, as the location hint for a session it creates. */
+export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
+  const cf = c.req.raw.cf;
+  return locationHintFor({
+    continent: typeof cf?.continent === "string" ? cf.continent : null,
+    country: typeof cf?.country === "string" ? cf.country : null,
+    longitude: typeof cf?.longitude === "string" ? cf.longitude : null,
+  });
+}
+
 /** The request's principal as a session object's caller. */
 export function callerOf(c: AppContext): Caller {
   const { org, user, keyId } = c.var.principal;
-  return { org, user, keyId, requestId: c.var.requestId };
+  return { org, user, keyId, requestId: c.var.requestId, bookmark: c.var.db.getBookmark() };
 }
 
 /** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */

@@ -1,6 +1,12 @@
-// The index of sessions by org (D1 `session_index`): written when a session's object is created, read to
-// list a caller's recent sessions (the MCP door's resources). The session itself lives in its object.
+// The index of sessions by org (D1 `session_index`): written when a session's object is created and after
+// each change of its status, mode or title (by the object, off the reply path); read to list a caller's
+// sessions (GET /context/sessions, the console's sidebar) and an org's recent ones (the MCP door's resources).
+// The session itself lives in its object; this is only the index, and may lag the object by a moment.
+import { z } from "zod";
+import { SessionStatus } from "../agent/turn-store";
+import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { SessionListEntry } from "../wire";
 
 export interface IndexedSession {
   sessionId: string;
@@ -8,16 +14,29 @@ export interface IndexedSession {
   createdAt: string;
 }
 
+/** A title's longest length, in characters (a longer first message is cut at a word, with an ellipsis). */
+export const TITLE_CHARS = 80;
+
+/** A session's title from its first message: one line, at most TITLE_CHARS. */
+export function sessionTitle(firstMessage: string): string {
+  const line = firstMessage.replace(/\s+/g, " ").trim();
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
 /** Records a new session; a failure is logged, never thrown (the session exists without its index row). */
 export async function indexSession(
-  db: D1Database,
+  db: Db,
   session: { sessionId: string; org: string; user: string; mode: string; parentSessionId: string | null },
   logger: AdminLogger,
 ): Promise<void> {
   try {
     await db
       .prepare(
-        "INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id) VALUES (?, ?, ?, ?, ?)",
+        `INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id, updated_at)
+         VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
       )
       .bind(session.sessionId, session.org, session.user, session.mode, session.parentSessionId)
       .run();
@@ -26,8 +45,106 @@ export async function indexSession(
   }
 }
 
+/** What the list shows of a session now, and the object's newest frame seq when it was so. */
+export interface SessionIndexUpdate {
+  sessionId: string;
+  mode: string;
+  status: string;
+  waitingForUser: boolean;
+  title: string | null;
+  updatedAt: string;
+  seq: number;
+}
+
+/**
+ * Writes a session's list entry, unless a newer one (a higher seq) is there already; the title is kept once
+ * set. A failure is logged, never thrown: the list lags until the session's next change.
+ */
+export async function updateSessionIndex(db: Db, entry: SessionIndexUpdate, logger: AdminLogger): Promise<void> {
+  try {
+    await db
+      .prepare(
+        `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?, title = COALESCE(title, ?),
+           updated_at = ?, index_seq = ? WHERE session_id = ? AND index_seq < ?`,
+      )
+      .bind(
+        entry.mode,
+        entry.status,
+        entry.waitingForUser ? 1 : 0,
+        entry.title,
+        entry.updatedAt,
+        entry.seq,
+        entry.sessionId,
+        entry.seq,
+      )
+      .run();
+  } catch (error) {
+    logger.addException("[session_index]", error, [["SessionId", entry.sessionId]]);
+  }
+}
+
+const ListRow = z.object({
+  session_id: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  waiting_for_user: z.number().transform((n) => n === 1),
+  title: z.string().nullable(),
+  parent_session_id: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string().nullable(),
+});
+
+/** Where a page of the list ends: the last entry's updated-at and id (newest first, the id breaks ties). */
+const Cursor = z.tuple([z.string(), z.string()]);
+
+export function encodeCursor(entry: SessionListEntry): string {
+  return btoa(JSON.stringify([entry.updatedAt, entry.sessionId])).replace(/=+$/, "");
+}
+
+/** The cursor's position, or null when it is not one of ours. */
+export function decodeCursor(cursor: string): [string, string] | null {
+  try {
+    const parsed = Cursor.safeParse(JSON.parse(atob(cursor)));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A user's sessions in an org, newest change first: up to `limit`, after `after` (a decoded cursor). */
+export async function listSessions(
+  db: Db,
+  owner: { org: string; user: string },
+  page: { limit: number; after: [string, string] | null },
+): Promise<{ sessions: SessionListEntry[]; more: boolean }> {
+  const [afterAt, afterId] = page.after ?? [null, null];
+  const { results } = await db
+    .prepare(
+      `SELECT session_id, mode, status, waiting_for_user, title, parent_session_id, created_at, updated_at
+       FROM session_index WHERE org = ? AND user_id = ?
+         AND (? IS NULL OR updated_at < ? OR (updated_at = ? AND session_id < ?))
+       ORDER BY updated_at DESC, session_id DESC LIMIT ?`,
+    )
+    .bind(owner.org, owner.user, afterAt, afterAt, afterAt, afterId, page.limit + 1)
+    .all();
+  const sessions = results.slice(0, page.limit).map((row) => {
+    const r = ListRow.parse(row);
+    return {
+      sessionId: r.session_id,
+      mode: r.mode,
+      status: r.status,
+      waitingForUser: r.waiting_for_user,
+      title: r.title,
+      parentSessionId: r.parent_session_id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at ?? r.created_at,
+    };
+  });
+  return { sessions, more: results.length > page.limit };
+}
+
 /** An org's newest sessions. */
-export async function recentSessions(db: D1Database, org: string, limit = 50): Promise<IndexedSession[]> {
+export async function recentSessions(db: Db, org: string, limit = 50): Promise<IndexedSession[]> {
   const { results } = await db
     .prepare("SELECT session_id, mode, created_at FROM session_index WHERE org = ? ORDER BY created_at DESC LIMIT ?")
     .bind(org, limit)

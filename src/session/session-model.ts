@@ -1,5 +1,6 @@
 // What a session's loop reads before its first model call: the mode and the base prompt (the model comes from
 // the mode's route: src/routing).
+import type { Db } from "../db";
 import type { AgentMode } from "../modes/agent-mode";
 import { modeStatement, parseModeRow } from "../modes/catalog-service";
 import {
@@ -12,7 +13,7 @@ import {
 const FALLBACK_BASE_PROMPT = "You are Aptix, a helpful AI agent.";
 
 /** The seeded `default` system prompt from D1 (a fallback sentence if it was removed). */
-export async function sessionBasePrompt(db: D1Database): Promise<string> {
+export async function sessionBasePrompt(db: Db): Promise<string> {
   return (await getSystemPrompt(db, DEFAULT_SYSTEM_PROMPT_ID))?.content ?? FALLBACK_BASE_PROMPT;
 }
 
@@ -26,10 +27,7 @@ export interface TurnReads {
  * The mode `key` (null when there is none) and the base prompt, in one round trip to D1: the Worker reads them
  * while it checks the request, and the session's turn starts from them instead of reading them again.
  */
-export async function readTurnReads(
-  db: D1Database,
-  key: string,
-): Promise<{ mode: AgentMode | null; basePrompt: string }> {
+export async function readTurnReads(db: Db, key: string): Promise<{ mode: AgentMode | null; basePrompt: string }> {
   const [modes, prompts] = await db.batch<Record<string, unknown>>([
     modeStatement(db, key),
     systemPromptStatement(db, DEFAULT_SYSTEM_PROMPT_ID),

@@ -1,0 +1,81 @@
+// D1 through its Sessions API: every request reads through one session of the database, so a deployment with
+// read replication reads from the nearest replica; a client that carries the bookmark of its last answer
+// (the X-D1-Bookmark header) reads at least what that answer had seen, its own writes included.
+import { createMiddleware } from "hono/factory";
+import { ApiError } from "./errors";
+import type { AppBindings } from "./http";
+
+/** What reads and writes need of D1: the database itself, or one session of it. */
+export type Db = Pick<D1Database, "prepare" | "batch">;
+
+/** The header a bookmark travels in, both ways. */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+/** A bookmark as D1 writes them (hex groups joined by dashes); anything else is refused, not passed to D1. */
+const BOOKMARK = /^[0-9a-f]{1,64}(?:-[0-9a-f]{1,64}){1,7}$/i;
+
+/** The newer of two bookmarks (D1's bookmarks sort as text); null when neither is known. */
+export function newerBookmark(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return a >= b ? a : b;
+}
+
+/** A session of `db` that starts at `bookmark` (reads at least as new), or anywhere without one. */
+export function dbSession(db: D1Database, bookmark: string | null | undefined): D1DatabaseSession {
+  return db.withSession(bookmark || "first-unconstrained");
+}
+
+/**
+ * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's
+ * bookmark after the route ran (a write moves it forward), for the client to send on its next request.
+ */
+export const d1Session = createMiddleware<AppBindings>(async (c, next) => {
+  const sent = c.req.header(BOOKMARK_HEADER)?.trim();
+  if (sent !== undefined && !BOOKMARK.test(sent)) {
+    throw new ApiError(
+      "invalid_request",
+      `The ${BOOKMARK_HEADER} header is not a D1 bookmark: send back the value of this header from an earlier answer, or leave it out.`,
+      { param: BOOKMARK_HEADER },
+    );
+  }
+  const db = dbSession(c.env.DB, sent);
+  c.set("db", db);
+  await next();
+  const bookmark = db.getBookmark();
+  if (!bookmark || c.res.status === 101) return;
+  try {
+    c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  } catch {
+    // A response with immutable headers (a relayed upstream answer): it goes without the bookmark.
+  }
+});
+
+/**
+ * A long-lived reader's D1 (a session object's): one session of the database, moved on to the newest
+ * bookmark its callers carried, so it reads at least what each caller's request had seen.
+ */
+export class BookmarkedDb implements Db {
+  private bookmark: string | null = null;
+  private session: D1DatabaseSession;
+
+  constructor(private readonly db: D1Database) {
+    this.session = dbSession(db, null);
+  }
+
+  /** Reads from here on are at least as new as `bookmark` (an older or missing one changes nothing). */
+  advance(bookmark: string | null | undefined): void {
+    const newer = newerBookmark(newerBookmark(this.bookmark, this.session.getBookmark()), bookmark);
+    if (!newer || newer === this.bookmark) return;
+    this.bookmark = newer;
+    this.session = dbSession(this.db, newer);
+  }
+
+  prepare(query: string): D1PreparedStatement {
+    return this.session.prepare(query);
+  }
+
+  batch<T = unknown>(statements: D1PreparedStatement[]): Promise<D1Result<T>[]> {
+    return this.session.batch<T>(statements);
+  }
+}
