@@ -125,6 +125,8 @@ async function signIn(key) {
   state.categories = (await api.workflowCategories()).categories;
   await markdownReady;
   await openSession(sessionStorage.getItem(SESSION_STORAGE));
+  // On a phone the conversation list starts folded, so the chat comes first.
+  if (window.matchMedia("(max-width: 760px)").matches) byId("sessions-panel", HTMLDetailsElement).open = false;
   void refreshSessions();
   el.signIn.hidden = true;
   el.app.hidden = false;

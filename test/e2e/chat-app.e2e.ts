@@ -1,0 +1,351 @@
+// The console as a chat app, in a real browser (Debian's Chromium) against `wrangler dev` as `npm start` runs
+// it: Markdown with a table and code, a mermaid diagram drawn as SVG, markup a tool smuggles in staying text,
+// the Content Security Policy stopping an inline script, the conversation list and switching, a reload while
+// the answer streams, artifacts opened and downloaded, and dark mode. Screenshots go to test-results/e2e/.
+import assert from "node:assert/strict";
+import { copyFile, mkdir, readFile } from "node:fs/promises";
+import { after, before, describe, it } from "node:test";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
+import { type ScriptedUpstream, startScriptedUpstream } from "../upstream/scripted-upstream.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = "test-results/e2e";
+
+let worker: LocalWorker;
+let browser: Browser;
+let upstream: ScriptedUpstream;
+
+/** Writes an admin resource with the local dev-key; it must be stored. */
+async function put(path: string, body: unknown): Promise<void> {
+  const response = await fetch(`${worker.url}${path}`, {
+    method: "PUT",
+    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  assert.ok(response.status === 201 || response.status === 200, await response.text());
+}
+
+before(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  worker = await startLocalWorker();
+  upstream = await startScriptedUpstream();
+  // A mode on a scripted model, for answers whose timing a test decides (a slow stream).
+  await put("/admin/model-routes/scripted", {
+    provider: "openai_compatible",
+    model: "scripted-model",
+    baseUrl: `${upstream.url}/v1`,
+  });
+  await put("/admin/modes/scripted", {
+    displayName: "Scripted",
+    description: "A mode on the scripted model.",
+    systemPrompt: "Answer.",
+    tools: [],
+    modelRoute: "scripted",
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await upstream?.close();
+  await worker?.stop();
+});
+
+interface Opened {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors and uncaught exceptions the page had. */
+  problems: string[];
+}
+
+/** A fresh browser context, signed in with the dev-key. */
+async function signedIn(options: { colorScheme?: "light" | "dark"; width?: number } = {}): Promise<Opened> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: 900 },
+    colorScheme: options.colorScheme ?? "light",
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.stack ?? error.message}`));
+  await page.goto(worker.url);
+  await page.locator("#api-key").fill("dev-key");
+  await page.keyboard.press("Enter");
+  await page.locator("#app").waitFor({ state: "visible" });
+  return { context, page, problems };
+}
+
+async function completedTurns(page: Page): Promise<number> {
+  return Number((await page.locator("#app").getAttribute("data-completed-turns")) ?? 0);
+}
+
+/** Sends a message and waits until its turn has completed and the page has redrawn the session. */
+async function say(page: Page, text: string): Promise<void> {
+  const turns = await completedTurns(page);
+  await page.locator("#composer-input").fill(text);
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(
+    (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
+    turns,
+  );
+}
+
+const lastAnswer = (page: Page) => page.locator("#conversation > li.message.assistant").last();
+
+async function switchMode(page: Page, key: string, name: string): Promise<void> {
+  await page.locator("#mode-picker").selectOption(key);
+  await page.locator("#mode-form button[type=submit]").click();
+  await page.waitForFunction((shown) => document.querySelector("#current-mode")?.textContent === shown, name);
+}
+
+describe("Markdown answers", () => {
+  let opened: Opened;
+  before(async () => {
+    opened = await signedIn();
+    await say(opened.page, "show me how aptix works");
+  });
+  after(async () => {
+    await opened?.context.close();
+  });
+
+  it("draws a table and a highlighted code block with a copy button", async () => {
+    const answer = lastAnswer(opened.page);
+    assert.deepEqual(
+      await answer.locator("table th").allInnerTexts(),
+      ["Step", "Where", "What happens"],
+      "the table's header",
+    );
+    assert.equal(await answer.locator("table tbody tr").count(), 3);
+    const code = answer.locator("pre > code.language-js");
+    await opened.page.waitForFunction(() =>
+      document.querySelector("pre > code.language-js")?.classList.contains("hljs"),
+    );
+    assert.ok((await code.locator("span").count()) > 0, "highlighted tokens");
+    assert.match(await code.innerText(), /new WebSocket/);
+  });
+
+  it("copies a code block's text with its copy button", async () => {
+    await opened.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: worker.url });
+    const pre = lastAnswer(opened.page).locator("pre.code-block").last();
+    await pre.getByRole("button", { name: "Copy the code" }).click();
+    const copied = await opened.page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(copied, await pre.locator("code").innerText());
+  });
+
+  it("draws the mermaid block as an SVG diagram, loading mermaid only for it", async () => {
+    const diagram = lastAnswer(opened.page).locator("figure.diagram svg");
+    await diagram.waitFor();
+    const labels = await diagram.locator("text").allTextContents();
+    assert.ok(labels.join(" ").includes("Session object"), `the diagram's labels: ${labels.join(", ")}`);
+    assert.equal(await lastAnswer(opened.page).locator("code.language-mermaid").count(), 0);
+    await opened.page.screenshot({ path: `${SHOTS}/chat-markdown.png` });
+    if (process.env.APTIX_DOCS_SCREENSHOT === "1") await copyFile(`${SHOTS}/chat-markdown.png`, "docs/console.png");
+  });
+
+  it("loads no diagram library for an answer without a diagram", async () => {
+    const fresh = await signedIn();
+    try {
+      const scripts: string[] = [];
+      fresh.page.on("request", (request) => scripts.push(request.url()));
+      await say(fresh.page, "say hello to Dana");
+      assert.equal(scripts.filter((url) => url.includes("/vendor/mermaid/")).length, 0);
+    } finally {
+      await fresh.context.close();
+    }
+  });
+
+  it("logged no console errors", () => {
+    assert.deepEqual(opened.problems, []);
+  });
+});
+
+describe("markup from a tool or the model", () => {
+  it("shows HTML a client's tool result smuggles into the answer as text: no element, no script run", async () => {
+    const { context, page } = await signedIn();
+    try {
+      await switchMode(page, "workspace", "Workspace");
+      const turns = await completedTurns(page);
+      await page.locator("#composer-input").fill("read notes.md");
+      await page.keyboard.press("Enter");
+      const request = page.locator("#client-tools article.client-tool").first();
+      await request.waitFor();
+      const hostile = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>";
+      await request.locator("textarea").fill(JSON.stringify({ path: "notes.md", content: hostile }));
+      await request.getByRole("button", { name: "Send result" }).click();
+      await page.waitForFunction(
+        (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
+        turns,
+      );
+      const answer = lastAnswer(page);
+      assert.match(await answer.innerText(), /<img src=x onerror=/);
+      assert.equal(await page.locator("#conversation img, #conversation script").count(), 0);
+      assert.notEqual(await page.title(), "pwned");
+      await page.screenshot({ path: `${SHOTS}/chat-injection-as-text.png` });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("refuses to run an inline script under the console's Content Security Policy", async () => {
+    const { context, page } = await signedIn();
+    try {
+      const response = await page.request.get(worker.url);
+      assert.match(response.headers()["content-security-policy"] ?? "", /script-src 'self'(;|$)/);
+      const outcome = await page.evaluate(async () => {
+        const violation = new Promise<string>((resolve) =>
+          document.addEventListener("securitypolicyviolation", (event) => resolve(event.violatedDirective), {
+            once: true,
+          }),
+        );
+        const script = document.createElement("script");
+        script.textContent = "window.inlineScriptRan = true;";
+        document.body.append(script);
+        return { ran: "inlineScriptRan" in window, directive: await violation };
+      });
+      assert.deepEqual(outcome, { ran: false, directive: "script-src-elem" });
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("the conversation list", () => {
+  let opened: Opened;
+  before(async () => {
+    opened = await signedIn();
+  });
+  after(async () => {
+    await opened?.context.close();
+  });
+
+  it("lists each conversation by its first message, newest first, and switches between them", async () => {
+    const { page } = opened;
+    await say(page, "say hello to Ada");
+    const first = await page.locator("#session-id").innerText();
+    await page.locator("#new-session").click();
+    await page.waitForFunction((old) => document.querySelector("#session-id")?.textContent !== old, first);
+    await say(page, "say hello to Grace");
+    const entries = page.locator("#session-list .session-title");
+    await page.waitForFunction(
+      () => document.querySelector("#session-list .session-title")?.textContent === "say hello to Grace",
+    );
+    assert.deepEqual((await entries.allInnerTexts()).slice(0, 2), ["say hello to Grace", "say hello to Ada"]);
+
+    await page.locator(`#session-list [data-session-id="${first}"] button`).click();
+    await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, first);
+    assert.equal(await page.locator("#conversation > li.message.user").first().innerText(), "You\nsay hello to Ada");
+    assert.equal(
+      await page.locator(`#session-list [data-session-id="${first}"] button`).getAttribute("aria-current"),
+      "page",
+    );
+  });
+
+  it("marks a conversation that waits for the user's approval", async () => {
+    const { page } = opened;
+    await switchMode(page, "workspace", "Workspace");
+    const waiting = await page.locator("#session-id").innerText();
+    await page.locator("#composer-input").fill("write plan.txt with ship it");
+    await page.keyboard.press("Enter");
+    await page.locator("#approval-dialog").waitFor({ state: "visible" });
+    await page.keyboard.press("Escape");
+    const badge = page.locator(`#session-list [data-session-id="${waiting}"] .badge`);
+    await badge.waitFor();
+    assert.equal(await badge.innerText(), "Waiting for you");
+    await page.screenshot({ path: `${SHOTS}/chat-sessions.png` });
+  });
+});
+
+describe("a reload while the answer streams", () => {
+  it("shows the whole answer streamed so far, then the rest, then the whole answer", async () => {
+    const { context, page, problems } = await signedIn();
+    try {
+      await switchMode(page, "scripted", "Scripted");
+      const answer = "A long answer arrives word by word, and a reload in the middle must keep every word of it.";
+      const script = upstream.createScript([{ type: "completion", content: answer, chunkSize: 3, chunkDelayMs: 120 }]);
+      await page.locator("#composer-input").fill(`Tell me something long. ${script.marker}`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length >= 18);
+
+      await page.reload();
+      await page.locator("#app").waitFor({ state: "visible" });
+      await page.waitForFunction(() => !document.querySelector("#streaming")?.hasAttribute("hidden"));
+      const restored = (await page.locator("#streaming").innerText()).trim();
+      assert.ok(restored.length >= 18, `restored: ${restored}`);
+      assert.ok(answer.startsWith(restored), `restored "${restored}" is the start of the answer`);
+      await page.screenshot({ path: `${SHOTS}/chat-reloaded-mid-stream.png` });
+
+      await page.waitForFunction(
+        (text) =>
+          document.querySelector("#conversation > li.message.assistant:last-child")?.textContent?.includes(text),
+        answer,
+      );
+      assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), answer);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("artifacts", () => {
+  it("opens an artifact drawn as Markdown and downloads it as a file", async () => {
+    const { context, page } = await signedIn();
+    try {
+      const sessionId = await page.locator("#session-id").innerText();
+      const run = await fetch(`${worker.url}/context/sessions/${sessionId}/workflows/draft_ddr`, {
+        method: "POST",
+        headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+        body: JSON.stringify({ parameters: { id: "EDG-042", title: "Edge caching" } }),
+      });
+      assert.equal(run.status, 200, await run.text());
+      await page.reload();
+      const item = page.locator('#artifacts li:has-text("EDG-042")');
+      await item.waitFor();
+
+      await item.getByRole("button", { name: "Open" }).click();
+      const dialog = page.locator("#artifact-dialog");
+      await dialog.waitFor({ state: "visible" });
+      assert.match(await dialog.locator("h2#artifact-title").innerText(), /EDG-042/);
+      assert.ok((await dialog.locator("#artifact-body h1, #artifact-body h2").count()) > 0, "headings drawn");
+
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        dialog.getByRole("button", { name: "Download" }).click(),
+      ]);
+      assert.match(download.suggestedFilename(), /^edg-042.*\.md$/);
+      const saved = await readFile(await download.path(), "utf8");
+      const view = (await (
+        await fetch(`${worker.url}/context/sessions/${sessionId}`, { headers: { authorization: "Bearer dev-key" } })
+      ).json()) as { artifacts: { title: string; content: string }[] };
+      assert.equal(saved, view.artifacts.find((a) => a.title.includes("EDG-042"))?.content);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("dark mode", () => {
+  it("follows the system's dark scheme", async () => {
+    const { context, page } = await signedIn({ colorScheme: "dark" });
+    try {
+      await say(page, "show me how aptix works");
+      await lastAnswer(page).locator("figure.diagram svg").waitFor();
+      const [r, g, b] = await page.evaluate(() =>
+        (getComputedStyle(document.documentElement).backgroundColor.match(/\d+/g) ?? []).map(Number),
+      );
+      const luminance = (0.2126 * (r ?? 255) + 0.7152 * (g ?? 255) + 0.0722 * (b ?? 255)) / 255;
+      assert.ok(luminance < 0.2, `the page's background is dark (luminance ${luminance.toFixed(2)})`);
+      await page.screenshot({ path: `${SHOTS}/chat-dark.png` });
+    } finally {
+      await context.close();
+    }
+  });
+});
