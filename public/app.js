@@ -117,12 +117,13 @@ function describe(error) {
 
 async function signIn(key) {
   const api = new ApiClient(key);
-  const { modes } = await api.listModes();
+  // The catalog and the workflows at once (a refused key refuses both); the Markdown libraries load meanwhile.
+  const [{ modes }, { categories }] = await Promise.all([api.listModes(), api.workflowCategories()]);
   sessionStorage.setItem(KEY_STORAGE, key);
   state.api = api;
   state.modes = modes;
   renderModes();
-  state.categories = (await api.workflowCategories()).categories;
+  state.categories = categories;
   await markdownReady;
   await openSession(sessionStorage.getItem(SESSION_STORAGE));
   // On a phone the conversation list starts folded, so the chat comes first.
