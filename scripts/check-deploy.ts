@@ -3,8 +3,10 @@
 //    `npm start` and the tests run, with the local placeholder database id); no secret in any [vars].
 // 2. The bundle: `wrangler deploy --dry-run` into a temporary folder, for the top level and each environment;
 //    its size printed, raw and gzipped, and refused past a budget well under the platform's limit.
+// 3. The static assets (public/, with the vendored libraries): their count and largest file printed, and refused
+//    past the platform's limits (20,000 files, 25 MiB a file).
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,6 +15,41 @@ import { experimental_readRawConfig } from "wrangler";
 
 /** The Worker's gzipped size may not pass this (Cloudflare's limits: 3 MiB on the free plan, 10 MiB paid). */
 export const GZIP_BUDGET_BYTES = 1024 * 1024;
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** Workers static assets' limits: files a deployment, and bytes a file. */
+export const ASSET_LIMITS = { files: 20_000, fileBytes: 25 * 1024 * 1024 };
+
+/** What is wrong with a set of static assets (path and size of each) for a deploy; empty when nothing is. */
+export function assetProblems(files: { path: string; bytes: number }[]): string[] {
+  const problems: string[] = [];
+  if (files.length > ASSET_LIMITS.files) {
+    problems.push(`the static assets are ${files.length} files, over the limit of ${ASSET_LIMITS.files}`);
+  }
+  for (const file of files) {
+    if (file.bytes > ASSET_LIMITS.fileBytes) {
+      problems.push(
+        `the static asset ${file.path} is ${kib(file.bytes)}, over the limit of ${kib(ASSET_LIMITS.fileBytes)}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** Every file under `dir` that would be uploaded as an asset (wrangler skips _headers, _redirects, dotfiles). */
+async function assetFiles(dir: string): Promise<{ path: string; bytes: number }[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter(
+    (e) => e.isFile() && !e.name.startsWith(".") && e.name !== "_headers" && e.name !== "_redirects",
+  );
+  return Promise.all(
+    files.map(async (e) => {
+      const path = join(e.parentPath, e.name);
+      return { path, bytes: (await stat(path)).size };
+    }),
+  );
+}
 
 /** A var whose name says it holds a credential. */
 const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?$/;
@@ -80,8 +117,6 @@ async function bundleSize(env: string | null): Promise<{ raw: number; gzip: numb
   }
 }
 
-const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-
 async function main(): Promise<void> {
   const { rawConfig } = experimental_readRawConfig({ config: "wrangler.toml" });
   const config = rawConfig as RawConfig;
@@ -95,6 +130,10 @@ async function main(): Promise<void> {
       problems.push(`the bundle of ${name} is ${kib(size.gzip)} gzipped, over its budget of ${kib(GZIP_BUDGET_BYTES)}`);
     }
   }
+  const assets = await assetFiles("public");
+  const largest = assets.reduce((a, b) => (b.bytes > a.bytes ? b : a), { path: "", bytes: 0 });
+  console.log(`static assets: ${assets.length} files, the largest ${largest.path} (${kib(largest.bytes)})`);
+  problems.push(...assetProblems(assets));
   if (problems.length > 0) {
     for (const problem of problems) console.error(`check:deploy: ${problem}`);
     process.exit(1);

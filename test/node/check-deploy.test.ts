@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { experimental_readRawConfig } from "wrangler";
-import { configProblems } from "../../scripts/check-deploy.ts";
+import { ASSET_LIMITS, assetProblems, configProblems } from "../../scripts/check-deploy.ts";
 
 const local = {
   compatibility_date: "2026-10-20",
@@ -34,5 +34,22 @@ describe("check:deploy's config checks", () => {
 
   it("refuses a config without a compatibility_date", () => {
     expect(configProblems({ d1_databases: [] })).toEqual(["the config has no compatibility_date"]);
+  });
+});
+
+describe("the static assets check", () => {
+  it("passes assets within the platform's limits", () => {
+    expect(assetProblems([{ path: "public/index.html", bytes: 4_000 }])).toEqual([]);
+  });
+
+  it("refuses a file over 25 MiB, naming it", () => {
+    expect(assetProblems([{ path: "public/vendor/huge.js", bytes: ASSET_LIMITS.fileBytes + 1 }])).toEqual([
+      "the static asset public/vendor/huge.js is 25600.0 KiB, over the limit of 25600.0 KiB",
+    ]);
+  });
+
+  it("refuses more files than a deployment may have", () => {
+    const files = Array.from({ length: ASSET_LIMITS.files + 1 }, (_, i) => ({ path: `public/${i}.txt`, bytes: 1 }));
+    expect(assetProblems(files)).toEqual(["the static assets are 20001 files, over the limit of 20000"]);
   });
 });
