@@ -73,6 +73,25 @@ const ASK_WAIT_MS = 5_000;
 /** How long an isolate spends from one lease before it asks for a new one. */
 export const LEASE_MS = 2_000;
 
+/**
+ * How long an isolate takes an org and key the meter found without any limit for unbounded: their calls then go
+ * without a reservation (no round trip to the meter on the call's path) and only settle, so the meter still
+ * counts what they spend. A budget set in another isolate applies here within this time; the isolate that sets
+ * it forgets at once (forgetUnbounded).
+ */
+export const UNBOUNDED_MS = 5_000;
+
+/** Org and key → until when they count as unbounded. Plain numbers, so every request of the isolate may read them. */
+const unboundedUntil = new Map<string, number>();
+
+/** An org's budget changed: its calls in this isolate ask the meter again. */
+export function forgetUnbounded(org: string): void {
+  for (const key of unboundedUntil.keys()) if (key.startsWith(`${org}\n`)) unboundedUntil.delete(key);
+}
+
+/** A call of an unbounded org and key: nothing reserved, and its settle only counts what it used. */
+const UNRESERVED = "";
+
 /** One owner's leases and batches: the Worker's requests share one; each Durable Object has its own. */
 interface MeterState {
   leases: Map<string, Lease>;
@@ -124,6 +143,10 @@ export async function reserveCall(
   const state = stateOf(options.owner);
   const { leases, asking } = state;
   const waitingSince = Date.now();
+  if ((unboundedUntil.get(key) ?? 0) > waitingSince) {
+    const unreserved: Lease = { id: UNRESERVED, remaining: estimate, expiresAt: 0 };
+    return { ok: true, reservation: leaseReservation(namespace, unreserved, target, estimate, logger, options) };
+  }
   for (;;) {
     const lease = leases.get(key);
     if (lease && lease.expiresAt > Date.now() && fits(lease.remaining, estimate)) {
@@ -170,6 +193,8 @@ export async function reserveCall(
         refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
       };
     }
+    if (result.unbounded) unboundedUntil.set(key, Date.now() + UNBOUNDED_MS);
+    else unboundedUntil.delete(key);
     const granted: Lease = { id: result.reservationId, remaining: result.granted, expiresAt: Date.now() + LEASE_MS };
     leases.set(key, granted);
     // What the lease leaves unspent goes back when it expires, even if no call of this org and key comes again

@@ -30,7 +30,13 @@ export interface Amount {
 }
 
 export type ReserveResult =
-  | { ok: true; reservationId: string; granted: Amount }
+  | {
+      ok: true;
+      reservationId: string;
+      granted: Amount;
+      /** Neither the org nor the key has any limit: a caller may skip asking again for a while (meter.ts). */
+      unbounded: boolean;
+    }
   | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };
 
 /** One call's end, as a batch of them reaches the meter. */
@@ -127,12 +133,14 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
       tokens: Math.max(want.tokens, estimate.tokens),
       costMicros: Math.max(want.costMicros, estimate.costMicros),
     };
+    let unbounded = true;
     for (const [subject, scope] of [
       [ORG, "org"],
       [keySubject(keyId), "key"],
     ] as const) {
       const limits = this.limitsOf(subject);
       if (!limits.tokensPerDay && !limits.tokensPerMonth && !limits.costPerMonthUsd) continue;
+      unbounded = false;
       const use = this.useOf(subject, day, month, scope === "key" ? keyId : null);
       const who = scope === "org" ? "this organization" : "this API key";
       const checks: [number | null, number, "tokens" | "costMicros", string, "day" | "month"][] = [
@@ -167,7 +175,7 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
     }
     const id = crypto.randomUUID();
     this.held.set(id, { keyId, ...granted, day, month, expiresAt: now + RESERVATION_TTL_MS });
-    return { ok: true, reservationId: id, granted };
+    return { ok: true, reservationId: id, granted, unbounded };
   }
 
   /** Gives back `amount` of a lease its isolate will not spend (it expired there, or is too small for a call). */

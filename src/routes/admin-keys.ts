@@ -8,6 +8,7 @@ import { forgetApiKey, hashApiKey, SCOPES } from "../auth/api-keys";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { forgetUnbounded } from "../metering/meter";
 import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
 import { quoted } from "../quote";
 
@@ -78,6 +79,12 @@ const KeyRow = z.object({
 
 function meterOf(c: AppContext) {
   return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(c.var.principal.org));
+}
+
+/** Sets the org's limits (keyId null) or a key's; this isolate's calls of the org ask the meter again at once. */
+async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimits): Promise<void> {
+  await meterOf(c).setLimits(keyId, limits);
+  forgetUnbounded(c.var.principal.org);
 }
 
 /** The live keys of the caller's org (never another org's), with their budget use. */
@@ -212,7 +219,7 @@ export const adminKeyRoutes = routes()
           body.expiresAt,
         )
         .run();
-      if (body.budget) await meterOf(c).setLimits(id, body.budget);
+      if (body.budget) await setLimits(c, id, body.budget);
       c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
       return c.json({ key: await keyView(c, id), secret }, 201);
     },
@@ -251,7 +258,7 @@ export const adminKeyRoutes = routes()
           .run();
         forgetApiKey(id);
       }
-      if (body.budget) await meterOf(c).setLimits(id, body.budget);
+      if (body.budget) await setLimits(c, id, body.budget);
       return c.json({ key: await keyView(c, id) }, 200);
     },
   )
@@ -300,10 +307,9 @@ export const adminKeyRoutes = routes()
       responses: { 200: json(z.object({ budget: BudgetUseView }), "Set."), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const meter = meterOf(c);
-      await meter.setLimits(null, c.req.valid("json"));
+      await setLimits(c, null, c.req.valid("json"));
       c.var.logger.addCustomEvent("Message", "[admin_budget_put]", "Organization budget set.");
-      return c.json({ budget: (await meter.status()).org }, 200);
+      return c.json({ budget: (await meterOf(c).status()).org }, 200);
     },
   )
   .openapi(

@@ -75,6 +75,9 @@ const LISTED_CHANGES: ReadonlySet<string> = new Set([
   "turn_completed",
 ]);
 
+/** How long the list entry's write waits for further changes to carry. */
+const LIST_WRITE_DELAY_MS = 100;
+
 /** The list's title for a session: from its first message from the user; null before there is one. */
 function firstMessageTitle(store: SessionStore): string | null {
   const first = store.messages().find((m) => m.role === "user" && m.kind === "message" && m.content);
@@ -117,6 +120,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private title: string | null = null;
   /** The status and mode the list was last told. */
   private listed = "";
+  /** A write of the list entry is scheduled. */
+  private relistPending = false;
   /** The running turn's cancel switch (a running turn keeps the object in memory). */
   private controller: AbortController | null = null;
   private activeTurnId: string | null = null;
@@ -548,10 +553,25 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.listed = listed;
   }
 
-  /** The session's entry in its owner's list (D1), rewritten after the change just logged, off the reply path. */
+  /**
+   * The session's entry in its owner's list (D1) is rewritten after a change, off the reply path: one write for
+   * the changes of LIST_WRITE_DELAY_MS (a quick turn's start and end are one write), made after the turn's first
+   * model call has gone out.
+   */
   private relist(): void {
+    if (this.relistPending) return;
+    this.relistPending = true;
+    const write = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS)).then(() => {
+      this.relistPending = false;
+      return this.writeListEntry();
+    });
+    this.ctx.waitUntil(write);
+  }
+
+  /** The session's entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). */
+  private writeListEntry(): Promise<void> {
     const record = this.store.record();
-    if (!record) return;
+    if (!record) return Promise.resolve();
     const waitingForUser = record.status !== "idle" && record.status !== "running";
     this.title ??= firstMessageTitle(this.store);
     const entry = {
@@ -563,7 +583,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       updatedAt: new Date().toISOString(),
       seq: this.events.lastSeq(),
     };
-    this.ctx.waitUntil(updateSessionIndex(this.db, entry, this.logger));
+    return updateSessionIndex(this.db, entry, this.logger);
   }
 
   private sendDirect(ws: WebSocket, frame: DirectFrame): void {
