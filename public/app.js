@@ -453,8 +453,8 @@ function hideWorking() {
 function setStream(text, coveredSeq = state.stream.coveredSeq) {
   state.stream.text = text;
   state.stream.coveredSeq = coveredSeq;
-  el.streaming.hidden = text === "";
   if (text === "") {
+    el.streaming.hidden = true;
     el.streaming.textContent = "";
     return;
   }
@@ -462,7 +462,10 @@ function setStream(text, coveredSeq = state.stream.coveredSeq) {
   state.stream.drawPending = true;
   requestAnimationFrame(() => {
     state.stream.drawPending = false;
+    // Shown once drawn, never as an empty box; a stream emptied meanwhile stays hidden.
+    if (state.stream.text === "") return;
     renderMarkdown(el.streaming, state.stream.text, { live: true });
+    el.streaming.hidden = false;
   });
 }
 
@@ -503,9 +506,17 @@ function handleFrame(frame) {
       }
       break;
     case "tool_call_started":
+      // The model call that asked for this tool is over: its text joins the conversation (where a reload finds
+      // it too), and the stream goes on with the next call's.
+      if (frame.seq > state.stream.coveredSeq && state.stream.text) {
+        el.conversation.append(messageItem({ role: "assistant", kind: "message", content: state.stream.text }));
+        setStream("");
+      }
+      upsertToolCall(frame.toolCall);
+      break;
     case "tool_call_completed":
       upsertToolCall(frame.toolCall);
-      if (frame.type === "tool_call_completed") removeClientRequest(frame.toolCall.id);
+      removeClientRequest(frame.toolCall.id);
       break;
     case "approval_required":
       for (const call of frame.toolCalls) upsertToolCall(call);

@@ -84,8 +84,12 @@ export const UNBOUNDED_MS = 5_000;
 /** Org and key → until when they count as unbounded. Plain numbers, so every request of the isolate may read them. */
 const unboundedUntil = new Map<string, number>();
 
+/** How many times each org's budget changed in this isolate: an answer asked for before a change is not believed. */
+const budgetChanges = new Map<string, number>();
+
 /** An org's budget changed: its calls in this isolate ask the meter again. */
 export function forgetUnbounded(org: string): void {
+  budgetChanges.set(org, (budgetChanges.get(org) ?? 0) + 1);
   for (const key of unboundedUntil.keys()) if (key.startsWith(`${org}\n`)) unboundedUntil.delete(key);
 }
 
@@ -176,6 +180,7 @@ export async function reserveCall(
     const meter = namespace.get(namespace.idFromName(target.org));
     const want = { tokens: estimate.tokens * options.leaseCalls, costMicros: estimate.costMicros * options.leaseCalls };
     asking.add(key);
+    const changesBefore = budgetChanges.get(target.org) ?? 0;
     let result: Awaited<ReturnType<typeof meter.lease>>;
     try {
       // The meter must know what the calls that ended here used before it grants more: their settles go first.
@@ -193,8 +198,10 @@ export async function reserveCall(
         refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
       };
     }
-    if (result.unbounded) unboundedUntil.set(key, Date.now() + UNBOUNDED_MS);
-    else unboundedUntil.delete(key);
+    // "No limits" is believed only if no budget of the org was set here while the meter answered.
+    if (result.unbounded && (budgetChanges.get(target.org) ?? 0) === changesBefore) {
+      unboundedUntil.set(key, Date.now() + UNBOUNDED_MS);
+    } else unboundedUntil.delete(key);
     const granted: Lease = { id: result.reservationId, remaining: result.granted, expiresAt: Date.now() + LEASE_MS };
     leases.set(key, granted);
     // What the lease leaves unspent goes back when it expires, even if no call of this org and key comes again

@@ -120,10 +120,13 @@ export async function listSessions(
   const [afterAt, afterId] = page.after ?? [null, null];
   const { results } = await db
     .prepare(
-      `SELECT session_id, mode, status, waiting_for_user, title, parent_session_id, created_at, updated_at
+      // A row written before migration 0013's backfill by an older Worker has no updated_at: its created_at stands in.
+      `SELECT session_id, mode, status, waiting_for_user, title, parent_session_id, created_at,
+         COALESCE(updated_at, created_at) AS updated_at
        FROM session_index WHERE org = ? AND user_id = ?
-         AND (? IS NULL OR updated_at < ? OR (updated_at = ? AND session_id < ?))
-       ORDER BY updated_at DESC, session_id DESC LIMIT ?`,
+         AND (? IS NULL OR COALESCE(updated_at, created_at) < ?
+              OR (COALESCE(updated_at, created_at) = ? AND session_id < ?))
+       ORDER BY COALESCE(updated_at, created_at) DESC, session_id DESC LIMIT ?`,
     )
     .bind(owner.org, owner.user, afterAt, afterAt, afterAt, afterId, page.limit + 1)
     .all();

@@ -43,6 +43,13 @@ before(async () => {
     tools: [],
     modelRoute: "scripted",
   });
+  await put("/admin/modes/scripted_tools", {
+    displayName: "Scripted tools",
+    description: "A mode on the scripted model, with a tool.",
+    systemPrompt: "Answer.",
+    tools: ["agent_hello_world"],
+    modelRoute: "scripted",
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -100,10 +107,15 @@ async function say(page: Page, text: string): Promise<void> {
 
 const lastAnswer = (page: Page) => page.locator("#conversation > li.message.assistant").last();
 
+/** Switches the session's mode with the picker, and waits until the page has drawn the workflow's answer. */
 async function switchMode(page: Page, key: string, name: string): Promise<void> {
+  const ran = await page.locator("#conversation > li.message.workflow").count();
   await page.locator("#mode-picker").selectOption(key);
   await page.locator("#mode-form button[type=submit]").click();
   await page.waitForFunction((shown) => document.querySelector("#current-mode")?.textContent === shown, name);
+  // The mode_changed frame comes before the workflow's own answer; a message sent in between could find the
+  // session still running the workflow.
+  await page.waitForFunction((n) => document.querySelectorAll("#conversation > li.message.workflow").length > n, ran);
 }
 
 describe("Markdown answers", () => {
@@ -135,7 +147,10 @@ describe("Markdown answers", () => {
   it("copies a code block's text with its copy button", async () => {
     await opened.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: worker.url });
     const pre = lastAnswer(opened.page).locator("pre.code-block").last();
-    await pre.getByRole("button", { name: "Copy the code" }).click();
+    const button = pre.getByRole("button", { name: "Copy the code" });
+    await button.click();
+    // The button says so once the clipboard has the text.
+    await opened.page.waitForFunction((b) => b?.textContent === "Copied", await button.elementHandle());
     const copied = await opened.page.evaluate(() => navigator.clipboard.readText());
     assert.equal(copied, await pre.locator("code").innerText());
   });
@@ -287,6 +302,45 @@ describe("a reload while the answer streams", () => {
           document.querySelector("#conversation > li.message.assistant:last-child")?.textContent?.includes(text),
         answer,
       );
+      assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), answer);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("a turn whose model calls a tool, then answers", () => {
+  it("puts the first call's words in the conversation once, and streams only the next call's", async () => {
+    const { context, page, problems } = await signedIn();
+    try {
+      await switchMode(page, "scripted_tools", "Scripted tools");
+      const before = "Let me greet Dana first.";
+      const answer = "Dana has been greeted, and this answer comes slowly, word by word.";
+      const script = upstream.createScript([
+        {
+          type: "completion",
+          content: before,
+          toolCalls: [{ name: "agent_hello_world", arguments: '{"name":"Dana"}' }],
+        },
+        { type: "completion", content: answer, chunkSize: 3, chunkDelayMs: 80 },
+      ]);
+      const turns = await completedTurns(page);
+      await page.locator("#composer-input").fill(`Greet Dana. ${script.marker}`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() =>
+        (document.querySelector("#streaming")?.textContent ?? "").startsWith("Dana has"),
+      );
+      const streaming = await page.locator("#streaming").innerText();
+      const earlier = page.locator("#conversation > li.message.assistant", { hasText: before });
+      assert.equal(streaming.includes(before), false, `the stream: ${streaming}`);
+      assert.equal(await earlier.count(), 1);
+
+      await page.waitForFunction(
+        (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
+        turns,
+      );
+      assert.equal(await earlier.count(), 1);
       assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), answer);
       assert.deepEqual(problems, []);
     } finally {

@@ -66,4 +66,19 @@ describe("an org and key without any limit", () => {
     const refused = await reserve(key.org, key.keyId);
     expect(refused.ok).toBe(false);
   });
+
+  it("does not believe a 'no limits' answer asked for before the org's budget changed in this isolate", async () => {
+    const org = `org-unbounded-${crypto.randomUUID()}`;
+    const asked = reserve(org, "key-1");
+    // The budget changes here while the meter's answer is on its way.
+    forgetUnbounded(org);
+    const first = await asked;
+    if (!first.ok) throw new Error(first.refusal.message);
+    await settle(first.reservation);
+
+    const next = await reserve(org, "key-1");
+    if (!next.ok) throw new Error(next.refusal.message);
+    expect(await reservedNow(org)).toBe(500);
+    await settle(next.reservation);
+  });
 });

@@ -129,4 +129,20 @@ describe("GET /context/sessions", () => {
     expect(status).toBe(400);
     expect(json.error).toMatchObject({ code: "invalid_request", param: "limit" });
   });
+
+  it("lists and pages a session whose row has no updated-at (written before the list's migration) by its creation", async () => {
+    const key = await newUser();
+    const recent = await newSession(key);
+    const old = "0".repeat(63) + "1";
+    await env.DB.prepare(
+      `INSERT INTO session_index (session_id, org, user_id, mode, created_at, updated_at)
+       SELECT ?, org, user_id, 'general', '2020-01-01T00:00:00.000Z', NULL FROM api_keys WHERE id = ?`,
+    )
+      .bind(old, key.keyId)
+      .run();
+    const first = await list(key, "?limit=1");
+    const second = await list(key, `?limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`);
+    expect([first.sessions[0]?.sessionId, second.sessions[0]?.sessionId]).toEqual([recent, old]);
+    expect(second.sessions[0]?.updatedAt).toBe("2020-01-01T00:00:00.000Z");
+  });
 });
