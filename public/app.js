@@ -347,13 +347,23 @@ byId("new-session").addEventListener("click", async () => {
 
 // --- The sidebar: the user's sessions ------------------------------------------------------------------
 
-/** The first page of the user's sessions (the list keeps what it had when the server cannot be reached). */
-async function refreshSessions() {
+/**
+ * The first page of the user's sessions (the list keeps what it had when the server cannot be reached). The
+ * older pages the user opened stay. `retries`: asks again, a second apart, while the open session's entry is
+ * not yet what the page knows (its object writes the entry just after a change; a replica may lag).
+ */
+async function refreshSessions(retries = 0) {
   try {
     const page = await state.api.listSessions();
-    state.sessions = page.sessions;
-    state.sessionsCursor = page.nextCursor;
+    const first = new Set(page.sessions.map((s) => s.sessionId));
+    const older = state.sessionsCursor ? state.sessions.slice(page.sessions.length) : [];
+    state.sessions = [...page.sessions, ...older.filter((s) => !first.has(s.sessionId))];
+    if (!state.sessionsCursor || older.length === 0) state.sessionsCursor = page.nextCursor;
     drawSessions();
+    const current = page.sessions.find((s) => s.sessionId === state.sessionId);
+    if (retries > 0 && (!current || current.status !== state.status)) {
+      sessionsTimer = window.setTimeout(() => void refreshSessions(retries - 1), 1_000);
+    }
   } catch {
     // Shown again at the next change.
   }
@@ -363,7 +373,7 @@ let sessionsTimer = 0;
 /** Sessions write their list entry just after a change: the sidebar asks again a moment later. */
 function refreshSessionsSoon() {
   clearTimeout(sessionsTimer);
-  sessionsTimer = window.setTimeout(() => void refreshSessions(), 400);
+  sessionsTimer = window.setTimeout(() => void refreshSessions(3), 400);
 }
 
 function drawSessions() {

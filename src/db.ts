@@ -11,8 +11,8 @@ export type Db = Pick<D1Database, "prepare" | "batch">;
 /** The header a bookmark travels in, both ways. */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
-/** A bookmark as D1 writes them (hex groups joined by dashes); anything else is refused, not passed to D1. */
-const BOOKMARK = /^[0-9a-f]{1,64}(?:-[0-9a-f]{1,64}){1,7}$/i;
+/** A bookmark as D1 writes them (four hex groups); anything else is refused, not passed to D1. */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
 /** The newer of two bookmarks (D1's bookmarks sort as text); null when neither is known. */
 export function newerBookmark(a: string | null | undefined, b: string | null | undefined): string | null {
@@ -31,7 +31,8 @@ export function dbSession(db: D1Database, bookmark: string | null | undefined): 
  * bookmark after the route ran (a write moves it forward), for the client to send on its next request.
  */
 export const d1Session = createMiddleware<AppBindings>(async (c, next) => {
-  const sent = c.req.header(BOOKMARK_HEADER)?.trim();
+  // An empty header is no bookmark.
+  const sent = c.req.header(BOOKMARK_HEADER)?.trim() || undefined;
   if (sent !== undefined && !BOOKMARK.test(sent)) {
     throw new ApiError(
       "invalid_request",
@@ -65,10 +66,11 @@ export class BookmarkedDb implements Db {
 
   /** Reads from here on are at least as new as `bookmark` (an older or missing one changes nothing). */
   advance(bookmark: string | null | undefined): void {
-    const newer = newerBookmark(newerBookmark(this.bookmark, this.session.getBookmark()), bookmark);
-    if (!newer || newer === this.bookmark) return;
-    this.bookmark = newer;
-    this.session = dbSession(this.db, newer);
+    // The session already reads at least as new as what it has seen (its own writes included).
+    const seen = newerBookmark(this.bookmark, this.session.getBookmark());
+    if (!bookmark || (seen && seen >= bookmark)) return;
+    this.bookmark = bookmark;
+    this.session = dbSession(this.db, bookmark);
   }
 
   prepare(query: string): D1PreparedStatement {

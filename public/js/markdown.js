@@ -49,6 +49,20 @@ let highlighter = null;
 let mermaid = null;
 let diagrams = 0;
 
+/** The page redraws a conversation often: a text's sanitised HTML and a diagram's SVG are made once each. */
+const CACHE_ENTRIES = 200;
+/** @type {Map<string, string>} */
+const htmlCache = new Map();
+/** @type {Map<string, string>} */
+const svgCache = new Map();
+
+/** @param {Map<string, string>} cache @param {string} key @param {string} value */
+function remember(cache, key, value) {
+  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value);
+  cache.set(key, value);
+  return value;
+}
+
 /** The page's color scheme now (diagrams are drawn to match it). */
 function dark() {
   return window.matchMedia("(prefers-color-scheme: dark)").matches;
@@ -73,6 +87,8 @@ function loadMermaid() {
         securityLevel: "strict",
         htmlLabels: false,
         flowchart: { htmlLabels: false },
+        // A diagram it cannot read throws, and leaves no error graphic of its own in the page.
+        suppressErrorRendering: true,
         theme: dark() ? "dark" : "default",
       });
       resolve(library);
@@ -96,7 +112,9 @@ export function renderMarkdown(target, text, options = {}) {
     target.textContent = text;
     return;
   }
-  const html = loaded.purify.sanitize(loaded.md.render(text), { USE_PROFILES: { html: true } });
+  const html =
+    htmlCache.get(text) ??
+    remember(htmlCache, text, loaded.purify.sanitize(loaded.md.render(text), { USE_PROFILES: { html: true } }));
   // The sanitiser's output goes in through a template, never a live element, so nothing runs while parsing.
   const template = document.createElement("template");
   template.innerHTML = html;
@@ -163,17 +181,28 @@ async function drawDiagram(pre, source) {
   figure.setAttribute("aria-busy", "true");
   figure.append(pre.cloneNode(true));
   pre.replaceWith(figure);
+  const id = `diagram-${++diagrams}`;
   try {
-    const library = await loadMermaid();
-    const { svg } = await library.render(`diagram-${++diagrams}`, source);
-    if (!loaded) return;
-    const clean = loaded.purify.sanitize(svg, { USE_PROFILES: { svg: true, svgFilters: true } });
+    let clean = svgCache.get(source);
+    if (clean === undefined) {
+      const library = await loadMermaid();
+      const { svg } = await library.render(id, source);
+      if (!loaded) return;
+      clean = remember(
+        svgCache,
+        source,
+        loaded.purify.sanitize(svg, { USE_PROFILES: { svg: true, svgFilters: true } }),
+      );
+    }
     const template = document.createElement("template");
     template.innerHTML = clean;
     figure.replaceChildren(template.content);
     figure.setAttribute("role", "img");
     figure.setAttribute("aria-label", `Diagram: ${source.split("\n")[0].trim()}`);
   } catch (error) {
+    // What mermaid left in the page while it tried.
+    document.getElementById(`d${id}`)?.remove();
+    document.getElementById(id)?.remove();
     const note = document.createElement("figcaption");
     note.className = "error";
     note.textContent = `This diagram could not be drawn: ${error instanceof Error ? error.message : String(error)}`;

@@ -170,13 +170,14 @@ export function artifactFileName(artifact) {
 }
 
 /**
- * Saves an artifact as a file; the file is made when asked for, and its URL let go once the download started.
+ * Saves an artifact as a file; the file is made when asked for, and its URL let go a minute later.
  * @param {{id: string, title: string, content: string}} artifact
  */
 export function downloadArtifact(artifact) {
   const url = URL.createObjectURL(new Blob([artifact.content], { type: "text/markdown;charset=utf-8" }));
   h("a", { href: url, download: artifactFileName(artifact) }).click();
-  setTimeout(() => URL.revokeObjectURL(url), 0);
+  // Some browsers still read the URL a while after the click.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /**

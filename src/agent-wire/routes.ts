@@ -157,7 +157,9 @@ export const agentWireRoutes = routes()
         key ? readTurnReads(c.var.db, key) : null,
         takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
         chain.then((fingerprints) =>
-          resolveThread(c.var.db, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, fingerprints, input),
+          // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds
+          // after it, and a client of the OpenAI wire carries no bookmark.
+          resolveThread(c.env.DB, keyId, c.req.header(SESSION_HEADER) ?? null, meanings, fingerprints, input),
         ),
       ]);
       const mode = reads?.mode;
@@ -201,7 +203,7 @@ export const agentWireRoutes = routes()
             arguments: canonicalArguments(t.function.arguments),
           })),
         };
-        await recordHead(c.var.db, sessionId, keyId, await nextFingerprint((await chain).at(-1) ?? "", reply));
+        await recordHead(c.env.DB, sessionId, keyId, await nextFingerprint((await chain).at(-1) ?? "", reply));
       };
 
       if (body.stream) {

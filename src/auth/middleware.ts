@@ -12,7 +12,11 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
     throw new ApiError("missing_api_key", "Missing API key. Send it as 'Authorization: Bearer <key>'.");
   }
   const key = BEARER.exec(header)?.[1];
-  const found = key ? await authenticateApiKey(c.var.db, key) : null;
+  let found = key ? await authenticateApiKey(c.var.db, key) : null;
+  // A key the nearest replica does not know yet (just created) is looked up where it was written.
+  if (key && found && !found.ok && found.reason === "unknown") {
+    found = await authenticateApiKey(c.env.DB.withSession("first-primary"), key);
+  }
   if (found && !found.ok && found.reason === "expired") {
     throw new ApiError("api_key_expired", "This API key has expired; ask an admin of your organization for a new one.");
   }

@@ -555,8 +555,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /**
    * The session's entry in its owner's list (D1) is rewritten after a change, off the reply path: one write for
-   * the changes of LIST_WRITE_DELAY_MS (a quick turn's start and end are one write), made after the turn's first
-   * model call has gone out.
+   * the changes of LIST_WRITE_DELAY_MS (a quick turn's start and end are one write), so the write of a turn's start
+   * does not stand in the way of its first model call.
    */
   private relist(): void {
     if (this.relistPending) return;
@@ -624,8 +624,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private owned(caller: Caller): boolean {
-    this.db.advance(caller.bookmark);
-    return this.store.record()?.org === caller.org;
+    const owned = this.store.record()?.org === caller.org;
+    // Only the owner's bookmark moves the object's reads on.
+    if (owned) this.db.advance(caller.bookmark);
+    return owned;
   }
 
   private view(): SessionView {

@@ -98,13 +98,17 @@ const ListRow = z.object({
 const Cursor = z.tuple([z.string(), z.string()]);
 
 export function encodeCursor(entry: SessionListEntry): string {
-  return btoa(JSON.stringify([entry.updatedAt, entry.sessionId])).replace(/=+$/, "");
+  // base64url: safe in a query string as it is.
+  return btoa(JSON.stringify([entry.updatedAt, entry.sessionId]))
+    .replace(/=+$/, "")
+    .replaceAll("+", "-")
+    .replaceAll("/", "_");
 }
 
 /** The cursor's position, or null when it is not one of ours. */
 export function decodeCursor(cursor: string): [string, string] | null {
   try {
-    const parsed = Cursor.safeParse(JSON.parse(atob(cursor)));
+    const parsed = Cursor.safeParse(JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/"))));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;

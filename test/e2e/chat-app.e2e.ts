@@ -349,6 +349,26 @@ describe("a turn whose model calls a tool, then answers", () => {
   });
 });
 
+describe("a diagram mermaid cannot read", () => {
+  it("stays a code block with the reason beside it, leaving nothing else in the page", async () => {
+    const { context, page } = await signedIn();
+    try {
+      await switchMode(page, "scripted", "Scripted");
+      const script = upstream.createScript([
+        { type: "completion", content: "Here it is:\n\n```mermaid\nflowchart LR\n  A -->\n```\n" },
+      ]);
+      await say(page, `Draw it. ${script.marker}`);
+      const figure = lastAnswer(page).locator("figure.diagram");
+      await figure.locator("figcaption.error").waitFor();
+      assert.match(await figure.locator("figcaption").innerText(), /could not be drawn/);
+      assert.equal(await figure.locator("pre code").count(), 1);
+      assert.equal(await page.locator("body > div[id^='ddiagram'], body > svg[id^='diagram']").count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe("artifacts", () => {
   it("opens an artifact drawn as Markdown and downloads it as a file", async () => {
     const { context, page } = await signedIn();

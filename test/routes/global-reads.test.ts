@@ -3,7 +3,7 @@
 // from the request's continent.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BOOKMARK_HEADER } from "../../src/db";
+import { BOOKMARK_HEADER, BookmarkedDb } from "../../src/db";
 import { locationHintFor } from "../../src/session/location-hint";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { workerWith } from "../passthrough/harness";
@@ -84,6 +84,24 @@ describe("reads through D1 sessions", () => {
     expect((read.headers.get(BOOKMARK_HEADER) ?? "") >= written).toBe(true);
   });
 
+  it("looks a key the nearest replica does not know up at the primary before refusing it", async () => {
+    const started: string[] = [];
+    const response = await workerWith({ DB: recordingDb(started) }).fetch("http://aptix.test/modes", {
+      headers: { authorization: "Bearer sk-never-issued" },
+    });
+    expect(response.status).toBe(401);
+    expect(started).toEqual(["first-unconstrained", "first-primary"]);
+  });
+
+  it("takes an empty bookmark header for none", async () => {
+    const started: string[] = [];
+    const response = await workerWith({ DB: recordingDb(started) }).fetch("http://aptix.test/modes", {
+      headers: { ...authHeaders(), [BOOKMARK_HEADER]: "" },
+    });
+    expect(response.status).toBe(200);
+    expect(started).toEqual(["first-unconstrained"]);
+  });
+
   it("refuses a bookmark header that is not a bookmark, naming the header", async () => {
     const response = await workerWith().fetch("http://aptix.test/modes", {
       headers: { ...authHeaders(), [BOOKMARK_HEADER]: "'; DROP TABLE modes" },
@@ -91,6 +109,19 @@ describe("reads through D1 sessions", () => {
     const body = (await response.json()) as { error: { code: string; param: string } };
     expect(response.status).toBe(400);
     expect(body.error).toMatchObject({ code: "invalid_request", param: BOOKMARK_HEADER });
+  });
+});
+
+describe("a session object's reads", () => {
+  it("move on to a caller's newer bookmark, and stay where they are for an older one or none", async () => {
+    const started: string[] = [];
+    const db = new BookmarkedDb(recordingDb(started));
+    await db.prepare("SELECT 1").first();
+    const newer = "ffffffff-00000000-00000000-00000000000000000000000000000000";
+    db.advance(newer);
+    db.advance("00000000-00000001-00000000-00000000000000000000000000000000");
+    db.advance(null);
+    expect(started).toEqual(["first-unconstrained", newer]);
   });
 });
 
