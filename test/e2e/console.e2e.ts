@@ -540,10 +540,18 @@ describe("the admin page", () => {
   });
 
   it("creates a key from the keyboard alone and shows its secret once", async () => {
-    await page.locator("#new-key-name").focus();
-    await page.keyboard.type("e2e key");
-    await page.keyboard.press("Enter");
-    await page.locator("#new-key-secret").waitFor({ state: "visible" });
+    // Keys typed into the field itself (each focuses it first), then Enter there submits the form.
+    const name = page.locator("#new-key-name");
+    await name.pressSequentially("e2e key");
+    assert.equal(await name.inputValue(), "e2e key");
+    await name.press("Enter");
+    // The secret, or the page's own account of why not (a refusal is said in the status line).
+    await page.waitForFunction(
+      () =>
+        !document.querySelector("#new-key-secret")?.hasAttribute("hidden") ||
+        document.querySelector("#admin-status")?.classList.contains("error"),
+    );
+    assert.equal(await page.locator("#admin-status.error").count(), 0, await page.locator("#admin-status").innerText());
     const secret = (await page.locator("#new-key-value").innerText()).trim();
     assert.match(secret, /^ak_/);
     const check = await fetch(`${worker.url}/modes`, { headers: { authorization: `Bearer ${secret}` } });
