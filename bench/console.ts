@@ -519,7 +519,9 @@ async function main(): Promise<void> {
       for (let i = 0; i < WARMUP_RENDERS + RENDERS; i++) {
         for (let k = 0; k < ways.length; k++) {
           const way = ways[(k + i) % ways.length] as RenderWay;
-          const result = await page.evaluate(renderInPage, { text, way });
+          // Each render's text is new (the console keeps the HTML of a text it drew): a last line tells them apart.
+          const fresh = `${text}\n\nRender ${i}.`;
+          const result = await page.evaluate(renderInPage, { text: fresh, way });
           if (i >= WARMUP_RENDERS) renders[way].push(result);
         }
       }
