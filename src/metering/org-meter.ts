@@ -34,7 +34,7 @@ export type ReserveResult =
       ok: true;
       reservationId: string;
       granted: Amount;
-      /** Neither the org nor the key has any limit: a caller may skip asking again for a while (meter.ts). */
+      /** No limit applies to the org or the key: a caller may go without asking again for a while (meter.ts). */
       unbounded: boolean;
     }
   | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };

@@ -5,56 +5,35 @@
 import assert from "node:assert/strict";
 import { copyFile, mkdir, readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { type ScriptedUpstream, startScriptedUpstream } from "../upstream/scripted-upstream.ts";
+import { completedTurns, launchChromium, scriptedMode, waitForTurnAfter } from "./support.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = "test-results/e2e";
 
 let worker: LocalWorker;
 let browser: Browser;
 let upstream: ScriptedUpstream;
 
-/** Writes an admin resource with the local dev-key; it must be stored. */
-async function put(path: string, body: unknown): Promise<void> {
-  const response = await fetch(`${worker.url}${path}`, {
-    method: "PUT",
-    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  assert.ok(response.status === 201 || response.status === 200, await response.text());
-}
-
 before(async () => {
   await mkdir(SHOTS, { recursive: true });
   worker = await startLocalWorker();
   upstream = await startScriptedUpstream();
-  // A mode on a scripted model, for answers whose timing a test decides (a slow stream).
-  await put("/admin/model-routes/scripted", {
-    provider: "openai_compatible",
-    model: "scripted-model",
-    baseUrl: `${upstream.url}/v1`,
-  });
-  await put("/admin/modes/scripted", {
+  // Modes on a scripted model, for answers whose timing and tool calls a test decides.
+  await scriptedMode(worker.url, upstream.url, {
+    key: "scripted",
     displayName: "Scripted",
-    description: "A mode on the scripted model.",
-    systemPrompt: "Answer.",
     tools: [],
-    modelRoute: "scripted",
+    route: "scripted",
   });
-  await put("/admin/modes/scripted_tools", {
+  await scriptedMode(worker.url, upstream.url, {
+    key: "scripted_tools",
     displayName: "Scripted tools",
-    description: "A mode on the scripted model, with a tool.",
-    systemPrompt: "Answer.",
     tools: ["agent_hello_world"],
-    modelRoute: "scripted",
+    route: "scripted",
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -90,8 +69,17 @@ async function signedIn(options: { colorScheme?: "light" | "dark"; width?: numbe
   return { context, page, problems };
 }
 
-async function completedTurns(page: Page): Promise<number> {
-  return Number((await page.locator("#app").getAttribute("data-completed-turns")) ?? 0);
+/** Runs `test` in a page of its own (signed in), closed afterwards whatever happens. */
+async function inFreshPage(
+  test: (opened: Opened) => Promise<void>,
+  options: Parameters<typeof signedIn>[0] = {},
+): Promise<void> {
+  const opened = await signedIn(options);
+  try {
+    await test(opened);
+  } finally {
+    await opened.context.close();
+  }
 }
 
 /** Sends a message and waits until its turn has completed and the page has redrawn the session. */
@@ -99,10 +87,7 @@ async function say(page: Page, text: string): Promise<void> {
   const turns = await completedTurns(page);
   await page.locator("#composer-input").fill(text);
   await page.keyboard.press("Enter");
-  await page.waitForFunction(
-    (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
-    turns,
-  );
+  await waitForTurnAfter(page, turns);
 }
 
 const lastAnswer = (page: Page) => page.locator("#conversation > li.message.assistant").last();
@@ -166,15 +151,12 @@ describe("Markdown answers", () => {
   });
 
   it("loads no diagram library for an answer without a diagram", async () => {
-    const fresh = await signedIn();
-    try {
+    await inFreshPage(async ({ page }) => {
       const scripts: string[] = [];
-      fresh.page.on("request", (request) => scripts.push(request.url()));
-      await say(fresh.page, "say hello to Dana");
+      page.on("request", (request) => scripts.push(request.url()));
+      await say(page, "say hello to Dana");
       assert.equal(scripts.filter((url) => url.includes("/vendor/mermaid/")).length, 0);
-    } finally {
-      await fresh.context.close();
-    }
+    });
   });
 
   it("logged no console errors", () => {
@@ -184,8 +166,7 @@ describe("Markdown answers", () => {
 
 describe("markup from a tool or the model", () => {
   it("shows HTML a client's tool result smuggles into the answer as text: no element, no script run", async () => {
-    const { context, page } = await signedIn();
-    try {
+    await inFreshPage(async ({ page }) => {
       await switchMode(page, "workspace", "Workspace");
       const turns = await completedTurns(page);
       await page.locator("#composer-input").fill("read notes.md");
@@ -195,23 +176,17 @@ describe("markup from a tool or the model", () => {
       const hostile = "<img src=x onerror=\"document.title='pwned'\"><script>document.title='pwned'</script>";
       await request.locator("textarea").fill(JSON.stringify({ path: "notes.md", content: hostile }));
       await request.getByRole("button", { name: "Send result" }).click();
-      await page.waitForFunction(
-        (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
-        turns,
-      );
+      await waitForTurnAfter(page, turns);
       const answer = lastAnswer(page);
       assert.match(await answer.innerText(), /<img src=x onerror=/);
       assert.equal(await page.locator("#conversation img, #conversation script").count(), 0);
       assert.notEqual(await page.title(), "pwned");
       await page.screenshot({ path: `${SHOTS}/chat-injection-as-text.png` });
-    } finally {
-      await context.close();
-    }
+    });
   });
 
   it("refuses to run an inline script under the console's Content Security Policy", async () => {
-    const { context, page } = await signedIn();
-    try {
+    await inFreshPage(async ({ page }) => {
       const response = await page.request.get(worker.url);
       assert.match(response.headers()["content-security-policy"] ?? "", /script-src 'self'(;|$)/);
       const outcome = await page.evaluate(async () => {
@@ -226,9 +201,7 @@ describe("markup from a tool or the model", () => {
         return { ran: "inlineScriptRan" in window, directive: await violation };
       });
       assert.deepEqual(outcome, { ran: false, directive: "script-src-elem" });
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
@@ -280,8 +253,7 @@ describe("the conversation list", () => {
 
 describe("a reload while the answer streams", () => {
   it("shows the whole answer streamed so far, then the rest, then the whole answer", async () => {
-    const { context, page, problems } = await signedIn();
-    try {
+    await inFreshPage(async ({ page, problems }) => {
       await switchMode(page, "scripted", "Scripted");
       const answer = "A long answer arrives word by word, and a reload in the middle must keep every word of it.";
       const script = upstream.createScript([{ type: "completion", content: answer, chunkSize: 3, chunkDelayMs: 120 }]);
@@ -304,16 +276,13 @@ describe("a reload while the answer streams", () => {
       );
       assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), answer);
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 describe("a turn whose model calls a tool, then answers", () => {
   it("puts the first call's words in the conversation once, and streams only the next call's", async () => {
-    const { context, page, problems } = await signedIn();
-    try {
+    await inFreshPage(async ({ page, problems }) => {
       await switchMode(page, "scripted_tools", "Scripted tools");
       const before = "Let me greet Dana first.";
       const answer = "Dana has been greeted, and this answer comes slowly, word by word.";
@@ -336,23 +305,17 @@ describe("a turn whose model calls a tool, then answers", () => {
       assert.equal(streaming.includes(before), false, `the stream: ${streaming}`);
       assert.equal(await earlier.count(), 1);
 
-      await page.waitForFunction(
-        (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
-        turns,
-      );
+      await waitForTurnAfter(page, turns);
       assert.equal(await earlier.count(), 1);
       assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), answer);
       assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 describe("a diagram mermaid cannot read", () => {
   it("stays a code block with the reason beside it, leaving nothing else in the page", async () => {
-    const { context, page } = await signedIn();
-    try {
+    await inFreshPage(async ({ page }) => {
       await switchMode(page, "scripted", "Scripted");
       const script = upstream.createScript([
         { type: "completion", content: "Here it is:\n\n```mermaid\nflowchart LR\n  A -->\n```\n" },
@@ -363,16 +326,13 @@ describe("a diagram mermaid cannot read", () => {
       assert.match(await figure.locator("figcaption").innerText(), /could not be drawn/);
       assert.equal(await figure.locator("pre code").count(), 1);
       assert.equal(await page.locator("body > div[id^='ddiagram'], body > svg[id^='diagram']").count(), 0);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 describe("artifacts", () => {
   it("opens an artifact drawn as Markdown and downloads it as a file", async () => {
-    const { context, page } = await signedIn();
-    try {
+    await inFreshPage(async ({ page }) => {
       const sessionId = await page.locator("#session-id").innerText();
       const run = await fetch(`${worker.url}/context/sessions/${sessionId}/workflows/draft_ddr`, {
         method: "POST",
@@ -400,26 +360,24 @@ describe("artifacts", () => {
         await fetch(`${worker.url}/context/sessions/${sessionId}`, { headers: { authorization: "Bearer dev-key" } })
       ).json()) as { artifacts: { title: string; content: string }[] };
       assert.equal(saved, view.artifacts.find((a) => a.title.includes("EDG-042"))?.content);
-    } finally {
-      await context.close();
-    }
+    });
   });
 });
 
 describe("dark mode", () => {
   it("follows the system's dark scheme", async () => {
-    const { context, page } = await signedIn({ colorScheme: "dark" });
-    try {
-      await say(page, "show me how aptix works");
-      await lastAnswer(page).locator("figure.diagram svg").waitFor();
-      const [r, g, b] = await page.evaluate(() =>
-        (getComputedStyle(document.documentElement).backgroundColor.match(/\d+/g) ?? []).map(Number),
-      );
-      const luminance = (0.2126 * (r ?? 255) + 0.7152 * (g ?? 255) + 0.0722 * (b ?? 255)) / 255;
-      assert.ok(luminance < 0.2, `the page's background is dark (luminance ${luminance.toFixed(2)})`);
-      await page.screenshot({ path: `${SHOTS}/chat-dark.png` });
-    } finally {
-      await context.close();
-    }
+    await inFreshPage(
+      async ({ page }) => {
+        await say(page, "show me how aptix works");
+        await lastAnswer(page).locator("figure.diagram svg").waitFor();
+        const [r, g, b] = await page.evaluate(() =>
+          (getComputedStyle(document.documentElement).backgroundColor.match(/\d+/g) ?? []).map(Number),
+        );
+        const luminance = (0.2126 * (r ?? 255) + 0.7152 * (g ?? 255) + 0.0722 * (b ?? 255)) / 255;
+        assert.ok(luminance < 0.2, `the page's background is dark (luminance ${luminance.toFixed(2)})`);
+        await page.screenshot({ path: `${SHOTS}/chat-dark.png` });
+      },
+      { colorScheme: "dark" },
+    );
   });
 });

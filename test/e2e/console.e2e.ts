@@ -4,12 +4,12 @@
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { startEverythingServer } from "../mcp/reference-server.ts";
 import { startScriptedUpstream } from "../upstream/scripted-upstream.ts";
+import { adminPut, completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = "test-results/e2e";
 const VIEWPORTS = [
   { name: "wide", width: 1280, height: 860 },
@@ -28,11 +28,7 @@ let browser: Browser;
 before(async () => {
   await mkdir(SHOTS, { recursive: true });
   worker = await startLocalWorker();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -41,26 +37,7 @@ after(async () => {
 });
 
 /** Writes an admin resource (a route, a mode, an MCP server) with the local dev-key; it must be stored. */
-async function put(path: string, body: unknown): Promise<void> {
-  const response = await fetch(`${worker.url}${path}`, {
-    method: "PUT",
-    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  assert.ok(response.status === 201 || response.status === 200, await response.text());
-}
-
-/** How many turns the page has seen complete (and redrawn the session after). */
-async function completedTurns(page: Page): Promise<number> {
-  return Number((await page.locator("#app").getAttribute("data-completed-turns")) ?? 0);
-}
-
-async function waitForTurnAfter(page: Page, completedBefore: number): Promise<void> {
-  await page.waitForFunction(
-    (n) => Number(document.querySelector("#app")?.getAttribute("data-completed-turns") ?? 0) > n,
-    completedBefore,
-  );
-}
+const put = (path: string, body: unknown) => adminPut(worker.url, path, body);
 
 /** The text of the newest conversation entry of a kind ("assistant", "user", "workflow"). */
 async function lastMessage(page: Page, kind: string): Promise<string> {
