@@ -80,6 +80,15 @@ interface Run {
 const MALFORMED_LOG_CHARS = 2_000;
 const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
 
+/**
+ * One task later: a tool call started just before has by then sent its request (its microtasks have run), so
+ * a write made now does not hold that request back. A call whose request needs more I/O first (connecting)
+ * merely waits for the write as before.
+ */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 export class AgentReasoner {
   /** The executor of the object's built-in tools; a request whose mode offers remote tools gets its own. */
   private readonly executor: AgentToolExecutor;
@@ -179,7 +188,7 @@ export class AgentReasoner {
         // shown as waiting for approval meanwhile.
         const approved: StoredToolCall = { ...call, approval: "approved", state: "ready" };
         this.deps.store.saveToolCall(approved);
-        await this.runCall(turn, approved, run, executor);
+        this.recordCall(await this.runCall(turn, approved, run, executor));
       }
     }
     return { ok: true, value: await this.continueTurn(turn, run) };
@@ -523,7 +532,40 @@ export class AgentReasoner {
       if (checked.state === "settled") this.settle(checked);
       else store.saveToolCall(checked);
     }
-    for (const call of planned) if (call.state === "ready") await this.runCall(turn, call, run, executor);
+    await this.runReadyCalls(turn, planned, run, executor);
+  }
+
+  /**
+   * Runs a batch's ready calls one after another, each result stored and framed as the next call goes out:
+   * a write holds every later outgoing request at the object's output gate until it is committed, so storing
+   * a result first would make each call wait for the previous one's commit. The result still reaches storage
+   * before anything is sent on its strength (the model's next request, a reply), and before the turn goes on.
+   */
+  private async runReadyCalls(
+    turn: TurnState,
+    planned: StoredToolCall[],
+    run: Run,
+    executor: AgentToolExecutor,
+  ): Promise<void> {
+    let unrecorded: StoredToolCall | null = null;
+    for (const call of planned) {
+      if (call.state !== "ready") continue;
+      const running = this.runCall(turn, call, run, executor);
+      if (unrecorded) {
+        // Settled either way below; this only keeps a rejection during the wait from counting as unhandled.
+        running.catch(() => undefined);
+        await nextTask();
+        this.recordCall(unrecorded);
+      }
+      unrecorded = await running;
+    }
+    if (unrecorded) this.recordCall(unrecorded);
+  }
+
+  /** A call that has run: stored, and shown to the session's clients when it is settled. */
+  private recordCall(done: StoredToolCall): void {
+    this.deps.store.saveToolCall(done);
+    if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
   }
 
   /** A failed model call ends the turn with a fixed text for its cause; what the upstream said goes to the log. */
@@ -592,18 +634,20 @@ export class AgentReasoner {
     };
   }
 
-  /** Runs a ready call (server-final, or a client-final preflight) and applies what its success did. */
+  /**
+   * Runs a ready call (server-final, or a client-final preflight) and applies what its success did; the caller
+   * records the call.
+   */
   private async runCall(
     turn: TurnState,
     call: StoredToolCall,
     run: Run,
     executor: AgentToolExecutor = this.executor,
-  ): Promise<void> {
+  ): Promise<StoredToolCall> {
     const context = this.toolContext(run, call.id);
     const done = await executor.executeServerTool(call, context, run.signal);
     for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
-    this.deps.store.saveToolCall(done);
-    if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
+    return done;
   }
 
   /**
