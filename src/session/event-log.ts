@@ -22,14 +22,16 @@ export class EventLog {
   }
 
   /**
-   * Writes the frame and returns it with its seq (strictly greater than every earlier one), and the frame's
-   * JSON with the seq, for sending (serialised once: the stored text plus the seq).
+   * Writes the frame and returns it with its seq (strictly greater than every earlier one; the given one, which
+   * must be lastSeq() + 1, or the next), and the frame's JSON with the seq, for sending (serialised once: the
+   * stored text plus the seq).
    */
-  append(frame: LoggedFrame): { frame: ServerFrame; text: string } {
+  append(frame: LoggedFrame, given: number | null = null): { frame: ServerFrame; text: string } {
     const json = JSON.stringify(frame);
     const row = this.sql
       .exec<Row>(
-        "INSERT INTO events (turn_id, frame_json, created_at) VALUES (?, ?, ?) RETURNING seq",
+        "INSERT INTO events (seq, turn_id, frame_json, created_at) VALUES (?, ?, ?, ?) RETURNING seq",
+        given,
         frame.turnId,
         json,
         new Date().toISOString(),

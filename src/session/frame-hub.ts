@@ -1,5 +1,6 @@
 // Where a session's frames go: logged first (event log), then to every WebSocket of the object and every
-// SSE stream of a running turn; and the per-socket frames (session_state, error, pong) and replays.
+// SSE stream of a running turn (a text delta reaches the turn's streams a moment before it is logged); and the
+// per-socket frames (session_state, error, pong) and replays.
 import type { EventLog } from "./event-log";
 import type { DirectFrame, LoggedFrame, ServerFrame, SessionStateFrame } from "./protocol";
 
@@ -9,15 +10,49 @@ type FrameSink = (frame: ServerFrame | (DirectFrame & { seq: number })) => Promi
 
 export class FrameHub {
   private readonly streams = new Set<FrameSink>();
+  /** Text deltas sent to the turn's streams, not yet logged nor sent to the sockets (see emit). */
+  private unlogged: LoggedFrame[] = [];
 
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly events: EventLog,
   ) {}
 
-  /** Writes the frame to the event log, then sends it to every socket and stream. */
+  /**
+   * Writes the frame to the event log, then sends it to every socket and stream. A text delta goes to the turn's
+   * streams first, and is logged (and sent to the sockets) one task later, or before the next frame, whichever
+   * comes first, with the seq the streams were shown: a write holds every later outgoing message of the object
+   * until it is stored, so logging first would hold each token back for a write of its own. A stream belongs to
+   * its request and is never resumed by seq; a socket, which is, gets each frame only once it is logged.
+   */
   emit(frame: LoggedFrame): void {
-    const { frame: logged, text } = this.events.append(frame);
+    if (frame.type === "assistant_delta") {
+      this.streamFirst(frame);
+      return;
+    }
+    this.logUnlogged();
+    this.logAndSend(frame);
+    if (frame.type === "turn_completed") this.events.prune(null);
+  }
+
+  /** The deltas sent to the streams so far: logged, and sent to the sockets, in order. */
+  private logUnlogged(): void {
+    const frames = this.unlogged;
+    this.unlogged = [];
+    const first = this.events.lastSeq() + 1;
+    for (const [i, frame] of frames.entries()) this.logAndSend(frame, { seq: first + i, streams: false });
+  }
+
+  private streamFirst(frame: LoggedFrame): void {
+    const seq = this.events.lastSeq() + this.unlogged.length + 1;
+    this.unlogged.push(frame);
+    for (const stream of this.streams) void stream({ ...frame, seq });
+    if (this.unlogged.length === 1) setTimeout(() => this.logUnlogged(), 0);
+  }
+
+  /** Logs the frame (with `seq`, when the streams were shown it already), then sends it to sockets and streams. */
+  private logAndSend(frame: LoggedFrame, options: { seq: number; streams: boolean } | null = null): void {
+    const { frame: logged, text } = this.events.append(frame, options?.seq ?? null);
     for (const ws of this.ctx.getWebSockets()) {
       try {
         ws.send(text);
@@ -25,8 +60,8 @@ export class FrameHub {
         // A socket that is closing misses the frame; it resumes from the log when it comes back.
       }
     }
+    if (options?.streams === false) return;
     for (const stream of this.streams) void stream(logged);
-    if (frame.type === "turn_completed") this.events.prune(null);
   }
 
   /** A frame for one socket only, carrying the seq of the newest logged frame. */

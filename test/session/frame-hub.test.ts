@@ -1,0 +1,109 @@
+// Where frames go: every frame is logged, in order, with the seq its readers were shown. A text delta reaches
+// the turn's streams before its row is written (a write would hold it at the output gate); it is logged one
+// task later, or before the next frame, and only then sent to the sockets, which resume by seq.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { EventLog } from "../../src/session/event-log";
+import { FrameHub } from "../../src/session/frame-hub";
+import type { LoggedFrame } from "../../src/session/protocol";
+
+const TURN = "turn-1";
+const delta = (text: string): LoggedFrame => ({ type: "assistant_delta", turnId: TURN, text });
+
+/** The stream's events so far: each event's type and parsed data. */
+async function readEvents(readable: ReadableStream<Uint8Array>, count: number): Promise<Record<string, unknown>[]> {
+  const reader = readable.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (text.split("\n\n").length - 1 < count) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  reader.releaseLock();
+  return text
+    .split("\n\n")
+    .filter(Boolean)
+    .map((event) =>
+      JSON.parse(
+        event
+          .split("\n")
+          .find((l) => l.startsWith("data: "))
+          ?.slice(6) ?? "null",
+      ),
+    );
+}
+
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+async function inHub<R>(body: (hub: FrameHub, log: EventLog) => Promise<R>): Promise<R> {
+  const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
+  return runInDurableObject(stub, (_instance, state) => {
+    const log = new EventLog(state.storage.sql);
+    return body(new FrameHub(state, log), log);
+  });
+}
+
+describe("the frame hub", () => {
+  it("sends a text delta to the turn's streams before writing it to the log", async () => {
+    const { streamed, loggedAtOnce, loggedLater } = await inHub(async (hub, log) => {
+      const stream = hub.openEventStream();
+      hub.emit(delta("Hel"));
+      const loggedAtOnce = log.since(0).frames.length;
+      const streamed = await readEvents(stream.readable, 1);
+      await nextTask();
+      return { streamed, loggedAtOnce, loggedLater: log.since(0).frames };
+    });
+    expect(loggedAtOnce).toBe(0);
+    expect(streamed).toEqual([{ type: "assistant_delta", turnId: TURN, text: "Hel", seq: 1 }]);
+    expect(loggedLater).toEqual([{ type: "assistant_delta", turnId: TURN, text: "Hel", seq: 1 }]);
+  });
+
+  it("logs the deltas before the next frame, in order, with the seqs the streams were shown", async () => {
+    const { streamed, logged } = await inHub(async (hub, log) => {
+      hub.emit({ type: "turn_started", turnId: TURN, clientMessageId: null });
+      const stream = hub.openEventStream();
+      hub.emit(delta("Hel"));
+      hub.emit(delta("lo"));
+      hub.emit({ type: "tool_call_started", turnId: TURN, toolCall: toolCall() });
+      const streamed = await readEvents(stream.readable, 3);
+      return { streamed, logged: log.since(0).frames };
+    });
+    expect(streamed.map((f) => [f.type, f.seq])).toEqual([
+      ["assistant_delta", 2],
+      ["assistant_delta", 3],
+      ["tool_call_started", 4],
+    ]);
+    expect(logged.map((f) => [f.type, f.seq])).toEqual([
+      ["turn_started", 1],
+      ["assistant_delta", 2],
+      ["assistant_delta", 3],
+      ["tool_call_started", 4],
+    ]);
+  });
+
+  it("keeps the streamed text of a turn whole once its deltas are logged", async () => {
+    const text = await inHub(async (hub, log) => {
+      hub.emit(delta("Hel"));
+      hub.emit(delta("lo"));
+      await nextTask();
+      return log.streamedText(TURN);
+    });
+    expect(text).toBe("Hello");
+  });
+});
+
+function toolCall() {
+  return {
+    id: "call_1",
+    name: "agent_list_modes",
+    argumentsJson: "{}",
+    isServerTool: true,
+    wasExecuted: false,
+    requiresClientExecution: false,
+    requiresApproval: false,
+    approval: null,
+    resultJson: null,
+    errorMessage: null,
+  };
+}
