@@ -41,6 +41,8 @@ export const SettingsVars = z.object({
   WORKERS_AI_MODEL: text("@cf/zai-org/glm-4.7-flash"),
   /** How long an isolate keeps the model routes it read from D1; 0 reads them for every call. */
   MODEL_ROUTES_CACHE_MS: nonNegativeInt(10_000),
+  /** How long an isolate keeps a mode and the base prompt it read for the agent's OpenAI door; 0 reads them for every message. */
+  MODES_CACHE_MS: nonNegativeInt(10_000),
   /** "off": no token or cost budget is checked (no reservation before a model call); usage rows are written all the same. */
   METER_BUDGETS: z.enum(["on", "off"], { error: "must be 'on' or 'off'" }).default("on"),
   /** How many calls like the current one an isolate's lease from its org's meter is asked for (1: one reservation a call). */
@@ -108,6 +110,8 @@ export interface Settings {
   };
   /** Model routes (src/routing): how long an isolate keeps them, and its circuit breaker. */
   routing: { cacheMs: number; breakerFailures: number; breakerCooldownMs: number };
+  /** The mode catalog: how long an isolate keeps a mode (and the base prompt) the agent's OpenAI door read. */
+  modes: { cacheMs: number };
   /** Whether model calls reserve in their org's meter (token and cost budgets). */
   metering: { budgets: boolean; leaseCalls: number };
   limits: { maxBodyBytes: number; maxToolResultBytes: number };
@@ -166,6 +170,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       workersAiModel: v.WORKERS_AI_MODEL.trim(),
     },
     metering: { budgets: v.METER_BUDGETS === "on", leaseCalls: v.METER_LEASE_CALLS },
+    modes: { cacheMs: v.MODES_CACHE_MS },
     routing: {
       cacheMs: v.MODEL_ROUTES_CACHE_MS,
       breakerFailures: v.MODEL_BREAKER_FAILURES,

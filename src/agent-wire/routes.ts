@@ -5,6 +5,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { takeModelCall } from "../metering/model-call-limit";
@@ -21,7 +22,7 @@ import {
   sessionStub,
   unwrap,
 } from "../session/session-client";
-import { readTurnReads } from "../session/session-model";
+import { cachedTurnReads, readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { CLIENT_TOOL_CATEGORY, clientFunctionTool } from "../tools/client-function-tool";
@@ -67,6 +68,15 @@ async function modelNotFound(c: AppContext, model: string): Promise<never> {
   throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
     param: "model",
   });
+}
+
+/**
+ * The mode and base prompt of a turn: this isolate's copy (MODES_CACHE_MS), unless the client sent a D1
+ * bookmark, which asks to read at least what its last answer had seen (its own writes included).
+ */
+function turnReadsOf(c: AppContext, key: string) {
+  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.var.db, key);
+  return cachedTurnReads(c.env.DB, c.var.db, key, settings(c.env).modes.cacheMs);
 }
 
 /** The client's tools, each checked against the tool contract beside the built-in tools (400 naming the first bad one). */
@@ -154,7 +164,7 @@ export const agentWireRoutes = routes()
       // first call, and the session the history belongs to. The first model call then starts without a read.
       const chain = fingerprintChain(meanings);
       const [reads, grant, thread] = await Promise.all([
-        key ? readTurnReads(c.var.db, key) : null,
+        key ? turnReadsOf(c, key) : null,
         takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
         chain.then((fingerprints) =>
           // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds

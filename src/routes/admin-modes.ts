@@ -14,6 +14,7 @@ import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
 import { quoted } from "../quote";
 import { DEFAULT_ROUTE, ModelRouteRegistry } from "../routing/model-routes";
+import { forgetTurnReads } from "../session/session-model";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 
 const ModeKey = z.object({
@@ -104,6 +105,7 @@ export const adminModeRoutes = routes().openapi(
       );
     }
     const mode = await upsertMode(c.var.db, key, body);
+    forgetTurnReads(c.env.DB);
     c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
       ["mode", key],
     ]);

@@ -39,3 +39,41 @@ export async function readTurnReads(db: Db, key: string): Promise<{ mode: AgentM
     basePrompt: promptRow ? parseSystemPromptRow(promptRow).content : FALLBACK_BASE_PROMPT,
   };
 }
+
+// Per isolate and per database binding: the turn reads of each mode found, and when. Plain data only (a
+// promise made in one request cannot be awaited from another). A mode that is not found is not kept, so a
+// mode added in another isolate is found at once.
+const turnReadsCache = new WeakMap<D1Database, Map<string, { reads: TurnReads; loadedAt: number }>>();
+
+/**
+ * `readTurnReads`, from this isolate's copy when it is younger than `ttlMs` (0: always read), as the model
+ * routes are (MODES_CACHE_MS): a message does not pay a D1 round trip to learn its mode. An admin write in the
+ * isolate forgets the copy at once; other isolates see it within `ttlMs`.
+ */
+export async function cachedTurnReads(
+  binding: D1Database,
+  db: Db,
+  key: string,
+  ttlMs: number,
+  now: number = Date.now(),
+): Promise<{ mode: AgentMode | null; basePrompt: string }> {
+  let byKey = turnReadsCache.get(binding);
+  const hit = byKey?.get(key);
+  if (hit && now - hit.loadedAt < ttlMs) return hit.reads;
+  const reads = await readTurnReads(db, key);
+  if (reads.mode && ttlMs > 0) {
+    if (!byKey) {
+      byKey = new Map();
+      turnReadsCache.set(binding, byKey);
+    }
+    byKey.set(key, { reads: { mode: reads.mode, basePrompt: reads.basePrompt }, loadedAt: now });
+  } else {
+    byKey?.delete(key);
+  }
+  return reads;
+}
+
+/** Drops the isolate's copies (after an admin write to the catalog), so the next message reads D1. */
+export function forgetTurnReads(binding: D1Database): void {
+  turnReadsCache.delete(binding);
+}
