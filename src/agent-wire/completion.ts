@@ -5,21 +5,21 @@
 import type { AgentExecuteResponse, AgentToolCall } from "../agent/agent-tool-call";
 import type { TokenUsage } from "../agent/turn-store";
 import { type ErrorCode, errorBody } from "../errors";
+import {
+  type CompletionBase,
+  chatCompletion,
+  chunkEvent,
+  DONE_EVENT,
+  type OpenAIToolCall,
+  type OpenAIUsage,
+  usageEvent,
+} from "../llm/openai-wire";
 import { sseData } from "../llm/sse-lines";
 import type { ServerFrame } from "../wire";
 import { approvalRequest } from "./approval-words";
 
-export interface CompletionMeta {
-  id: string;
-  created: number;
-  model: string;
-}
-
-export interface OpenAIToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
+export type { OpenAIToolCall };
+export type CompletionMeta = CompletionBase;
 
 export function completionMeta(model: string, now = Date.now()): CompletionMeta {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };
@@ -51,7 +51,7 @@ export function answerText(response: AgentExecuteResponse, text: string): string
   return [text, approvalRequest(waiting)].filter(Boolean).join("\n\n");
 }
 
-function usageJson(usage: TokenUsage | undefined) {
+function usageJson(usage: TokenUsage | undefined): OpenAIUsage {
   const u = usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens };
 }
@@ -62,26 +62,12 @@ export function completionJson(
   toolCalls: OpenAIToolCall[],
   usage: TokenUsage | undefined,
 ) {
-  return {
-    id: meta.id,
-    object: "chat.completion" as const,
-    created: meta.created,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: "assistant" as const,
-          content: content === "" && toolCalls.length > 0 ? null : content,
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-          refusal: null,
-        },
-        finish_reason: toolCalls.length > 0 ? ("tool_calls" as const) : ("stop" as const),
-        logprobs: null,
-      },
-    ],
+  return chatCompletion(meta, {
+    content,
+    toolCalls,
+    finish: toolCalls.length > 0 ? "tool_calls" : "stop",
     usage: usageJson(usage),
-  };
+  });
 }
 
 export interface StreamedAnswer {
@@ -112,23 +98,8 @@ export function chunkStream(
   },
 ): ReadableStream<Uint8Array> {
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    `data: ${JSON.stringify({
-      id: meta.id,
-      object: "chat.completion.chunk",
-      created: meta.created,
-      model: meta.model,
-      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
-      ...(options.includeUsage ? { usage: null } : {}),
-    })}\n\n`;
-  const usageChunk = (usage: TokenUsage | undefined) =>
-    `data: ${JSON.stringify({
-      id: meta.id,
-      object: "chat.completion.chunk",
-      created: meta.created,
-      model: meta.model,
-      choices: [],
-      usage: usageJson(usage),
-    })}\n\n`;
+    chunkEvent(meta, delta, finish, options.includeUsage);
+  const usageChunk = (usage: TokenUsage | undefined) => usageEvent(meta, usageJson(usage));
 
   return new ReadableStream<Uint8Array>({
     async start(controller) {
@@ -195,7 +166,7 @@ export function chunkStream(
           `data: ${JSON.stringify(errorBody("internal_error", "The answer broke off; send the message again."))}\n\n`,
         );
       }
-      send("data: [DONE]\n\n");
+      send(DONE_EVENT);
       controller.close();
     },
   });

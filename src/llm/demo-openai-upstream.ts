@@ -7,6 +7,15 @@ import { fieldMessage, firstProblem } from "../zod-issues";
 import type { ChatMessage, ChatRequest, ChatResponse, ChatTool } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 import { DemoChatModel, earlierToolCalls } from "./demo-model";
+import {
+  type CompletionBase,
+  chatCompletion,
+  chunkEvent,
+  DONE_EVENT,
+  type OpenAIToolCall,
+  type OpenAIUsage,
+  usageEvent,
+} from "./openai-wire";
 
 export const DEMO_MODEL_ID = "aptix-offline-demo";
 
@@ -146,7 +155,7 @@ async function demoAnswer(body: ChatBody, request: ChatRequest, model: DemoChatM
 }
 
 /** About four characters a token: the demo has no tokenizer, and says so by being round. */
-function usageFor(messages: ChatMessage[], answer: string) {
+function usageFor(messages: ChatMessage[], answer: string): OpenAIUsage {
   const prompt = Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
   const completion = Math.ceil(answer.length / 4);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -165,44 +174,36 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
     return openAIError("invalid_request", fieldMessage(problem, "request (the offline demo model)"), problem.param);
   }
   const body = parsed.data;
-  const id = `chatcmpl-demo-${crypto.randomUUID()}`;
-  const created = Math.floor(Date.now() / 1000);
-  const model = DEMO_MODEL_ID;
+  const base: CompletionBase = {
+    id: `chatcmpl-demo-${crypto.randomUUID()}`,
+    created: Math.floor(Date.now() / 1000),
+    model: DEMO_MODEL_ID,
+  };
   const messages = toChatMessages(body);
   const request: ChatRequest = { messages, tools: toChatTools(body), signal: init.signal ?? undefined };
 
   if (!body.stream) {
     const answer = await demoAnswer(body, request, new DemoChatModel(0));
-    const toolCalls = answer.toolCalls.map((c) => ({
-      id: c.id,
-      type: "function",
-      function: { name: c.name, arguments: c.arguments },
-    }));
-    return Response.json({
-      id,
-      object: "chat.completion",
-      created,
-      model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: "assistant",
-            content: answer.content,
-            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-          },
-          finish_reason: answer.finishReason,
-        },
-      ],
-      usage: usageFor(messages, answer.content ?? JSON.stringify(toolCalls)),
-    });
+    const toolCalls = answer.toolCalls.map(
+      (c): OpenAIToolCall => ({
+        id: c.id,
+        type: "function",
+        function: { name: c.name, arguments: c.arguments },
+      }),
+    );
+    return Response.json(
+      chatCompletion(base, {
+        content: answer.content,
+        toolCalls,
+        finish: answer.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+        usage: usageFor(messages, answer.content ?? JSON.stringify(toolCalls)),
+      }),
+    );
   }
 
   const encoder = new TextEncoder();
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    encoder.encode(
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
-    );
+    encoder.encode(chunkEvent(base, delta, finish));
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
       try {
@@ -226,13 +227,9 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
         controller.enqueue(chunk({}, answer.finishReason));
         if (body.stream_options?.include_usage) {
           const usage = usageFor(messages, answer.content ?? JSON.stringify(answer.toolCalls));
-          controller.enqueue(
-            encoder.encode(
-              `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
-            ),
-          );
+          controller.enqueue(encoder.encode(usageEvent(base, usage)));
         }
-        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+        controller.enqueue(encoder.encode(DONE_EVENT));
         controller.close();
       } catch (error) {
         controller.error(error);

@@ -14,6 +14,14 @@
 
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
+import {
+  type CompletionBase,
+  chatCompletion,
+  chunkEvent,
+  DONE_EVENT,
+  type OpenAIToolCall,
+  usageEvent,
+} from "./openai-wire";
 
 /** What the adapter needs of the `Ai` binding. */
 export interface WorkersAiBinding {
@@ -78,12 +86,6 @@ function answerOf(value: unknown, streamed: boolean): AiOutput {
   const answers = output.response !== undefined || output.choices !== undefined || output.tool_calls != null;
   if (!answers && !(streamed && output.usage)) throw new Error("an output that carries no answer");
   return output;
-}
-
-interface OpenAIToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
 }
 
 /** What one answer or event says: text, whole or partial tool calls, a finish reason, usage. */
@@ -255,32 +257,18 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
     const finish = piece.finish ?? (toolCalls.length > 0 ? "tool_calls" : "stop");
     const usage = piece.usage ?? undefined;
     if (!stream) {
-      return Response.json({
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [
-          {
-            index: 0,
-            message: {
-              role: "assistant",
-              content: piece.text === "" && toolCalls.length > 0 ? null : piece.text,
-              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-            },
-            finish_reason: finish,
-          },
-        ],
-        ...(usage ? { usage } : {}),
-      });
+      return Response.json(
+        chatCompletion({ id, created, model }, { content: piece.text, toolCalls, finish, ...(usage ? { usage } : {}) }),
+      );
     }
     // Asked to stream, answered whole: the whole answer as the chunks an OpenAI server would send.
-    const chunk = chunker({ id, created, model });
+    const base: CompletionBase = { id, created, model };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent(base, delta, finish);
     const lines = [chunk({ role: "assistant", content: piece.text })];
     if (toolCalls.length > 0) lines.push(chunk({ tool_calls: toolCalls.map((c, index) => ({ index, ...c })) }));
     lines.push(chunk({}, finish));
-    if (includeUsage && usage) lines.push(usageChunk({ id, created, model }, usage));
-    lines.push("data: [DONE]\n\n");
+    if (includeUsage && usage) lines.push(usageEvent(base, usage));
+    lines.push(DONE_EVENT);
     return new Response(lines.join(""), { headers: { "content-type": "text/event-stream; charset=utf-8" } });
   };
 }
@@ -298,21 +286,6 @@ function wholeCalls(calls: Piece["calls"], id: string): OpenAIToolCall[] {
   }));
 }
 
-interface ChunkBase {
-  id: string;
-  created: number;
-  model: string;
-}
-
-function chunker(base: ChunkBase) {
-  return (delta: Record<string, unknown>, finish: string | null = null) =>
-    `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-}
-
-function usageChunk(base: ChunkBase, usage: Usage): string {
-  return `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [], usage })}\n\n`;
-}
-
 /**
  * The binding's event stream as OpenAI chunks: text pieces as content deltas, tool calls (whole, or as OpenAI
  * fragments) as tool_calls deltas, then the finish, the usage when asked for, and [DONE]. Read as the reader
@@ -322,11 +295,11 @@ function usageChunk(base: ChunkBase, usage: Usage): string {
  */
 function streamedAnswer(
   source: ReadableStream<Uint8Array>,
-  base: ChunkBase,
+  base: CompletionBase,
   includeUsage: boolean,
   signal: AbortSignal | null | undefined,
 ): ReadableStream<string> {
-  const chunk = chunker(base);
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent(base, delta, finish);
   // Our own reader (not sseData's generator): cancelling it cancels the pipe and the binding's stream at once.
   const reader = source.pipeThrough(new TextDecoderStream()).getReader();
   const ready: string[] = [];
@@ -419,8 +392,8 @@ function streamedAnswer(
               throw new Error("the stream ended before the answer finished");
             }
             controller.enqueue(chunk({}, finish ?? (sawCalls ? "tool_calls" : "stop")));
-            if (includeUsage && usage) controller.enqueue(usageChunk(base, usage));
-            controller.enqueue("data: [DONE]\n\n");
+            if (includeUsage && usage) controller.enqueue(usageEvent(base, usage));
+            controller.enqueue(DONE_EVENT);
             controller.close();
             detach();
             return;
