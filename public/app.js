@@ -39,6 +39,10 @@ const state = {
   /** The sidebar's sessions, newest change first, and the cursor of the next page (null: none). */
   sessions: [],
   /** @type {string | null} */ sessionsCursor: null,
+  /** The newest ended turn of the session as last drawn. */
+  /** @type {string | null} */ lastEndedTurnId: null,
+  /** Turns the page has seen end, by id: the socket's turn_completed and a message sent over HTTP may both tell one. */
+  endedTurns: new Set(),
 };
 
 const el = {
@@ -290,7 +294,23 @@ function renderSession(view) {
   if (view.status === "idle") hideWorking();
   else showWorking(view.status === "running" ? "running" : "waiting");
   el.app.dataset.status = view.status;
+  state.lastEndedTurnId = view.turns.at(-1)?.turnId ?? null;
 }
+
+/**
+ * Once per turn, after the session is redrawn: says how a turn that did not complete ended, and counts it in
+ * `data-completed-turns` (the browser tests wait on it), whichever way the page heard of its end.
+ * @param {string | null} turnId @param {{status: string, error?: {message: string}}} response
+ */
+function turnEnded(turnId, response) {
+  if (!turnId || state.endedTurns.has(turnId)) return;
+  state.endedTurns.add(turnId);
+  if (response.status === "failed") say(`The turn failed: ${response.error?.message ?? "unknown error"}`, true);
+  else if (response.status === "cancelled") say("The turn was cancelled.");
+  el.app.dataset.completedTurns = String(Number(el.app.dataset.completedTurns ?? 0) + 1);
+}
+
+const ENDED = new Set(["completed", "failed", "cancelled"]);
 
 // --- Sending ---------------------------------------------------------------------------------------
 
@@ -308,16 +328,19 @@ async function sendMessage(content) {
   // Kept until turn_started names this message; a refusal (busy, waiting for approvals) restores it.
   state.draft = { clientMessageId, content };
   if (state.socket?.send({ type: "user_message", content, clientMessageId })) return;
-  // No socket right now: the same turn over HTTP (its frames still reach the socket once it is back).
+  // No socket right now: the same turn over HTTP. Its frames reach the socket if it opens meanwhile; a turn
+  // that ends before it does is known from the answer alone.
+  let response = null;
   try {
     showWorking();
-    await state.api.sendMessage(state.sessionId, content);
+    response = await state.api.sendMessage(state.sessionId, content);
     state.draft = null;
   } catch (error) {
     say(describe(error), true);
     restoreDraft();
   }
   await reloadSession();
+  if (response && ENDED.has(response.status)) turnEnded(state.lastEndedTurnId, response);
 }
 
 el.composer.addEventListener("submit", (event) => {
@@ -557,12 +580,7 @@ function handleFrame(frame) {
     case "turn_completed":
       announce(frame.response.text);
       refreshSessionsSoon();
-      void reloadSession().then(() => {
-        const response = frame.response;
-        if (response.status === "failed") say(`The turn failed: ${response.error?.message ?? "unknown error"}`, true);
-        else if (response.status === "cancelled") say("The turn was cancelled.");
-        el.app.dataset.completedTurns = String(Number(el.app.dataset.completedTurns ?? 0) + 1);
-      });
+      void reloadSession().then(() => turnEnded(frame.turnId, frame.response));
       break;
     case "error":
       say(frame.message, true);

@@ -251,6 +251,42 @@ describe("the conversation list", () => {
   });
 });
 
+describe("a message sent before the session's socket has opened", () => {
+  it("goes over HTTP and counts its turn as ended once, also when the socket opens afterwards", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      // The socket's ticket is held back, so the page has no socket when the message is sent.
+      let releaseTickets = () => {};
+      const ticketsHeld = new Promise<void>((resolve) => {
+        releaseTickets = resolve;
+      });
+      await context.route("**/ws-ticket", async (route) => {
+        await ticketsHeld;
+        await route.continue();
+      });
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto(worker.url);
+      await page.locator("#api-key").fill("dev-key");
+      await page.keyboard.press("Enter");
+      await page.locator("#app").waitFor({ state: "visible" });
+      assert.notEqual(await page.locator("#app").getAttribute("data-socket"), "open");
+
+      await say(page, "say hello to Ada");
+      assert.equal(await completedTurns(page), 1);
+      assert.match(await lastAnswer(page).innerText(), /Ada/);
+
+      releaseTickets();
+      await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
+      await say(page, "say hello to Grace");
+      assert.equal(await completedTurns(page), 2);
+      assert.equal(await page.locator("#conversation > li.message.user").count(), 2);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe("a reload while the answer streams", () => {
   it("shows the whole answer streamed so far, then the rest, then the whole answer", async () => {
     await inFreshPage(async ({ page, problems }) => {
