@@ -330,17 +330,19 @@ async function sendMessage(content) {
   if (state.socket?.send({ type: "user_message", content, clientMessageId })) return;
   // No socket right now: the same turn over HTTP. Its frames reach the socket if it opens meanwhile; a turn
   // that ends before it does is known from the answer alone.
+  const sessionId = state.sessionId;
   let response = null;
   try {
     showWorking();
-    response = await state.api.sendMessage(state.sessionId, content);
+    response = await state.api.sendMessage(sessionId, content);
     state.draft = null;
   } catch (error) {
     say(describe(error), true);
     restoreDraft();
   }
   await reloadSession();
-  if (response && ENDED.has(response.status)) turnEnded(state.lastEndedTurnId, response);
+  if (response && ENDED.has(response.status) && state.sessionId === sessionId)
+    turnEnded(state.lastEndedTurnId, response);
 }
 
 el.composer.addEventListener("submit", (event) => {
