@@ -39,8 +39,7 @@ const state = {
   /** The sidebar's sessions, newest change first, and the cursor of the next page (null: none). */
   sessions: [],
   /** @type {string | null} */ sessionsCursor: null,
-  /** The newest ended turn of the session as last drawn. */
-  /** @type {string | null} */ lastEndedTurnId: null,
+  /** @type {string | null} The newest ended turn of the session as last drawn. */ lastEndedTurnId: null,
   /** Turns the page has seen end, by id: the socket's turn_completed and a message sent over HTTP may both tell one. */
   endedTurns: new Set(),
 };

@@ -18,10 +18,7 @@ import { sseData } from "../llm/sse-lines";
 import type { ServerFrame } from "../wire";
 import { approvalRequest } from "./approval-words";
 
-export type { OpenAIToolCall };
-export type CompletionMeta = CompletionBase;
-
-export function completionMeta(model: string, now = Date.now()): CompletionMeta {
+export function completionMeta(model: string, now = Date.now()): CompletionBase {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };
 }
 
@@ -57,7 +54,7 @@ function usageJson(usage: TokenUsage | undefined): OpenAIUsage {
 }
 
 export function completionJson(
-  meta: CompletionMeta,
+  meta: CompletionBase,
   content: string,
   toolCalls: OpenAIToolCall[],
   usage: TokenUsage | undefined,
@@ -88,7 +85,7 @@ const encoder = new TextEncoder();
  */
 export function chunkStream(
   frames: ReadableStream<Uint8Array>,
-  meta: CompletionMeta,
+  meta: CompletionBase,
   options: {
     clientTools: ReadonlySet<string>;
     includeUsage: boolean;

@@ -8,6 +8,7 @@ import { requireScope } from "../auth/middleware";
 import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import type { OpenAIToolCall } from "../llm/openai-wire";
 import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { eventStreamHeaders } from "../passthrough/headers";
@@ -27,15 +28,7 @@ import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { CLIENT_TOOL_CATEGORY, clientFunctionTool } from "../tools/client-function-tool";
 import { AgentToolContractError } from "../tools/registry";
-import {
-  answerText,
-  chunkStream,
-  clientToolCalls,
-  completionJson,
-  completionMeta,
-  type OpenAIToolCall,
-  turnFailure,
-} from "./completion";
+import { answerText, chunkStream, clientToolCalls, completionJson, completionMeta, turnFailure } from "./completion";
 import { modeKeyOfModel, modelOfMode } from "./models";
 import { recordHead, resolveThread } from "./threads";
 import {

@@ -263,10 +263,10 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
     }
     // Asked to stream, answered whole: the whole answer as the chunks an OpenAI server would send.
     const base: CompletionBase = { id, created, model };
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent(base, delta, finish);
-    const lines = [chunk({ role: "assistant", content: piece.text })];
-    if (toolCalls.length > 0) lines.push(chunk({ tool_calls: toolCalls.map((c, index) => ({ index, ...c })) }));
-    lines.push(chunk({}, finish));
+    const lines = [chunkEvent(base, { role: "assistant", content: piece.text })];
+    if (toolCalls.length > 0)
+      lines.push(chunkEvent(base, { tool_calls: toolCalls.map((c, index) => ({ index, ...c })) }));
+    lines.push(chunkEvent(base, {}, finish));
     if (includeUsage && usage) lines.push(usageEvent(base, usage));
     lines.push(DONE_EVENT);
     return new Response(lines.join(""), { headers: { "content-type": "text/event-stream; charset=utf-8" } });
@@ -299,7 +299,6 @@ function streamedAnswer(
   includeUsage: boolean,
   signal: AbortSignal | null | undefined,
 ): ReadableStream<string> {
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => chunkEvent(base, delta, finish);
   // Our own reader (not sseData's generator): cancelling it cancels the pipe and the binding's stream at once.
   const reader = source.pipeThrough(new TextDecoderStream()).getReader();
   const ready: string[] = [];
@@ -333,7 +332,7 @@ function streamedAnswer(
   function chunksOf(output: AiOutput): string[] {
     const out: string[] = [];
     const piece = pieceOf(output);
-    if (piece.text) out.push(chunk({ content: piece.text }));
+    if (piece.text) out.push(chunkEvent(base, { content: piece.text }));
     for (const call of piece.calls) {
       sawCalls = true;
       // An OpenAI fragment carries its index (later fragments of a call add to it); a whole call takes the next one.
@@ -346,7 +345,7 @@ function streamedAnswer(
       }
       const name = callName(call);
       out.push(
-        chunk({
+        chunkEvent(base, {
           tool_calls: [
             {
               index,
@@ -381,7 +380,7 @@ function streamedAnswer(
       try {
         if (!started) {
           started = true;
-          controller.enqueue(chunk({ role: "assistant", content: "" }));
+          controller.enqueue(chunkEvent(base, { role: "assistant", content: "" }));
           return;
         }
         for (;;) {
@@ -391,7 +390,7 @@ function streamedAnswer(
             if (!sawAnything || (next === null && finish === null)) {
               throw new Error("the stream ended before the answer finished");
             }
-            controller.enqueue(chunk({}, finish ?? (sawCalls ? "tool_calls" : "stop")));
+            controller.enqueue(chunkEvent(base, {}, finish ?? (sawCalls ? "tool_calls" : "stop")));
             if (includeUsage && usage) controller.enqueue(usageEvent(base, usage));
             controller.enqueue(DONE_EVENT);
             controller.close();

@@ -1,6 +1,7 @@
 // The routes a model call may take: the stored ones and `default`, read from D1 at most once per
 // MODEL_ROUTES_CACHE_MS in an isolate (a model call must not pay a D1 round trip to learn where to go), and
 // the chain a call walks: a route, then its fallbacks, each followed by its own.
+import { IsolateCache } from "../isolate-cache";
 import {
   DEFAULT_ROUTE,
   type DefaultRouteSource,
@@ -45,14 +46,8 @@ export class RouteTable {
   }
 }
 
-interface Cached {
-  routes: ModelRoute[];
-  loadedAt: number;
-}
-
-// Per isolate and per database binding: what D1 said, and when. Plain data only: a promise made in one request
-// (or Durable Object) cannot be awaited from another, so each reader that finds no fresh copy reads D1 itself.
-const cache = new WeakMap<D1Database, Cached>();
+// The table as D1 holds it, kept per isolate for MODEL_ROUTES_CACHE_MS.
+const copies = new IsolateCache<ModelRoute[]>();
 
 /**
  * The route table of `db`, from this isolate's copy when it is younger than `ttlMs` (0: always read). An
@@ -64,15 +59,11 @@ export async function loadRouteTable(
   ttlMs: number,
   now: number = Date.now(),
 ): Promise<RouteTable> {
-  let hit = cache.get(db);
-  if (!hit || now - hit.loadedAt >= ttlMs) {
-    hit = { routes: await new ModelRouteRegistry(db).list(), loadedAt: now };
-    cache.set(db, hit);
-  }
-  return new RouteTable(hit.routes, defaultRoute(source));
+  const routes = await copies.get(db, "routes", ttlMs, () => new ModelRouteRegistry(db).list(), { now });
+  return new RouteTable(routes, defaultRoute(source));
 }
 
 /** Drops the isolate's copy (after an admin write), so the next call reads D1. */
 export function forgetRouteTable(db: D1Database): void {
-  cache.delete(db);
+  copies.forget(db);
 }

@@ -1,6 +1,7 @@
 // What a session's loop reads before its first model call: the mode and the base prompt (the model comes from
 // the mode's route: src/routing).
 import type { Db } from "../db";
+import { IsolateCache } from "../isolate-cache";
 import type { AgentMode } from "../modes/agent-mode";
 import { modeStatement, parseModeRow } from "../modes/catalog-service";
 import {
@@ -40,40 +41,26 @@ export async function readTurnReads(db: Db, key: string): Promise<{ mode: AgentM
   };
 }
 
-// Per isolate and per database binding: the turn reads of each mode found, and when. Plain data only (a
-// promise made in one request cannot be awaited from another). A mode that is not found is not kept, so a
-// mode added in another isolate is found at once.
-const turnReadsCache = new WeakMap<D1Database, Map<string, { reads: TurnReads; loadedAt: number }>>();
+// The turn reads of each mode found, kept per isolate for MODES_CACHE_MS. A mode that is not found is not kept,
+// so a mode added in another isolate is found at once.
+const copies = new IsolateCache<{ mode: AgentMode | null; basePrompt: string }>();
 
 /**
  * `readTurnReads`, from this isolate's copy when it is younger than `ttlMs` (0: always read), as the model
- * routes are (MODES_CACHE_MS): a message does not pay a D1 round trip to learn its mode. An admin write in the
- * isolate forgets the copy at once; other isolates see it within `ttlMs`.
+ * routes are: a message does not pay a D1 round trip to learn its mode. An admin write in the isolate forgets
+ * the copy at once; other isolates see it within `ttlMs`.
  */
-export async function cachedTurnReads(
+export function cachedTurnReads(
   binding: D1Database,
   db: Db,
   key: string,
   ttlMs: number,
   now: number = Date.now(),
 ): Promise<{ mode: AgentMode | null; basePrompt: string }> {
-  let byKey = turnReadsCache.get(binding);
-  const hit = byKey?.get(key);
-  if (hit && now - hit.loadedAt < ttlMs) return hit.reads;
-  const reads = await readTurnReads(db, key);
-  if (reads.mode && ttlMs > 0) {
-    if (!byKey) {
-      byKey = new Map();
-      turnReadsCache.set(binding, byKey);
-    }
-    byKey.set(key, { reads: { mode: reads.mode, basePrompt: reads.basePrompt }, loadedAt: now });
-  } else {
-    byKey?.delete(key);
-  }
-  return reads;
+  return copies.get(binding, key, ttlMs, () => readTurnReads(db, key), { keep: (reads) => reads.mode !== null, now });
 }
 
 /** Drops the isolate's copies (after an admin write to the catalog), so the next message reads D1. */
 export function forgetTurnReads(binding: D1Database): void {
-  turnReadsCache.delete(binding);
+  copies.forget(binding);
 }

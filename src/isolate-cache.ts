@@ -1,0 +1,42 @@
+// What an isolate keeps of D1 for a while: per database binding and key, what D1 said and when. The model route
+// table (MODEL_ROUTES_CACHE_MS) and the modes the agent's OpenAI door reads (MODES_CACHE_MS) are kept this way,
+// so a model call or a message does not pay a D1 round trip to learn what an admin rarely changes. Plain data
+// only: a promise made in one request (or Durable Object) cannot be awaited from another, so each reader that
+// finds no fresh copy reads D1 itself. An admin write in the isolate forgets the copies at once; other isolates
+// see it within the time.
+export class IsolateCache<V> {
+  private readonly byBinding = new WeakMap<D1Database, Map<string, { value: V; loadedAt: number }>>();
+
+  /**
+   * The copy of `key` when it is younger than `ttlMs` (0: always read), else `load()`'s answer, kept when `keep`
+   * says so (a value not kept is read again next time).
+   */
+  async get(
+    binding: D1Database,
+    key: string,
+    ttlMs: number,
+    load: () => Promise<V>,
+    options: { keep?: (value: V) => boolean; now?: number } = {},
+  ): Promise<V> {
+    const now = options.now ?? Date.now();
+    let byKey = this.byBinding.get(binding);
+    const hit = byKey?.get(key);
+    if (hit && now - hit.loadedAt < ttlMs) return hit.value;
+    const value = await load();
+    if (ttlMs > 0 && (options.keep?.(value) ?? true)) {
+      if (!byKey) {
+        byKey = new Map();
+        this.byBinding.set(binding, byKey);
+      }
+      byKey.set(key, { value, loadedAt: now });
+    } else {
+      byKey?.delete(key);
+    }
+    return value;
+  }
+
+  /** Drops every copy read from `binding` (after an admin write), so the next reader reads D1. */
+  forget(binding: D1Database): void {
+    this.byBinding.delete(binding);
+  }
+}
