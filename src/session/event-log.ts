@@ -38,12 +38,22 @@ export class EventLog {
       )
       .one();
     const seq = Number(row.seq);
+    this.last = Math.max(this.last ?? 0, seq);
     return { frame: { ...frame, seq }, text: `${json.slice(0, -1)},"seq":${seq}}` };
   }
 
+  /**
+   * The newest seq, read once and then kept: this object is the log's only writer, and every streamed token asks
+   * for it (two reads each before). Pruning never lowers it: the newest frame is kept, or `pruned_through` is it.
+   */
+  private last: number | undefined;
+
   lastSeq(): number {
-    const row = this.sql.exec<Row>("SELECT MAX(seq) AS last FROM events").one();
-    return Math.max(Number(row.last ?? 0), this.prunedThrough());
+    if (this.last === undefined) {
+      const row = this.sql.exec<Row>("SELECT MAX(seq) AS last FROM events").one();
+      this.last = Math.max(Number(row.last ?? 0), this.prunedThrough());
+    }
+    return this.last;
   }
 
   /** Every kept frame after `afterSeq`, in order; `missing` when some of them were pruned. */
