@@ -7,15 +7,18 @@ import type { ChatTool } from "../llm/chat-model";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
 
 /** A message's content: a string, text parts, or nothing (an assistant message with tool calls only). */
-const Content = z.union([
-  z.string(),
-  z.array(
-    z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text", {
-      error: "only text parts are supported (the agent reads text)",
-    }),
-  ),
-  z.null(),
-]);
+const Content = z.union(
+  [
+    z.string(),
+    z.array(
+      z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text", {
+        error: "only text parts are supported (the agent reads text)",
+      }),
+    ),
+    z.null(),
+  ],
+  { error: "must be a string, an array of text parts, or null" },
+);
 
 const ToolCall = z.looseObject({
   id: z.string().min(1),

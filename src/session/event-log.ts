@@ -43,8 +43,9 @@ export class EventLog {
   }
 
   /**
-   * The newest seq, read once and then kept: this object is the log's only writer, and every streamed token asks
-   * for it (two reads each before). Pruning never lowers it: the newest frame is kept, or `pruned_through` is it.
+   * The newest seq, read from storage once and then kept: this object is the log's only writer, and the frame hub
+   * asks for it with every streamed token. Pruning never lowers it: the newest frame is kept, or `pruned_through`
+   * is it.
    */
   private last: number | undefined;
 

@@ -182,6 +182,39 @@ describe("/agent/v1 conversations with the openai client", () => {
       client().chat.completions.create({ model: "aptix-agent/nope", messages: [{ role: "user", content: "hi" }] }),
     ).rejects.toMatchObject({ status: 404, code: "model_not_found" });
   });
+
+  it("answers 400 naming the message whose content is neither text nor text parts", async () => {
+    const refused = await exports.default.fetch("http://aptix.test/agent/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_KEYS.chat.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "aptix-agent/general", messages: [{ role: "user", content: 5 }] }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: {
+        message: "Invalid 'messages.0.content' in the request body: must be a string, an array of text parts, or null.",
+        type: "invalid_request_error",
+        code: "invalid_request",
+        param: "messages.0.content",
+      },
+    });
+  });
+
+  it("answers 400 naming a content part that is not text", async () => {
+    await expect(
+      client().chat.completions.create({
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }],
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      error: {
+        param: "messages.0.content.0",
+        message:
+          "Invalid 'messages.0.content.0' in the request body: only text parts are supported (the agent reads text).",
+      },
+    });
+  });
 });
 
 describe("/agent/v1 approvals in words", () => {
