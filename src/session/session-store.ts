@@ -46,10 +46,16 @@ const nowIso = () => new Date().toISOString();
 
 /**
  * The session row, as last read or written, per storage: every SessionStore on one object's storage shares it
- * (they are the only writers of the row's identity and status), so the loop's many reads of identity and
- * status cost no query. The open turn (turn_json) is always read from storage.
+ * (they are the only writers of the row), so the loop's many reads of identity and status cost no query.
  */
 const rows = new WeakMap<DurableObjectStorage, SessionRecord>();
+
+/**
+ * The open turn's JSON (turn_json), as last read or written, per storage, on the same terms: a request reads the
+ * open turn a dozen times before its first model call (expiry, refusals, the turn it drives). Kept as the JSON
+ * text, so every read returns a turn of its own, as a read of storage does.
+ */
+const openTurns = new WeakMap<DurableObjectStorage, { json: string | null }>();
 
 /**
  * The conversation (append-only) and the calls of the turn most recently asked for, per storage, kept as they
@@ -110,6 +116,7 @@ export class SessionStore implements TurnStore {
       at,
       at,
     );
+    openTurns.set(this.storage, { json: null });
     const created = this.record();
     if (!created) throw new Error("The session row was not written.");
     return created;
@@ -126,19 +133,22 @@ export class SessionStore implements TurnStore {
   }
 
   turn(): TurnState | null {
-    const row = this.sql.exec<Row>("SELECT turn_json FROM session WHERE id = 1").toArray()[0];
-    return typeof row?.turn_json === "string" ? (JSON.parse(row.turn_json) as TurnState) : null;
+    let cached = openTurns.get(this.storage);
+    if (!cached) {
+      const row = this.sql.exec<Row>("SELECT turn_json FROM session WHERE id = 1").toArray()[0];
+      cached = { json: typeof row?.turn_json === "string" ? row.turn_json : null };
+      // No row yet: nothing to keep (create writes the row).
+      if (row) openTurns.set(this.storage, cached);
+    }
+    return cached.json === null ? null : (JSON.parse(cached.json) as TurnState);
   }
 
   saveTurn(status: SessionStatus, turn: TurnState | null): void {
     const updatedAt = nowIso();
-    this.sql.exec(
-      "UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1",
-      status,
-      turn ? JSON.stringify(turn) : null,
-      updatedAt,
-    );
+    const json = turn ? JSON.stringify(turn) : null;
+    this.sql.exec("UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1", status, json, updatedAt);
     this.remember({ status, updatedAt });
+    openTurns.set(this.storage, { json });
   }
 
   /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import type { Outcome } from "../../src/agent/turn-gate";
 import type { TurnState } from "../../src/agent/turn-store";
-import { inSessionObject } from "../fixtures/in-object";
+import { expirePauseNow, inSessionObject } from "../fixtures/in-object";
 import { approve, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 
@@ -16,17 +16,6 @@ const value = (outcome: Outcome<AgentExecuteResponse>) => {
   if (!outcome.ok) throw new Error(outcome.message);
   return outcome.value;
 };
-
-/** Moves the paused turn's expiry into the past, as if AGENT_PAUSE_TTL_MS had gone by. */
-async function expirePauseNow(sessionId: string): Promise<void> {
-  const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
-  await runInDurableObject(stub, (_instance, state) => {
-    const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
-    const turn = JSON.parse(row.turn_json) as TurnState;
-    turn.pauseExpiresAt = Date.now() - 1;
-    state.storage.sql.exec("UPDATE session SET turn_json = ?", JSON.stringify(turn));
-  });
-}
 
 describe("pauses and working time", () => {
   it("completes a turn whose approval and client result arrive after the turn timeout has passed", async () => {

@@ -1,11 +1,10 @@
 // Every error code in the one table (src/errors.ts) reaches the client with the table's status and type: each
 // has a request here that provokes it. A code added to the table without a way to provoke it fails the type
 // check (TRIGGERS is a Record over every code).
-import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TurnState } from "../../src/agent/turn-store";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors";
+import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { connect, openSocket } from "../fixtures/socket";
@@ -254,12 +253,7 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   pause_expired: {
     http: async () => {
       const { id, callId } = await pausedSession();
-      await runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id)), (_instance, state) => {
-        const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
-        const turn = JSON.parse(row.turn_json) as TurnState;
-        turn.pauseExpiresAt = Date.now() - 1;
-        state.storage.sql.exec("UPDATE session SET turn_json = ?", JSON.stringify(turn));
-      });
+      await expirePauseNow(id);
       return request("POST", `/context/sessions/${id}/approvals`, {
         decisions: [{ toolCallId: callId, approved: true }],
       });
