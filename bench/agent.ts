@@ -10,7 +10,8 @@
 //                       session is found by the history's head;
 //   /agent/v1 new       a one-message conversation, so a new session (a new Durable Object) each time.
 // A conversation starts over every MESSAGES_PER_SESSION messages. Each request's time is split at the upstream:
-// until the upstream has the whole request, and from its first byte to the client's first token.
+// until the upstream has the whole request, and from its first byte to the client's first token. All of it is
+// measured on two Workers at once (SETUPS): as `npm start` runs it, and without wrangler's local trace collector.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,12 +129,53 @@ async function timeStream(url: string, way: Way, i: number): Promise<void> {
 
 const row = (name: string, cells: string[]) => `${name.padEnd(34)}${cells.map((c) => c.padStart(13)).join("")}`;
 
+/**
+ * The Worker as `npm start` runs it, and the same Worker without wrangler's local trace collector (the local
+ * explorer's observability, X_LOCAL_OBSERVABILITY): the collector is a streaming tail worker that receives every
+ * span of every invocation (each storage statement, each call to an object) on the same thread as the Worker, a
+ * cost of the dev tool that grows with the spans a request makes and that a deployed Worker does not carry.
+ */
+const SETUPS = [
+  { label: "as npm start runs it (wrangler's local trace collector on)", localObservability: true },
+  { label: "without wrangler's local trace collector (X_LOCAL_OBSERVABILITY=false)", localObservability: false },
+] as const;
+
+interface Setup {
+  label: string;
+  url: string;
+  ways: Way[];
+}
+
+function report(setup: Setup, split: (w: Way) => { before: number; relay: number }): string[] {
+  const median = (w: Way) => percentile(w.firstToken, 50);
+  const [base, ...agent] = setup.ways as [Way, ...Way[]];
+  return [
+    "",
+    `${setup.label}:`,
+    row("ms to the first token", ["median", "p99", "to upstream", "relay", "- /v1", "/ /v1"]),
+    ...setup.ways.map((w) =>
+      row(w.name, [
+        fixed(median(w)),
+        fixed(percentile(w.firstToken, 99)),
+        fixed(split(w).before),
+        fixed(split(w).relay),
+        w === base ? "" : fixed(median(w) - median(base)),
+        w === base ? "" : `${fixed(median(w) / median(base))}x`,
+      ]),
+    ),
+    ...agent.map((w) => {
+      const difference = median(w) - median(base);
+      return `goal: first token within +${GOAL_MS} ms of /v1 (median), ${w.name}: ${difference <= GOAL_MS ? "met" : "MISSED"} (${fixed(difference)} ms)`;
+    }),
+  ];
+}
+
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-"));
   const upstream = await startScriptedUpstream({ apiKey: UPSTREAM_KEY });
-  let worker: LocalWorker | null = null;
+  const workers: LocalWorker[] = [];
   const stopAll = async () => {
-    await worker?.stop();
+    await Promise.all(workers.map((w) => w.stop()));
     await upstream.close();
     await rm(tmp, { recursive: true, force: true });
   };
@@ -141,12 +183,11 @@ async function main(): Promise<void> {
     void stopAll().then(() => process.exit(130));
   });
   try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
-    worker = await startLocalWorker({
-      config: await benchConfig(tmp, true),
-      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY },
-    });
-    const url = worker.url;
+    console.log(
+      "Starting the Worker twice (wrangler dev, as npm start runs it, and without the local trace collector) ...",
+    );
+    const config = await benchConfig(tmp, true);
+    const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY };
     const way = (name: string, kind: Kind): Way => ({
       name,
       kind,
@@ -156,20 +197,34 @@ async function main(): Promise<void> {
       sentAt: [],
       tokenAt: [],
     });
-    const ways = [
-      way("/v1 (passthrough)", "passthrough"),
-      way("/agent/v1, X-Aptix-Session", "header"),
-      way("/agent/v1, history resent", "history"),
-      way("/agent/v1, new session", "new"),
-    ];
-    for (let i = 0; i < WARMUP; i++) for (const w of ways) await timeStream(url, w, i);
-    for (const w of ways) {
+    const setups: Setup[] = [];
+    for (const { label, localObservability } of SETUPS) {
+      const worker = await startLocalWorker({ config, vars, localObservability });
+      workers.push(worker);
+      setups.push({
+        label,
+        url: worker.url,
+        ways: [
+          way("/v1 (passthrough)", "passthrough"),
+          way("/agent/v1, X-Aptix-Session", "header"),
+          way("/agent/v1, history resent", "history"),
+          way("/agent/v1, new session", "new"),
+        ],
+      });
+    }
+    // Every way of both Workers in one rotation, so all see the same load over the run.
+    const all = setups.flatMap((setup) => setup.ways.map((w) => ({ url: setup.url, way: w })));
+    for (let i = 0; i < WARMUP; i++) for (const { url, way: w } of all) await timeStream(url, w, i);
+    for (const { way: w } of all) {
       w.firstToken = [];
       w.sentAt = [];
       w.tokenAt = [];
     }
     for (let i = 0; i < SAMPLES; i++) {
-      for (let k = 0; k < ways.length; k++) await timeStream(url, ways[(k + i) % ways.length] as Way, i);
+      for (let k = 0; k < all.length; k++) {
+        const { url, way: w } = all[(k + i) % all.length] as { url: string; way: Way };
+        await timeStream(url, w, i);
+      }
     }
 
     // Where the time goes: until the upstream has the whole request, and from its first byte to the token.
@@ -179,31 +234,13 @@ async function main(): Promise<void> {
       const relay = w.tokenAt.map((at, i) => at - (sent[i]?.firstByteAt ?? Number.NaN));
       return { before: percentile(before, 50), relay: percentile(relay, 50) };
     };
-    const median = (w: Way) => percentile(w.firstToken, 50);
-    const [base, ...agent] = ways as [Way, ...Way[]];
     console.log(
       [
         "",
-        "Agent door benchmark: one Worker under wrangler dev, the same scripted upstream answering the same one-step",
-        `streamed answer; ${SAMPLES} streams per way after ${WARMUP} warm-up, one at a time, the ways taking turns;`,
-        `a conversation starts over every ${MESSAGES_PER_SESSION} messages.`,
-        "",
-        row("ms to the first token", ["median", "p99", "to upstream", "relay", "- /v1", "/ /v1"]),
-        ...ways.map((w) =>
-          row(w.name, [
-            fixed(median(w)),
-            fixed(percentile(w.firstToken, 99)),
-            fixed(split(w).before),
-            fixed(split(w).relay),
-            w === base ? "" : fixed(median(w) - median(base)),
-            w === base ? "" : `${fixed(median(w) / median(base))}x`,
-          ]),
-        ),
-        "",
-        ...agent.map((w) => {
-          const difference = median(w) - median(base);
-          return `goal: first token within +${GOAL_MS} ms of /v1 (median), ${w.name}: ${difference <= GOAL_MS ? "met" : "MISSED"} (${fixed(difference)} ms)`;
-        }),
+        "Agent door benchmark: the Worker under wrangler dev, twice, in front of the same scripted upstream answering",
+        `the same one-step streamed answer; ${SAMPLES} streams per way after ${WARMUP} warm-up, one at a time, all`,
+        `ways of both Workers taking turns; a conversation starts over every ${MESSAGES_PER_SESSION} messages.`,
+        ...setups.flatMap((setup) => report(setup, split)),
       ].join("\n"),
     );
   } finally {

@@ -26,6 +26,11 @@ export interface LocalWorkerOptions {
   readyTimeoutMs?: number;
   /** The path that answers 200 once the worker is ready. */
   readyPath?: string;
+  /**
+   * wrangler's local trace collector (the local explorer's observability, on by default, as `npm start` has it):
+   * false starts wrangler dev with X_LOCAL_OBSERVABILITY=false.
+   */
+  localObservability?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -76,7 +81,13 @@ async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: numbe
 export async function startLocalWorker(options: LocalWorkerOptions = {}): Promise<LocalWorker> {
   const stateDir = await mkdtemp(join(tmpdir(), "aptix-worker-"));
   const config = ["--config", options.config ?? "wrangler.toml"];
-  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" };
+  const env = {
+    ...process.env,
+    WRANGLER_SEND_METRICS: "false",
+    CI: "true",
+    NO_COLOR: "1",
+    ...(options.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
+  };
   if (options.database ?? true) {
     await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...config], env);
     await run(
