@@ -1,5 +1,5 @@
 // Benchmark of the agent's OpenAI door: time to the first streamed token through /agent/v1 against the same
-// answer through the passthrough at /v1, from one Worker under `wrangler dev` in front of the same scripted
+// answer through the passthrough at /v1, from the same Worker under `wrangler dev` in front of the same scripted
 // upstream, in the same run. The upstream answers every request with the same one-step streamed answer (no tool
 // calls), so the difference is what the door adds before the model's first token reaches the client: the mode
 // and base prompt, the history's fingerprints, the session, the turn's bookkeeping in the Durable Object, the

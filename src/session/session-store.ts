@@ -52,7 +52,7 @@ const rows = new WeakMap<DurableObjectStorage, SessionRecord>();
 
 /**
  * The open turn's JSON (turn_json), as last read or written, per storage, on the same terms: a request reads the
- * open turn a dozen times before its first model call (expiry, refusals, the turn it drives). Kept as the JSON
+ * open turn ten times before its first model call (expiry, refusals, the turn it drives). Kept as the JSON
  * text, so every read returns a turn of its own, as a read of storage does.
  */
 const openTurns = new WeakMap<DurableObjectStorage, { json: string | null }>();
@@ -146,9 +146,17 @@ export class SessionStore implements TurnStore {
   saveTurn(status: SessionStatus, turn: TurnState | null): void {
     const updatedAt = nowIso();
     const json = turn ? JSON.stringify(turn) : null;
-    this.sql.exec("UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1", status, json, updatedAt);
+    const { rowsWritten } = this.sql.exec(
+      "UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1",
+      status,
+      json,
+      updatedAt,
+    );
     this.remember({ status, updatedAt });
-    openTurns.set(this.storage, { json });
+    // Kept only when the row holds it (no row yet: the next read asks storage). Never called inside a
+    // transactionSync: a write that could roll back would leave the copy ahead of storage.
+    if (rowsWritten > 0) openTurns.set(this.storage, { json });
+    else openTurns.delete(this.storage);
   }
 
   /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */

@@ -1,4 +1,4 @@
-// The session store keeps the open turn it last read or wrote: a request asks for it a dozen times before its
+// The session store keeps the open turn it last read or wrote: a request asks for it ten times before its
 // first model call, and each read must not cost a statement, while every read still returns what storage holds.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -89,6 +89,18 @@ describe("the session store's open turn", () => {
     });
     for (const { kept, stored } of seen) expect(kept).toEqual(stored);
     expect(seen.map((p) => p.kept?.pauseExpiresAt ?? p.kept?.turnId ?? null)).toEqual([null, "t1", 42, null]);
+  });
+
+  it("keeps no turn for a session that does not exist yet: a turn saved with no row is not read back", async () => {
+    const { before, saved, created } = await inObject((storage) => {
+      const store = new SessionStore(storage);
+      const before = store.turn();
+      store.saveTurn("running", turn("t0"));
+      const saved = store.turn();
+      store.create(identity, null);
+      return { before, saved, created: store.turn() };
+    });
+    expect([before, saved, created]).toEqual([null, null, null]);
   });
 
   it("gives each reader a turn of its own: changing one read changes neither storage nor the next read", async () => {
