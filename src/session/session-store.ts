@@ -46,16 +46,11 @@ const nowIso = () => new Date().toISOString();
 
 /**
  * The session row, as last read or written, per storage: every SessionStore on one object's storage shares it
- * (they are the only writers of the row), so the loop's many reads of identity and status cost no query.
+ * (they are the only writers of the row), so the loop's many reads of identity, status and the open turn cost no
+ * query (a request reads the open turn ten times before its first model call). The turn is kept as its JSON,
+ * so every read returns a turn of its own, as a read of storage does.
  */
-const rows = new WeakMap<DurableObjectStorage, SessionRecord>();
-
-/**
- * The open turn's JSON (turn_json), as last read or written, per storage, on the same terms: a request reads the
- * open turn ten times before its first model call (expiry, refusals, the turn it drives). Kept as the JSON
- * text, so every read returns a turn of its own, as a read of storage does.
- */
-const openTurns = new WeakMap<DurableObjectStorage, { json: string | null }>();
+const rows = new WeakMap<DurableObjectStorage, { record: SessionRecord; turnJson: string | null }>();
 
 /**
  * The conversation (append-only) and the calls of the turn most recently asked for, per storage, kept as they
@@ -76,11 +71,17 @@ export class SessionStore implements TurnStore {
   }
 
   record(): SessionRecord | null {
+    const row = this.row();
+    return row ? { ...row.record } : null;
+  }
+
+  /** The kept row, read from storage the first time (none yet: read again next time). */
+  private row(): { record: SessionRecord; turnJson: string | null } | null {
     const cached = rows.get(this.storage);
-    if (cached) return { ...cached };
+    if (cached) return cached;
     const row = this.sql
       .exec<Row>(
-        "SELECT session_id, org, user_id, mode, status, parent_session_id, created_at, updated_at FROM session WHERE id = 1",
+        "SELECT session_id, org, user_id, mode, status, parent_session_id, turn_json, created_at, updated_at FROM session WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
@@ -94,14 +95,19 @@ export class SessionStore implements TurnStore {
       createdAt: text(row.created_at),
       updatedAt: text(row.updated_at),
     };
-    rows.set(this.storage, record);
-    return { ...record };
+    const kept = { record, turnJson: typeof row.turn_json === "string" ? row.turn_json : null };
+    rows.set(this.storage, kept);
+    return kept;
   }
 
-  /** The cached row is updated with what was just written (identity and status change only here). */
-  private remember(change: Partial<SessionRecord>): void {
+  /** The kept row is updated with what was just written (the row changes only here). */
+  private remember(change: Partial<SessionRecord>, turnJson?: string | null): void {
     const cached = rows.get(this.storage);
-    if (cached) rows.set(this.storage, { ...cached, ...change });
+    if (!cached) return;
+    rows.set(this.storage, {
+      record: { ...cached.record, ...change },
+      turnJson: turnJson === undefined ? cached.turnJson : turnJson,
+    });
   }
 
   create(identity: SessionIdentity, parentSessionId: string | null): SessionRecord {
@@ -116,10 +122,19 @@ export class SessionStore implements TurnStore {
       at,
       at,
     );
-    openTurns.set(this.storage, { json: null });
-    const created = this.record();
-    if (!created) throw new Error("The session row was not written.");
-    return created;
+    const { sessionId, org, user, mode } = identity;
+    const record: SessionRecord = {
+      sessionId,
+      org,
+      user,
+      mode,
+      status: "idle",
+      parentSessionId,
+      createdAt: at,
+      updatedAt: at,
+    };
+    rows.set(this.storage, { record, turnJson: null });
+    return { ...record };
   }
 
   identity(): SessionIdentity {
@@ -133,30 +148,16 @@ export class SessionStore implements TurnStore {
   }
 
   turn(): TurnState | null {
-    let cached = openTurns.get(this.storage);
-    if (!cached) {
-      const row = this.sql.exec<Row>("SELECT turn_json FROM session WHERE id = 1").toArray()[0];
-      cached = { json: typeof row?.turn_json === "string" ? row.turn_json : null };
-      // No row yet: nothing to keep (create writes the row).
-      if (row) openTurns.set(this.storage, cached);
-    }
-    return cached.json === null ? null : (JSON.parse(cached.json) as TurnState);
+    const json = this.row()?.turnJson ?? null;
+    return json === null ? null : (JSON.parse(json) as TurnState);
   }
 
   saveTurn(status: SessionStatus, turn: TurnState | null): void {
     const updatedAt = nowIso();
     const json = turn ? JSON.stringify(turn) : null;
-    const { rowsWritten } = this.sql.exec(
-      "UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1",
-      status,
-      json,
-      updatedAt,
-    );
-    this.remember({ status, updatedAt });
-    // Kept only when the row holds it (no row yet: the next read asks storage). Never called inside a
-    // transactionSync: a write that could roll back would leave the copy ahead of storage.
-    if (rowsWritten > 0) openTurns.set(this.storage, { json });
-    else openTurns.delete(this.storage);
+    this.sql.exec("UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1", status, json, updatedAt);
+    // Never called inside a transactionSync: a write that could roll back would leave the kept row ahead of storage.
+    this.remember({ status, updatedAt }, json);
   }
 
   /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */
