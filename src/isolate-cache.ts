@@ -4,8 +4,30 @@
 // only: a promise made in one request (or Durable Object) cannot be awaited from another, so each reader that
 // finds no fresh copy reads D1 itself. An admin write in the isolate forgets the copies at once; other isolates
 // see it within the time.
+//
+// Everything an isolate keeps between requests (these copies, the known API keys, the circuit breaker's counts)
+// is registered with keptPerIsolate, so forgetIsolateState can drop all of it: the test files, which share one
+// isolate, each start from nothing kept, as a new isolate would.
+const holders = new Set<() => void>();
+
+/** Registers how to drop what one holder keeps in the isolate. */
+export function keptPerIsolate(forget: () => void): void {
+  holders.add(forget);
+}
+
+/** Drops everything the isolate keeps between requests (a new isolate starts so). */
+export function forgetIsolateState(): void {
+  for (const forget of holders) forget();
+}
+
 export class IsolateCache<V> {
-  private readonly byBinding = new WeakMap<D1Database, Map<string, { value: V; loadedAt: number }>>();
+  private byBinding = new WeakMap<D1Database, Map<string, { value: V; loadedAt: number }>>();
+
+  constructor() {
+    keptPerIsolate(() => {
+      this.byBinding = new WeakMap();
+    });
+  }
 
   /**
    * The copy of `key` when it is younger than `ttlMs` (0: always read), else `load()`'s answer, kept when `keep`

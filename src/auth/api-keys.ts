@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import type { Db } from "../db";
+import { keptPerIsolate } from "../isolate-cache";
 
 export const SCOPES = ["chat", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -34,6 +35,7 @@ export async function hashApiKey(key: string): Promise<string> {
 export const AUTH_CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 1_000;
 const cache = new Map<string, { principal: Principal; keyExpiresAt: number | null; cachedUntil: number }>();
+keptPerIsolate(() => cache.clear());
 
 /** What a key stands for, or why it does not: unknown (or revoked), or past its expiry. */
 export type Authentication = { ok: true; principal: Principal } | { ok: false; reason: "unknown" | "expired" };

@@ -1,6 +1,7 @@
 // The meter's client side: what a model call is expected to cost (the reservation it asks its org's OrgMeter
 // for), what it did cost (from the usage the upstream reported and the route's prices), and the reservation's
 // settling. One place for the passthrough and the agent loop.
+import { keptPerIsolate } from "../isolate-cache";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
@@ -86,6 +87,10 @@ const unboundedUntil = new Map<string, number>();
 
 /** How many times each org's budget changed in this isolate: an answer asked for before a change is not believed. */
 const budgetChanges = new Map<string, number>();
+keptPerIsolate(() => {
+  unboundedUntil.clear();
+  budgetChanges.clear();
+});
 
 /** An org's budget changed: its calls in this isolate ask the meter again. */
 export function forgetUnbounded(org: string): void {
@@ -107,7 +112,10 @@ interface MeterState {
 
 // Plain data only, kept per owner: a promise made in one request's (or Durable Object's) context cannot be
 // awaited or resolved from another's, so every wait below is on the waiting request's own timers and calls.
-const states = new WeakMap<object, MeterState>();
+let states = new WeakMap<object, MeterState>();
+keptPerIsolate(() => {
+  states = new WeakMap();
+});
 
 function stateOf(owner: object): MeterState {
   let state = states.get(owner);

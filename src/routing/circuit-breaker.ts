@@ -2,6 +2,7 @@
 // byte: unreachable, timed out, 429, 5xx) is skipped for `cooldownMs`; then it is tried again, and one success
 // closes it. Every isolate keeps its own counts (no shared state on a model call's path); each opening and
 // closing is logged.
+import { keptPerIsolate } from "../isolate-cache";
 import type { AdminLogger } from "../observability/admin-logger";
 
 export interface BreakerOptions {
@@ -36,6 +37,11 @@ export class CircuitBreaker {
     return { candidates: chain.filter((r) => !this.isOpen(r.name)), skipped };
   }
 
+  /** Forgets every route's counts: each circuit is closed. */
+  reset(): void {
+    this.routes.clear();
+  }
+
   succeeded(route: string, logger: AdminLogger): void {
     const health = this.routes.get(route);
     if (!health) return;
@@ -68,3 +74,4 @@ export class CircuitBreaker {
 
 /** The isolate's breaker, shared by the passthrough and every session object the isolate runs. */
 export const isolateBreaker = new CircuitBreaker();
+keptPerIsolate(() => isolateBreaker.reset());
