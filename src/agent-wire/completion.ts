@@ -15,8 +15,8 @@ import {
   usageEvent,
 } from "../llm/openai-wire";
 import { sseData } from "../llm/sse-lines";
+import { approvalRequest } from "../session/approval-words";
 import type { ServerFrame } from "../wire";
-import { approvalRequest } from "./approval-words";
 
 export function completionMeta(model: string, now = Date.now()): CompletionBase {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };

@@ -4,7 +4,8 @@
 // session (an edited or regenerated message, another conversation) starts a new session seeded with it:
 // an old session is never rewritten.
 import type { Db } from "../db";
-import type { Meaning, NewInput } from "./transcript";
+import type { Meaning } from "../session/agent-door";
+import type { NewInput } from "./transcript";
 
 export type Thread =
   | { kind: "continue"; sessionId: string }

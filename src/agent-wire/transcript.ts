@@ -4,6 +4,7 @@
 // into fingerprints, so a history can be matched against the transcript of a session we answered.
 import { z } from "zod";
 import type { ChatTool } from "../llm/chat-model";
+import type { Meaning } from "../session/agent-door";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
 
 /** A message's content: a string, text parts, or nothing (an assistant message with tool calls only). */
@@ -59,12 +60,6 @@ export const AgentChatBody = z.looseObject({
   tools: z.array(ChatToolIn).max(128).nullable().optional(),
 });
 export type AgentChatBody = z.infer<typeof AgentChatBody>;
-
-/** A message reduced to what it means: what the fingerprint covers, and what a new session is seeded with. */
-export type Meaning =
-  | { role: "system" | "user"; text: string }
-  | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
-  | { role: "tool"; toolCallId: string; text: string };
 
 export function textOf(content: z.infer<typeof Content> | undefined): string {
   if (content === null || content === undefined) return "";

@@ -30,22 +30,32 @@ export const AgentToolCall = z.object({
 export type AgentToolCall = z.infer<typeof AgentToolCall>;
 
 /** Where a call is in its life; only `settled` calls have a final result for the model. */
-export type ToolCallState = "ready" | "awaiting_approval" | "awaiting_client" | "settled";
+export const ToolCallState = z.enum(["ready", "awaiting_approval", "awaiting_client", "settled"]);
+export type ToolCallState = z.infer<typeof ToolCallState>;
 
-/** A call as the session stores it. */
-export interface StoredToolCall extends AgentToolCall {
-  turnId: string;
+/** A tool's typed effect (src/tools/contract.ts), as a stored call keeps it until the loop applied it. */
+const StoredToolEffect = z.object({
+  type: z.literal("mode_changed"),
+  to: z.string(),
+  reason: z.string(),
+  branch: z.boolean(),
+}) satisfies z.ZodType<ToolEffect>;
+
+/** A call as the session stores it (parsed with this schema on the way in). */
+export const StoredToolCall = AgentToolCall.extend({
+  turnId: z.string(),
   /** The model response (iteration) the call came from; a batch resumes the loop when all its calls settle. */
-  batch: number;
-  position: number;
-  state: ToolCallState;
+  batch: z.number().int(),
+  position: z.number().int(),
+  state: ToolCallState,
   /** JSON-format calls: the model's `terminate` flag. */
-  terminate: boolean;
+  terminate: z.boolean(),
   /** Typed effects of the tool's success, for the loop to apply once. */
-  effects?: ToolEffect[];
+  effects: z.array(StoredToolEffect).optional(),
   /** A line the loop adds to the result the model sees (a branch's new session id). */
-  note?: string;
-}
+  note: z.string().optional(),
+});
+export type StoredToolCall = z.infer<typeof StoredToolCall>;
 
 /**
  * How a request to the session ended. `awaiting_input`: a tool's MCP server asks the user for input (an

@@ -1,5 +1,7 @@
 // How a turn pauses (for approvals or a client's results) and how it ends: open calls settled, results
-// delivered, the outcome recorded, the session idle again, and the AgentExecuteResponse built.
+// delivered, the outcome recorded, the session idle again, and the AgentExecuteResponse built. A limit that
+// stops a turn is logged here too, with its figure, whoever finds it (the loop, or a pause that expired).
+import type { AdminLogger } from "../observability/admin-logger";
 import type { AgentConfig } from "./agent-config";
 import {
   type AgentExecuteResponse,
@@ -10,14 +12,18 @@ import {
 } from "./agent-tool-call";
 import { appendBatchResults } from "./conversation";
 import type { TurnEvents } from "./turn-events";
+import { formatDuration, type TurnLimit, turnLimitError } from "./turn-limits";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface TurnEndingDeps {
   store: TurnStore;
-  config: Pick<AgentConfig, "toolResultBudgetChars">;
-  events?: TurnEvents;
+  config: Pick<AgentConfig, "toolResultBudgetChars" | "maxIterations" | "turnTimeoutMs" | "pauseTtlMs">;
+  events?: TurnEvents | undefined;
+  logger: AdminLogger;
   now: () => number;
 }
+
+export const CANCELLED: TurnError = { code: "cancelled", message: "The turn was cancelled." };
 
 export function turnResponse(
   store: TurnStore,
@@ -95,4 +101,22 @@ export function finishTurn(
   const response = turnResponse(store, turn, outcome, text, error);
   events?.turnCompleted?.(response);
   return response;
+}
+
+/** The error a limit stops a turn with, logged as a warning with its figure (the design document's "Risks"). */
+export function limitError(
+  deps: Pick<TurnEndingDeps, "store" | "config" | "logger">,
+  turn: TurnState,
+  limit: TurnLimit,
+  figure: number,
+  detail?: string,
+): TurnError {
+  const error = turnLimitError(limit, figure, deps.config, detail);
+  deps.logger.addCustomEvent("Warning", "[AgentReasoner_TurnLimit]", error.message, [
+    ["SessionId", deps.store.identity().sessionId],
+    ["TurnId", turn.turnId],
+    ["Limit", limit],
+    ["Figure", limit === "turn_timeout" || limit === "pause_expired" ? formatDuration(figure) : String(figure)],
+  ]);
+  return error;
 }

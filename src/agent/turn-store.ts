@@ -33,35 +33,32 @@ export const TokenUsage = z.object({
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
-/** The open turn, kept in storage so an evicted object resumes it. */
-export interface TurnState {
-  turnId: string;
-  startedAt: number;
+/** The open turn, kept in storage so an evicted object resumes it (parsed with this schema on the way in). */
+export const TurnState = z.object({
+  turnId: z.string(),
+  startedAt: z.number(),
   /** The tool format of the route that served the turn's latest model call (its calls' results are written so). */
-  stepFormat?: "native" | "json";
+  stepFormat: z.enum(["native", "json"]).optional(),
   /** Working time of the runs before the current one, in ms; time spent paused is not counted. */
-  workedMs?: number;
+  workedMs: z.number().optional(),
   /** While paused: when the pause began, and when it expires. */
-  pausedAt?: number;
-  pauseExpiresAt?: number;
-  iterations: number;
+  pausedAt: z.number().optional(),
+  pauseExpiresAt: z.number().optional(),
+  iterations: z.number().int(),
   /** Malformed JSON-format replies in a row. */
-  parseFailures: number;
+  parseFailures: z.number().int(),
   /** The batch (model response) whose calls are still being settled. */
-  batch: number | null;
+  batch: z.number().int().nullable(),
   /** What the model said beside its tool calls, reported while the turn waits. */
-  text?: string;
+  text: z.string().optional(),
   /** The tokens the turn's model calls used, as the model reported them. */
-  usage?: TokenUsage;
-  branchSessionId?: string;
-}
+  usage: TokenUsage.optional(),
+  branchSessionId: z.string().optional(),
+});
+export type TurnState = z.infer<typeof TurnState>;
 
-export interface SessionIdentity {
-  sessionId: string;
-  org: string;
-  user: string;
-  mode: string;
-}
+export const SessionIdentity = z.object({ sessionId: z.string(), org: z.string(), user: z.string(), mode: z.string() });
+export type SessionIdentity = z.infer<typeof SessionIdentity>;
 
 /** Synchronous, like a Durable Object's SQLite: each write is durable before the next reply goes out. */
 export interface TurnStore {

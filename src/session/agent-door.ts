@@ -3,14 +3,25 @@
 // results), a new session seeded with the history the client sent, and the answer's text.
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import type { AgentExecuteResponse } from "../agent/agent-tool-call";
+import { refusalForToolResults } from "../agent/turn-status";
 import type { SessionStatus, TokenUsage } from "../agent/turn-store";
-import { decisionsFromWords } from "../agent-wire/approval-words";
-import type { Meaning } from "../agent-wire/transcript";
 import type { ChatTool } from "../llm/chat-model";
+import { keyModelCallBudget, prepaidBudget } from "../metering/model-call-limit";
+import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { ClientToolResult } from "../wire";
+import { decisionsFromWords } from "./approval-words";
+import { type Caller, callLogger } from "./caller";
+import type { FrameHub } from "./frame-hub";
 import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
+import type { DriveOptions, TurnDriver } from "./turn-driver";
+
+/** A message of a client's history reduced to what it means: what its fingerprint covers, what a new session is seeded with. */
+export type Meaning =
+  | { role: "system" | "user"; text: string }
+  | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
+  | { role: "tool"; toolCallId: string; text: string };
 
 export interface DoorTurn {
   input:
@@ -123,4 +134,109 @@ export function textSince(store: SessionStore, afterSeq: number): string {
 
 export function lastSeq(store: SessionStore): number {
   return store.messages().at(-1)?.seq ?? 0;
+}
+
+export interface AgentDoorDeps {
+  env: Cloudflare.Env;
+  store: SessionStore;
+  frames: FrameHub;
+  driver: TurnDriver;
+  logger: JsonAdminLogger;
+  /** A new session's record, written in this call; its row in the org's index when the promise settles. */
+  create: (init: { org: string; user: string; mode: string }) => Promise<void>;
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
+
+/** The OpenAI door's entry into the session: a request's input driven as a turn, answered whole or as its frames. */
+export class AgentDoor {
+  constructor(private readonly deps: AgentDoorDeps) {}
+
+  /**
+   * A door request that starts a session creates it here, in the same call; its index row is written meanwhile. Then
+   * the caller's ownership is checked (`owned`), as for every call.
+   */
+  createIfNew(turn: DoorTurn): Promise<void> {
+    if (!turn.create || this.deps.store.record()) return Promise.resolve();
+    return this.deps.create(turn.create);
+  }
+
+  /** The turn's answer: the response, what the agent said in this request, the calls that wait for the client. */
+  async turn(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<DoorAnswer>> {
+    const { store, driver } = this.deps;
+    const prepared = this.prepare(caller, turn);
+    if ("ok" in prepared) return prepared;
+    const before = usageBefore(store);
+    const [outcome] = await Promise.all([driver.drive(prepared.action, prepared.options), indexed]);
+    if (!outcome.ok) return outcome;
+    const waitingForClient = store
+      .pendingToolCalls()
+      .filter((c) => c.state === "awaiting_client")
+      .map((c) => c.id);
+    return {
+      ok: true,
+      value: {
+        response: outcome.value,
+        content: textSince(store, prepared.afterSeq),
+        waitingForClient,
+        ...usageField(usageSince(before, outcome.value.usage)),
+      },
+    };
+  }
+
+  /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
+  async stream(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const { store, driver, frames } = this.deps;
+    driver.expirePause(caller);
+    if (driver.busy()) return driver.refusalToStart() ?? refuse("session_busy", "The session is busy.");
+    // Results the session cannot take are refused before the stream opens, as a plain request's are.
+    if (turn.input.type === "tool_results") {
+      const refused = refusalForToolResults(
+        store,
+        turn.input.results.map((r) => r.toolCallId),
+      );
+      if (refused) return refused;
+    }
+    const prepared = this.prepare(caller, turn);
+    if ("ok" in prepared) return prepared;
+    const before = usageBefore(store);
+    const stream = frames.openEventStream();
+    const done = driver
+      .drive(prepared.action, prepared.options)
+      .then((outcome) =>
+        outcome.ok
+          ? stream.direct({ type: "door_usage", usage: usageSince(before, outcome.value.usage) ?? null })
+          : stream.error(outcome.code, outcome.message),
+      )
+      .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
+      // The answer ends once the new session is in its org's index too.
+      .finally(() => indexed.finally(() => stream.close()));
+    this.deps.waitUntil(done);
+    return { ok: true, value: stream.readable };
+  }
+
+  private prepare(
+    caller: Caller,
+    turn: DoorTurn,
+  ): Refusal | { action: Action; options: DriveOptions; afterSeq: number } {
+    const { store, driver, env } = this.deps;
+    driver.expirePause(caller);
+    const action = doorAction(turn, store.status(), store);
+    if (typeof action !== "function") return action;
+    seedConversation(store, turn.seed);
+    const logger = callLogger(this.deps.logger, caller);
+    const budget = keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger);
+    return {
+      action,
+      options: {
+        caller,
+        clientTools: turn.clientTools,
+        declineElicitations: true,
+        reads: turn.reads,
+        ...(turn.prepaid ? { budget: prepaidBudget(budget) } : {}),
+      },
+      afterSeq: lastSeq(store),
+    };
+  }
 }

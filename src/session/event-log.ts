@@ -1,13 +1,8 @@
 // The session's event log: every frame that changes the session is written here, with its seq, before it is
-// sent. Bounded: the newest frames and those of the open turn are kept; older ones are pruned.
-import type { LoggedFrame, ServerFrame } from "./protocol";
-
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS events (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT, frame_json TEXT NOT NULL, created_at TEXT NOT NULL)`,
-  "CREATE TABLE IF NOT EXISTS event_log_meta (id INTEGER PRIMARY KEY CHECK (id = 1), pruned_through INTEGER NOT NULL)",
-  "INSERT OR IGNORE INTO event_log_meta (id, pruned_through) VALUES (1, 0)",
-];
+// sent. Bounded: the newest frames and those of the open turn are kept; older ones are pruned. Its tables are the
+// session's versioned schema's (session-schema.ts); a frame read back is parsed with the wire's schema.
+import { LoggedFrame, type ServerFrame } from "../wire";
+import { parseStored } from "./session-rows";
 
 export const DEFAULT_EVENT_LOG_SIZE = 1_000;
 
@@ -17,9 +12,7 @@ export class EventLog {
   constructor(
     private readonly sql: SqlStorage,
     private readonly keep: number = DEFAULT_EVENT_LOG_SIZE,
-  ) {
-    for (const statement of SCHEMA) sql.exec(statement);
-  }
+  ) {}
 
   /**
    * Writes the frame and returns it with its seq (strictly greater than every earlier one; the given one, which
@@ -62,7 +55,7 @@ export class EventLog {
     const frames = this.sql
       .exec<Row>("SELECT seq, frame_json FROM events WHERE seq > ? ORDER BY seq", afterSeq)
       .toArray()
-      .map((r) => ({ ...(JSON.parse(String(r.frame_json)) as LoggedFrame), seq: Number(r.seq) }));
+      .map((r) => ({ ...parseStored(LoggedFrame, r.frame_json, "frame"), seq: Number(r.seq) }));
     return { frames, missing: afterSeq < this.prunedThrough() };
   }
 
@@ -79,7 +72,7 @@ export class EventLog {
       turnId,
     );
     for (const row of rows) {
-      const frame = JSON.parse(String(row.frame_json)) as LoggedFrame;
+      const frame = parseStored(LoggedFrame, row.frame_json, "frame");
       if (frame.type === "assistant_delta") text += frame.text;
       else if (frame.type === "assistant_restarted")
         text = text.slice(0, Math.max(0, text.length - frame.discardedChars));

@@ -1,5 +1,7 @@
-// The session's SQLite storage (inside its Durable Object): identity, status, conversation, tool calls, mode history.
-import type { StoredToolCall } from "../agent/agent-tool-call";
+// The session's SQLite storage (inside its Durable Object): identity, status, conversation, tool calls, turns,
+// artifacts, mode history. Every row is parsed with its zod schema on the way in (session-rows.ts); the tables
+// are the versioned schema's (session-schema.ts), which the object migrates before it constructs this store.
+import { StoredToolCall } from "../agent/agent-tool-call";
 import type {
   ConversationMessage,
   NewMessage,
@@ -9,105 +11,65 @@ import type {
   TurnState,
   TurnStore,
 } from "../agent/turn-store";
-import type { ModelToolCall } from "../llm/chat-model";
 import type { Artifact, ModeHistoryEntry } from "../wire";
+import {
+  artifactOfRow,
+  messageOfRow,
+  modeHistoryOfRow,
+  parseStored,
+  type SessionRecord,
+  sessionOfRow,
+  turnRecordOfRow,
+} from "./session-rows";
 
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS session (
-     id INTEGER PRIMARY KEY CHECK (id = 1), session_id TEXT NOT NULL, org TEXT NOT NULL, user_id TEXT NOT NULL,
-     mode TEXT NOT NULL, status TEXT NOT NULL, parent_session_id TEXT, turn_json TEXT,
-     created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS messages (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT,
-     tool_calls_json TEXT, tool_call_id TEXT, kind TEXT NOT NULL, created_at TEXT NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS tool_calls (
-     turn_id TEXT NOT NULL, id TEXT NOT NULL, batch INTEGER NOT NULL, position INTEGER NOT NULL, data_json TEXT NOT NULL,
-     PRIMARY KEY (turn_id, id))`,
-  `CREATE TABLE IF NOT EXISTS artifacts (
-     id TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS turns (
-     turn_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
-     iterations INTEGER NOT NULL, error_json TEXT)`,
-  `CREATE TABLE IF NOT EXISTS mode_history (
-     id INTEGER PRIMARY KEY AUTOINCREMENT, from_mode TEXT NOT NULL, to_mode TEXT NOT NULL, reason TEXT NOT NULL,
-     user_id TEXT NOT NULL, at TEXT NOT NULL)`,
-];
-
-export interface SessionRecord extends SessionIdentity {
-  status: SessionStatus;
-  parentSessionId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { SessionRecord } from "./session-rows";
 
 type Row = Record<string, SqlStorageValue>;
-const text = (value: SqlStorageValue | undefined): string => (typeof value === "string" ? value : "");
 const nowIso = () => new Date().toISOString();
-
-/**
- * The session row, as last read or written, per storage: every SessionStore on one object's storage shares it
- * (they are the only writers of the row), so the loop's many reads of identity, status and the open turn cost no
- * query (a request reads the open turn ten times before its first model call). The turn is kept as its JSON,
- * so every read returns a turn of its own, as a read of storage does.
- */
-const rows = new WeakMap<DurableObjectStorage, { record: SessionRecord; turnJson: string | null }>();
-
-/**
- * The conversation (append-only) and the calls of the turn most recently asked for, per storage, kept as they
- * are written: the loop reads both on every iteration, and a read of the cache costs no query or JSON parse.
- */
-const conversations = new WeakMap<DurableObjectStorage, ConversationMessage[]>();
-const turnCalls = new WeakMap<DurableObjectStorage, { turnId: string; calls: StoredToolCall[] }>();
 
 const byBatchAndPosition = (a: StoredToolCall, b: StoredToolCall) => a.batch - b.batch || a.position - b.position;
 
+/**
+ * One store per object: it is the only writer of the object's storage, so it keeps what the loop reads again and
+ * again (the session row with the open turn, the conversation, the open turn's calls) as it writes them, and a
+ * read of them costs no statement. Each read returns a copy of its own.
+ */
 export class SessionStore implements TurnStore {
-  constructor(private readonly storage: DurableObjectStorage) {
-    for (const statement of SCHEMA) storage.sql.exec(statement);
-  }
+  /** The session row as last read or written, with the open turn (each read gets a copy of its own). */
+  private row: { record: SessionRecord; turn: TurnState | null } | null = null;
+  /** The conversation, append-only, once read. */
+  private conversation: ConversationMessage[] | null = null;
+  /** The calls of the turn most recently asked for. */
+  private calls: { turnId: string; calls: StoredToolCall[] } | null = null;
+
+  constructor(private readonly storage: DurableObjectStorage) {}
 
   private get sql(): SqlStorage {
     return this.storage.sql;
   }
 
   record(): SessionRecord | null {
-    const row = this.row();
+    const row = this.sessionRow();
     return row ? { ...row.record } : null;
   }
 
   /** The kept row, read from storage the first time (none yet: read again next time). */
-  private row(): { record: SessionRecord; turnJson: string | null } | null {
-    const cached = rows.get(this.storage);
-    if (cached) return cached;
+  private sessionRow(): { record: SessionRecord; turn: TurnState | null } | null {
+    if (this.row) return this.row;
     const row = this.sql
       .exec<Row>(
         "SELECT session_id, org, user_id, mode, status, parent_session_id, turn_json, created_at, updated_at FROM session WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
-    const record: SessionRecord = {
-      sessionId: text(row.session_id),
-      org: text(row.org),
-      user: text(row.user_id),
-      mode: text(row.mode),
-      status: text(row.status) as SessionStatus,
-      parentSessionId: typeof row.parent_session_id === "string" ? row.parent_session_id : null,
-      createdAt: text(row.created_at),
-      updatedAt: text(row.updated_at),
-    };
-    const kept = { record, turnJson: typeof row.turn_json === "string" ? row.turn_json : null };
-    rows.set(this.storage, kept);
-    return kept;
+    this.row = sessionOfRow(row);
+    return this.row;
   }
 
   /** The kept row is updated with what was just written (the row changes only here). */
-  private remember(change: Partial<SessionRecord>, turnJson?: string | null): void {
-    const cached = rows.get(this.storage);
-    if (!cached) return;
-    rows.set(this.storage, {
-      record: { ...cached.record, ...change },
-      turnJson: turnJson === undefined ? cached.turnJson : turnJson,
-    });
+  private remember(change: Partial<SessionRecord>, turn?: TurnState | null): void {
+    if (!this.row) return;
+    this.row = { record: { ...this.row.record, ...change }, turn: turn === undefined ? this.row.turn : turn };
   }
 
   create(identity: SessionIdentity, parentSessionId: string | null): SessionRecord {
@@ -133,7 +95,7 @@ export class SessionStore implements TurnStore {
       createdAt: at,
       updatedAt: at,
     };
-    rows.set(this.storage, { record, turnJson: null });
+    this.row = { record, turn: null };
     return { ...record };
   }
 
@@ -148,8 +110,8 @@ export class SessionStore implements TurnStore {
   }
 
   turn(): TurnState | null {
-    const json = this.row()?.turnJson ?? null;
-    return json === null ? null : (JSON.parse(json) as TurnState);
+    const turn = this.sessionRow()?.turn ?? null;
+    return turn === null ? null : structuredClone(turn);
   }
 
   saveTurn(status: SessionStatus, turn: TurnState | null): void {
@@ -157,7 +119,7 @@ export class SessionStore implements TurnStore {
     const json = turn ? JSON.stringify(turn) : null;
     this.sql.exec("UPDATE session SET status = ?, turn_json = ?, updated_at = ? WHERE id = 1", status, json, updatedAt);
     // Never called inside a transactionSync: a write that could roll back would leave the kept row ahead of storage.
-    this.remember({ status, updatedAt }, json);
+    this.remember({ status, updatedAt }, turn === null ? null : structuredClone(turn));
   }
 
   /** The mode and its audit row in one transaction (TUL-007 §3.5's only side effect). */
@@ -176,7 +138,7 @@ export class SessionStore implements TurnStore {
       );
       return { from, to, reason, userId, at };
     });
-    // After the transaction committed: a rolled-back change never reaches the cached row.
+    // After the transaction committed: a rolled-back change never reaches the kept row.
     this.remember({ mode: entry.to, updatedAt: entry.at });
     return entry;
   }
@@ -185,40 +147,12 @@ export class SessionStore implements TurnStore {
     return this.sql
       .exec<Row>("SELECT from_mode, to_mode, reason, user_id, at FROM mode_history ORDER BY id")
       .toArray()
-      .map((r) => ({
-        from: text(r.from_mode),
-        to: text(r.to_mode),
-        reason: text(r.reason),
-        userId: text(r.user_id),
-        at: text(r.at),
-      }));
+      .map(modeHistoryOfRow);
   }
 
   messages(): ConversationMessage[] {
-    let cached = conversations.get(this.storage);
-    if (!cached) {
-      cached = this.readMessages();
-      conversations.set(this.storage, cached);
-    }
-    return [...cached];
-  }
-
-  private readMessages(): ConversationMessage[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM messages ORDER BY seq")
-      .toArray()
-      .map((r) => ({
-        seq: Number(r.seq),
-        turnId: text(r.turn_id),
-        role: text(r.role) as ConversationMessage["role"],
-        content: typeof r.content === "string" ? r.content : null,
-        ...(typeof r.tool_calls_json === "string"
-          ? { toolCalls: JSON.parse(r.tool_calls_json) as ModelToolCall[] }
-          : {}),
-        ...(typeof r.tool_call_id === "string" ? { toolCallId: r.tool_call_id } : {}),
-        kind: text(r.kind) as ConversationMessage["kind"],
-        createdAt: text(r.created_at),
-      }));
+    this.conversation ??= this.sql.exec<Row>("SELECT * FROM messages ORDER BY seq").toArray().map(messageOfRow);
+    return [...this.conversation];
   }
 
   appendMessage(message: NewMessage): ConversationMessage {
@@ -236,21 +170,19 @@ export class SessionStore implements TurnStore {
       )
       .one();
     const appended: ConversationMessage = Object.freeze({ ...message, seq: Number(row.seq), createdAt });
-    conversations.get(this.storage)?.push(appended);
+    this.conversation?.push(appended);
     return appended;
   }
 
   toolCalls(turnId: string): StoredToolCall[] {
-    let cached = turnCalls.get(this.storage);
-    if (cached?.turnId !== turnId) {
+    if (this.calls?.turnId !== turnId) {
       const calls = this.sql
         .exec<Row>("SELECT data_json FROM tool_calls WHERE turn_id = ? ORDER BY batch, position", turnId)
         .toArray()
-        .map((r) => JSON.parse(text(r.data_json)) as StoredToolCall);
-      cached = { turnId, calls };
-      turnCalls.set(this.storage, cached);
+        .map((r) => parseStored(StoredToolCall, r.data_json, "tool call"));
+      this.calls = { turnId, calls };
     }
-    return cached.calls.map((c) => ({ ...c }));
+    return this.calls.calls.map((c) => ({ ...c }));
   }
 
   saveToolCall(call: StoredToolCall): void {
@@ -262,14 +194,14 @@ export class SessionStore implements TurnStore {
       call.position,
       JSON.stringify(call),
     );
-    const cached = turnCalls.get(this.storage);
-    if (cached?.turnId !== call.turnId) return;
+    const kept = this.calls;
+    if (kept?.turnId !== call.turnId) return;
     const copy = { ...call };
-    const index = cached.calls.findIndex((c) => c.id === call.id);
-    if (index >= 0) cached.calls[index] = copy;
+    const index = kept.calls.findIndex((c) => c.id === call.id);
+    if (index >= 0) kept.calls[index] = copy;
     else {
-      cached.calls.push(copy);
-      cached.calls.sort(byBatchAndPosition);
+      kept.calls.push(copy);
+      kept.calls.sort(byBatchAndPosition);
     }
   }
 
@@ -286,12 +218,12 @@ export class SessionStore implements TurnStore {
   }
 
   turns(): TurnRecord[] {
-    return this.sql.exec<Row>("SELECT * FROM turns ORDER BY started_at").toArray().map(turnRecord);
+    return this.sql.exec<Row>("SELECT * FROM turns ORDER BY started_at").toArray().map(turnRecordOfRow);
   }
 
   lastTurnOutcome(): TurnRecord | null {
     const row = this.sql.exec<Row>("SELECT * FROM turns ORDER BY ended_at DESC LIMIT 1").toArray()[0];
-    return row ? turnRecord(row) : null;
+    return row ? turnRecordOfRow(row) : null;
   }
 
   saveArtifact(artifact: Omit<Artifact, "id" | "createdAt">): Artifact {
@@ -308,16 +240,7 @@ export class SessionStore implements TurnStore {
   }
 
   artifacts(): Artifact[] {
-    return this.sql
-      .exec<Row>("SELECT * FROM artifacts ORDER BY created_at, id")
-      .toArray()
-      .map((r) => ({
-        id: text(r.id),
-        kind: text(r.kind),
-        title: text(r.title),
-        content: text(r.content),
-        createdAt: text(r.created_at),
-      }));
+    return this.sql.exec<Row>("SELECT * FROM artifacts ORDER BY created_at, id").toArray().map(artifactOfRow);
   }
 
   /** Calls still waiting on a person or a client, in the open turn. */
@@ -327,15 +250,4 @@ export class SessionStore implements TurnStore {
       ? this.toolCalls(turn.turnId).filter((c) => c.state === "awaiting_approval" || c.state === "awaiting_client")
       : [];
   }
-}
-
-function turnRecord(r: Row): TurnRecord {
-  return {
-    turnId: text(r.turn_id),
-    status: text(r.status) as TurnRecord["status"],
-    startedAt: text(r.started_at),
-    endedAt: text(r.ended_at),
-    iterations: Number(r.iterations),
-    error: typeof r.error_json === "string" ? (JSON.parse(r.error_json) as TurnRecord["error"]) : null,
-  };
 }

@@ -1,9 +1,12 @@
 // Single-use WebSocket tickets: a key-authenticated caller gets one; a browser passes it as ?ticket=.
 // Only the ticket's hash is stored, in the session's own storage, so a ticket opens this session only.
+import { z } from "zod";
 import { hashApiKey } from "../auth/api-keys";
 import { errorResponse } from "../errors";
 
 export const TICKET_TTL_MS = 60_000;
+
+const TicketRow = z.object({ org: z.string(), user_id: z.string(), key_id: z.string(), expires_at: z.number() });
 
 type Row = Record<string, SqlStorageValue>;
 
@@ -15,16 +18,8 @@ export interface TicketHolder {
 }
 
 export class TicketStore {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS ws_tickets (ticket_hash TEXT PRIMARY KEY, org TEXT NOT NULL, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL, key_id TEXT NOT NULL DEFAULT '')",
-    );
-    // Sessions created before tickets carried the key id: the column is added in place.
-    const columns = sql.exec<Row>("PRAGMA table_info(ws_tickets)").toArray();
-    if (!columns.some((c) => c.name === "key_id")) {
-      sql.exec("ALTER TABLE ws_tickets ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
-    }
-  }
+  /** Over the session's `ws_tickets` table (the versioned schema's, session-schema.ts). */
+  constructor(private readonly sql: SqlStorage) {}
 
   async issue(holder: TicketHolder, now = Date.now()): Promise<{ ticket: string; expiresAt: string }> {
     const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -52,8 +47,10 @@ export class TicketStore {
         await hashApiKey(ticket),
       )
       .toArray()[0];
-    if (!row || Number(row.expires_at) <= now) return null;
-    return { org: String(row.org), user: String(row.user_id), keyId: String(row.key_id) };
+    if (!row) return null;
+    const held = TicketRow.parse(row);
+    if (held.expires_at <= now) return null;
+    return { org: held.org, user: held.user_id, keyId: held.key_id };
   }
 }
 

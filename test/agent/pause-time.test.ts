@@ -5,7 +5,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import type { Outcome } from "../../src/agent/turn-gate";
-import type { TurnState } from "../../src/agent/turn-store";
+import { expirePausedTurn } from "../../src/agent/turn-status";
+import { TurnState } from "../../src/agent/turn-store";
 import { expirePauseNow, inSessionObject } from "../fixtures/in-object";
 import { approve, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -71,10 +72,10 @@ describe("pauses and working time", () => {
     ]);
     const { expired, call, status, next } = await inSessionObject(
       { pauseTtlMs: 100 },
-      async ({ reasoner, store }) => {
+      async ({ reasoner, ending, store }) => {
         value(await reasoner.startTurn(`write ${script.marker}`));
         await sleep(150);
-        const expired = reasoner.expirePausedTurn();
+        const expired = expirePausedTurn(ending);
         const call = store.toolCalls(store.messages()[0]?.turnId ?? "")[0];
         const status = store.status();
         const next = value(await reasoner.startTurn(`hi ${script.marker}`));
@@ -101,9 +102,9 @@ describe("pauses and working time", () => {
     const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
     const { expired, status } = await inSessionObject(
       { pauseTtlMs: 60_000 },
-      async ({ reasoner, store }) => {
+      async ({ reasoner, ending, store }) => {
         value(await reasoner.startTurn(`write ${script.marker}`));
-        return { expired: reasoner.expirePausedTurn(), status: store.status() };
+        return { expired: expirePausedTurn(ending), status: store.status() };
       },
       { mode: "workspace" },
     );
@@ -134,7 +135,7 @@ describe("pauses and working time", () => {
       const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
       return {
         alarm: await state.storage.getAlarm(),
-        expiresAt: (JSON.parse(row.turn_json) as TurnState).pauseExpiresAt,
+        expiresAt: TurnState.parse(JSON.parse(row.turn_json)).pauseExpiresAt,
       };
     });
     expect(scheduled.alarm).toBe(scheduled.expiresAt);

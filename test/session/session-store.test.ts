@@ -116,3 +116,38 @@ describe("the session store's open turn", () => {
     expect(stored?.iterations).toBe(0);
   });
 });
+
+describe("the session store's rows", () => {
+  it("are parsed on the way in: a stored turn that is not what the code wrote fails, naming the field", async () => {
+    const problem = await inObject((storage) => {
+      const store = new SessionStore(storage);
+      store.create(identity, null);
+      storage.sql.exec(`UPDATE session SET turn_json = '{"turnId":"t1","startedAt":"yesterday"}' WHERE id = 1`);
+      try {
+        new SessionStore(storage).turn();
+        return null;
+      } catch (error) {
+        return error instanceof Error ? [error.name, error.message] : null;
+      }
+    });
+    expect(problem?.[0]).toBe("CorruptSessionRowError");
+    expect(problem?.[1]).toMatch(/^A stored session row is corrupt: turn_json\.startedAt /);
+  });
+
+  it("are parsed on the way in: a stored tool call of an unknown state fails, naming the field", async () => {
+    const problem = await inObject((storage) => {
+      const store = new SessionStore(storage);
+      store.create(identity, null);
+      storage.sql.exec(
+        `INSERT INTO tool_calls (turn_id, id, batch, position, data_json) VALUES ('t1', 'c1', 1, 0, '{"state":"lost"}')`,
+      );
+      try {
+        store.toolCalls("t1");
+        return null;
+      } catch (error) {
+        return error instanceof Error ? error.message : null;
+      }
+    });
+    expect(problem).toMatch(/^A stored tool call is corrupt: \w+ /);
+  });
+});

@@ -1,0 +1,186 @@
+// The loop's model step: one call on the mode's route (or its fallbacks), reserved in the org's meter and within
+// what is left of the turn's working time, and what the answer means for the turn: the answer, tool calls to
+// run, a malformed JSON-format call sent back for correction, or a failure with its cause.
+import { type ChatResponse, ModelError } from "../llm/chat-model";
+import { deadline } from "../llm/deadline";
+import type { AdminLogger } from "../observability/admin-logger";
+import type { ModelRouter, ServedBy } from "../routing/model-router";
+import type { AgentConfig } from "./agent-config";
+import { correctionRequest } from "./json-tool-call";
+import type { TurnMeter } from "./model-call-budget";
+import { type ModelRequest, readModelStep } from "./model-step";
+import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
+import { CANCELLED, limitError } from "./turn-ending";
+import type { TurnEvents } from "./turn-events";
+import type { TurnLimit } from "./turn-limits";
+import type { TurnState, TurnStore } from "./turn-store";
+
+export interface AskModelDeps {
+  store: TurnStore;
+  router: ModelRouter;
+  config: AgentConfig;
+  logger: AdminLogger;
+  events?: TurnEvents | undefined;
+  meter?: TurnMeter | undefined;
+  now: () => number;
+}
+
+const MALFORMED_LOG_CHARS = 2_000;
+
+/** Working time: what earlier runs of the turn worked, plus this run so far. Pauses are not counted. */
+export function workedMs(turn: TurnState, run: Run, now: number): number {
+  return (turn.workedMs ?? 0) + (now - run.since);
+}
+
+/** A limit stops the turn: logged with its figure, and the run ends failed. */
+export function limitStep(
+  deps: Pick<AskModelDeps, "store" | "config" | "logger">,
+  turn: TurnState,
+  limit: TurnLimit,
+  figure: number,
+  detail?: string,
+): NextStep {
+  return { type: "fail", outcome: "failed", error: limitError(deps, turn, limit, figure, detail) };
+}
+
+/** Asks the model for the turn's next step, with the request built for it. */
+export async function askModel(
+  deps: AskModelDeps,
+  turn: TurnState,
+  run: Run,
+  request: ModelRequest,
+): Promise<NextStep> {
+  const called = await callModel(deps, turn, run, request);
+  if ("step" in called) return called.step;
+  return readAnswer(deps, turn, request, called.response, called.route);
+}
+
+async function callModel(
+  deps: AskModelDeps,
+  turn: TurnState,
+  run: Run,
+  request: ModelRequest,
+): Promise<{ response: ChatResponse; route: ServedBy } | { step: NextStep }> {
+  const { config, events, meter } = deps;
+  let reservation = run.reservation;
+  delete run.reservation;
+  if (!reservation && meter) {
+    const sent = request.forFormat("native");
+    const admission = await meter.reserve(
+      JSON.stringify(sent.messages).length + JSON.stringify(sent.tools ?? []).length,
+      request.route,
+    );
+    if (!admission.ok) {
+      return { step: limitStep(deps, turn, "budget_exceeded", admission.retryAfterSeconds, admission.message) };
+    }
+    reservation = admission.reservation;
+  }
+  const timer = deadline(config.turnTimeoutMs - workedMs(turn, run, deps.now()), run.signal);
+  try {
+    const { response, route } = await deps.router.complete(request.route, {
+      request: async (format) => request.forFormat(format),
+      signal: timer.signal,
+      ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
+      ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
+    });
+    turn.iterations++;
+    turn.stepFormat = route.toolFormat;
+    reservation?.settle({
+      route: route.name,
+      usage: response.usage ?? null,
+      answerChars: (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+    });
+    if (response.usage) {
+      const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+      turn.usage = {
+        promptTokens: before.promptTokens + response.usage.promptTokens,
+        completionTokens: before.completionTokens + response.usage.completionTokens,
+        totalTokens: before.totalTokens + response.usage.totalTokens,
+      };
+    }
+    return { response, route };
+  } catch (error) {
+    reservation?.settle(null);
+    if (run.signal?.aborted) return { step: { type: "fail", outcome: "cancelled", error: CANCELLED } };
+    const worked = workedMs(turn, run, deps.now());
+    if (worked >= config.turnTimeoutMs) return { step: limitStep(deps, turn, "turn_timeout", worked) };
+    return { step: modelFailed(deps, turn, error) };
+  } finally {
+    timer.clear();
+  }
+}
+
+/** What the model said: a malformed JSON call (corrected, or the limit), the answer, or tool calls to run. */
+function readAnswer(
+  deps: AskModelDeps,
+  turn: TurnState,
+  request: ModelRequest,
+  response: ChatResponse,
+  route: ServedBy,
+): NextStep {
+  const { store } = deps;
+  const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
+  const step = readModelStep(response, turn, route.toolFormat, usedIds);
+  if (step.kind === "malformed") return correctMalformed(deps, turn, response, step.problem);
+  turn.parseFailures = 0;
+  if (step.kind === "answer") {
+    store.appendMessage({ turnId: turn.turnId, role: "assistant", content: step.text, kind: "answer" });
+    return { type: "final_answer", text: step.text, appendAnswer: false };
+  }
+  turn.text = step.text;
+  store.appendMessage({
+    turnId: turn.turnId,
+    role: "assistant",
+    content: response.content,
+    ...(route.toolFormat === "native" ? { toolCalls: step.calls } : {}),
+    kind: "message",
+  });
+  turn.batch = turn.iterations;
+  store.saveTurn("running", turn);
+  return {
+    type: "run_tools",
+    calls: step.calls,
+    terminate: step.terminate,
+    request,
+    offered: request.inFormat(route.toolFormat).offered,
+  };
+}
+
+/** A malformed JSON-format call: logged, sent back with a correction request, and counted toward the limit. */
+function correctMalformed(deps: AskModelDeps, turn: TurnState, response: ChatResponse, problem: string): NextStep {
+  const { config, store } = deps;
+  turn.parseFailures++;
+  deps.logger.addCustomEvent("Warning", "[AgentReasoner_MalformedToolCall]", problem, [
+    ["SessionId", store.identity().sessionId],
+    ["Output", (response.content ?? "").slice(0, MALFORMED_LOG_CHARS)],
+  ]);
+  store.appendMessage({ turnId: turn.turnId, role: "assistant", content: response.content, kind: "message" });
+  store.appendMessage({ turnId: turn.turnId, role: "user", content: correctionRequest(problem), kind: "correction" });
+  if (turn.parseFailures >= config.maxParseFailures) {
+    return limitStep(deps, turn, "malformed_tool_calls", turn.parseFailures, problem);
+  }
+  store.saveTurn("running", turn);
+  return NEXT_MODEL_CALL;
+}
+
+/** A failed model call ends the turn with a fixed text for its cause; what the upstream said goes to the log. */
+function modelFailed(deps: AskModelDeps, turn: TurnState, error: unknown): NextStep {
+  const pairs: [string, string][] = [
+    ["SessionId", deps.store.identity().sessionId],
+    ["TurnId", turn.turnId],
+  ];
+  if (error instanceof ModelError) {
+    deps.logger.addCustomEvent("Error", "[AgentReasoner_ModelCall]", error.detail, [
+      ...pairs,
+      ["Code", error.code],
+      ["Status", String(error.status ?? "")],
+    ]);
+    return { type: "fail", outcome: "failed", error: { code: error.code, message: error.message } };
+  }
+  deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error, pairs);
+  return {
+    type: "fail",
+    outcome: "failed",
+    error: { code: "model_error", message: "The model call failed unexpectedly." },
+  };
+}

@@ -1,0 +1,218 @@
+// A turn's tool calls, one model response (a batch) at a time: stored as planned, checked before a person is asked,
+// run (server tools, and client tools' preflights), their typed effects applied, and the batch settled: it waits
+// (the turn pauses), or its results go to the model, or a terminating call's result is the answer.
+import type { ModelToolCall } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
+import type { AgentToolExecutionContext, ElicitationAnswer, ElicitationRequest, ToolEffect } from "../tools/contract";
+import type { AgentToolRegistry } from "../tools/registry";
+import type { AgentConfig } from "./agent-config";
+import { publicToolCall, type StoredToolCall } from "./agent-tool-call";
+import { AgentToolExecutor } from "./agent-tool-executor";
+import { appendBatchResults } from "./conversation";
+import { NEXT_MODEL_CALL, type NextStep } from "./next-step";
+import type { TurnEvents } from "./turn-events";
+import type { TurnState, TurnStore } from "./turn-store";
+
+export interface ToolBatchDeps {
+  store: TurnStore;
+  registry: AgentToolRegistry;
+  config: Pick<AgentConfig, "toolResultBudgetChars">;
+  logger: AdminLogger;
+  events?: TurnEvents | undefined;
+  /** Creates a session in `mode` linked to this one; returns its id. */
+  createBranchSession: (mode: string) => Promise<string>;
+  /** Asks the user for input a tool needs mid-call; absent, no one can answer. */
+  elicit?:
+    | ((request: ElicitationRequest & { toolCallId: string }, signal: AbortSignal) => Promise<ElicitationAnswer>)
+    | undefined;
+  now: () => number;
+}
+
+/** The part of a run (next-step.ts) the batch needs: its cancel signal, and when its working time started. */
+export interface BatchRun {
+  since: number;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * One task later: a tool call started just before has by then sent its request (its microtasks have run), so
+ * a write made now does not hold that request back. A call whose request needs more I/O first (connecting)
+ * merely waits for the write as before.
+ */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+export class ToolBatch {
+  /** The executor of the object's built-in tools; a request whose mode offers remote tools gets its own. */
+  private readonly executor: AgentToolExecutor;
+
+  constructor(private readonly deps: ToolBatchDeps) {
+    this.executor = new AgentToolExecutor(deps.registry, deps.logger);
+  }
+
+  executorFor(registry: AgentToolRegistry): AgentToolExecutor {
+    return registry === this.deps.registry ? this.executor : new AgentToolExecutor(registry, this.deps.logger);
+  }
+
+  /** Checks a client's result against its call (the tool's result schema, and the request it answers). */
+  checkClientResult(call: StoredToolCall, resultJson: string): string | null {
+    return this.executor.checkClientResult(call, resultJson);
+  }
+
+  /** The open batch: still waiting (the turn pauses), or settled (its results go to the model, or it terminates). */
+  settleOpen(turn: TurnState): NextStep {
+    if (turn.batch === null) return NEXT_MODEL_CALL;
+    const batch = this.deps.store.toolCalls(turn.turnId).filter((c) => c.batch === turn.batch);
+    if (batch.some((c) => c.state === "awaiting_approval")) return { type: "pause_for_approval", batch };
+    if (batch.some((c) => c.state === "awaiting_client")) return { type: "pause_for_client", batch };
+    appendBatchResults(this.deps.store, turn, batch, this.deps.config);
+    turn.batch = null;
+    const terminating = batch.find((c) => c.terminate);
+    if (!terminating) return NEXT_MODEL_CALL;
+    return { type: "final_answer", text: terminating.resultJson ?? terminating.errorMessage ?? "", appendAnswer: true };
+  }
+
+  /**
+   * Stores the response's calls and runs those that can run. A call that waits for a person is checked first
+   * (a client-final tool's preflight, a server tool's arguments), so a call that would be refused anyway never
+   * reaches the approval dialog.
+   */
+  async plan(turn: TurnState, step: Extract<NextStep, { type: "run_tools" }>, run: BatchRun): Promise<void> {
+    const { store, events } = this.deps;
+    const executor = this.executorFor(step.request.registry);
+    const planned = step.calls.map((call: ModelToolCall, position) =>
+      executor.plan(call, {
+        turnId: turn.turnId,
+        batch: turn.iterations,
+        position,
+        terminate: step.terminate,
+        offered: step.offered,
+        approvalRequired: step.request.approvalRequired,
+      }),
+    );
+    for (const call of planned) {
+      store.saveToolCall(call);
+      events?.toolCallStarted?.(publicToolCall(call));
+      if (call.state === "settled") events?.toolCallCompleted?.(publicToolCall(call));
+    }
+    for (const call of planned) {
+      if (call.state !== "awaiting_approval") continue;
+      const checked = await executor.checkBeforeApproval(call, this.toolContext(), run.signal);
+      if (checked.state === "settled") this.settle(checked);
+      else store.saveToolCall(checked);
+    }
+    await this.runReady(turn, planned, run, executor);
+  }
+
+  /** A call settled without running (denied, or answered by the client): stored and shown. */
+  settle(call: StoredToolCall): void {
+    this.deps.store.saveToolCall(call);
+    this.deps.events?.toolCallCompleted?.(publicToolCall(call));
+  }
+
+  /** An approved call runs now (its arguments were checked before the person was asked). */
+  async runApproved(turn: TurnState, call: StoredToolCall, run: BatchRun, executor: AgentToolExecutor): Promise<void> {
+    // Stored as approved before it runs: a call that takes long (or asks the user for input) is not shown as
+    // waiting for approval meanwhile.
+    const approved: StoredToolCall = { ...call, approval: "approved", state: "ready" };
+    this.deps.store.saveToolCall(approved);
+    this.record(await this.runCall(turn, approved, run, executor));
+  }
+
+  /**
+   * Runs a batch's ready calls one after another, each result stored and framed as the next call goes out: a
+   * write holds every later outgoing request at the object's output gate until it is committed, so storing a
+   * result first would make each call wait for the previous one's commit. The result still reaches storage before
+   * anything is sent on its strength (the model's next request, a reply), and before the turn goes on.
+   */
+  private async runReady(
+    turn: TurnState,
+    planned: StoredToolCall[],
+    run: BatchRun,
+    executor: AgentToolExecutor,
+  ): Promise<void> {
+    let unrecorded: StoredToolCall | null = null;
+    for (const call of planned) {
+      if (call.state !== "ready") continue;
+      const running = this.runCall(turn, call, run, executor);
+      if (unrecorded) {
+        // Settled either way below; this only keeps a rejection during the wait from counting as unhandled.
+        running.catch(() => undefined);
+        await nextTask();
+        this.record(unrecorded);
+      }
+      unrecorded = await running;
+    }
+    if (unrecorded) this.record(unrecorded);
+  }
+
+  /** A call that has run: stored, and shown to the session's clients when it is settled. */
+  private record(done: StoredToolCall): void {
+    this.deps.store.saveToolCall(done);
+    if (done.state === "settled") this.deps.events?.toolCallCompleted?.(publicToolCall(done));
+  }
+
+  /** Runs a ready call (server-final, or a client-final preflight) and applies what its success did. */
+  private async runCall(
+    turn: TurnState,
+    call: StoredToolCall,
+    run: BatchRun,
+    executor: AgentToolExecutor,
+  ): Promise<StoredToolCall> {
+    const context = this.toolContext(run, call.id);
+    const done = await executor.executeServerTool(call, context, run.signal);
+    for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
+    return done;
+  }
+
+  /**
+   * A tool's typed effect (the loop names no tool). A mode change: the session's mode is already written (by the
+   * tool, TUL-007 §3.5); a branch starts the new session, whose id the model is told with the result.
+   */
+  private async applyEffect(turn: TurnState, call: StoredToolCall, effect: ToolEffect, from: string): Promise<void> {
+    if (effect.type !== "mode_changed") return;
+    const branchSessionId = effect.branch ? await this.deps.createBranchSession(effect.to) : undefined;
+    if (branchSessionId) {
+      turn.branchSessionId = branchSessionId;
+      call.note = `A new session ${branchSessionId} was started in that mode for the new work.`;
+    }
+    this.deps.store.saveTurn("running", turn);
+    this.deps.events?.modeChanged?.({
+      from,
+      to: effect.to,
+      reason: effect.reason,
+      ...(branchSessionId ? { branchSessionId } : {}),
+    });
+  }
+
+  /**
+   * Who and where a tool runs for. With a run, the tool may ask the user for input: the turn waits in place, and
+   * the wait is not working time.
+   */
+  toolContext(run?: BatchRun, toolCallId?: string): AgentToolExecutionContext {
+    const identity = this.deps.store.identity();
+    const context: AgentToolExecutionContext = {
+      sessionId: identity.sessionId,
+      conversationId: identity.sessionId,
+      org: identity.org,
+      user: identity.user,
+      mode: identity.mode,
+      logger: this.deps.logger,
+    };
+    const elicit = this.deps.elicit;
+    if (!run || !toolCallId || !elicit) return context;
+    return {
+      ...context,
+      toolCallId,
+      elicit: async (request, signal) => {
+        const asked = this.deps.now();
+        try {
+          return await elicit({ ...request, toolCallId }, signal);
+        } finally {
+          run.since += this.deps.now() - asked;
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,18 @@
+// Who calls a session object: the org that owns sessions, the user, and the key whose model call budget a turn
+// draws on; and the log lines a call writes.
+import type { JsonAdminLogger } from "../observability/admin-logger";
+
+export interface Caller {
+  org: string;
+  user: string;
+  keyId: string;
+  /** The Worker's request id, carried into the object's log lines. */
+  requestId?: string;
+  /** The D1 bookmark the Worker's request had reached: the object's reads are at least as new (src/db.ts). */
+  bookmark?: string | null;
+}
+
+/** The object's logger, with the caller's request and key on every line (the object's own lines without one). */
+export function callLogger(logger: JsonAdminLogger, caller?: Caller): JsonAdminLogger {
+  return caller?.requestId ? logger.with({ requestId: caller.requestId, keyId: caller.keyId }) : logger;
+}

@@ -1,0 +1,89 @@
+// The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
+// change of status, mode or title, off the reply path, several changes in one write.
+import type { Db } from "../db";
+import type { AdminLogger } from "../observability/admin-logger";
+import type { LoggedFrame } from "../wire";
+import type { EventLog } from "./event-log";
+import { sessionTitle, updateSessionIndex } from "./session-index";
+import type { SessionStore } from "./session-store";
+
+/** Frames after which the entry is rewritten (besides any change of status or mode). */
+const LISTED_CHANGES: ReadonlySet<string> = new Set([
+  "turn_started",
+  "elicitation_required",
+  "elicitation_answered",
+  "mode_changed",
+  "turn_completed",
+]);
+
+/** How long the entry's write waits for further changes to carry. */
+const LIST_WRITE_DELAY_MS = 100;
+
+export interface ListWriterDeps {
+  store: SessionStore;
+  events: EventLog;
+  db: Db;
+  logger: AdminLogger;
+  /** A question of an MCP server waits for the user's answer. */
+  questionWaiting: () => boolean;
+  /** Keeps the object alive until the write is done. */
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+export class SessionListWriter {
+  /** The session's title in the list, once it has a first message. */
+  private title: string | null = null;
+  /** The status and mode the list was last told. */
+  private listed = "";
+  /** A write of the entry is scheduled. */
+  private pending = false;
+
+  constructor(private readonly deps: ListWriterDeps) {}
+
+  /** A frame was emitted: the entry is rewritten when the frame (or the session's status or mode) calls for it. */
+  noteFrame(frame: LoggedFrame): void {
+    const record = this.deps.store.record();
+    const listed = record ? `${record.status} ${record.mode}` : "";
+    if (LISTED_CHANGES.has(frame.type) || listed !== this.listed) this.schedule();
+    this.listed = listed;
+  }
+
+  /**
+   * One write for the changes of LIST_WRITE_DELAY_MS (a quick turn's start and end are one write), so the write of
+   * a turn's start does not stand in the way of its first model call.
+   */
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = true;
+    const write = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS)).then(() => {
+      this.pending = false;
+      return this.write();
+    });
+    this.deps.waitUntil(write);
+  }
+
+  /** The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). */
+  private write(): Promise<void> {
+    const { store, events, db, logger } = this.deps;
+    const record = store.record();
+    if (!record) return Promise.resolve();
+    const waitingForUser = record.status !== "idle" && record.status !== "running";
+    this.title ??= firstMessageTitle(store);
+    const entry = {
+      sessionId: record.sessionId,
+      mode: record.mode,
+      status: record.status,
+      waitingForUser: waitingForUser || this.deps.questionWaiting(),
+      title: this.title,
+      updatedAt: new Date().toISOString(),
+      seq: events.lastSeq(),
+    };
+    return updateSessionIndex(db, entry, logger);
+  }
+}
+
+/** The list's title for a session: from its first message from the user; null before there is one. */
+function firstMessageTitle(store: SessionStore): string | null {
+  const first = store.messages().find((m) => m.role === "user" && m.kind === "message" && m.content);
+  return first?.content ? sessionTitle(first.content) : null;
+}

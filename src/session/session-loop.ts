@@ -1,0 +1,147 @@
+// What the session object's agent loop is built from: the object's settings, catalog, tool registry, MCP tools,
+// events and questions, made once, and per request the caller's model router, key budget, org meter and logger.
+// One AgentReasoner is built per request that drives the loop; the status questions need none (turn-status.ts).
+import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
+import type { ModelCallBudget } from "../agent/model-call-budget";
+import type { TurnEndingDeps } from "../agent/turn-ending";
+import type { TurnEvents } from "../agent/turn-events";
+import type { BookmarkedDb } from "../db";
+import type { ChatTool } from "../llm/chat-model";
+import { McpToolSource } from "../mcp/mcp-tool-source";
+import { keyModelCallBudget } from "../metering/model-call-limit";
+import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
+import { catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
+import type { JsonAdminLogger } from "../observability/admin-logger";
+import { envRouter } from "../routing/env-router";
+import { settings } from "../settings";
+import { createAgentToolRegistry } from "../tools";
+import { clientFunctionTool } from "../tools/client-function-tool";
+import { type Caller, callLogger } from "./caller";
+import type { AgentSessionManager } from "./session-manager";
+import { sessionBasePrompt, type TurnReads } from "./session-model";
+import type { SessionStore } from "./session-store";
+
+/** What one request's loop is built with, besides what the object shares. */
+export interface LoopOptions {
+  caller?: Caller | undefined;
+  /** The budget to draw on, when the caller's first model call was already counted. */
+  budget?: ModelCallBudget | undefined;
+  /** The client's own tools for this request (the OpenAI door); the mode's client-final tools are left out. */
+  clientTools?: ChatTool[] | undefined;
+  /** No one can answer an MCP server's question on this request's door: it is declined. */
+  declineElicitations?: boolean | undefined;
+  /** The mode and base prompt the request's sender read just now: the turn does not read them again. */
+  reads?: TurnReads | undefined;
+}
+
+export interface SessionLoopDeps {
+  env: Cloudflare.Env;
+  db: BookmarkedDb;
+  store: SessionStore;
+  logger: JsonAdminLogger;
+  events: TurnEvents;
+  sessionManager: AgentSessionManager;
+  elicit: NonNullable<AgentReasonerDeps["elicit"]>;
+  createBranch: (mode: string) => Promise<string>;
+  /** Keeps the object alive for work that finishes after the reply (usage records, meter settles). */
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+type SharedDeps = Pick<
+  AgentReasonerDeps,
+  | "store"
+  | "registry"
+  | "catalog"
+  | "basePrompt"
+  | "config"
+  | "createBranchSession"
+  | "events"
+  | "remoteTools"
+  | "elicit"
+>;
+
+export class SessionLoop {
+  private shared?: SharedDeps;
+  /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
+  private mcp?: McpToolSource;
+
+  constructor(private readonly deps: SessionLoopDeps) {}
+
+  /** How a turn ends without the loop (an expired or cancelled pause, a broken or interrupted turn). */
+  ending(caller?: Caller): TurnEndingDeps {
+    const { store, events, env } = this.deps;
+    return { store, events, config: settings(env).agent, logger: callLogger(this.deps.logger, caller), now: Date.now };
+  }
+
+  /** A turn is driven: MCP connections stay open meanwhile. */
+  keepOpen(): void {
+    this.mcp?.keepOpen();
+  }
+
+  closeWhenIdle(): void {
+    this.mcp?.closeWhenIdle();
+  }
+
+  private sharedDeps(): SharedDeps {
+    if (this.shared) return this.shared;
+    const { env, db, store, logger, events, elicit } = this.deps;
+    const config = settings(env);
+    const catalog = new D1AgentModeCatalogService(db);
+    const mcp = new McpToolSource(db, env, logger, config.mcp.discoveryTtlMs);
+    this.mcp = mcp;
+    this.shared = {
+      store,
+      registry: createAgentToolRegistry({
+        logger,
+        sessionManager: this.deps.sessionManager,
+        catalog,
+        workspace: config.workspace,
+      }),
+      catalog,
+      basePrompt: () => sessionBasePrompt(db),
+      config: config.agent,
+      createBranchSession: (mode) => this.deps.createBranch(mode),
+      events,
+      remoteTools: (names, base) => mcp.forTools(names, base),
+      elicit,
+    };
+    return this.shared;
+  }
+
+  /**
+   * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
+   * the request id. Everything else is the object's, built once.
+   */
+  reasoner(options: LoopOptions = {}): AgentReasoner {
+    const { env, store, waitUntil } = this.deps;
+    const { caller, reads } = options;
+    const logger = callLogger(this.deps.logger, caller);
+    const budget =
+      options.budget ?? (caller ? keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger) : undefined);
+    const shared = this.sharedDeps();
+    const session = () => {
+      const { sessionId, mode } = store.identity();
+      return { sessionId, mode };
+    };
+    return new AgentReasoner({
+      ...shared,
+      router: envRouter(
+        env,
+        logger,
+        caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this) : undefined,
+      ),
+      ...(caller && settings(env).metering.budgets
+        ? { meter: orgTurnMeter(env, caller, logger, waitUntil, this) }
+        : {}),
+      ...(reads
+        ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
+        : {}),
+      logger,
+      ...(budget ? { budget } : {}),
+      ...(options.clientTools
+        ? { clientTools: { tools: options.clientTools.map(clientFunctionTool), hideModeClientTools: true } }
+        : {}),
+      ...(options.declineElicitations ? { elicit: undefined } : {}),
+    });
+  }
+}

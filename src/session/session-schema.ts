@@ -1,0 +1,108 @@
+// The session object's SQLite schema, versioned: ordered migrations, each run once, in one transaction with the
+// version it brings the storage to. The object runs them when it starts, before it serves a request; an object
+// written before the schema had a version (tables made with CREATE TABLE IF NOT EXISTS) is adopted by the first.
+
+export interface SessionMigration {
+  version: number;
+  /** What the migration does, in a few words. */
+  name: string;
+  apply(sql: SqlStorage): void;
+}
+
+type Row = Record<string, SqlStorageValue>;
+
+const run = (sql: SqlStorage, statements: readonly string[]) => {
+  for (const statement of statements) sql.exec(statement);
+};
+
+export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
+  {
+    version: 1,
+    name: "the session, its conversation, tool calls, turns, artifacts, mode history, event log and socket tickets",
+    apply(sql) {
+      run(sql, [
+        `CREATE TABLE IF NOT EXISTS session (
+           id INTEGER PRIMARY KEY CHECK (id = 1), session_id TEXT NOT NULL, org TEXT NOT NULL, user_id TEXT NOT NULL,
+           mode TEXT NOT NULL, status TEXT NOT NULL, parent_session_id TEXT, turn_json TEXT,
+           created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS messages (
+           seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT,
+           tool_calls_json TEXT, tool_call_id TEXT, kind TEXT NOT NULL, created_at TEXT NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS tool_calls (
+           turn_id TEXT NOT NULL, id TEXT NOT NULL, batch INTEGER NOT NULL, position INTEGER NOT NULL,
+           data_json TEXT NOT NULL, PRIMARY KEY (turn_id, id))`,
+        `CREATE TABLE IF NOT EXISTS artifacts (
+           id TEXT PRIMARY KEY, kind TEXT NOT NULL, title TEXT NOT NULL, content TEXT NOT NULL, created_at TEXT NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS turns (
+           turn_id TEXT PRIMARY KEY, status TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT NOT NULL,
+           iterations INTEGER NOT NULL, error_json TEXT)`,
+        `CREATE TABLE IF NOT EXISTS mode_history (
+           id INTEGER PRIMARY KEY AUTOINCREMENT, from_mode TEXT NOT NULL, to_mode TEXT NOT NULL, reason TEXT NOT NULL,
+           user_id TEXT NOT NULL, at TEXT NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS events (
+           seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT, frame_json TEXT NOT NULL, created_at TEXT NOT NULL)`,
+        "CREATE TABLE IF NOT EXISTS event_log_meta (id INTEGER PRIMARY KEY CHECK (id = 1), pruned_through INTEGER NOT NULL)",
+        "INSERT OR IGNORE INTO event_log_meta (id, pruned_through) VALUES (1, 0)",
+        `CREATE TABLE IF NOT EXISTS ws_tickets (
+           ticket_hash TEXT PRIMARY KEY, org TEXT NOT NULL, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL,
+           key_id TEXT NOT NULL DEFAULT '')`,
+      ]);
+      // Objects written before tickets carried the key that asked for them.
+      const columns = sql.exec<Row>("PRAGMA table_info(ws_tickets)").toArray();
+      if (!columns.some((c) => c.name === "key_id")) {
+        sql.exec("ALTER TABLE ws_tickets ADD COLUMN key_id TEXT NOT NULL DEFAULT ''");
+      }
+    },
+  },
+  {
+    version: 2,
+    name: "indexes for the reads a turn and a reconnect make",
+    apply(sql) {
+      run(sql, [
+        // A turn's calls, in batch and position order (read on every iteration of the loop).
+        "CREATE INDEX IF NOT EXISTS tool_calls_by_turn ON tool_calls (turn_id, batch, position)",
+        // The newest ended turn (a paused turn's expiry), and the session's turns in order.
+        "CREATE INDEX IF NOT EXISTS turns_by_end ON turns (ended_at)",
+        "CREATE INDEX IF NOT EXISTS turns_by_start ON turns (started_at)",
+        // The open turn's streamed text for a socket that connects mid-turn, and pruning around the open turn.
+        "CREATE INDEX IF NOT EXISTS events_by_turn ON events (turn_id, seq)",
+      ]);
+    },
+  },
+];
+
+/** The version the newest migration brings storage to. */
+export const SESSION_SCHEMA_VERSION = SESSION_MIGRATIONS.at(-1)?.version ?? 0;
+
+const VERSION_TABLE =
+  "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)";
+
+/** The version storage is at: 0 for storage the versioned schema never touched (new, or written before it). */
+export function sessionSchemaVersion(sql: SqlStorage): number {
+  sql.exec(VERSION_TABLE);
+  const row = sql.exec<Row>("SELECT version FROM schema_version WHERE id = 1").toArray()[0];
+  return row ? Number(row.version) : 0;
+}
+
+/**
+ * Brings the object's storage to SESSION_SCHEMA_VERSION: each migration above the stored version, in order, in a
+ * transaction with its version (a migration that fails leaves the storage at the version before it, and throws).
+ * Returns the versions it applied. Storage at a newer version (code rolled back) is left as it is: migrations only
+ * add, so older code reads what it knows.
+ */
+export function migrateSessionStorage(storage: DurableObjectStorage): number[] {
+  const from = sessionSchemaVersion(storage.sql);
+  const applied: number[] = [];
+  for (const migration of SESSION_MIGRATIONS) {
+    if (migration.version <= from) continue;
+    storage.transactionSync(() => {
+      migration.apply(storage.sql);
+      storage.sql.exec(
+        "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+        migration.version,
+      );
+    });
+    applied.push(migration.version);
+  }
+  return applied;
+}

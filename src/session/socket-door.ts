@@ -1,0 +1,131 @@
+// The session's WebSocket door (docs/protocol.md): a socket opened with a single-use ticket (hibernation API), its
+// client frames (a message, decisions, results, an answer, cancel, resume, ping), and what it is sent on connect or
+// resume: session_state, then the logged frames it missed.
+import { z } from "zod";
+import type { Outcome } from "../refusal";
+import type { Caller } from "./caller";
+import type { ElicitationDesk } from "./elicitations";
+import type { EventLog } from "./event-log";
+import type { FrameHub } from "./frame-hub";
+import { type DirectFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
+import type { SessionStore } from "./session-store";
+import { sessionStateFrame } from "./session-view";
+import { invalidTicketResponse, type TicketStore, upgradeRequiredResponse } from "./tickets";
+import type { TurnDriver } from "./turn-driver";
+
+/** What a hibernated socket remembers: whose it is, and the newest frame logged when it connected. */
+const SocketAttachment = z.object({
+  org: z.string(),
+  user: z.string(),
+  keyId: z.string(),
+  connectedAtSeq: z.number().int(),
+});
+type SocketAttachment = z.infer<typeof SocketAttachment>;
+
+export interface SocketDoorDeps {
+  ctx: DurableObjectState;
+  store: SessionStore;
+  events: EventLog;
+  frames: FrameHub;
+  tickets: TicketStore;
+  driver: TurnDriver;
+  desk: () => ElicitationDesk;
+}
+
+export class SocketDoor {
+  constructor(private readonly deps: SocketDoorDeps) {}
+
+  /**
+   * `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails. A session that does not
+   * exist answers exactly as a bad ticket does, so the door tells a caller without a ticket nothing about which
+   * sessions exist.
+   */
+  async accept(request: Request): Promise<Response> {
+    const { ctx, store, tickets, events } = this.deps;
+    const url = new URL(request.url);
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") return upgradeRequiredResponse();
+    const record = store.record();
+    const holder = url.pathname === "/ws" && record ? await tickets.redeem(url.searchParams.get("ticket") ?? "") : null;
+    if (!record || !holder || holder.org !== record.org) return invalidTicketResponse();
+    const afterSeq = Number.parseInt(url.searchParams.get("afterSeq") ?? "", 10);
+    const { 0: client, 1: server } = new WebSocketPair();
+    ctx.acceptWebSocket(server);
+    const attachment: SocketAttachment = {
+      org: holder.org,
+      user: holder.user,
+      keyId: holder.keyId,
+      connectedAtSeq: events.lastSeq(),
+    };
+    server.serializeAttachment(attachment);
+    if (Number.isInteger(afterSeq) && afterSeq >= 0) this.replay(server, afterSeq, attachment.connectedAtSeq);
+    else this.sendDirect(server, this.sessionState());
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  async message(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const parsed = parseClientFrame(message);
+    if (!parsed.ok) return this.sendDirect(ws, { type: "error", code: parsed.code, message: parsed.message });
+    const frame = parsed.frame;
+    const attachment = SocketAttachment.parse(ws.deserializeAttachment());
+    const caller: Caller = { ...attachment, requestId: `ws-${crypto.randomUUID()}` };
+    const { driver } = this.deps;
+    switch (frame.type) {
+      case "ping":
+        return this.sendDirect(ws, { type: "pong" });
+      case "resume":
+        return this.replay(ws, frame.afterSeq, attachment.connectedAtSeq);
+      case "cancel":
+        return this.answer(ws, driver.cancel(caller));
+      case "user_message":
+        return this.answer(
+          ws,
+          await driver.drive((r, s) => r.startTurn(frame.content, s), {
+            caller,
+            clientMessageId: frame.clientMessageId,
+          }),
+        );
+      case "approval":
+        return this.answer(ws, await driver.drive((r, s) => r.applyApprovals(frame.decisions, s), { caller }));
+      case "tool_results":
+        return this.answer(ws, await driver.drive((r, s) => r.applyToolResults(frame.results, s), { caller }));
+      case "elicitation_response": {
+        const { elicitationId, action, content } = frame;
+        const answer = { action, ...(content ? { content } : {}) };
+        return this.answer(ws, this.deps.desk().answer(elicitationId, answer) ?? { ok: true, value: null });
+      }
+    }
+  }
+
+  close(ws: WebSocket, code: number): void {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
+    } catch {
+      // The socket is already closed on the other side.
+    }
+  }
+
+  /** The session as a socket sees it on connect: its state, a question waiting, the running turn's text so far. */
+  sessionState(): SessionStateFrame {
+    const { store, events, ctx, driver } = this.deps;
+    const state = sessionStateFrame(store, ctx.id.toString(), events.lastSeq());
+    const question = this.deps.desk().pending();
+    const turnId = driver.runningTurnId();
+    return {
+      ...state,
+      ...(question ? { pendingElicitation: question } : {}),
+      ...(turnId ? { streamedText: events.streamedText(turnId) } : {}),
+    };
+  }
+
+  private answer(ws: WebSocket, outcome: Outcome<unknown>): void {
+    if (!outcome.ok) this.sendDirect(ws, { type: "error", code: outcome.code, message: outcome.message });
+  }
+
+  private sendDirect(ws: WebSocket, frame: DirectFrame): void {
+    this.deps.frames.sendDirect(ws, frame);
+  }
+
+  private replay(ws: WebSocket, afterSeq: number, connectedAtSeq: number): void {
+    this.deps.frames.replay(ws, afterSeq, connectedAtSeq, this.sessionState());
+  }
+}

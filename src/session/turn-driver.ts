@@ -1,0 +1,190 @@
+// One turn at a time in the session object: a request drives the loop with a cancel switch; a turn that is
+// starting or running refuses another; a request answers when its turn stops, or as soon as a tool's MCP server
+// asks the user a question mid-call (the turn goes on and waits for the answer); the pause alarm follows the turn.
+import type { AgentReasoner } from "../agent/agent-reasoner";
+import type { AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
+import { turnResponse } from "../agent/turn-ending";
+import {
+  cancelPausedTurn,
+  expirePausedTurn,
+  failBrokenTurn,
+  pauseExpiresAt,
+  refusalToStart,
+} from "../agent/turn-status";
+import type { JsonAdminLogger } from "../observability/admin-logger";
+import { quoted } from "../quote";
+import { type Outcome, type Refusal, refuse } from "../refusal";
+import type { ElicitationAnswer } from "../tools/elicitation";
+import { type Caller, callLogger } from "./caller";
+import type { ElicitationDesk } from "./elicitations";
+import type { PauseAlarm } from "./pause-alarm";
+import type { LoopOptions, SessionLoop } from "./session-loop";
+import type { SessionStore } from "./session-store";
+
+export type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
+
+export interface DriveOptions extends LoopOptions {
+  /** The id the client gave its message (the socket door's user_message), echoed in turn_started. */
+  clientMessageId?: string | null | undefined;
+}
+
+export interface TurnDriverDeps {
+  store: SessionStore;
+  loop: SessionLoop;
+  desk: () => ElicitationDesk;
+  alarm: PauseAlarm;
+  logger: JsonAdminLogger;
+}
+
+export class TurnDriver {
+  /** The running turn's cancel switch (a running turn keeps the object in memory). */
+  private controller: AbortController | null = null;
+  private activeTurnId: string | null = null;
+  private messageId: string | null = null;
+  /** The running turn, for a request that waits for it after answering a question the turn asked. */
+  private running: Promise<Outcome<AgentExecuteResponse>> | null = null;
+
+  constructor(private readonly deps: TurnDriverDeps) {}
+
+  /** The running (or open) turn's id, "" when there is none. */
+  turnId(): string {
+    return this.activeTurnId ?? this.deps.store.turn()?.turnId ?? "";
+  }
+
+  /** The id of the turn that runs now, for a socket that connects mid-turn; null while none runs. */
+  runningTurnId(): string | null {
+    return this.deps.store.status() === "running" ? this.activeTurnId : null;
+  }
+
+  started(turnId: string): void {
+    this.activeTurnId = turnId;
+  }
+
+  clientMessageId(): string | null {
+    return this.messageId;
+  }
+
+  /** A turn runs: `running` in storage, or still starting (it asks the key's budget before it writes `running`). */
+  busy(): boolean {
+    return this.deps.store.status() === "running" || this.running !== null;
+  }
+
+  /**
+   * Why a new message (or workflow) cannot start now: a turn is starting, a question of an MCP server waits for its
+   * answer, a turn runs, or a paused turn waits for approvals or results; null when it can.
+   */
+  refusalToStart(): Refusal | null {
+    if (this.running !== null && this.deps.store.status() === "idle") {
+      return refuse("session_busy", "The session is busy.");
+    }
+    const question = this.deps.desk().pending();
+    if (question) {
+      return refuse(
+        "session_awaiting_input",
+        `The session is waiting for the answer to a question from MCP server ${quoted(question.server)} (elicitation ${question.elicitationId}); answer it or cancel the turn first.`,
+      );
+    }
+    return refusalToStart(this.deps.store);
+  }
+
+  /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */
+  expirePause(caller?: Caller): void {
+    this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
+    expirePausedTurn(this.deps.loop.ending(caller));
+  }
+
+  /** The alarm at the paused turn's expiry, or none. */
+  syncAlarm(): Promise<void> {
+    return this.deps.alarm.sync(pauseExpiresAt(this.deps.store, this.deps.loop.ending().config));
+  }
+
+  /** A running turn is cancelled through its signal; a paused one is ended at once. */
+  cancel(caller?: Caller): Outcome<unknown> {
+    if (this.controller && this.deps.store.status() === "running") {
+      this.controller.abort(new DOMException("The turn was cancelled.", "AbortError"));
+      return { ok: true, value: null };
+    }
+    // The alarm set for its expiry stays: when it fires, it finds nothing paused and is not set again.
+    return cancelPausedTurn(this.deps.loop.ending(caller));
+  }
+
+  /**
+   * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes. A paused
+   * turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
+   */
+  async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
+    if (this.busy()) return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
+    this.expirePause(options.caller);
+    const reasoner = this.deps.loop.reasoner(options);
+    const controller = new AbortController();
+    this.controller = controller;
+    this.messageId = options.clientMessageId ?? null;
+    this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
+    const next = this.deps.desk().nextQuestion();
+    this.deps.loop.keepOpen();
+    const running = (async () => {
+      try {
+        return await action(reasoner, controller.signal);
+      } catch (error) {
+        // Whoever waits for the turn (maybe no one, once it answered `awaiting_input`) gets the failure; the turn
+        // itself is ended, so the session does not stay `running`.
+        callLogger(this.deps.logger, options.caller).addException("[AgentSession_Turn__Exception]", error);
+        failBrokenTurn(this.deps.loop.ending(options.caller));
+        throw error;
+      } finally {
+        if (this.controller === controller) this.controller = null;
+        this.deps.loop.closeWhenIdle();
+        await this.syncAlarm();
+      }
+    })();
+    this.running = running;
+    // Handled either way: a failure nobody awaits any more is logged above, not left unhandled.
+    const ended = () => {
+      if (this.running === running) this.running = null;
+    };
+    running.then(ended, ended);
+    try {
+      return await this.untilStopOrQuestion(running, next.asked);
+    } finally {
+      next.dispose();
+    }
+  }
+
+  /**
+   * The user's answer to the question a tool's MCP server asks mid-call. The call goes on; the answer returns when
+   * the turn next stops (an answer, a pause, or another question).
+   */
+  async answerElicitation(elicitationId: string, answer: ElicitationAnswer): Promise<Outcome<AgentExecuteResponse>> {
+    const running = this.running;
+    const next = this.deps.desk().nextQuestion();
+    try {
+      const refused = this.deps.desk().answer(elicitationId, answer);
+      if (refused) return refused;
+      if (!running) throw new Error("A question was waiting with no turn running.");
+      return await this.untilStopOrQuestion(running, next.asked);
+    } finally {
+      next.dispose();
+    }
+  }
+
+  /**
+   * What a request to a running turn answers: the turn's end or pause, or, when a tool's MCP server asks the user a
+   * question first, `awaiting_input` with the question (the turn goes on and waits for the answer).
+   */
+  private async untilStopOrQuestion(
+    running: Promise<Outcome<AgentExecuteResponse>>,
+    asked: Promise<PendingElicitation>,
+  ): Promise<Outcome<AgentExecuteResponse>> {
+    const first = await Promise.race([running, asked.then((question) => ({ question }))]);
+    if (!("question" in first)) return first;
+    const turn = this.deps.store.turn();
+    if (!turn) throw new Error("A question was asked with no turn open.");
+    return {
+      ok: true,
+      value: {
+        ...turnResponse(this.deps.store, turn, "awaiting_input", turn.text ?? ""),
+        elicitation: first.question,
+      },
+    };
+  }
+}
