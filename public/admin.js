@@ -2,10 +2,9 @@
 // The console's admin page (keys with the admin scope): the org's keys (create, shown once; revoke; a budget),
 // its budget against its limits, its usage over time as a chart (uPlot, served from our own assets) with the same
 // figures as a table, and the modes and routes, read-only. A client of the admin API like any other.
-import { ApiClient, ApiError } from "./js/api.js";
+import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 
-const KEY_STORAGE = "aptix.apiKey";
 const UPLOT = "/vendor/uplot/uPlot.esm.js";
 
 const el = {

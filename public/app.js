@@ -1,6 +1,6 @@
 // @ts-check
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
-import { ApiClient, ApiError } from "./js/api.js";
+import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 import { markdownReady, renderMarkdown } from "./js/markdown.js";
 import { SessionSocket } from "./js/socket.js";
@@ -15,7 +15,6 @@ import {
 } from "./js/views.js";
 import { fillSchemaForm, fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
 
-const KEY_STORAGE = "aptix.apiKey";
 const SESSION_STORAGE = "aptix.sessionId";
 
 const state = {

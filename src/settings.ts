@@ -130,8 +130,6 @@ export interface Settings {
     historyBudgetTokens: number;
     /** Estimated tokens of the enhanced system prompt. */
     promptBudgetTokens: number;
-    /** One model call's timeout. */
-    modelCallTimeoutMs: number;
   };
   /** The passthrough's clocks; where it forwards to is a model route's (src/routing), `default` made from `llm`. */
   passthrough: {
@@ -185,7 +183,6 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       toolResultBudgetChars: v.TOOL_RESULT_BUDGET_CHARS,
       historyBudgetTokens: v.HISTORY_BUDGET_TOKENS,
       promptBudgetTokens: v.PROMPT_BUDGET_TOKENS,
-      modelCallTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
     },
     passthrough: {
       keepaliveMs: v.PASSTHROUGH_KEEPALIVE_MS,

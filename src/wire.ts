@@ -5,8 +5,6 @@ import { AgentExecuteResponse, AgentToolCall, PendingElicitation } from "./agent
 import { ConversationMessage, SessionStatus, TurnRecord } from "./agent/turn-store";
 import { ElicitationAnswer } from "./tools/elicitation";
 
-/** The largest tool result (`resultJson`) either door accepts: a whole file, JSON-escaped. */
-export const MAX_TOOL_RESULT_CHARS = 10_485_760;
 export const MAX_MESSAGE_CHARS = 100_000;
 
 /** A person's decision on one call that waits for approval. */
@@ -17,11 +15,14 @@ export const ApprovalDecision = z.strictObject({
 });
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
-/** A client's result of one client-executed call: exactly one of its result and why it could not run it. */
+/**
+ * A client's result of one client-executed call: exactly one of its result and why it could not run it. A result's
+ * size is bounded by the body that carries it: MAX_TOOL_RESULT_BYTES over REST, a frame's limit on the socket.
+ */
 export const ClientToolResult = z
   .strictObject({
     toolCallId: z.string().min(1),
-    resultJson: z.string().max(MAX_TOOL_RESULT_CHARS).optional(),
+    resultJson: z.string().optional(),
     errorMessage: z.string().min(1).max(10_000).optional(),
   })
   .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {
@@ -127,7 +128,6 @@ export const DirectFrame = z.discriminatedUnion("type", [
 ]);
 export type DirectFrame = z.infer<typeof DirectFrame>;
 export type ServerFrame = (LoggedFrame | DirectFrame) & { seq: number };
-export const SERVER_FRAME_TYPES = [...LOGGED_FRAME_TYPES, ...DirectFrame.options.map((o) => o.shape.type.value)];
 
 // What REST answers.
 export const ModeHistoryEntry = z.object({

@@ -2,8 +2,7 @@
 // The /docs page: the OpenAPI document of this server, rendered by Swagger UI from our own assets. The
 // document needs a key (every route but /healthz does), so the page asks for one (or takes the console's,
 // from this tab's session storage) and sends it with the document's request and with every "Try it out".
-
-const KEY_STORAGE = "aptix.apiKey";
+import { KEY_STORAGE } from "../js/api.js";
 
 /** @typedef {{ headers: Record<string, string> }} SwaggerRequest */
 /** @type {(options: Record<string, unknown>) => unknown} */

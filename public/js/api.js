@@ -15,6 +15,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Where the console and the admin page keep the key the user signed in with (this tab's sessionStorage). */
+export const KEY_STORAGE = "aptix.apiKey";
+
 const BOOKMARK_HEADER = "x-d1-bookmark";
 const BOOKMARK_STORAGE = "aptix.d1Bookmark";
 

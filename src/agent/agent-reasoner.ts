@@ -7,6 +7,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { type Outcome, refuse } from "../refusal";
 import type { ModelRouter } from "../routing/model-router";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
+import { CHARS_PER_TOKEN } from "../token-estimate";
 import type { ElicitationAnswer, ElicitationRequest } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ApprovalDecision, ClientToolResult } from "../wire";
@@ -116,7 +117,8 @@ export class AgentReasoner {
   private firstCallChars(content: string): number {
     const { config, store } = this.deps;
     const history = store.messages().reduce((sum, m) => sum + (m.content?.length ?? 0), 0);
-    return content.length + Math.min(history, config.historyBudgetTokens * 4) + config.promptBudgetTokens * 4;
+    const chars = (tokens: number) => tokens * CHARS_PER_TOKEN;
+    return content.length + Math.min(history, chars(config.historyBudgetTokens)) + chars(config.promptBudgetTokens);
   }
 
   /** The route the session's mode takes (the default mode's when the mode is gone). */

@@ -1,6 +1,6 @@
 // Turns the stored conversation into the model's messages: bounded history, bounded tool results.
 import type { ChatMessage } from "../llm/chat-model";
-import { estimateTokens } from "../prompts/system-prompt-enhancer";
+import { estimateTokens } from "../token-estimate";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import type { ConversationMessage, TurnState, TurnStore } from "./turn-store";

@@ -1,7 +1,7 @@
 // The offline demo model: a small rule-based ChatModel that drives real tool calls with no network,
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
-import { estimateTokens } from "../prompts/system-prompt-enhancer";
+import { estimateTokens } from "../token-estimate";
 import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 

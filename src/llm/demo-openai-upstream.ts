@@ -3,6 +3,7 @@
 // tool calls included) for coding tools and the `openai` SDK. The other endpoints say the demo lacks them.
 import { z } from "zod";
 import { errorResponse } from "../errors";
+import { estimateTokens } from "../token-estimate";
 import { fieldMessage, firstProblem } from "../zod-issues";
 import type { ChatMessage, ChatRequest, ChatResponse, ChatTool } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
@@ -154,10 +155,10 @@ async function demoAnswer(body: ChatBody, request: ChatRequest, model: DemoChatM
   };
 }
 
-/** About four characters a token: the demo has no tokenizer, and says so by being round. */
+/** The demo has no tokenizer: its usage is the one estimate (src/token-estimate.ts). */
 function usageFor(messages: ChatMessage[], answer: string): OpenAIUsage {
-  const prompt = Math.ceil(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0) / 4);
-  const completion = Math.ceil(answer.length / 4);
+  const prompt = estimateTokens(messages.reduce((n, m) => n + (m.content?.length ?? 0), 0));
+  const completion = estimateTokens(answer);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 

@@ -5,6 +5,7 @@ import { keptPerIsolate } from "../isolate-cache";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
+import { estimateTokens } from "../token-estimate";
 import type { Amount, OrgMeter, Settlement } from "./org-meter";
 
 /** Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). */
@@ -21,11 +22,6 @@ export interface TokenCounts {
 /** What a model call's answer may take when its request does not say: for its reservation, never a bill. */
 export const COMPLETION_ESTIMATE_TOKENS = 1024;
 
-/** About four characters a token: an estimate for reservations, never a bill. */
-export function estimateTokensOfText(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
 export function costMicros(prices: Prices, used: TokenCounts): number {
   const input = prices.inputPricePerMTok ?? 0;
   const output = prices.outputPricePerMTok ?? 0;
@@ -35,7 +31,7 @@ export function costMicros(prices: Prices, used: TokenCounts): number {
 
 /** What a call that sends `promptChars` and may write `completionTokens` is reserved for. */
 export function estimateOf(promptChars: number, completionTokens: number, prices: Prices): Amount {
-  const counts = { promptTokens: estimateTokensOfText(promptChars), completionTokens };
+  const counts = { promptTokens: estimateTokens(promptChars), completionTokens };
   return { tokens: counts.promptTokens + counts.completionTokens, costMicros: costMicros(prices, counts) };
 }
 

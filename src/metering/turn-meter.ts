@@ -5,14 +5,8 @@ import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { RouteAttempt } from "../routing/model-router";
-import {
-  amountOf,
-  COMPLETION_ESTIMATE_TOKENS,
-  costMicros,
-  estimateOf,
-  estimateTokensOfText,
-  reserveCall,
-} from "./meter";
+import { estimateTokens } from "../token-estimate";
+import { amountOf, COMPLETION_ESTIMATE_TOKENS, costMicros, estimateOf, reserveCall } from "./meter";
 import { recordUsage } from "./usage-records";
 
 export interface MeteredCaller {
@@ -55,8 +49,8 @@ export function orgTurnMeter(
         if (!used) return reserved.reservation.settle(null);
         const prices = table.get(used.route) ?? head;
         const usage = used.usage ?? {
-          promptTokens: estimateTokensOfText(promptChars),
-          completionTokens: estimateTokensOfText(used.answerChars),
+          promptTokens: estimateTokens(promptChars),
+          completionTokens: estimateTokens(used.answerChars),
         };
         return reserved.reservation.settle(amountOf(usage, prices));
       };
@@ -77,8 +71,8 @@ export function turnUsageRecorder(
   return (attempt) => {
     const usage = attempt.usage ?? {
       promptTokens: 0,
-      completionTokens: estimateTokensOfText(attempt.answerChars),
-      totalTokens: estimateTokensOfText(attempt.answerChars),
+      completionTokens: estimateTokens(attempt.answerChars),
+      totalTokens: estimateTokens(attempt.answerChars),
     };
     const { sessionId, mode } = session();
     defer(

@@ -10,7 +10,6 @@ import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
   estimateOf,
-  estimateTokensOfText,
   type Reservation,
   reserveCall,
   WORKER,
@@ -21,6 +20,7 @@ import { recordUsage, type UsageOutcome } from "../metering/usage-records";
 import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
+import { estimateTokens } from "../token-estimate";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
@@ -96,9 +96,9 @@ class MeteredRequest {
       (answerChars === null
         ? null
         : {
-            promptTokens: estimateTokensOfText(request.bytes.byteLength),
-            completionTokens: estimateTokensOfText(answerChars),
-            totalTokens: estimateTokensOfText(request.bytes.byteLength) + estimateTokensOfText(answerChars),
+            promptTokens: estimateTokens(request.bytes.byteLength),
+            completionTokens: estimateTokens(answerChars),
+            totalTokens: estimateTokens(request.bytes.byteLength) + estimateTokens(answerChars),
           });
     const answered = served(state.route, this.routing, request);
     const amount = usage ? amountOf(usage, state.route) : null;

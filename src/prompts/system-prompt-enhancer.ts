@@ -1,6 +1,7 @@
 // SystemPromptEnhancer: base prompt + mode prompt + the mode's tools by category (within a token budget)
 // + the JSON tool-call format when the model uses it + diagram instructions. Same inputs, same bytes.
 import type { AgentMode } from "../modes/agent-mode";
+import { estimateTokens } from "../token-estimate";
 import { TOOL_CATEGORIES, type ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
 import { ALWAYS_OFFERED_TOOLS } from "../tools/index";
@@ -31,11 +32,6 @@ export interface EnhancedPrompt {
   /** Mode tools that are not registered (a catalog naming a tool that does not exist). */
   unknownTools: string[];
   estimatedTokens: number;
-}
-
-/** About four characters a token for English prose and JSON: an estimate, not a tokenizer. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
 }
 
 const orderIn = (categories: readonly ToolCategory[]) => (id: string) =>

@@ -2,12 +2,8 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMode } from "../../src/modes/agent-mode";
 import { JSON_TOOL_CALL_INSTRUCTIONS, MERMAID_INSTRUCTIONS } from "../../src/prompts/prompt-texts";
-import {
-  type EnhancedPrompt,
-  type EnhanceInput,
-  enhanceSystemPrompt,
-  estimateTokens,
-} from "../../src/prompts/system-prompt-enhancer";
+import { type EnhancedPrompt, type EnhanceInput, enhanceSystemPrompt } from "../../src/prompts/system-prompt-enhancer";
+import { estimateTokens } from "../../src/token-estimate";
 import type { AgentTool } from "../../src/tools/contract";
 import { createProductionTools } from "../../src/tools/index";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";

@@ -2,7 +2,7 @@
 // body the same way, since both parse it with the same schema.
 import { describe, expect, it } from "vitest";
 import { LOGGED_FRAME_TYPES as CONSOLE_LOGGED_FRAMES } from "../../public/js/frames.js";
-import { CLIENT_FRAME_TYPES, LOGGED_FRAME_TYPES } from "../../src/wire";
+import { CLIENT_FRAME_TYPES, ClientToolResult, LOGGED_FRAME_TYPES } from "../../src/wire";
 import { createSession, type ErrorBody, sendMessage, sendToolResults } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -49,5 +49,11 @@ describe("the wire", () => {
     expect(restError.message.startsWith("Invalid 'results.0.errorMessage' in the request body: ")).toBe(true);
     expect(String(frame.message).startsWith("Invalid 'results.0.errorMessage' in the tool_results frame: ")).toBe(true);
     expect(detail(String(frame.message))).toBe(detail(restError.message));
+  });
+
+  it("bounds a tool result by the body that carries it (MAX_TOOL_RESULT_BYTES), not by a length of its own", () => {
+    const resultJson = JSON.stringify("x".repeat(11 * 1024 * 1024));
+    const parsed = ClientToolResult.safeParse({ toolCallId: "call_1", resultJson });
+    expect(parsed.success).toBe(true);
   });
 });
