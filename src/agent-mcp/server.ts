@@ -8,15 +8,15 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { z } from "zod";
-import { type AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
 import type { Db } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import type { Outcome } from "../refusal";
 import { sessionNotFound } from "../refusal";
-import type { Caller } from "../session/agent-session";
+import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
 import { recentSessions } from "../session/session-index";
-import type { SessionView } from "../wire";
+import type { SessionView } from "../wire/session";
+import { type AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 
 export const AGENT_MCP_SERVER_INFO = { name: "aptix-edge", title: "aptix agent", version: "1.0.0" } as const;
 

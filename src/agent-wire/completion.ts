@@ -2,8 +2,7 @@
 // frames the session logs while the turn runs (text as the model writes it, the client's tool calls, the
 // approval request in words), ended by `[DONE]`. The client's tool calls are OpenAI `tool_calls`; the mode's
 // own tools run inside the session and are not shown.
-import type { AgentExecuteResponse, AgentToolCall } from "../agent/agent-tool-call";
-import type { TokenUsage } from "../agent/turn-store";
+
 import { type ErrorCode, errorBody } from "../errors";
 import {
   type CompletionBase,
@@ -16,7 +15,8 @@ import {
 } from "../llm/openai-wire";
 import { sseData } from "../llm/sse-lines";
 import { approvalRequest } from "../session/approval-words";
-import type { ServerFrame } from "../wire";
+import type { ServerFrame } from "../wire/frames";
+import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
 
 export function completionMeta(model: string, now = Date.now()): CompletionBase {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };

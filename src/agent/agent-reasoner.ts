@@ -10,9 +10,10 @@ import { DEFAULT_ROUTE } from "../routing/model-routes";
 import { CHARS_PER_TOKEN } from "../token-estimate";
 import type { ElicitationAnswer, ElicitationRequest } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
-import type { ApprovalDecision, ClientToolResult } from "../wire";
+import type { ApprovalDecision, ClientToolResult } from "../wire/session";
+import type { AgentExecuteResponse } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
-import type { AgentExecuteResponse, StoredToolCall } from "./agent-tool-call";
+import type { StoredToolCall } from "./agent-tool-call";
 import { askModel, limitStep, workedMs } from "./ask-model";
 import type { ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {

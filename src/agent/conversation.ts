@@ -1,9 +1,10 @@
 // Turns the stored conversation into the model's messages: bounded history, bounded tool results.
 import type { ChatMessage } from "../llm/chat-model";
 import { estimateTokens } from "../token-estimate";
+import type { ConversationMessage } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
-import type { ConversationMessage, TurnState, TurnStore } from "./turn-store";
+import type { TurnState, TurnStore } from "./turn-store";
 
 /** A result over the budget reaches the model cut, with a note saying so and how large it was. */
 export function boundToolResult(content: string, budgetChars: number): string {

@@ -1,7 +1,8 @@
 // What the agent loop does next: every step of a turn (settling the open batch, checking the limits, asking the
 // model) answers with one of these, in the spirit of the OpenAI Agents SDK's NextStep, and the loop acts on it.
 import type { ModelToolCall } from "../llm/chat-model";
-import type { StoredToolCall, TurnError } from "./agent-tool-call";
+import type { TurnError } from "../wire/turn";
+import type { StoredToolCall } from "./agent-tool-call";
 import type { CallReservation } from "./model-call-budget";
 import type { ModelRequest } from "./model-step";
 

@@ -2,14 +2,9 @@
 // delivered, the outcome recorded, the session idle again, and the AgentExecuteResponse built. A limit that
 // stops a turn is logged here too, with its figure, whoever finds it (the loop, or a pause that expired).
 import type { AdminLogger } from "../observability/admin-logger";
+import type { AgentExecuteResponse, TurnError, TurnOutcome } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
-import {
-  type AgentExecuteResponse,
-  publicToolCall,
-  type StoredToolCall,
-  type TurnError,
-  type TurnOutcome,
-} from "./agent-tool-call";
+import { publicToolCall, type StoredToolCall } from "./agent-tool-call";
 import { appendBatchResults } from "./conversation";
 import type { TurnEvents } from "./turn-events";
 import { formatDuration, type TurnLimit, turnLimitError } from "./turn-limits";

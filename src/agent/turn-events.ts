@@ -1,6 +1,6 @@
 // What happens during a turn, as it happens: the session object turns these into frames for its sockets.
 import type { StepRestart } from "../routing/model-router";
-import type { AgentExecuteResponse, AgentToolCall } from "./agent-tool-call";
+import type { AgentExecuteResponse, AgentToolCall } from "../wire/turn";
 
 /** What happens during a turn, as it happens (the WebSocket and SSE doors listen). */
 export interface TurnEvents {

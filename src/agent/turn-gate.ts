@@ -1,10 +1,8 @@
 // The one-turn-at-a-time rule and the checks on approvals and client results, as refusals (codes, not statuses).
 import { quoted } from "../quote";
 import { type Refusal, refuse } from "../refusal";
+import type { SessionStatus } from "../wire/turn";
 import type { StoredToolCall } from "./agent-tool-call";
-import type { SessionStatus } from "./turn-store";
-
-export type { Outcome, Refusal } from "../refusal";
 
 /** Why a session in `status` cannot take what needs it `expected`, or null when it can. */
 export function refusalUnless(status: SessionStatus, expected: SessionStatus): Refusal | null {

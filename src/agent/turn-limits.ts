@@ -1,7 +1,8 @@
 // The limits that stop a turn (the design document's "Risks": iterations, time, malformed calls; and the
 // pause expiry and per-key model call limit), each with a message that states its real figures.
+
+import type { TurnError } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
-import type { TurnError } from "./agent-tool-call";
 
 export type TurnLimit =
   | "iteration_limit"

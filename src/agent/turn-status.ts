@@ -3,7 +3,8 @@
 // pause, a cancelled pause, a turn an object restart or an unexpected failure left running). Plain functions over
 // the store, so a request builds at most one AgentReasoner, and only to drive the loop.
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import type { AgentExecuteResponse, StoredToolCall } from "./agent-tool-call";
+import type { AgentExecuteResponse } from "../wire/turn";
+import type { StoredToolCall } from "./agent-tool-call";
 import { CANCELLED, finishTurn, limitError, type TurnEndingDeps } from "./turn-ending";
 import { refusalForCalls, refusalUnless } from "./turn-gate";
 import type { TurnStore } from "./turn-store";

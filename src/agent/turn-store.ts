@@ -1,37 +1,10 @@
 // What the loop needs from the session's storage; the Durable Object implements it over SQLite. The shapes a
-// client sees (a message, a turn's record) are zod schemas, their types inferred.
+// client also sees (a message, a turn's record, token usage) are the wire's (src/wire/turn.ts).
 import { z } from "zod";
+import { type ConversationMessage, type SessionStatus, TokenUsage, type TurnRecord } from "../wire/turn";
 import type { StoredToolCall } from "./agent-tool-call";
 
-export const SessionStatus = z.enum(["idle", "running", "awaiting_approval", "awaiting_client"]);
-export type SessionStatus = z.infer<typeof SessionStatus>;
-
-/** Why a message is in the conversation, beside its role. */
-export const MessageKind = z.enum(["message", "tool_result", "correction", "workflow", "answer"]);
-export type MessageKind = z.infer<typeof MessageKind>;
-
-export const ModelToolCallShape = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
-
-export const ConversationMessage = z.object({
-  seq: z.number().int(),
-  turnId: z.string(),
-  role: z.enum(["user", "assistant", "tool"]),
-  content: z.string().nullable(),
-  toolCalls: z.array(ModelToolCallShape).optional(),
-  toolCallId: z.string().optional(),
-  kind: MessageKind,
-  createdAt: z.string(),
-});
-export type ConversationMessage = z.infer<typeof ConversationMessage>;
-
 export type NewMessage = Omit<ConversationMessage, "seq" | "createdAt">;
-
-export const TokenUsage = z.object({
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  totalTokens: z.number(),
-});
-export type TokenUsage = z.infer<typeof TokenUsage>;
 
 /** The open turn, kept in storage so an evicted object resumes it (parsed with this schema on the way in). */
 export const TurnState = z.object({
@@ -76,13 +49,3 @@ export interface TurnStore {
   /** How the newest ended turn ended, or null before the first one ends. */
   lastTurnOutcome(): TurnRecord | null;
 }
-
-export const TurnRecord = z.object({
-  turnId: z.string(),
-  status: z.enum(["completed", "failed", "cancelled"]),
-  startedAt: z.string(),
-  endedAt: z.string(),
-  iterations: z.number().int(),
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
-});
-export type TurnRecord = z.infer<typeof TurnRecord>;

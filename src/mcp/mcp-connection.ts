@@ -17,7 +17,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { secretValue } from "../secret-name";
-import { type ElicitationAnswer, type ElicitationRequest, ElicitationSchema } from "../tools/elicitation";
+import type { ElicitationRequest } from "../tools/elicitation";
+import { type ElicitationAnswer, ElicitationSchema } from "../wire/elicitation";
 import type { McpServerConfig } from "./mcp-server-registry";
 
 export type { CallToolResult, Tool };

@@ -1,7 +1,6 @@
 // /context/sessions: create and read agent sessions, run turns, answer approvals and client tool results.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import { AgentExecuteResponse } from "../agent/agent-tool-call";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
@@ -18,7 +17,8 @@ import {
   SessionView,
   ToolResultsBody,
   WsTicket,
-} from "../wire";
+} from "../wire/session";
+import { AgentExecuteResponse } from "../wire/turn";
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
 const SessionId = z.object({ sessionId: z.string() });

@@ -7,7 +7,7 @@ import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { workflowNotFound } from "../refusal";
 import { callerOf, sessionStub, unwrap } from "../session/session-client";
-import { WorkflowRunResponse } from "../wire";
+import { WorkflowRunResponse } from "../wire/session";
 import { workflowService } from "../workflows";
 
 const RunWorkflowBody = z

@@ -2,14 +2,13 @@
 // message starts a turn, or decides the approvals that wait in plain words; tool messages are the client's
 // results), a new session seeded with the history the client sent, and the answer's text.
 import type { AgentReasoner } from "../agent/agent-reasoner";
-import type { AgentExecuteResponse } from "../agent/agent-tool-call";
 import { refusalForToolResults } from "../agent/turn-status";
-import type { SessionStatus, TokenUsage } from "../agent/turn-store";
 import type { ChatTool } from "../llm/chat-model";
 import { keyModelCallBudget, prepaidBudget } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import type { ClientToolResult } from "../wire";
+import type { ClientToolResult } from "../wire/session";
+import type { AgentExecuteResponse, SessionStatus, TokenUsage } from "../wire/turn";
 import { decisionsFromWords } from "./approval-words";
 import { type Caller, callLogger } from "./caller";
 import type { FrameHub } from "./frame-hub";

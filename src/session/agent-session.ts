@@ -3,15 +3,16 @@
 // turns (turn-driver.ts, session-loop.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
 // the pause alarm (pause-alarm.ts), the owner's session list (list-writer.ts) and workflows (workflow-runner.ts).
 import { DurableObject } from "cloudflare:workers";
-import type { AgentExecuteResponse } from "../agent/agent-tool-call";
 import { recoverInterruptedTurn } from "../agent/turn-status";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
-import type { ElicitationAnswer } from "../tools/elicitation";
-import type { ApprovalDecision, ClientToolResult, LoggedFrame } from "../wire";
+import type { ElicitationAnswer } from "../wire/elicitation";
+import type { LoggedFrame } from "../wire/frames";
+import type { ApprovalDecision, ClientToolResult, SessionView, WorkflowRunResponse } from "../wire/session";
+import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
 import { ElicitationDesk } from "./elicitations";
@@ -25,15 +26,12 @@ import { SessionLoop } from "./session-loop";
 import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionStore } from "./session-store";
-import { type SessionView, sessionView } from "./session-view";
+import { sessionView } from "./session-view";
 import { SocketDoor } from "./socket-door";
 import { TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
-import { runWorkflow, type WorkflowRunResponse } from "./workflow-runner";
-
-export type { Caller } from "./caller";
-export type { SessionView } from "./session-view";
+import { runWorkflow } from "./workflow-runner";
 
 export interface SessionInit {
   sessionId: string;

@@ -3,8 +3,9 @@
 // decides. The rule: "yes" (or approve, ok, sure, go ahead) approves every call; "no" (or deny, stop, cancel)
 // denies every call, the message being the reason; anything else denies them too and reaches the model as
 // what the user said instead, so the agent takes it as the next instruction.
-import type { AgentToolCall } from "../agent/agent-tool-call";
-import type { ApprovalDecision } from "../wire";
+
+import type { ApprovalDecision } from "../wire/session";
+import type { AgentToolCall } from "../wire/turn";
 
 const YES = /^\s*(yes|y|approve|approved|ok|okay|sure|go ahead|do it)\b/i;
 const NO = /^\s*(no|n|deny|denied|stop|cancel|don't|do not)\b/i;

@@ -2,12 +2,14 @@
 // The call waits in place, inside the running turn: the question is logged as a frame, shown in the session's
 // state, and answered over REST or the socket; an answer is checked against the schema that asked for it. A
 // question nobody answers within the pause TTL, and one whose turn is cancelled, is answered `cancel`.
-import type { PendingElicitation } from "../agent/agent-tool-call";
+
 import { schemaProblem } from "../json-schema-check";
 import { quoted } from "../quote";
 import { type Refusal, refuse } from "../refusal";
-import type { ElicitationAnswer, ElicitationRequest } from "../tools/elicitation";
-import type { LoggedFrame } from "../wire";
+import type { ElicitationRequest } from "../tools/elicitation";
+import type { ElicitationAnswer } from "../wire/elicitation";
+import type { LoggedFrame } from "../wire/frames";
+import type { PendingElicitation } from "../wire/turn";
 
 interface Waiting {
   question: PendingElicitation;

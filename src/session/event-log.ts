@@ -1,7 +1,7 @@
 // The session's event log: every frame that changes the session is written here, with its seq, before it is
 // sent. Bounded: the newest frames and those of the open turn are kept; older ones are pruned. Its tables are the
 // session's versioned schema's (session-schema.ts); a frame read back is parsed with the wire's schema.
-import { LoggedFrame, type ServerFrame } from "../wire";
+import { LoggedFrame, type ServerFrame } from "../wire/frames";
 import { parseStored } from "./session-rows";
 
 export const DEFAULT_EVENT_LOG_SIZE = 1_000;

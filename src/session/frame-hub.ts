@@ -1,8 +1,9 @@
 // Where a session's frames go: logged first (event log), then to every WebSocket of the object and every
 // SSE stream of a running turn (a text delta reaches the turn's streams a moment before it is logged); and the
 // per-socket frames (session_state, error, pong) and replays.
+
+import type { DirectFrame, LoggedFrame, ServerFrame, SessionStateFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
-import type { DirectFrame, LoggedFrame, ServerFrame, SessionStateFrame } from "./protocol";
 
 const encoder = new TextEncoder();
 

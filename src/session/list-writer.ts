@@ -2,7 +2,7 @@
 // change of status, mode or title, off the reply path, several changes in one write.
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { LoggedFrame } from "../wire";
+import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";

@@ -2,7 +2,7 @@
 // themselves are in the one wire module (src/wire.ts), shared with REST.
 
 import { quoted } from "../quote";
-import { CLIENT_FRAME_TYPES, ClientFrame } from "../wire";
+import { CLIENT_FRAME_TYPES, ClientFrame } from "../wire/frames";
 import { fieldMessage, firstProblem } from "../zod-issues";
 
 /** Workers in production close a socket that receives a message over 1 MiB (code 1009). */
@@ -13,15 +13,6 @@ export const PLATFORM_MAX_MESSAGE_BYTES = 1_048_576;
  * `frame_too_large` error naming the way out (POST .../tool-results) instead of a closed socket.
  */
 export const MAX_CLIENT_FRAME_BYTES = 1_000_000;
-
-export {
-  CLIENT_FRAME_TYPES,
-  ClientFrame,
-  type DirectFrame,
-  type LoggedFrame,
-  type ServerFrame,
-  type SessionStateFrame,
-} from "../wire";
 
 /** A client frame, or the error frame that names what is wrong with it. */
 export function parseClientFrame(

@@ -3,7 +3,9 @@
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { type Outcome, sessionNotFound } from "../refusal";
-import type { AgentSession, Caller, SessionView } from "./agent-session";
+import type { SessionView } from "../wire/session";
+import type { AgentSession } from "./agent-session";
+import type { Caller } from "./caller";
 import { locationHintFor } from "./location-hint";
 import type { AgentSessionManager } from "./session-manager";
 

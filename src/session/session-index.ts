@@ -3,10 +3,10 @@
 // sessions (GET /context/sessions, the console's sidebar) and an org's recent ones (the MCP door's resources).
 // The session itself lives in its object; this is only the index, and may lag the object by a moment.
 import { z } from "zod";
-import { SessionStatus } from "../agent/turn-store";
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { SessionListEntry } from "../wire";
+import type { SessionListEntry } from "../wire/session";
+import { SessionStatus } from "../wire/turn";
 
 export interface IndexedSession {
   sessionId: string;

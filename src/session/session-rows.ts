@@ -2,9 +2,9 @@
 // in from storage, so a row that is not what the code wrote fails loudly, naming the table and the field, instead
 // of travelling on as a cast. Shapes a client also sees are the wire's own schemas.
 import { z } from "zod";
-import { TurnError } from "../agent/agent-tool-call";
-import { ConversationMessage, SessionIdentity, SessionStatus, TurnRecord, TurnState } from "../agent/turn-store";
-import type { Artifact, ModeHistoryEntry } from "../wire";
+import { SessionIdentity, TurnState } from "../agent/turn-store";
+import type { Artifact, ModeHistoryEntry } from "../wire/session";
+import { ConversationMessage, SessionStatus, TurnError, TurnRecord } from "../wire/turn";
 
 /** The session's record: who owns it, its mode and status, where it branched from, when. */
 export const SessionRecord = SessionIdentity.extend({

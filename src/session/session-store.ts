@@ -2,16 +2,9 @@
 // artifacts, mode history. Every row is parsed with its zod schema on the way in (session-rows.ts); the tables
 // are the versioned schema's (session-schema.ts), which the object migrates before it constructs this store.
 import { StoredToolCall } from "../agent/agent-tool-call";
-import type {
-  ConversationMessage,
-  NewMessage,
-  SessionIdentity,
-  SessionStatus,
-  TurnRecord,
-  TurnState,
-  TurnStore,
-} from "../agent/turn-store";
-import type { Artifact, ModeHistoryEntry } from "../wire";
+import type { NewMessage, SessionIdentity, TurnState, TurnStore } from "../agent/turn-store";
+import type { Artifact, ModeHistoryEntry } from "../wire/session";
+import type { ConversationMessage, SessionStatus, TurnRecord } from "../wire/turn";
 import {
   artifactOfRow,
   messageOfRow,
@@ -21,8 +14,6 @@ import {
   sessionOfRow,
   turnRecordOfRow,
 } from "./session-rows";
-
-export type { SessionRecord } from "./session-rows";
 
 type Row = Record<string, SqlStorageValue>;
 const nowIso = () => new Date().toISOString();

@@ -1,9 +1,8 @@
 // What a session looks like from outside: the GET /context/sessions/:id body and the session_state frame.
 import { publicToolCall } from "../agent/agent-tool-call";
-import type { SessionStateFrame, SessionView } from "../wire";
+import type { SessionStateFrame } from "../wire/frames";
+import type { SessionView } from "../wire/session";
 import type { SessionStore } from "./session-store";
-
-export type { SessionView } from "../wire";
 
 export function sessionView(store: SessionStore): SessionView {
   const record = store.record();

@@ -3,11 +3,12 @@
 // resume: session_state, then the logged frames it missed.
 import { z } from "zod";
 import type { Outcome } from "../refusal";
+import type { DirectFrame, SessionStateFrame } from "../wire/frames";
 import type { Caller } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
 import type { EventLog } from "./event-log";
 import type { FrameHub } from "./frame-hub";
-import { type DirectFrame, parseClientFrame, type SessionStateFrame } from "./protocol";
+import { parseClientFrame } from "./protocol";
 import type { SessionStore } from "./session-store";
 import { sessionStateFrame } from "./session-view";
 import { invalidTicketResponse, type TicketStore, upgradeRequiredResponse } from "./tickets";

@@ -2,7 +2,6 @@
 // starting or running refuses another; a request answers when its turn stops, or as soon as a tool's MCP server
 // asks the user a question mid-call (the turn goes on and waits for the answer); the pause alarm follows the turn.
 import type { AgentReasoner } from "../agent/agent-reasoner";
-import type { AgentExecuteResponse, PendingElicitation } from "../agent/agent-tool-call";
 import { turnResponse } from "../agent/turn-ending";
 import {
   cancelPausedTurn,
@@ -14,7 +13,8 @@ import {
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import type { ElicitationAnswer } from "../tools/elicitation";
+import type { ElicitationAnswer } from "../wire/elicitation";
+import type { AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
 import type { PauseAlarm } from "./pause-alarm";

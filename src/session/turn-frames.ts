@@ -1,6 +1,6 @@
 // A turn's events (what the loop reports as it goes) as the session's logged frames, each carrying the turn's id.
 import type { TurnEvents } from "../agent/turn-events";
-import type { LoggedFrame } from "../wire";
+import type { LoggedFrame } from "../wire/frames";
 
 export interface TurnFrameSource {
   /** The running turn's id ("" before a turn opened). */

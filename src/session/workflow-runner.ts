@@ -4,12 +4,10 @@
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { type Outcome, type Refusal, refuse, workflowNotFound } from "../refusal";
-import type { WorkflowRunResponse } from "../wire";
+import type { Artifact, WorkflowRunResponse } from "../wire/session";
 import { workflowService } from "../workflows";
-import { type Artifact, WorkflowError } from "../workflows/workflow";
+import { WorkflowError } from "../workflows/workflow";
 import type { SessionStore } from "./session-store";
-
-export type { WorkflowRunResponse } from "../wire";
 
 export interface WorkflowRunDeps {
   store: SessionStore;

@@ -1,7 +1,8 @@
 // The agent tool contract (TUL-011, AGN-005 §4): AgentTool, InvokeResult, AgentToolExecutionContext.
 import type { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { ElicitationAnswer, ElicitationRequest } from "./elicitation";
+import type { ElicitationAnswer } from "../wire/elicitation";
+import type { ElicitationRequest } from "./elicitation";
 
 export type { ElicitationAnswer, ElicitationRequest };
 

@@ -1,9 +1,7 @@
 // Workflows: actions a user invokes (the design document's Decision 3), never shown to the model.
 import type { z } from "zod";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import type { Artifact } from "../wire";
-
-export type { Artifact } from "../wire";
+import type { Artifact } from "../wire/session";
 
 /** What a workflow can do to the session it runs in. */
 export interface WorkflowContext {

@@ -3,10 +3,10 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
-import type { Outcome } from "../../src/agent/turn-gate";
 import { expirePausedTurn } from "../../src/agent/turn-status";
 import { TurnState } from "../../src/agent/turn-store";
+import type { Outcome } from "../../src/refusal";
+import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { expirePauseNow, inSessionObject } from "../fixtures/in-object";
 import { approve, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";

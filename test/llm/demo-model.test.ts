@@ -1,7 +1,7 @@
 // The offline demo model drives real tool calls through the loop, and says what it is in every answer.
 import { describe, expect, it } from "vitest";
-import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
 import { DemoChatModel } from "../../src/llm/demo-model";
+import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { inSessionObject } from "../fixtures/in-object";
 
 const demo = { model: new DemoChatModel(0) };

@@ -3,7 +3,7 @@
 // socket, is checked against the schema, and the call goes on with it.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
+import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { authHeaders } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";

@@ -3,8 +3,8 @@
 // before anything is stored, and a running turn that reaches it ends with its own code, losing nothing.
 import OpenAI from "openai";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
-import type { SessionView } from "../../src/session/session-view";
+import type { SessionView } from "../../src/wire/session";
+import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { type ErrorBody, newChatKey, openai, type TestKey, worker } from "../passthrough/harness";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./limit";
 import { awayFromWindowEdge } from "./window";

@@ -2,7 +2,7 @@
 // scopes): every documented answer, tool call ids included, comes back the same on a fresh session.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AgentExecuteResponse } from "../../src/agent/agent-tool-call";
+import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { newChatKey, type TestKey } from "../passthrough/harness";
 
 async function post(key: TestKey, path: string, body: unknown): Promise<AgentExecuteResponse> {

@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/session/event-log";
-import type { LoggedFrame } from "../../src/session/protocol";
+import type { LoggedFrame } from "../../src/wire/frames";
 
 const frame = (turnId: string, text: string): LoggedFrame => ({ type: "assistant_delta", turnId, text });
 

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/session/event-log";
 import { FrameHub } from "../../src/session/frame-hub";
-import type { LoggedFrame } from "../../src/session/protocol";
+import type { LoggedFrame } from "../../src/wire/frames";
 
 const TURN = "turn-1";
 const delta = (text: string): LoggedFrame => ({ type: "assistant_delta", turnId: TURN, text });

@@ -1,7 +1,7 @@
 // GET /context/sessions: the caller's own sessions, newest change first, paginated, with what the sidebar shows.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionList } from "../../src/wire";
+import type { SessionList } from "../../src/wire/session";
 import { scriptUpstream } from "../fixtures/upstream";
 import { newChatKey, type TestKey } from "../passthrough/harness";
 

@@ -2,7 +2,8 @@
 // body the same way, since both parse it with the same schema.
 import { describe, expect, it } from "vitest";
 import { LOGGED_FRAME_TYPES as CONSOLE_LOGGED_FRAMES } from "../../public/js/frames.js";
-import { CLIENT_FRAME_TYPES, ClientToolResult, LOGGED_FRAME_TYPES } from "../../src/wire";
+import { CLIENT_FRAME_TYPES, LOGGED_FRAME_TYPES } from "../../src/wire/frames";
+import { ClientToolResult } from "../../src/wire/session";
 import { createSession, type ErrorBody, sendMessage, sendToolResults } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";

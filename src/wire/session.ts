@@ -1,0 +1,113 @@
+// The session API's bodies and answers (REST): a message, decisions, tool results, an answer to a question; the
+// session's view, its list entry, a workflow's result. The socket's frames carry the same fields (frames.ts).
+import { z } from "zod";
+import { ElicitationAnswer } from "./elicitation";
+import { AgentToolCall, ConversationMessage, PendingElicitation, SessionStatus, TurnRecord } from "./turn";
+
+export const MAX_MESSAGE_CHARS = 100_000;
+
+/** A person's decision on one call that waits for approval. */
+export const ApprovalDecision = z.strictObject({
+  toolCallId: z.string().min(1),
+  approved: z.boolean(),
+  reason: z.string().max(2_000).optional(),
+});
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+/**
+ * A client's result of one client-executed call: exactly one of its result and why it could not run it. A result's
+ * size is bounded by the body that carries it: MAX_TOOL_RESULT_BYTES over REST, a frame's limit on the socket.
+ */
+export const ClientToolResult = z
+  .strictObject({
+    toolCallId: z.string().min(1),
+    resultJson: z.string().optional(),
+    errorMessage: z.string().min(1).max(10_000).optional(),
+  })
+  .refine((r) => (r.resultJson === undefined) !== (r.errorMessage === undefined), {
+    error: "needs exactly one of resultJson and errorMessage",
+  });
+export type ClientToolResult = z.infer<typeof ClientToolResult>;
+
+/** The fields REST bodies and client frames share, with the same rules. */
+export const MessageContent = z.string().trim().min(1, "must not be empty").max(MAX_MESSAGE_CHARS);
+export const ApprovalDecisions = z.array(ApprovalDecision).min(1, "needs at least one decision");
+export const ClientToolResults = z.array(ClientToolResult).min(1, "needs at least one result");
+
+// REST bodies.
+export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
+export const MessageBody = z.strictObject({ content: MessageContent });
+export const ApprovalsBody = z.strictObject({ decisions: ApprovalDecisions });
+export const ToolResultsBody = z.strictObject({ results: ClientToolResults });
+/** The user's answer to a question a tool's MCP server asks in the middle of a call. */
+export const ElicitationAnswerBody = ElicitationAnswer;
+export type ElicitationAnswerBody = z.infer<typeof ElicitationAnswerBody>;
+
+// What REST answers.
+export const ModeHistoryEntry = z.object({
+  from: z.string(),
+  to: z.string(),
+  reason: z.string(),
+  userId: z.string(),
+  at: z.string(),
+});
+export type ModeHistoryEntry = z.infer<typeof ModeHistoryEntry>;
+
+export const Artifact = z.object({
+  id: z.string(),
+  kind: z.string(),
+  title: z.string(),
+  content: z.string(),
+  createdAt: z.string(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
+export const SessionView = z.object({
+  sessionId: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  modeHistory: z.array(ModeHistoryEntry),
+  pendingToolCalls: z.array(AgentToolCall),
+  /** A question a tool's MCP server asks the user, waiting for the answer (the turn is running). */
+  pendingElicitation: PendingElicitation.optional(),
+  parentSessionId: z.string().nullable(),
+  conversation: z.array(ConversationMessage),
+  turns: z.array(TurnRecord),
+  artifacts: z.array(Artifact),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SessionView = z.infer<typeof SessionView>;
+
+/** One of a caller's sessions as the list shows it (GET /context/sessions). */
+export const SessionListEntry = z.object({
+  sessionId: z.string(),
+  mode: z.string(),
+  status: SessionStatus,
+  /** The session waits for its user: approvals, a client's results, or an MCP server's question. */
+  waitingForUser: z.boolean(),
+  /** From the first message (one line, at most 80 characters); null until there is one. */
+  title: z.string().nullable(),
+  parentSessionId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SessionListEntry = z.infer<typeof SessionListEntry>;
+
+export const SessionList = z.object({
+  sessions: z.array(SessionListEntry),
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: z.string().nullable(),
+});
+
+export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
+export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });
+
+export const WorkflowRunResponse = z.object({
+  sessionId: z.string(),
+  workflowId: z.string(),
+  mode: z.string(),
+  message: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type WorkflowRunResponse = z.infer<typeof WorkflowRunResponse>;

@@ -1,0 +1,115 @@
+// What a turn reports, over HTTP, the WebSocket and the OpenAI and MCP doors: its tool calls (AgentToolCall,
+// AGN-005 §5.3), its outcome (AgentExecuteResponse), the tokens it used, the session's conversation and the
+// record of each turn. Each shape is one zod schema; the types are inferred from it.
+import { z } from "zod";
+import { ElicitationSchema } from "./elicitation";
+
+export const TokenUsage = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+export const SessionStatus = z.enum(["idle", "running", "awaiting_approval", "awaiting_client"]);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** Why a message is in the conversation, beside its role. */
+export const MessageKind = z.enum(["message", "tool_result", "correction", "workflow", "answer"]);
+export type MessageKind = z.infer<typeof MessageKind>;
+
+export const ModelToolCallShape = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+export const ConversationMessage = z.object({
+  seq: z.number().int(),
+  turnId: z.string(),
+  role: z.enum(["user", "assistant", "tool"]),
+  content: z.string().nullable(),
+  toolCalls: z.array(ModelToolCallShape).optional(),
+  toolCallId: z.string().optional(),
+  kind: MessageKind,
+  createdAt: z.string(),
+});
+export type ConversationMessage = z.infer<typeof ConversationMessage>;
+
+export const TurnRecord = z.object({
+  turnId: z.string(),
+  status: z.enum(["completed", "failed", "cancelled"]),
+  startedAt: z.string(),
+  endedAt: z.string(),
+  iterations: z.number().int(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type TurnRecord = z.infer<typeof TurnRecord>;
+
+export const ApprovalState = z.enum(["pending", "approved", "denied"]);
+export type ApprovalState = z.infer<typeof ApprovalState>;
+
+/** One call the model made, mapped by the AgentToolExecutor (AGN-005 §5.3). */
+export const AgentToolCall = z.object({
+  id: z.string(),
+  name: z.string(),
+  argumentsJson: z.string(),
+  /** Always true: every tool is mediated by the server (AGN-005 §3). */
+  isServerTool: z.boolean(),
+  /** The tool's execute (or, for a client-final tool, its preflight) completed successfully. */
+  wasExecuted: z.boolean(),
+  /** A client executes the final step (AGN-005 §6.2). */
+  requiresClientExecution: z.boolean(),
+  requiresApproval: z.boolean(),
+  approval: ApprovalState.nullable(),
+  /** The result; for a client-final tool waiting on its client (or its approval), the prepared request. */
+  resultJson: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  /** A tool of a remote MCP server: the server's registered name and the tool's own name there. */
+  mcp: z.object({ server: z.string(), tool: z.string() }).optional(),
+});
+export type AgentToolCall = z.infer<typeof AgentToolCall>;
+
+/**
+ * How a request to the session ended. `awaiting_input`: a tool's MCP server asks the user for input (an
+ * elicitation); the call waits in the running turn until the answer comes (or the turn is cancelled).
+ */
+export const TurnOutcome = z.enum([
+  "completed",
+  "awaiting_approval",
+  "awaiting_client",
+  "awaiting_input",
+  "failed",
+  "cancelled",
+]);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+export const TurnError = z.object({ code: z.string(), message: z.string() });
+export type TurnError = z.infer<typeof TurnError>;
+
+/** A tool call's MCP server asks the user for input, in the middle of the call. */
+export const PendingElicitation = z.object({
+  elicitationId: z.string(),
+  toolCallId: z.string(),
+  /** The MCP server that asks, and the tool it asks for. */
+  server: z.string(),
+  tool: z.string(),
+  message: z.string(),
+  /** A flat JSON schema of the fields asked for (strings, numbers, booleans, enums). */
+  requestedSchema: ElicitationSchema,
+  /** When the question stops waiting and is answered `cancel`. */
+  expiresAt: z.string(),
+});
+export type PendingElicitation = z.infer<typeof PendingElicitation>;
+
+export const AgentExecuteResponse = z.object({
+  sessionId: z.string(),
+  status: TurnOutcome,
+  mode: z.string(),
+  text: z.string(),
+  toolCalls: z.array(AgentToolCall),
+  iterations: z.number().int(),
+  branchSessionId: z.string().optional(),
+  error: TurnError.optional(),
+  /** With `awaiting_input`: what the user is asked. */
+  elicitation: PendingElicitation.optional(),
+  /** The tokens the turn's model calls used so far, as the model reported them. */
+  usage: TokenUsage.optional(),
+});
+export type AgentExecuteResponse = z.infer<typeof AgentExecuteResponse>;
