@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Copies the browser libraries the Worker serves as its own static assets (no CDN: the pages work offline)
-// from node_modules into public/vendor/ (not in git). Run by `npm run dev` (and so `npm start`), the browser
-// tests and the deploy, before wrangler reads public/.
+// from node_modules into public/vendor/ (not in git). Run by `npm start` (scripts/start.mjs), `npm run dev` (its
+// predev), the browser tests and the deploy, before wrangler reads public/.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,6 +1,6 @@
-// Starts the Worker under `wrangler dev` as `npm start` would (through `npm run dev`), but in a throw-away state
-// directory and on free ports, for the browser tests, the benchmarks and the start-up test: migrations and the
-// local seed applied first.
+// Starts the Worker under `wrangler dev` as `npm start` would (through `npm run dev`, or through `npm start` itself),
+// but in a throw-away state directory and on free ports, for the browser tests, the benchmarks and the start-up test:
+// migrations and the local seed applied first.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -31,6 +31,11 @@ export interface LocalWorkerOptions {
    * false starts wrangler dev with X_LOCAL_OBSERVABILITY=false.
    */
   localObservability?: boolean;
+  /**
+   * Start as a user does, `npm start -- <flags>` (scripts/start.mjs: its port check, its migrations and seed, then
+   * wrangler dev), instead of migrating here and running `npm run dev`; `database` is then not used.
+   */
+  throughNpmStart?: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -88,7 +93,7 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     NO_COLOR: "1",
     ...(options.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
   };
-  if (options.database ?? true) {
+  if (!options.throughNpmStart && (options.database ?? true)) {
     await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...config], env);
     await run(
       ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...config],
@@ -98,13 +103,13 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
   const port = await freePort();
   const inspectorPort = await freePort();
   const vars = Object.entries(options.vars ?? {}).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
-  // `npm run dev`: the very command `npm start` runs, with its environment (no Request.cf fetch).
+  // `npm start`, or `npm run dev`: the very wrangler dev `npm start` runs, with its environment (no Request.cf fetch).
   const child = spawn(
     "npm",
     [
       "run",
       "--silent",
-      "dev",
+      options.throughNpmStart ? "start" : "dev",
       "--",
       ...config,
       "--ip",

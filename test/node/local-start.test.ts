@@ -1,7 +1,8 @@
-// What a new user runs first, run as they run it: `npm run create-key` before any `npm start`, and
-// `wrangler dev` as `npm start` starts it (npm run dev), offline, with nothing alarming in its output.
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+// What a new user runs first, run as they run it: `npm run create-key` before any `npm start`, and `npm start` with
+// wrangler dev flags after `--` on a fresh state directory (offline, with nothing alarming in its output), and a
+// second `npm start` on the port the first one serves.
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -56,10 +57,38 @@ describe("a new user's first commands", () => {
   });
 });
 
-describe("wrangler dev, as npm start runs it", () => {
+/** What a command that is expected to end printed and how it ended; the whole process group is killed at `timeoutMs`. */
+function runToEnd(command: string, args: string[], timeoutMs: number) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      reject(new Error(`${command} ${args.join(" ")} did not end within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The body limit the Worker is started with (`--var MAX_BODY_BYTES:...`): its default is 1 MiB. */
+const BODY_LIMIT = 2048;
+
+describe("npm start, as a user runs it", () => {
   let worker: LocalWorker;
   beforeAll(async () => {
-    worker = await startLocalWorker();
+    // npm start -- --ip 127.0.0.1 --port <free> --persist-to <fresh dir> ... --var MAX_BODY_BYTES:2048
+    worker = await startLocalWorker({ throughNpmStart: true, vars: { MAX_BODY_BYTES: String(BODY_LIMIT) } });
   });
   afterAll(async () => {
     await worker?.stop();
@@ -68,9 +97,48 @@ describe("wrangler dev, as npm start runs it", () => {
   it("starts offline with no stack trace in its output", async () => {
     const health = await fetch(`${worker.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(worker.output()).toContain("Ready on");
     expect(worker.output()).not.toMatch(STACK_FRAME);
     expect(worker.output()).not.toMatch(/Unable to fetch the `Request\.cf` object/);
+  });
+
+  it("serves on the port given with --port", async () => {
+    const ready = [...worker.output().matchAll(/Ready on (\S+)/g)].map((m) => new URL(m[1] ?? "").port);
+    expect(ready).toEqual([new URL(worker.url).port]);
+    expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
+  });
+
+  it("passes --var to the Worker", async () => {
+    const response = await fetch(`${worker.url}/context/sessions`, {
+      method: "POST",
+      headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+      body: JSON.stringify({ mode: "x".repeat(BODY_LIMIT) }),
+    });
+    const body = (await response.json()) as { error: { code: string } };
+    expect([response.status, body.error.code]).toEqual([413, "request_too_large"]);
+  });
+
+  it("names each migration it applied once", async () => {
+    const files = (await readdir("migrations")).filter((name) => name.endsWith(".sql"));
+    const named = worker.output().match(/\b\d{4}_\w+\.sql\b/g) ?? [];
+    const times = Object.fromEntries(files.map((file) => [file, named.filter((name) => name === file).length]));
+    expect(times).toEqual(Object.fromEntries(files.map((file) => [file, 1])));
+    expect(named.length).toBe(files.length);
+  });
+
+  it("refuses a second npm start on the port in use, naming it, before touching anything", async () => {
+    const port = Number(new URL(worker.url).port);
+    const dir = await stateDir();
+    const second = await runToEnd(
+      "npm",
+      ["start", "--silent", "--", "--ip", "127.0.0.1", `--port=${port}`, "--persist-to", dir],
+      60_000,
+    );
+    const named = [...second.stderr.matchAll(/\bport (\d+)\b/g)].map((m) => Number(m[1]));
+    const suggested = second.stderr.match(/npm start -- --port (\d+)/)?.[1];
+    expect(second.code).toBe(1);
+    expect(named[0]).toBe(port);
+    expect(Number(suggested)).toBeGreaterThan(port);
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it("serves /openapi.json as a valid OpenAPI 3.1 document", async () => {
