@@ -3,9 +3,12 @@
 // and whose final step the client carries out (AGN-005: server preflight, client final). The model's call
 // reaches the client as OpenAI `tool_calls`; the client's `role: "tool"` message is its result.
 import type { ChatTool } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
 import type { ToolCategory } from "./categories";
 import { type AgentTool, InvokeResult } from "./contract";
 import { defineTool } from "./define-tool";
+import { PRODUCTION_TOOL_NAMES } from "./index";
+import { AgentToolRegistry } from "./registry";
 
 /** The category the client's tools are listed under in the enhanced prompt. */
 export const CLIENT_TOOL_CATEGORY: ToolCategory = {
@@ -35,4 +38,12 @@ export function clientFunctionTool(declared: ChatTool): AgentTool {
     // so arguments that look like an InvokeResult are still only arguments.
     execute: (args) => InvokeResult.create(JSON.stringify(args)),
   });
+}
+
+/**
+ * A registry to check a request's client tools in, before any session is reached: their category, and the
+ * production tools' names taken (a client's tool may not shadow one), without making the production tools.
+ */
+export function clientToolRegistry(logger: AdminLogger): AgentToolRegistry {
+  return new AgentToolRegistry(logger, [CLIENT_TOOL_CATEGORY], PRODUCTION_TOOL_NAMES);
 }

@@ -65,22 +65,28 @@ function findContractViolation(tool: AgentTool, categories: readonly ToolCategor
 
 export class AgentToolRegistry {
   private readonly byName = new Map<string, AgentTool>();
+  private readonly reserved: ReadonlySet<string>;
 
   /**
    * @param categories the categories a tool may name: the built-in ones, and (for a session whose mode offers
    * MCP tools) one per MCP server.
+   * @param reservedNames ToolNames taken without their tools being here (the production tools', where a
+   * client's own tools are checked): registering one is refused as a duplicate.
    */
   constructor(
     private readonly logger: AdminLogger,
     readonly categories: readonly ToolCategory[] = TOOL_CATEGORIES,
-  ) {}
+    reservedNames: readonly string[] = [],
+  ) {
+    this.reserved = new Set(reservedNames);
+  }
 
   /** TUL-011 §2's RegisterTool<T>(): logs and throws if the tool is malformed or its name is taken. */
   registerTool(tool: AgentTool): void {
     const name: unknown = tool.name;
     const label = nonEmptyString(name) ? name : tool.label;
     let violation = findContractViolation(tool, this.categories);
-    if (!violation && this.byName.has(tool.name)) {
+    if (!violation && (this.byName.has(tool.name) || this.reserved.has(tool.name))) {
       violation = `the ToolName '${tool.name}' is already registered`;
     }
     if (violation) {
@@ -96,7 +102,7 @@ export class AgentToolRegistry {
    * registry of one request whose mode offers MCP tools, beside the object's built-in tools.
    */
   extended(categories: readonly ToolCategory[]): AgentToolRegistry {
-    const registry = new AgentToolRegistry(this.logger, [...this.categories, ...categories]);
+    const registry = new AgentToolRegistry(this.logger, [...this.categories, ...categories], [...this.reserved]);
     for (const [name, tool] of this.byName) registry.byName.set(name, tool);
     return registry;
   }

@@ -134,6 +134,13 @@ describe("AgentToolRegistry.registerTool refusals of tools made with defineTool"
     expect(refusal(probeTool(), registry)).toContain("the ToolName 'probe_tool' is already registered");
   });
 
+  it("refuses a ToolName reserved for a tool it does not hold (a production tool, for a client's tools)", () => {
+    const registry = new AgentToolRegistry(new RecordingAdminLogger(), undefined, ["probe_tool"]);
+    expect(refusal(probeTool(), registry)).toContain("the ToolName 'probe_tool' is already registered");
+    expect(refusal(probeTool(), registry.extended([]))).toContain("the ToolName 'probe_tool' is already registered");
+    expect(registry.tools).toEqual([]);
+  });
+
   it("logs the refusal with a message naming the tool and the rule", () => {
     const logger = new RecordingAdminLogger();
     const registry = new AgentToolRegistry(logger);
