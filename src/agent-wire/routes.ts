@@ -15,18 +15,10 @@ import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
 import { refuse } from "../refusal";
 import type { DoorTurn } from "../session/agent-door";
-import {
-  callerOf,
-  DurableObjectSessionManager,
-  hintOf,
-  placement,
-  sessionStub,
-  unwrap,
-} from "../session/session-client";
+import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
-import { createAgentToolRegistry } from "../tools";
-import { CLIENT_TOOL_CATEGORY, clientFunctionTool } from "../tools/client-function-tool";
+import { clientFunctionTool, clientToolRegistry } from "../tools/client-function-tool";
 import { AgentToolContractError } from "../tools/registry";
 import { answerText, chunkStream, clientToolCalls, completionJson, completionMeta, turnFailure } from "./completion";
 import { modeKeyOfModel, modelOfMode } from "./models";
@@ -72,16 +64,14 @@ function turnReadsOf(c: AppContext, key: string) {
   return cachedTurnReads(c.env.DB, c.var.db, key, settings(c.env).modes.cacheMs);
 }
 
-/** The client's tools, each checked against the tool contract beside the built-in tools (400 naming the first bad one). */
+/**
+ * The client's tools, each checked against the tool contract and against the built-in tools' names (400 naming
+ * the first bad one), in a registry that makes none of the built-in tools.
+ */
 function checkClientTools(c: AppContext, body: AgentChatBody) {
   const declared = declaredTools(body);
   if (declared.length === 0) return declared;
-  const registry = createAgentToolRegistry({
-    logger: c.var.logger,
-    sessionManager: new DurableObjectSessionManager(c.env),
-    catalog: new D1AgentModeCatalogService(c.var.db),
-    workspace: settings(c.env).workspace,
-  }).extended([CLIENT_TOOL_CATEGORY]);
+  const registry = clientToolRegistry(c.var.logger);
   declared.forEach((tool, index) => {
     try {
       registry.registerTool(clientFunctionTool(tool));

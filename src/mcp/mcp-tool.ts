@@ -1,17 +1,11 @@
-// An MCP server's tool as an AgentTool under the TUL-011 contract: a class per tool (its static ToolName,
-// ToolUsageMetadata and getSchema), arguments checked against the tool's own inputSchema before the call,
-// the call made through the session object's connection with the turn's signal and the server's timeout,
-// its result read for the model (text, structured content, notes for binaries), every call logged.
+// An MCP server's tool as an AgentTool under the TUL-011 contract, made with defineTool from the tool's own
+// inputSchema (arguments checked against it before the call); the call made through the session object's
+// connection with the turn's signal and the server's timeout, its result read for the model (text, structured
+// content, notes for binaries), every call logged.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { AdminLogger } from "../observability/admin-logger";
-import {
-  type AgentTool,
-  type AgentToolExecutionContext,
-  exceptionTag,
-  InvokeResult,
-  type OpenAIFunctionToolSchema,
-} from "../tools/contract";
-import { foreignFunctionSchema, readForeignArguments } from "../tools/foreign-schema";
+import { type AgentTool, exceptionTag, InvokeResult } from "../tools/contract";
+import { defineTool } from "../tools/define-tool";
 import { McpConfigurationError, type McpConnection, type Tool } from "./mcp-connection";
 import { mcpToolName } from "./mcp-names";
 import { resultForModel } from "./mcp-result";
@@ -27,54 +21,28 @@ export interface McpToolOptions {
   logger: AdminLogger;
 }
 
-/** The AgentTool class of one MCP tool (TUL-011's statics are per class, so each tool gets its own). */
+/** The AgentTool of one MCP tool, with which server and tool it is (for the approval dialog and the frames). */
 export function mcpAgentTool(options: McpToolOptions): AgentTool {
   const { connection, tool, category, logger } = options;
   const server = connection.config;
   const toolName = mcpToolName(server.name, tool.name);
   const said = (tool.description ?? tool.title ?? "").trim().slice(0, DESCRIPTION_CHARS);
-  const usage = `${said || `The tool '${tool.name}'.`} (From the MCP server '${server.name}': ${server.description})`;
-  const schema = foreignFunctionSchema(toolName, `[MCP ${server.name}] ${said || tool.name}`, tool.inputSchema);
   const readOnly = tool.annotations?.readOnlyHint === true;
   const label = `MCP tool '${server.name}/${tool.name}'`;
 
-  const readArguments = (argumentsJson: string) => readForeignArguments(label, argumentsJson, tool.inputSchema);
-
-  function checkArguments(argumentsJson: string): string | null {
-    const read = readArguments(argumentsJson);
-    return "problem" in read ? read.problem : null;
-  }
-
-  return new (class McpTool implements AgentTool {
-    static readonly ToolName = toolName;
-    static readonly ToolUsageMetadata = usage;
-    static getSchema(): OpenAIFunctionToolSchema {
-      return structuredClone(schema);
-    }
-    readonly name = toolName;
-    readonly toolUsageMetadata = usage;
-    readonly category = category;
-    readonly isToolFullyExecutedOnServer = true;
-    readonly requiresApproval = server.approval === "always" || (server.approval === "unless_read_only" && !readOnly);
-    readonly priority = 40;
-    /** Which server and tool this is, for the approval dialog and the frames. */
-    readonly mcp = { server: server.name, tool: tool.name };
-
-    getSchema(): OpenAIFunctionToolSchema {
-      return structuredClone(schema);
-    }
-
-    checkArguments(argumentsJson: string): string | null {
-      return checkArguments(argumentsJson);
-    }
-
-    async execute(
-      argumentsJson: string | null | undefined,
-      context: AgentToolExecutionContext | null | undefined,
-      signal?: AbortSignal,
-    ): Promise<InvokeResult<string>> {
-      const given = readArguments(argumentsJson ?? "");
-      if ("problem" in given) return InvokeResult.fromError(given.problem);
+  const defined = defineTool({
+    name: toolName,
+    label,
+    usage: `${said || `The tool '${tool.name}'.`} (From the MCP server '${server.name}': ${server.description})`,
+    description: `[MCP ${server.name}] ${said || tool.name}`,
+    category,
+    runsOn: "server",
+    needsApproval: server.approval === "always" || (server.approval === "unless_read_only" && !readOnly),
+    priority: 40,
+    args: { jsonSchema: tool.inputSchema },
+    blankArguments: "empty",
+    logger,
+    execute: async (args, context, signal) => {
       const started = Date.now();
       const log = (outcome: string) =>
         logger.addCustomEvent("Message", "[mcp_call]", outcome, [
@@ -85,7 +53,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
           ["SessionId", context?.sessionId ?? ""],
         ]);
       try {
-        const result = await connection.callTool(tool.name, given.args, {
+        const result = await connection.callTool(tool.name, args, {
           ...(signal ? { signal } : {}),
           timeoutMs: server.timeoutMs,
           ...(context?.elicit ? { elicit: context.elicit } : {}),
@@ -120,6 +88,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
           return InvokeResult.fromError(`${label} failed: the server refused the call (MCP error ${error.code}).`);
         return InvokeResult.fromError(`${label} failed: the MCP server could not be reached or broke off the call.`);
       }
-    }
-  })();
+    },
+  });
+  return { ...defined, mcp: { server: server.name, tool: tool.name } };
 }

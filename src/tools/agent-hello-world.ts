@@ -1,60 +1,27 @@
 // agent_hello_world (TUL-011 §6): the canonical minimal tool, a personalised greeting.
 import { z } from "zod";
-import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
-import { functionToolSchema } from "./function-schema";
-import { nonBlank } from "./tool-arguments";
-import { TypedAgentTool } from "./tool-base";
+import { defineTool } from "./define-tool";
+import { nonBlankString } from "./tool-arguments";
 
-export const HELLO_WORLD_MESSAGES = {
-  emptyArguments: "HelloWorldTool requires a non-empty arguments object.",
-  missingName: "HelloWorldTool requires a non-empty 'name' string.",
-  failed: "HelloWorldTool failed to create a greeting.",
-} as const;
+const missingName = "HelloWorldTool requires a non-empty 'name' string.";
+const HelloWorldArgs = z.object({ name: nonBlankString(missingName).describe("The name of the person to greet.") });
 
-const HelloWorldArgs = z.object({
-  name: z
-    .string({ error: HELLO_WORLD_MESSAGES.missingName })
-    .refine(nonBlank, { error: HELLO_WORLD_MESSAGES.missingName })
-    .describe("The name of the person to greet."),
-});
-
-interface HelloWorldResult {
-  message: string;
-  conversationId: string;
-  sessionId: string;
-}
-
-export class HelloWorldTool extends TypedAgentTool<typeof HelloWorldArgs> {
-  static readonly ToolName = "agent_hello_world";
-
-  static readonly ToolUsageMetadata =
+/** TUL-011 §6's HelloWorldTool. It needs no service, so it is one value; it logs to the context's logger. */
+export const helloWorldTool = defineTool({
+  name: "agent_hello_world",
+  label: "HelloWorldTool",
+  usage:
     "Use this tool to generate a personalized greeting when the user asks to be greeted or welcomed. " +
-    "Pass the user's name; do not call it for any other purpose.";
-
-  static getSchema(): OpenAIFunctionToolSchema {
-    return functionToolSchema(
-      HelloWorldTool.ToolName,
-      "Creates a friendly greeting using the user's name.",
-      HelloWorldArgs,
-    );
-  }
-
-  readonly category = "general";
-  readonly isToolFullyExecutedOnServer = true;
-  override readonly priority = 10;
-  protected readonly argumentsSchema = HelloWorldArgs;
-  protected readonly label = "HelloWorldTool";
-  protected readonly failureMessage = HELLO_WORLD_MESSAGES.failed;
-
-  protected async runWith(
-    args: z.output<typeof HelloWorldArgs>,
-    context: AgentToolExecutionContext | null | undefined,
-  ): Promise<InvokeResult<string>> {
-    const result: HelloWorldResult = {
-      message: `Hello, ${args.name.trim()}! Welcome to Aptix.`,
-      conversationId: context?.conversationId ?? "",
-      sessionId: context?.sessionId ?? "",
-    };
-    return InvokeResult.create(JSON.stringify(result));
-  }
-}
+    "Pass the user's name; do not call it for any other purpose.",
+  description: "Creates a friendly greeting using the user's name.",
+  category: "general",
+  runsOn: "server",
+  priority: 10,
+  args: HelloWorldArgs,
+  failureMessage: "HelloWorldTool failed to create a greeting.",
+  execute: ({ name }, context) => ({
+    message: `Hello, ${name.trim()}! Welcome to Aptix.`,
+    conversationId: context?.conversationId ?? "",
+    sessionId: context?.sessionId ?? "",
+  }),
+});

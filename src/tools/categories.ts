@@ -1,10 +1,8 @@
 // Tool categories: how the system prompt groups tool definitions for the model (Decision 5).
-export interface ToolCategory {
-  id: string;
-  name: string;
-  description: string;
-  order: number;
-}
+import type { Category } from "../category";
+
+/** The one Category type (workflows use it too), as the tools name it. */
+export type ToolCategory = Category;
 
 export const TOOL_CATEGORIES: readonly ToolCategory[] = [
   {
@@ -26,7 +24,3 @@ export const TOOL_CATEGORIES: readonly ToolCategory[] = [
     order: 30,
   },
 ];
-
-export function findToolCategory(id: string): ToolCategory | undefined {
-  return TOOL_CATEGORIES.find((category) => category.id === id);
-}

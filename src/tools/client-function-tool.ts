@@ -3,9 +3,12 @@
 // and whose final step the client carries out (AGN-005: server preflight, client final). The model's call
 // reaches the client as OpenAI `tool_calls`; the client's `role: "tool"` message is its result.
 import type { ChatTool } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
 import type { ToolCategory } from "./categories";
-import { type AgentTool, InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
-import { foreignFunctionSchema, readForeignArguments } from "./foreign-schema";
+import { type AgentTool, InvokeResult } from "./contract";
+import { defineTool } from "./define-tool";
+import { PRODUCTION_TOOL_NAMES } from "./index";
+import { AgentToolRegistry } from "./registry";
 
 /** The category the client's tools are listed under in the enhanced prompt. */
 export const CLIENT_TOOL_CATEGORY: ToolCategory = {
@@ -17,43 +20,30 @@ export const CLIENT_TOOL_CATEGORY: ToolCategory = {
 
 const DESCRIPTION_CHARS = 1_000;
 
-/** The AgentTool of one function the client declared (a class per tool: TUL-011's statics are per class). */
+/** The AgentTool of one function the client declared; its exceptions are logged to the context's logger. */
 export function clientFunctionTool(declared: ChatTool): AgentTool {
   const { name } = declared.function;
   const said = (declared.function.description ?? "").trim().slice(0, DESCRIPTION_CHARS);
-  const usage = `${said || `The client's tool '${name}'.`} (Carried out by the user's client.)`;
-  const parameters = declared.function.parameters ?? {};
-  const schema = foreignFunctionSchema(name, said || name, parameters);
-  const label = `The client's tool '${name}'`;
-  const check = (argumentsJson: string) => readForeignArguments(label, argumentsJson, parameters);
+  return defineTool({
+    name,
+    label: `The client's tool '${name}'`,
+    usage: `${said || `The client's tool '${name}'.`} (Carried out by the user's client.)`,
+    description: said || name,
+    category: CLIENT_TOOL_CATEGORY.id,
+    runsOn: "client",
+    priority: 60,
+    args: { jsonSchema: declared.function.parameters ?? {} },
+    blankArguments: "empty",
+    // The preflight: the arguments, checked, are the request the client carries out. Made into the result here,
+    // so arguments that look like an InvokeResult are still only arguments.
+    execute: (args) => InvokeResult.create(JSON.stringify(args)),
+  });
+}
 
-  return new (class ClientFunctionTool implements AgentTool {
-    static readonly ToolName = name;
-    static readonly ToolUsageMetadata = usage;
-    static getSchema(): OpenAIFunctionToolSchema {
-      return structuredClone(schema);
-    }
-    readonly name = name;
-    readonly toolUsageMetadata = usage;
-    readonly category = CLIENT_TOOL_CATEGORY.id;
-    readonly isToolFullyExecutedOnServer = false;
-    readonly requiresApproval = false;
-    readonly priority = 60;
-
-    getSchema(): OpenAIFunctionToolSchema {
-      return structuredClone(schema);
-    }
-
-    checkArguments(argumentsJson: string): string | null {
-      const read = check(argumentsJson);
-      return "problem" in read ? read.problem : null;
-    }
-
-    /** The preflight: the arguments, checked, are the request the client carries out. */
-    async execute(argumentsJson: string | null | undefined): Promise<InvokeResult<string>> {
-      const read = check(argumentsJson ?? "");
-      if ("problem" in read) return InvokeResult.fromError(read.problem);
-      return InvokeResult.create(JSON.stringify(read.args));
-    }
-  })();
+/**
+ * A registry to check a request's client tools in, before any session is reached: their category, and the
+ * production tools' names taken (a client's tool may not shadow one), without making the production tools.
+ */
+export function clientToolRegistry(logger: AdminLogger): AgentToolRegistry {
+  return new AgentToolRegistry(logger, [CLIENT_TOOL_CATEGORY], PRODUCTION_TOOL_NAMES);
 }

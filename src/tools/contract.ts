@@ -58,17 +58,16 @@ export interface OpenAIFunctionToolSchema {
   };
 }
 
-/** What TUL-011 declares as `public const` fields and `public static GetSchema()` on each tool class. */
-export interface AgentToolStatics {
-  readonly ToolName: string;
-  readonly ToolUsageMetadata: string;
-  getSchema(): OpenAIFunctionToolSchema;
-}
-
-/** AGN-005's `IAgentTool`. Every tool the model can call has one, server-final or client-final. */
+/**
+ * AGN-005's `IAgentTool`, as a value: every tool the model can call has one, server-final or client-final.
+ * `defineTool()` (define-tool.ts) makes it; AgentToolRegistry.registerTool checks it against TUL-011.
+ */
 export interface AgentTool {
-  /** Returns the class's `ToolName`. */
+  /** TUL-011's `ToolName` (`^[a-zA-Z0-9_-]+$`, unique): the name the model calls, and its schema's name. */
   readonly name: string;
+  /** The name the tool's messages and contract errors use ("ModeChangeTool"). */
+  readonly label: string;
+  /** TUL-011's `ToolUsageMetadata`: when the model should call the tool. */
   readonly toolUsageMetadata: string;
   /** The tool category it is listed under in the system prompt (design document, Decision 5). */
   readonly category: string;
@@ -95,6 +94,7 @@ export interface AgentTool {
    * (`preparedJson`); what is wrong with it ("is for 'b.txt', not 'a.txt'"), or null.
    */
   checkClientResult?(preparedJson: string, result: unknown): string | null;
+  /** TUL-011's `GetSchema()`: the OpenAI function schema, the same JSON on every call. */
   getSchema(): OpenAIFunctionToolSchema;
   /** Never throws: validation failures and caught exceptions are failed results. */
   execute(

@@ -2,6 +2,7 @@
 // their arguments read once, by one rule, for the check before a call and for the call itself.
 import { schemaProblem } from "../json-schema-check";
 import type { OpenAIFunctionToolSchema } from "./contract";
+import { type ParsedArguments, readJsonObject } from "./tool-arguments";
 
 /** A JSON object schema as others write it: properties and required names, anything else beside them. */
 export interface ForeignObjectSchema {
@@ -39,17 +40,10 @@ export function readForeignArguments(
   label: string,
   argumentsJson: string,
   schema: object,
-): { args: Record<string, unknown> } | { problem: string } {
-  let args: unknown;
-  try {
-    args = JSON.parse(argumentsJson.trim() === "" ? "{}" : argumentsJson);
-  } catch {
-    return { problem: `${label} requires its arguments as a JSON object; the arguments are not valid JSON.` };
-  }
-  if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    return { problem: `${label} requires its arguments as a JSON object.` };
-  }
-  const problem = schemaProblem(schema, args);
-  if (problem) return { problem: `${label} got arguments its schema refuses: ${problem.message}.` };
-  return { args: args as Record<string, unknown> };
+): ParsedArguments<Record<string, unknown>> {
+  const read = readJsonObject(argumentsJson.trim() === "" ? "{}" : argumentsJson, label);
+  if (!read.ok) return read;
+  const problem = schemaProblem(schema, read.args);
+  if (problem) return { ok: false, message: `${label} got arguments its schema refuses: ${problem.message}.` };
+  return read;
 }

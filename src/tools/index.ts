@@ -2,16 +2,16 @@
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { AgentSessionManager } from "../session/session-manager";
-import { ModeChangeTool } from "./agent-change-mode";
-import { HelloWorldTool } from "./agent-hello-world";
-import { AgentListModesTool } from "./agent-list-modes";
+import { MODE_CHANGE_TOOL_NAME, modeChangeTool } from "./agent-change-mode";
+import { helloWorldTool } from "./agent-hello-world";
+import { agentListModesTool, LIST_MODES_TOOL_NAME } from "./agent-list-modes";
 import type { AgentTool } from "./contract";
 import { AgentToolRegistry } from "./registry";
 import type { WorkspacePolicy } from "./workspace-path";
-import { WorkspaceReadFileTool } from "./workspace-read-file";
-import { WorkspaceWriteFileTool } from "./workspace-write-file";
+import { WORKSPACE_READ_FILE_TOOL_NAME, workspaceReadFileTool } from "./workspace-read-file";
+import { WORKSPACE_WRITE_FILE_TOOL_NAME, workspaceWriteFileTool } from "./workspace-write-file";
 
-/** What tools are constructed with (TUL-011 §2: the logger plus the services each one needs). */
+/** What tools are given (TUL-011 §2: the logger plus the services each one needs). */
 export interface AgentToolDependencies {
   logger: AdminLogger;
   sessionManager: AgentSessionManager;
@@ -21,24 +21,19 @@ export interface AgentToolDependencies {
 }
 
 /** Offered in every mode, whatever the mode's own list says (TUL-007 §3.1). */
-export const ALWAYS_OFFERED_TOOLS: readonly string[] = [ModeChangeTool.ToolName, AgentListModesTool.ToolName];
+export const ALWAYS_OFFERED_TOOLS: readonly string[] = [MODE_CHANGE_TOOL_NAME, LIST_MODES_TOOL_NAME];
 
-const PRODUCTION_TOOLS = [
-  { type: ModeChangeTool, create: (d: AgentToolDependencies) => new ModeChangeTool(d.sessionManager, d.logger) },
-  { type: AgentListModesTool, create: (d: AgentToolDependencies) => new AgentListModesTool(d.catalog, d.logger) },
-  { type: HelloWorldTool, create: (d: AgentToolDependencies) => new HelloWorldTool(d.logger) },
-  {
-    type: WorkspaceReadFileTool,
-    create: (d: AgentToolDependencies) => new WorkspaceReadFileTool(d.logger, d.workspace),
-  },
-  {
-    type: WorkspaceWriteFileTool,
-    create: (d: AgentToolDependencies) => new WorkspaceWriteFileTool(d.logger, d.workspace),
-  },
-] as const;
+/** Each production tool's ToolName, and how it is made from the dependencies. */
+const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependencies) => AgentTool }[] = [
+  { name: MODE_CHANGE_TOOL_NAME, create: (d) => modeChangeTool(d.sessionManager, d.logger) },
+  { name: LIST_MODES_TOOL_NAME, create: (d) => agentListModesTool(d.catalog, d.logger) },
+  { name: helloWorldTool.name, create: () => helloWorldTool },
+  { name: WORKSPACE_READ_FILE_TOOL_NAME, create: (d) => workspaceReadFileTool(d.logger, d.workspace) },
+  { name: WORKSPACE_WRITE_FILE_TOOL_NAME, create: (d) => workspaceWriteFileTool(d.logger, d.workspace) },
+];
 
-/** Every production tool's ToolName (what a mode's `tools` list may name). */
-export const PRODUCTION_TOOL_NAMES: readonly string[] = PRODUCTION_TOOLS.map((entry) => entry.type.ToolName);
+/** Every production tool's ToolName (what a mode's `tools` list may name), known without making the tools. */
+export const PRODUCTION_TOOL_NAMES: readonly string[] = PRODUCTION_TOOLS.map((entry) => entry.name);
 
 export function createProductionTools(deps: AgentToolDependencies): AgentTool[] {
   return PRODUCTION_TOOLS.map((entry) => entry.create(deps));

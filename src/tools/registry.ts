@@ -1,7 +1,7 @@
 // AgentToolRegistry: refuses, at registration, any tool that breaks the TUL-011 contract.
 import type { AdminLogger } from "../observability/admin-logger";
 import { TOOL_CATEGORIES, type ToolCategory } from "./categories";
-import { type AgentTool, type AgentToolStatics, TOOL_NAME_PATTERN } from "./contract";
+import { type AgentTool, TOOL_NAME_PATTERN } from "./contract";
 
 /** TUL-011's InvalidOperationException: a malformed or duplicate tool. */
 export class AgentToolContractError extends Error {
@@ -21,24 +21,22 @@ function nonEmptyString(value: unknown): value is string {
   return typeof value === "string" && value.trim().length > 0;
 }
 
-/** The rule a tool breaks, or null. Checked in this order; the first broken rule is reported. */
-function findContractViolation(
-  tool: AgentTool,
-  statics: Partial<AgentToolStatics>,
-  categories: readonly ToolCategory[],
-): string | null {
-  const toolName = statics.ToolName;
+/**
+ * The rule a tool breaks, or null. Checked in this order; the first broken rule is reported. The words are
+ * TUL-011's: its `ToolName` is the tool's `name`, its `ToolUsageMetadata` the `toolUsageMetadata`, its
+ * `GetSchema()` the `getSchema()` (constants of the tool, as TUL-011's `const` and `static` members are).
+ */
+function findContractViolation(tool: AgentTool, categories: readonly ToolCategory[]): string | null {
+  const toolName: unknown = tool.name;
   if (!nonEmptyString(toolName)) return "it declares no non-empty static ToolName";
   if (!TOOL_NAME_PATTERN.test(toolName)) return `its ToolName must match ${TOOL_NAME_PATTERN.source}`;
-  if (tool.name !== toolName) return `its name '${tool.name}' is not its ToolName '${toolName}'`;
-  if (!nonEmptyString(statics.ToolUsageMetadata)) return "it declares no non-empty static ToolUsageMetadata";
-  if (tool.toolUsageMetadata !== statics.ToolUsageMetadata) return "its toolUsageMetadata is not its ToolUsageMetadata";
-  if (typeof statics.getSchema !== "function") return "it declares no static getSchema()";
+  if (!nonEmptyString(tool.toolUsageMetadata)) return "it declares no non-empty static ToolUsageMetadata";
+  if (typeof tool.getSchema !== "function") return "it declares no static getSchema()";
   if (typeof tool.isToolFullyExecutedOnServer !== "boolean") return "isToolFullyExecutedOnServer must be a boolean";
   if (!categories.some((c) => c.id === tool.category))
     return `its category '${String(tool.category)}' is not a known tool category`;
 
-  const schema: unknown = statics.getSchema.call(statics);
+  const schema: unknown = tool.getSchema();
   if (!isRecord(schema)) return "getSchema() must return an object";
   if (schema.type !== "function") return "its schema type must be 'function'";
   if (schema.name !== toolName) return "its schema name must be its ToolName";
@@ -59,7 +57,7 @@ function findContractViolation(
     }
     if (!nonEmptyString(property.description)) return `its parameter '${name}' needs a description`;
   }
-  if (JSON.stringify(schema) !== JSON.stringify(statics.getSchema.call(statics))) {
+  if (JSON.stringify(schema) !== JSON.stringify(tool.getSchema())) {
     return "getSchema() must return the same schema on every call";
   }
   return null;
@@ -67,24 +65,32 @@ function findContractViolation(
 
 export class AgentToolRegistry {
   private readonly byName = new Map<string, AgentTool>();
+  private readonly reserved: ReadonlySet<string>;
 
   /**
    * @param categories the categories a tool may name: the built-in ones, and (for a session whose mode offers
    * MCP tools) one per MCP server.
+   * @param reservedNames ToolNames taken without their tools being here (the production tools', where a
+   * client's own tools are checked): registering one is refused as a duplicate.
    */
   constructor(
     private readonly logger: AdminLogger,
     readonly categories: readonly ToolCategory[] = TOOL_CATEGORIES,
-  ) {}
+    reservedNames: readonly string[] = [],
+  ) {
+    this.reserved = new Set(reservedNames);
+  }
 
   /** TUL-011 §2's RegisterTool<T>(): logs and throws if the tool is malformed or its name is taken. */
   registerTool(tool: AgentTool): void {
-    const statics = tool.constructor as Partial<AgentToolStatics>;
-    const label = nonEmptyString(statics.ToolName) ? statics.ToolName : tool.constructor.name;
-    let violation = findContractViolation(tool, statics, this.categories);
-    if (!violation && this.byName.has(tool.name)) violation = `the ToolName '${tool.name}' is already registered`;
+    const name: unknown = tool.name;
+    const label = nonEmptyString(name) ? name : tool.label;
+    let violation = findContractViolation(tool, this.categories);
+    if (!violation && (this.byName.has(tool.name) || this.reserved.has(tool.name))) {
+      violation = `the ToolName '${tool.name}' is already registered`;
+    }
     if (violation) {
-      const message = `Tool '${label}' (${tool.constructor.name}) breaks the agent tool contract: ${violation}.`;
+      const message = `Tool '${label}' (${tool.label}) breaks the agent tool contract: ${violation}.`;
       this.logger.addError("[AgentToolRegistry_RegisterTool]", message, [["Tool", label]]);
       throw new AgentToolContractError(message);
     }
@@ -96,7 +102,7 @@ export class AgentToolRegistry {
    * registry of one request whose mode offers MCP tools, beside the object's built-in tools.
    */
   extended(categories: readonly ToolCategory[]): AgentToolRegistry {
-    const registry = new AgentToolRegistry(this.logger, [...this.categories, ...categories]);
+    const registry = new AgentToolRegistry(this.logger, [...this.categories, ...categories], [...this.reserved]);
     for (const [name, tool] of this.byName) registry.byName.set(name, tool);
     return registry;
   }

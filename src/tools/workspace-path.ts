@@ -1,6 +1,7 @@
 // Workspace paths for client-executed file tools: normalised first (percent-decoding, NFKC), then refused
 // when they leave or confuse the workspace (any spelling of '..', absolute, drive and UNC paths, URIs, '~',
-// control and invisible characters) or name a file that holds secrets (WORKSPACE_PROTECTED_PATHS).
+// control and invisible characters) or name a file that holds secrets (WORKSPACE_PROTECTED_PATHS); and the
+// check that a client's result is for the path that was asked for.
 import { quoted } from "../quote";
 
 export const MAX_WORKSPACE_FILE_BYTES = 1_048_576;
@@ -103,4 +104,18 @@ export function checkWorkspacePath(raw: string, policy: WorkspacePolicy = DEFAUL
   const rule = protectedBy(segments, policy);
   if (rule) return refuse(`is protected (it matches '${rule}' in WORKSPACE_PROTECTED_PATHS)`);
   return { ok: true, path: normalised };
+}
+
+/**
+ * The client-final file tools' check of a client's result: its `path` (normalised like the request's) must be
+ * the prepared request's path; what is wrong with it, or null.
+ */
+export function checkResultPath(preparedJson: string, result: unknown): string | null {
+  const prepared: unknown = JSON.parse(preparedJson);
+  const asked = typeof prepared === "object" && prepared !== null && "path" in prepared ? prepared.path : undefined;
+  const answered = typeof result === "object" && result !== null && "path" in result ? result.path : undefined;
+  if (typeof asked !== "string" || typeof answered !== "string") return "does not name the path it is for";
+  const normalised = checkWorkspacePath(answered, { protectedPaths: [] });
+  if (normalised.ok && normalised.path === asked) return null;
+  return `is for ${quoted(answered)}, not for ${quoted(asked)}, the path that was asked for`;
 }

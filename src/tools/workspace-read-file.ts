@@ -1,9 +1,17 @@
 // workspace_read_file: a client-final tool; the server checks the path and size, the user's client reads.
 import { z } from "zod";
-import { InvokeResult, type OpenAIFunctionToolSchema } from "./contract";
-import { functionToolSchema } from "./function-schema";
-import { checkWorkspacePath, MAX_WORKSPACE_FILE_BYTES } from "./workspace-path";
-import { WorkspaceTool } from "./workspace-tool";
+import type { AdminLogger } from "../observability/admin-logger";
+import { type AgentTool, InvokeResult } from "./contract";
+import { defineTool } from "./define-tool";
+import {
+  checkResultPath,
+  checkWorkspacePath,
+  DEFAULT_WORKSPACE_POLICY,
+  MAX_WORKSPACE_FILE_BYTES,
+  type WorkspacePolicy,
+} from "./workspace-path";
+
+export const WORKSPACE_READ_FILE_TOOL_NAME = "workspace_read_file";
 
 const DEFAULT_MAX_BYTES = 262_144;
 
@@ -27,31 +35,31 @@ export const WorkspaceReadFileResult = z.strictObject({
   truncated: z.boolean().optional(),
 });
 
-export class WorkspaceReadFileTool extends WorkspaceTool<typeof WorkspaceReadFileArgs> {
-  static readonly ToolName = "workspace_read_file";
-  static readonly ToolUsageMetadata =
-    "Use this tool to read a text file from the user's workspace before you explain or change it. " +
-    "The user's client reads the file and sends back its content. Use a path relative to the workspace root; " +
-    "absolute paths and '..' are refused. Read only the files the request needs.";
-
-  static getSchema(): OpenAIFunctionToolSchema {
-    return functionToolSchema(
-      WorkspaceReadFileTool.ToolName,
-      "Reads a text file from the user's workspace (executed by the user's client).",
-      WorkspaceReadFileArgs,
-    );
-  }
-
-  override readonly priority = 60;
-  readonly clientResultSchema = WorkspaceReadFileResult;
-  protected readonly argumentsSchema = WorkspaceReadFileArgs;
-  protected readonly label = "WorkspaceReadFileTool";
-  protected readonly failureMessage = "WorkspaceReadFileTool failed to prepare the read.";
-
-  protected async runWith(args: z.output<typeof WorkspaceReadFileArgs>): Promise<InvokeResult<string>> {
-    const path = checkWorkspacePath(args.path, this.policy);
-    if (!path.ok) return InvokeResult.fromError(`WorkspaceReadFileTool refused the path: ${path.message}.`);
-    const request = { action: "read_file", path: path.path, maxBytes: args.maxBytes ?? DEFAULT_MAX_BYTES };
-    return InvokeResult.create(JSON.stringify(request));
-  }
+/** Refuses the paths `policy` protects (WORKSPACE_PROTECTED_PATHS). */
+export function workspaceReadFileTool(
+  logger: AdminLogger,
+  policy: WorkspacePolicy = DEFAULT_WORKSPACE_POLICY,
+): AgentTool {
+  return defineTool({
+    name: WORKSPACE_READ_FILE_TOOL_NAME,
+    label: "WorkspaceReadFileTool",
+    usage:
+      "Use this tool to read a text file from the user's workspace before you explain or change it. " +
+      "The user's client reads the file and sends back its content. Use a path relative to the workspace root; " +
+      "absolute paths and '..' are refused. Read only the files the request needs.",
+    description: "Reads a text file from the user's workspace (executed by the user's client).",
+    category: "workspace",
+    runsOn: "client",
+    priority: 60,
+    args: WorkspaceReadFileArgs,
+    clientResult: WorkspaceReadFileResult,
+    checkClientResult: checkResultPath,
+    failureMessage: "WorkspaceReadFileTool failed to prepare the read.",
+    logger,
+    execute: (args) => {
+      const path = checkWorkspacePath(args.path, policy);
+      if (!path.ok) return InvokeResult.fromError(`WorkspaceReadFileTool refused the path: ${path.message}.`);
+      return { action: "read_file", path: path.path, maxBytes: args.maxBytes ?? DEFAULT_MAX_BYTES };
+    },
+  });
 }

@@ -1,10 +1,8 @@
 // CategoryRegistry: how workflows are grouped in the console's WorkflowSelector (Decision 5).
-export interface WorkflowCategory {
-  id: string;
-  name: string;
-  description: string;
-  order: number;
-}
+import type { Category } from "../category";
+
+/** The one Category type (tools use it too), as the workflows name it. */
+export type WorkflowCategory = Category;
 
 export class CategoryRegistry {
   private readonly byId = new Map<string, WorkflowCategory>();

@@ -9,10 +9,9 @@ import type { StoredToolCall } from "../../src/agent/agent-tool-call";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
 import type { AgentSession } from "../../src/session/agent-session";
 import { SessionStore } from "../../src/session/session-store";
-import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "../../src/tools/contract";
-import { functionToolSchema } from "../../src/tools/function-schema";
+import type { AgentTool } from "../../src/tools/contract";
+import { defineTool } from "../../src/tools/define-tool";
 import { AgentToolRegistry } from "../../src/tools/registry";
-import { TypedAgentTool } from "../../src/tools/tool-base";
 import { directRouter } from "../fixtures/direct-router";
 import { TEST_AGENT_CONFIG, upstreamModel } from "../fixtures/in-object";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
@@ -24,31 +23,22 @@ const StepArgs = z.object({ step: z.string().describe("Which step.") });
 type Happened = `started ${string}` | `stored ${string}` | `framed ${string}`;
 
 /** A server tool that notes when each call starts, and finishes once its step's gate (if any) opens. */
-class StepTool extends TypedAgentTool<typeof StepArgs> {
-  static readonly ToolName = "test_step";
-  static readonly ToolUsageMetadata = "Does one step.";
-  static getSchema(): OpenAIFunctionToolSchema {
-    return functionToolSchema(StepTool.ToolName, "Does one step.", StepArgs);
-  }
-  readonly category = "session";
-  readonly isToolFullyExecutedOnServer = true;
-  protected readonly argumentsSchema = StepArgs;
-  protected readonly label = "StepTool";
-  protected readonly failureMessage = "StepTool failed.";
-
-  constructor(
-    logger: RecordingAdminLogger,
-    private readonly happened: Happened[],
-    private readonly gates: Map<string, Promise<void>>,
-  ) {
-    super(logger);
-  }
-
-  protected async runWith(args: z.output<typeof StepArgs>, _context: AgentToolExecutionContext | null | undefined) {
-    this.happened.push(`started ${args.step}`);
-    await this.gates.get(args.step);
-    return InvokeResult.create(JSON.stringify({ done: args.step }));
-  }
+function stepTool(logger: RecordingAdminLogger, happened: Happened[], gates: Map<string, Promise<void>>): AgentTool {
+  return defineTool({
+    name: "test_step",
+    label: "StepTool",
+    usage: "Does one step.",
+    category: "session",
+    runsOn: "server",
+    args: StepArgs,
+    failureMessage: "StepTool failed.",
+    logger,
+    execute: async (args) => {
+      happened.push(`started ${args.step}`);
+      await gates.get(args.step);
+      return { done: args.step };
+    },
+  });
 }
 
 /** The session's store, noting each settled call it stores. */
@@ -90,7 +80,7 @@ async function batchTurn(
     store.create({ sessionId: state.id.toString(), org: "org-a", user: "alice", mode: "general" }, null);
     const logger = new RecordingAdminLogger();
     const registry = new AgentToolRegistry(logger);
-    registry.registerTool(new StepTool(logger, happened, options.gates ?? new Map()));
+    registry.registerTool(stepTool(logger, happened, options.gates ?? new Map()));
     const catalog = new D1AgentModeCatalogService(env.DB);
     const generalWithSteps = async () => ({ ...(await catalog.getDefaultMode()), tools: ["test_step"] });
     const reasoner = new AgentReasoner({

@@ -1,5 +1,5 @@
-// The AgentToolExecutor never lets an exception escape (AGN-005 §5.4), for any AgentTool: one that does not
-// extend the base class and throws, or returns something that is not an InvokeResult, becomes a failed call.
+// The AgentToolExecutor never lets an exception escape (AGN-005 §5.4), for any AgentTool: one written by hand
+// (not made with defineTool) that throws, or returns something that is not an InvokeResult, becomes a failed call.
 import { describe, expect, it } from "vitest";
 import type { StoredToolCall } from "../../src/agent/agent-tool-call";
 import { AgentToolExecutor } from "../../src/agent/agent-tool-executor";
@@ -8,39 +8,33 @@ import { AgentToolRegistry } from "../../src/tools/registry";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { toolContext } from "../fixtures/tool-context";
 
-/** A tool class written by hand against the AgentTool interface (no base class), with the given execute. */
-function handWrittenTool(toolName: string, execute: () => Promise<unknown>) {
+/** An AgentTool written by hand (not made with defineTool, so nothing wraps its execute). */
+function handWrittenTool(toolName: string, execute: () => Promise<unknown>): AgentTool {
   const schema = (): OpenAIFunctionToolSchema => ({
     type: "function",
     name: toolName,
     description: "A tool for the executor's tests.",
     parameters: { type: "object", properties: {}, required: [] },
   });
-  return class implements AgentTool {
-    static readonly ToolName = toolName;
-    static readonly ToolUsageMetadata = "Never call this: it misbehaves on purpose.";
-    static getSchema = schema;
-    readonly name = toolName;
-    readonly toolUsageMetadata = "Never call this: it misbehaves on purpose.";
-    readonly category = "general";
-    readonly isToolFullyExecutedOnServer = true;
-    readonly requiresApproval = false;
-    readonly priority = 1;
-    getSchema() {
-      return schema();
-    }
-    execute(): Promise<InvokeResult<string>> {
-      return execute() as Promise<InvokeResult<string>>;
-    }
+  return {
+    name: toolName,
+    label: toolName,
+    toolUsageMetadata: "Never call this: it misbehaves on purpose.",
+    category: "general",
+    isToolFullyExecutedOnServer: true,
+    requiresApproval: false,
+    priority: 1,
+    getSchema: schema,
+    execute: () => execute() as Promise<InvokeResult<string>>,
   };
 }
 
 /** Throws from execute. */
-const ThrowingTool = handWrittenTool("test_throwing_tool", async () => {
+const throwingTool = handWrittenTool("test_throwing_tool", async () => {
   throw new Error("disk on fire at /srv/secret/path");
 });
 /** Returns a value that is not an InvokeResult. */
-const SloppyTool = handWrittenTool("test_sloppy_tool", async () => ({ ok: 1 }));
+const sloppyTool = handWrittenTool("test_sloppy_tool", async () => ({ ok: 1 }));
 
 function call(name: string): StoredToolCall {
   return {
@@ -70,9 +64,9 @@ function executorWith(tool: AgentTool) {
 }
 
 describe("AgentToolExecutor exception handling", () => {
-  it("turns an exception thrown by a tool that does not extend the base class into a failed call, logged", async () => {
-    const { executor, logger } = executorWith(new ThrowingTool());
-    const done = await executor.executeServerTool(call(ThrowingTool.ToolName), toolContext());
+  it("turns an exception thrown by a tool not made with defineTool into a failed call, logged", async () => {
+    const { executor, logger } = executorWith(throwingTool);
+    const done = await executor.executeServerTool(call(throwingTool.name), toolContext());
     expect([done.state, done.wasExecuted, done.errorMessage]).toEqual([
       "settled",
       false,
@@ -82,8 +76,8 @@ describe("AgentToolExecutor exception handling", () => {
   });
 
   it("turns a result that is not an InvokeResult into a failed call", async () => {
-    const { executor, logger } = executorWith(new SloppyTool());
-    const done = await executor.executeServerTool(call(SloppyTool.ToolName), toolContext());
+    const { executor, logger } = executorWith(sloppyTool);
+    const done = await executor.executeServerTool(call(sloppyTool.name), toolContext());
     expect([done.state, done.errorMessage]).toEqual(["settled", "test_sloppy_tool failed unexpectedly."]);
     expect(logger.errors.map((e) => e.tag)).toEqual(["[test_sloppy_tool_ExecuteAsync__Exception]"]);
   });

@@ -8,11 +8,10 @@ import { AgentReasoner } from "../../src/agent/agent-reasoner";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
 import type { AgentSession } from "../../src/session/agent-session";
 import { SessionStore } from "../../src/session/session-store";
-import { ModeChangeTool } from "../../src/tools/agent-change-mode";
-import { type AgentToolExecutionContext, InvokeResult, type OpenAIFunctionToolSchema } from "../../src/tools/contract";
-import { functionToolSchema } from "../../src/tools/function-schema";
+import { modeChangeTool } from "../../src/tools/agent-change-mode";
+import { type AgentTool, InvokeResult } from "../../src/tools/contract";
+import { defineTool } from "../../src/tools/define-tool";
 import { AgentToolRegistry } from "../../src/tools/registry";
-import { TypedAgentTool } from "../../src/tools/tool-base";
 import { directRouter } from "../fixtures/direct-router";
 import { TEST_AGENT_CONFIG, upstreamModel } from "../fixtures/in-object";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
@@ -22,27 +21,27 @@ import { scriptUpstream } from "../fixtures/upstream";
 const TeleportArgs = z.object({ to: z.string().describe("Where to.") });
 
 /** Not agent_change_mode: a tool of its own that reports a mode change and a branch as effects. */
-class TeleportTool extends TypedAgentTool<typeof TeleportArgs> {
-  static readonly ToolName = "test_teleport";
-  static readonly ToolUsageMetadata = "Moves the work to another mode, in a new session.";
-  static getSchema(): OpenAIFunctionToolSchema {
-    return functionToolSchema(TeleportTool.ToolName, "Moves the work.", TeleportArgs);
-  }
-  readonly category = "session";
-  readonly isToolFullyExecutedOnServer = true;
-  protected readonly argumentsSchema = TeleportArgs;
-  protected readonly label = "TeleportTool";
-  protected readonly failureMessage = "TeleportTool failed.";
-  protected async runWith(args: z.output<typeof TeleportArgs>, _context: AgentToolExecutionContext | null | undefined) {
-    return InvokeResult.create(JSON.stringify({ moved: args.to }), [
-      { type: "mode_changed", to: args.to, reason: "teleported", branch: true },
-    ]);
-  }
+function teleportTool(logger: RecordingAdminLogger): AgentTool {
+  return defineTool({
+    name: "test_teleport",
+    label: "TeleportTool",
+    usage: "Moves the work to another mode, in a new session.",
+    description: "Moves the work.",
+    category: "session",
+    runsOn: "server",
+    args: TeleportArgs,
+    failureMessage: "TeleportTool failed.",
+    logger,
+    execute: (args) =>
+      InvokeResult.create(JSON.stringify({ moved: args.to }), [
+        { type: "mode_changed", to: args.to, reason: "teleported", branch: true },
+      ]),
+  });
 }
 
 describe("tool effects", () => {
   it("reports agent_change_mode's change as a mode_changed effect", async () => {
-    const tool = new ModeChangeTool(new RecordingSessionManager(), new RecordingAdminLogger());
+    const tool = modeChangeTool(new RecordingSessionManager(), new RecordingAdminLogger());
     const result = await tool.execute(JSON.stringify({ mode: "workspace", branch: true, reason: "r" }), toolContext());
     expect(result.effects).toEqual([{ type: "mode_changed", to: "workspace", reason: "r", branch: true }]);
   });
@@ -58,7 +57,7 @@ describe("tool effects", () => {
       store.create({ sessionId: state.id.toString(), org: "org-a", user: "alice", mode: "general" }, null);
       const logger = new RecordingAdminLogger();
       const registry = new AgentToolRegistry(logger);
-      registry.registerTool(new TeleportTool(logger));
+      registry.registerTool(teleportTool(logger));
       const catalog = new D1AgentModeCatalogService(env.DB);
       const changes: unknown[] = [];
       const generalWithTeleport = async () => ({ ...(await catalog.getDefaultMode()), tools: ["test_teleport"] });

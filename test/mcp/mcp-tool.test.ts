@@ -1,5 +1,5 @@
-// One MCP tool as an AgentTool, outside the loop: its TUL-011 statics, its log line per call (server, tool,
-// duration, outcome; never the arguments or the token), and its result bounded like any tool's.
+// One MCP tool as an AgentTool made with defineTool, outside the loop: its TUL-011 contract, its log line per
+// call (server, tool, duration, outcome; never the arguments or the token), and its result bounded like any tool's.
 import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import { McpConnection } from "../../src/mcp/mcp-connection";

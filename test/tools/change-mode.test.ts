@@ -1,15 +1,19 @@
 // TUL-007 §6's four required tests for agent_change_mode, plus §3.4's other rules and its guidance.
 import { describe, expect, it } from "vitest";
 import { SessionModeError } from "../../src/session/session-manager";
-import { MODE_CHANGE_MESSAGES, ModeChangeTool } from "../../src/tools/agent-change-mode";
+import { MODE_CHANGE_MESSAGES, MODE_CHANGE_TOOL_NAME, modeChangeTool } from "../../src/tools/agent-change-mode";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { RecordingSessionManager, toolContext } from "../fixtures/tool-context";
 
 function setup(failWith?: Error) {
   const sessionManager = new RecordingSessionManager(failWith);
   const logger = new RecordingAdminLogger();
-  return { sessionManager, logger, tool: new ModeChangeTool(sessionManager, logger) };
+  return { sessionManager, logger, tool: modeChangeTool(sessionManager, logger) };
 }
+
+/** TUL-007 §5.3's schema description, copied from the specification. */
+const TUL_007_SCHEMA_DESCRIPTION =
+  "Changes the mode for the current agent session to the specified mode string. Call only after the user confirms a mode change, and provide a short 'reason' describing why this mode fits the current request. Set branch=true when the user wants the new work to start as a separate session.";
 
 const validArgs = { mode: "ddr_authoring", branch: true, reason: "The user wants to write a DDR." };
 
@@ -148,13 +152,13 @@ describe("ModeChangeTool validation (TUL-007 §3.4)", () => {
   });
 
   it("refuses a null session manager at construction (TUL-007 §3.2)", () => {
-    expect(() => Reflect.construct(ModeChangeTool, [null, new RecordingAdminLogger()])).toThrow(
+    expect(() => Reflect.apply(modeChangeTool, undefined, [null, new RecordingAdminLogger()])).toThrow(
       "ModeChangeTool requires a non-null sessionManager (TUL-007 §3.2).",
     );
   });
 
   it("refuses a null logger at construction (TUL-007 §3.2)", () => {
-    expect(() => Reflect.construct(ModeChangeTool, [new RecordingSessionManager(), null])).toThrow(
+    expect(() => Reflect.apply(modeChangeTool, undefined, [new RecordingSessionManager(), null])).toThrow(
       "ModeChangeTool requires a non-null logger (TUL-007 §3.2).",
     );
   });
@@ -164,18 +168,16 @@ describe("ModeChangeTool identity and guidance (TUL-007 §3.1, §4, §5)", () =>
   it("is named agent_change_mode, server-final, and carries §5.2's usage metadata", () => {
     const { tool } = setup();
     expect(tool.name).toBe("agent_change_mode");
-    expect(ModeChangeTool.ToolName).toBe("agent_change_mode");
+    expect(MODE_CHANGE_TOOL_NAME).toBe("agent_change_mode");
     expect(tool.isToolFullyExecutedOnServer).toBe(true);
-    expect(ModeChangeTool.ToolUsageMetadata).toContain("only after the user has explicitly agreed to switch");
-    expect(ModeChangeTool.ToolUsageMetadata).toContain(
-      "branch=true when the user wants to switch and start a new session",
-    );
+    expect(tool.toolUsageMetadata).toContain("only after the user has explicitly agreed to switch");
+    expect(tool.toolUsageMetadata).toContain("branch=true when the user wants to switch and start a new session");
   });
 
   it("publishes a schema with required mode, branch and reason and §5.3's description", () => {
-    const schema = ModeChangeTool.getSchema();
+    const schema = setup().tool.getSchema();
     expect(schema.name).toBe("agent_change_mode");
-    expect(schema.description).toBe(ModeChangeTool.SchemaDescription);
+    expect(schema.description).toBe(TUL_007_SCHEMA_DESCRIPTION);
     expect(schema.description).toContain("Call only after the user confirms a mode change");
     expect(schema.parameters.required).toEqual(["mode", "branch", "reason"]);
     expect(schema.parameters.properties.mode?.type).toBe("string");

@@ -1,13 +1,13 @@
 // workspace_read_file (TUL-011 §5): happy path, each validation failure, exception handling, and the check
 // that a client's result answers the file that was asked for.
 import { describe, expect, it } from "vitest";
-import { WorkspaceReadFileTool } from "../../src/tools/workspace-read-file";
+import { workspaceReadFileTool } from "../../src/tools/workspace-read-file";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { toolContext } from "../fixtures/tool-context";
 
 function setup() {
   const logger = new RecordingAdminLogger();
-  return { logger, tool: new WorkspaceReadFileTool(logger) };
+  return { logger, tool: workspaceReadFileTool(logger) };
 }
 
 describe("WorkspaceReadFileTool", () => {
@@ -73,8 +73,8 @@ describe("WorkspaceReadFileTool", () => {
   it("accepts a client result for the path asked for, and refuses one for another file", () => {
     const { tool } = setup();
     const prepared = JSON.stringify({ action: "read_file", path: "src/index.ts", maxBytes: 100 });
-    expect(tool.checkClientResult(prepared, { path: "./src/index.ts", content: "x" })).toBeNull();
-    expect(tool.checkClientResult(prepared, { path: ".env", content: "SECRET=1" })).toBe(
+    expect(tool.checkClientResult?.(prepared, { path: "./src/index.ts", content: "x" })).toBeNull();
+    expect(tool.checkClientResult?.(prepared, { path: ".env", content: "SECRET=1" })).toBe(
       "is for '.env', not for 'src/index.ts', the path that was asked for",
     );
   });

@@ -1,13 +1,13 @@
 // workspace_write_file (TUL-011 §5): happy path, each validation failure, exception handling, and the check
 // that a client's result answers the file that was asked for.
 import { describe, expect, it } from "vitest";
-import { WorkspaceWriteFileTool } from "../../src/tools/workspace-write-file";
+import { workspaceWriteFileTool } from "../../src/tools/workspace-write-file";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { toolContext } from "../fixtures/tool-context";
 
 function setup() {
   const logger = new RecordingAdminLogger();
-  return { logger, tool: new WorkspaceWriteFileTool(logger) };
+  return { logger, tool: workspaceWriteFileTool(logger) };
 }
 
 describe("WorkspaceWriteFileTool", () => {
@@ -72,8 +72,8 @@ describe("WorkspaceWriteFileTool", () => {
   it("accepts a client result for the path asked for, and refuses one for another file", () => {
     const { tool } = setup();
     const prepared = JSON.stringify({ action: "write_file", path: "a.txt", content: "A", bytes: 1 });
-    expect(tool.checkClientResult(prepared, { path: "a.txt", bytesWritten: 1 })).toBeNull();
-    expect(tool.checkClientResult(prepared, { path: "b.txt", bytesWritten: 1 })).toMatch(
+    expect(tool.checkClientResult?.(prepared, { path: "a.txt", bytesWritten: 1 })).toBeNull();
+    expect(tool.checkClientResult?.(prepared, { path: "b.txt", bytesWritten: 1 })).toMatch(
       /^is for 'b\.txt', not for 'a\.txt'/,
     );
   });
