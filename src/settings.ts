@@ -2,7 +2,6 @@
 // ones (wrangler.toml documents them), it is parsed once per isolate, and a malformed value is an error that
 // names the variable, never silently replaced by a default.
 import { z } from "zod";
-import { DEFAULT_PROTECTED_PATHS } from "./tools/workspace-path";
 import { firstProblem } from "./zod-issues";
 
 /** A whole number of at least 1, as wrangler.toml writes it (a string) or as a JSON var (a number). */
@@ -24,6 +23,28 @@ const nonNegativeInt = (fallback: number) =>
 const text = (fallback: string) => z.string().default(fallback);
 
 /** The vars, by their names, with their defaults. */
+/**
+ * WORKSPACE_PROTECTED_PATHS' default: the workspace tools' paths refused unless the operator says otherwise: a pattern ending in '/' is a directory anywhere in the
+ * path, any other pattern a file name anywhere ('*' matches any run of characters); case is ignored.
+ */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  ".git/",
+  ".ssh/",
+  ".aws/",
+  ".gnupg/",
+  ".env",
+  ".env.*",
+  ".npmrc",
+  ".netrc",
+  ".pgpass",
+  ".dev.vars",
+  ".dev.vars.*",
+  "id_rsa*",
+  "id_ed25519*",
+  "*.pem",
+  "*.key",
+];
+
 export const SettingsVars = z.object({
   /** Where the model lives: an OpenAI-compatible base URL ending in /v1. Empty: the offline demo model. */
   LLM_BASE_URL: z

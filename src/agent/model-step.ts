@@ -1,9 +1,9 @@
 // One step of the loop's conversation with the model: the request it gets (enhanced prompt, bounded history,
 // offered tools) and what its response means (an answer, tool calls, or a malformed JSON call).
 import type { ChatResponse, ChatTool, ModelToolCall } from "../llm/chat-model";
-import { isRemoteToolReference } from "../mcp/mcp-names";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
+import { isRemoteToolReference } from "../modes/tool-references";
 import { type EnhancedPrompt, enhanceSystemPrompt, type ToolCallFormat } from "../prompts/system-prompt-enhancer";
 import type { FormattedRequest } from "../routing/model-router";
 import type { ToolCategory } from "../tools/categories";

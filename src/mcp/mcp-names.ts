@@ -1,25 +1,6 @@
-// How MCP servers and tools are named: a mode's reference to them (`mcp:<server>`, `mcp:<server>/<tool>`), and
-// the tool name the model sees, derived deterministically from server and tool (`everything` + `get-sum` ->
-// `everything__get_sum`) so it passes the registry's rule and the chat APIs' 64-character limit.
-
-/** `mcp:<server>` (every allowed tool of the server) or `mcp:<server>/<tool>` (one of them). */
-export const MCP_REFERENCE = /^mcp:([a-z][a-z0-9_-]{0,63})(?:\/([^\s/]{1,128}))?$/;
-
-export interface McpReference {
-  server: string;
-  /** The server's own name of the tool, or null for all of them. */
-  tool: string | null;
-}
-
-/** A mode's tool entry that names MCP tools rather than a built-in tool. */
-export function isRemoteToolReference(name: string): boolean {
-  return name.startsWith("mcp:");
-}
-
-export function parseMcpReference(name: string): McpReference | null {
-  const match = MCP_REFERENCE.exec(name);
-  return match ? { server: match[1] ?? "", tool: match[2] ?? null } : null;
-}
+// The name the model sees for an MCP server's tool, derived deterministically from server and tool (`everything`
+// + `get-sum` -> `everything__get_sum`) so it passes the registry's rule and the chat APIs' 64-character limit.
+// How a mode names MCP tools (`mcp:<server>[/<tool>]`) is the mode's: src/modes/tool-references.ts.
 
 const MAX_TOOL_NAME = 64;
 

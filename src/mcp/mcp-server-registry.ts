@@ -3,13 +3,13 @@
 
 import { z } from "zod";
 import type { Db } from "../db";
-import { MODE_KEY_PATTERN } from "../modes/agent-mode";
+import { KEY_NAME_PATTERN } from "../key-name";
 
 export const MCP_APPROVAL_POLICIES = ["always", "never", "unless_read_only"] as const;
 export type McpApprovalPolicy = (typeof MCP_APPROVAL_POLICIES)[number];
 
 /** A server's name follows the mode keys' rule: it is part of every tool name derived from it. */
-export const MCP_SERVER_NAME_PATTERN = MODE_KEY_PATTERN;
+export const MCP_SERVER_NAME_PATTERN = KEY_NAME_PATTERN;
 export const MAX_MCP_TIMEOUT_MS = 300_000;
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 

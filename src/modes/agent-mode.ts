@@ -1,5 +1,6 @@
 // AgentModeSummary (TUL-010 §2) and the full AgentMode row of the D1 catalog, parsed with zod.
 import { z } from "zod";
+import { KEY_NAME_PATTERN } from "../key-name";
 
 /** TUL-010 §3.3: the fields every mode descriptor carries, in camelCase. */
 export const AgentModeSummary = z.object({
@@ -29,7 +30,7 @@ export const AgentMode = AgentModeSummary.extend({
 });
 export type AgentMode = z.infer<typeof AgentMode>;
 
-export const MODE_KEY_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
+export const MODE_KEY_PATTERN = KEY_NAME_PATTERN;
 
 const jsonText = z.string().transform((text, ctx) => {
   try {

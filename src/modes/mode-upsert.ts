@@ -2,10 +2,10 @@
 
 import { z } from "zod";
 import type { Db } from "../db";
-import { MCP_REFERENCE } from "../mcp/mcp-names";
 import { DEFAULT_ROUTE, ROUTE_NAME_PATTERN } from "../routing/model-routes";
 import type { AgentMode } from "./agent-mode";
 import { parseModeRow } from "./catalog-service";
+import { MCP_REFERENCE } from "./tool-references";
 
 const text = (max: number) =>
   z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);

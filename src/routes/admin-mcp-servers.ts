@@ -4,7 +4,6 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
-import { parseMcpReference } from "../mcp/mcp-names";
 import {
   DEFAULT_MCP_TIMEOUT_MS,
   MAX_MCP_TIMEOUT_MS,
@@ -14,6 +13,7 @@ import {
   McpServerRegistry,
 } from "../mcp/mcp-server-registry";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { SecretName } from "../secret-name";
 import { settings } from "../settings";

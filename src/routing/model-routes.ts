@@ -4,9 +4,9 @@
 
 import { z } from "zod";
 import type { Db } from "../db";
+import { KEY_NAME_PATTERN } from "../key-name";
 import { DEMO_MODEL_ID } from "../llm/demo-openai-upstream";
 import { aiBinding } from "../llm/workers-ai";
-import { MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { SecretName } from "../secret-name";
 import type { Settings } from "../settings";
 
@@ -17,7 +17,7 @@ export const MAX_FALLBACKS = 5;
 export const MAX_ROUTE_TIMEOUT_MS = 600_000;
 
 /** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
-export const ROUTE_NAME_PATTERN = MODE_KEY_PATTERN;
+export const ROUTE_NAME_PATTERN = KEY_NAME_PATTERN;
 const RouteName = z
   .string()
   .regex(ROUTE_NAME_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter");

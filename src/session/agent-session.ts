@@ -9,6 +9,7 @@ import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, sessionNotFound } from "../refusal";
 import { settings } from "../settings";
+import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
 import type { ApprovalDecision, ClientToolResult, SessionView, WorkflowRunResponse } from "../wire/session";
@@ -23,7 +24,6 @@ import { streamMessage } from "./message-stream";
 import { PauseAlarm } from "./pause-alarm";
 import { indexSession } from "./session-index";
 import { SessionLoop } from "./session-loop";
-import { type AgentSessionManager, SessionModeError } from "./session-manager";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionStore } from "./session-store";
 import { sessionView } from "./session-view";

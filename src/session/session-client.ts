@@ -3,11 +3,11 @@
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { type Outcome, sessionNotFound } from "../refusal";
+import type { AgentSessionManager } from "../tools/session-manager";
 import type { SessionView } from "../wire/session";
 import type { AgentSession } from "./agent-session";
 import type { Caller } from "./caller";
 import { locationHintFor } from "./location-hint";
-import type { AgentSessionManager } from "./session-manager";
 
 const SESSION_ID = /^[0-9a-f]{64}$/;
 

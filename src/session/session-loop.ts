@@ -16,8 +16,8 @@ import { envRouter } from "../routing/env-router";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { clientFunctionTool } from "../tools/client-function-tool";
+import type { AgentSessionManager } from "../tools/session-manager";
 import { type Caller, callLogger } from "./caller";
-import type { AgentSessionManager } from "./session-manager";
 import { sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 

@@ -1,9 +1,9 @@
 // agent_change_mode (TUL-007): the model's one way to persist a mode change for the current session.
 import { z } from "zod";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { AgentSessionManager } from "../session/session-manager";
 import { type AgentTool, InvokeResult } from "./contract";
 import { defineTool } from "./define-tool";
+import type { AgentSessionManager } from "./session-manager";
 import { isBlank, nonBlankString } from "./tool-arguments";
 
 /** TUL-007 §3.1's ToolName. */

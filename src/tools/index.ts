@@ -1,12 +1,12 @@
 // The production tool list: the one place every tool the model can call is named.
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { AgentSessionManager } from "../session/session-manager";
 import { MODE_CHANGE_TOOL_NAME, modeChangeTool } from "./agent-change-mode";
 import { helloWorldTool } from "./agent-hello-world";
 import { agentListModesTool, LIST_MODES_TOOL_NAME } from "./agent-list-modes";
 import type { AgentTool } from "./contract";
 import { AgentToolRegistry } from "./registry";
+import type { AgentSessionManager } from "./session-manager";
 import type { WorkspacePolicy } from "./workspace-path";
 import { WORKSPACE_READ_FILE_TOOL_NAME, workspaceReadFileTool } from "./workspace-read-file";
 import { WORKSPACE_WRITE_FILE_TOOL_NAME, workspaceWriteFileTool } from "./workspace-write-file";

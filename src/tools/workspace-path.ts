@@ -3,31 +3,10 @@
 // control and invisible characters) or name a file that holds secrets (WORKSPACE_PROTECTED_PATHS); and the
 // check that a client's result is for the path that was asked for.
 import { quoted } from "../quote";
+import { DEFAULT_PROTECTED_PATHS } from "../settings";
 
 export const MAX_WORKSPACE_FILE_BYTES = 1_048_576;
 const MAX_PATH_CHARS = 1024;
-
-/**
- * Paths refused unless the operator says otherwise: a pattern ending in '/' is a directory anywhere in the
- * path, any other pattern a file name anywhere ('*' matches any run of characters); case is ignored.
- */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
-  ".git/",
-  ".ssh/",
-  ".aws/",
-  ".gnupg/",
-  ".env",
-  ".env.*",
-  ".npmrc",
-  ".netrc",
-  ".pgpass",
-  ".dev.vars",
-  ".dev.vars.*",
-  "id_rsa*",
-  "id_ed25519*",
-  "*.pem",
-  "*.key",
-];
 
 export interface WorkspacePolicy {
   protectedPaths: readonly string[];

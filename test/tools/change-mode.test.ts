@@ -1,7 +1,7 @@
 // TUL-007 §6's four required tests for agent_change_mode, plus §3.4's other rules and its guidance.
 import { describe, expect, it } from "vitest";
-import { SessionModeError } from "../../src/session/session-manager";
 import { MODE_CHANGE_MESSAGES, MODE_CHANGE_TOOL_NAME, modeChangeTool } from "../../src/tools/agent-change-mode";
+import { SessionModeError } from "../../src/tools/session-manager";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { RecordingSessionManager, toolContext } from "../fixtures/tool-context";
 
