@@ -5,7 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
+import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
@@ -285,6 +285,8 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
 }
 
 async function forwardBody(c: AppContext, path: string): Promise<Response> {
+  // Only the header is read: the bytes still go upstream as the client wrote them.
+  requireJsonBody(c);
   return forward(c, path, parsePassthroughBody(await c.req.arrayBuffer()));
 }
 
@@ -301,6 +303,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
     200: { description: "The upstream's answer, as it sent it (JSON, or an event stream with `stream: true`)." },
     ...errors(400, 401, 403, 404, 429, 502, 504),
   };
+  const generation = { ...answer, ...errors(415) };
   const body = jsonBody(
     z.looseObject({ model: z.string(), stream: z.boolean().optional() }).meta({
       description: "The client's own request, forwarded unchanged; only `model` and `stream` are checked.",
@@ -334,7 +337,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
       security: BEARER,
       summary: `Forwarded to the upstream's ${path.slice(3)} (the OpenAI-compatible passthrough)`,
       request: body,
-      responses: answer,
+      responses: generation,
     });
   }
   return app;
