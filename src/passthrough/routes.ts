@@ -18,6 +18,7 @@ import {
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
+import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
@@ -150,6 +151,7 @@ async function answerJson(
   config: Settings["passthrough"],
   state: ChainState,
   metered: MeteredRequest | null,
+  logger: AdminLogger,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
   const bytes = await exchange.race(response.arrayBuffer());
@@ -160,7 +162,11 @@ async function answerJson(
   };
   if (!response.ok) {
     metered?.end(state, "error", null, null);
-    const error = upstreamErrorResponse(response, decoder.decode(bytes), credentialsOf(state.route));
+    const error = upstreamErrorResponse(response, decoder.decode(bytes), {
+      logger,
+      credentials: credentialsOf(state.route),
+      route: state.route.name,
+    });
     withRoute(error.headers);
     return error;
   }
@@ -239,13 +245,13 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
     }),
   );
   try {
-    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered);
+    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered, c.var.logger);
 
     // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
     // status; if not, commit to a 200 event stream now and keep the client's connection alive.
     const early = await settleWithin(upstream, config.keepaliveMs);
     if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
-      return await answerJson(exchange, early.value, config, state, metered);
+      return await answerJson(exchange, early.value, config, state, metered, c.var.logger);
     }
     // From here the client has a 200: the route being tried is the one that answers, whatever it does.
     state.committed = true;
@@ -260,6 +266,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       ...(holdback ? { holdback } : {}),
       onChunk: (chunk) => scanner.push(chunk),
       onFailure: (failure) => logUpstreamFailure(c, failure),
+      logger: c.var.logger,
     });
     c.executionCtx.waitUntil(
       relay.done.then((outcome) => {
