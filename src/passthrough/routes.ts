@@ -5,6 +5,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
+import { ModelError } from "../llm/chat-model";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import {
   amountOf,
@@ -37,7 +38,9 @@ const decoder = new TextDecoder();
 
 /** An upstream that failed is the operator's to know about: logged with the request id, never shown whole. */
 function logUpstreamFailure(c: AppContext, error: unknown): void {
-  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path]]);
+  // A model's failure (a Workers AI stream that broke) says what happened in its detail, not its fixed message.
+  const detail: [string, string][] = error instanceof ModelError ? [["detail", error.detail]] : [];
+  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
 }
 
 /** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
