@@ -10,7 +10,7 @@ import { requireApiKey } from "./auth/middleware";
 import { originGuard } from "./auth/origin-guard";
 import { d1Session } from "./db";
 import { ApiError, errorBody } from "./errors";
-import { type AppBindings, errors } from "./http";
+import { type AppBindings, errors, notJsonBody } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { passthroughRoutes } from "./passthrough/routes";
@@ -134,7 +134,12 @@ export function createApp(): OpenAPIHono<AppBindings> {
       return c.json(error.toBody(), error.status);
     }
     if (error instanceof HTTPException && error.status < 500) {
-      // Hono's own refusals: the JSON validator's unreadable body is ours to name.
+      // Hono's own refusals: @hono/zod-openapi's media type check of a JSON route, and the JSON validator's
+      // unreadable body, are ours to name.
+      if (error.status === 415) {
+        const refusal = notJsonBody(c.req.header("content-type"));
+        return c.json(refusal.toBody(), refusal.status);
+      }
       if (error.status === 400 && /json/i.test(error.message)) {
         return c.json(errorBody("invalid_json", "The request body must be a JSON object."), 400);
       }

@@ -69,9 +69,10 @@ export const ERROR_CODES = {
   pause_expired: conflict,
   mcp_server_in_use: conflict,
   model_route_in_use: conflict,
-  // 405, 413, 426, 429.
+  // 405, 413, 415, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],
+  unsupported_media_type: [415, "invalid_request_error"],
   upgrade_required: [426, "invalid_request_error"],
   rate_limit_exceeded: [429, "rate_limit_error"],
   budget_exceeded: [429, "rate_limit_error"],

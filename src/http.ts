@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { Principal } from "./auth/api-keys";
 import { ApiError, type ErrorCode } from "./errors";
 import type { JsonAdminLogger } from "./observability/admin-logger";
+import { quoted } from "./quote";
 import { type FieldProblem, fieldMessage, firstProblem } from "./zod-issues";
 
 export interface AppBindings {
@@ -30,10 +31,36 @@ export function zodFailure(problem: FieldProblem, where: string, code: ErrorCode
   });
 }
 
+/** Whether a `content-type` says JSON: `application/json`, with or without parameters (`; charset=utf-8`). */
+export function isJsonContentType(contentType: string | null | undefined): boolean {
+  return contentType?.split(";")[0]?.trim().toLowerCase() === "application/json";
+}
+
+/** The one refusal of a body that is not sent as JSON to a route that takes JSON. */
+export function notJsonBody(contentType: string | null | undefined): ApiError {
+  const sent = contentType ? `this request's is ${quoted(contentType)}` : "this request has none";
+  return new ApiError(
+    "unsupported_media_type",
+    `The request body must be JSON, sent with content-type: application/json (${sent}).`,
+  );
+}
+
+/**
+ * A route that takes a JSON body refuses any other (415), whatever the body holds. Every route declared with
+ * `jsonBody` gets here through the validation hook of `routes()` (and `app.onError` for the media type check
+ * @hono/zod-openapi makes before it); the passthrough, whose bodies no validator reads, calls it itself.
+ */
+export function requireJsonBody(c: Context): void {
+  const contentType = c.req.header("content-type");
+  if (!isJsonContentType(contentType)) throw notJsonBody(contentType);
+}
+
 /** Routes are declared with their schemas (validation, types and /openapi.json from one source). */
 export function routes(): OpenAPIHono<AppBindings> {
   return new OpenAPIHono<AppBindings>({
-    defaultHook: (result) => {
+    defaultHook: (result, c) => {
+      // A body without a JSON content type is validated as `{}` by Hono: refused here before it counts as one.
+      if (result.target === "json") requireJsonBody(c);
       if (!result.success) throw zodFailure(firstProblem(result.error), WHERE[result.target] ?? result.target);
     },
   });
@@ -78,6 +105,7 @@ export function errors(...statuses: number[]) {
     405: "The route does not take this method; Allow names the one it does.",
     409: "The session cannot take this now.",
     413: "The body is too large.",
+    415: "The body is not sent as JSON (`content-type: application/json`).",
     429: "The key's model call budget is spent; see Retry-After.",
     500: "Unexpected, or a misconfigured server.",
     502: "The upstream LLM failed.",

@@ -1,8 +1,10 @@
 // OpenAI-compatible ChatModel adapter: fetch, per-call timeout, abort, retries with backoff, clear errors.
 import { z } from "zod";
-import { type ChatModel, type ChatRequest, type ChatResponse, ModelError, type ModelToolCall } from "./chat-model";
+import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
-import { sseData } from "./sse-lines";
+import { responseOf } from "./model-events";
+import { openAIStreamEvents, UsageJson } from "./openai-stream-events";
+import { backoff, describeError, RETRYABLE_STATUSES } from "./retry";
 
 export interface OpenAIChatModelOptions {
   baseUrl: string;
@@ -16,13 +18,6 @@ export interface OpenAIChatModelOptions {
 }
 
 const ToolCallJson = z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) });
-const Usage = z
-  .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() })
-  .transform((u) => ({
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    totalTokens: u.total_tokens,
-  }));
 const CompletionJson = z.object({
   choices: z
     .array(
@@ -32,39 +27,9 @@ const CompletionJson = z.object({
       }),
     )
     .min(1),
-  usage: Usage.nullable().optional(),
+  usage: UsageJson.nullable().optional(),
 });
-const ChunkJson = z
-  .object({
-    choices: z
-      .array(
-        z.object({
-          delta: z
-            .object({
-              content: z.string().nullable().optional(),
-              tool_calls: z
-                .array(
-                  z.object({
-                    index: z.number(),
-                    id: z.string().optional(),
-                    function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
-                  }),
-                )
-                .optional(),
-            })
-            .optional(),
-          finish_reason: z.string().nullable().optional(),
-        }),
-      )
-      .optional(),
-    usage: Usage.nullable().optional(),
-    error: z.object({ message: z.string() }).optional(),
-  })
-  // A chunk carries choices, usage or an error; any other JSON object is not a chat completion chunk.
-  .refine((c) => c.choices !== undefined || c.usage != null || c.error !== undefined, "is not a chunk")
-  .transform((c) => ({ ...c, choices: c.choices ?? [] }));
 
-const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504]);
 /** How much of an upstream's error body the log keeps. */
 const DETAIL_CHARS = 500;
 
@@ -103,7 +68,7 @@ export class OpenAIChatModel implements ChatModel {
             await backoff(this.retryDelay(attempt, null), request.signal);
             continue;
           }
-          throw new ModelError("model_unavailable", this.redact(`unreachable: ${describe(error)}`));
+          throw new ModelError("model_unavailable", this.redact(`unreachable: ${describeError(error)}`));
         }
         if (response.ok) {
           try {
@@ -112,11 +77,14 @@ export class OpenAIChatModel implements ChatModel {
             request.signal?.throwIfAborted();
             if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
             if (error instanceof ModelError) throw error;
-            throw new ModelError("model_bad_response", this.redact(`reading the answer failed: ${describe(error)}`));
+            throw new ModelError(
+              "model_bad_response",
+              this.redact(`reading the answer failed: ${describeError(error)}`),
+            );
           }
         }
         const text = await response.text().catch(() => "");
-        if (RETRYABLE.has(response.status) && attempt < maxRetries) {
+        if (RETRYABLE_STATUSES.has(response.status) && attempt < maxRetries) {
           await backoff(this.retryDelay(attempt, response.headers.get("retry-after")), request.signal);
           continue;
         }
@@ -189,82 +157,9 @@ export class OpenAIChatModel implements ChatModel {
 
   private async readStream(response: Response, onTextDelta: (text: string) => void): Promise<ChatResponse> {
     if (!response.body) throw new ModelError("model_bad_response", "200 event stream with no body");
-    let content = "";
-    let finishReason: string | null = null;
-    let usage: ChatResponse["usage"];
-    let done = false;
-    let chunks = 0;
-    const calls: ModelToolCall[] = [];
-    for await (const data of sseData(response.body)) {
-      if (data === "[DONE]") {
-        done = true;
-        break;
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(data);
-      } catch {
-        throw new ModelError(
-          "model_bad_response",
-          this.redact(`stream event is not JSON: ${data.slice(0, DETAIL_CHARS)}`),
-        );
-      }
-      const chunk = ChunkJson.safeParse(json);
-      if (!chunk.success) {
-        throw new ModelError(
-          "model_bad_response",
-          this.redact(`stream event is not a chat completion chunk: ${data.slice(0, DETAIL_CHARS)}`),
-        );
-      }
-      if (chunk.data.error) {
-        throw new ModelError("model_unavailable", this.redact(`stream error event: ${chunk.data.error.message}`));
-      }
-      chunks++;
-      if (chunk.data.usage) usage = chunk.data.usage;
-      for (const choice of chunk.data.choices) {
-        if (choice.finish_reason) finishReason = choice.finish_reason;
-        if (choice.delta?.content) {
-          content += choice.delta.content;
-          onTextDelta(choice.delta.content);
-        }
-        for (const fragment of choice.delta?.tool_calls ?? []) {
-          const call = calls[fragment.index] ?? { id: "", name: "", arguments: "" };
-          calls[fragment.index] = call;
-          if (fragment.id) call.id = fragment.id;
-          if (fragment.function?.name) call.name += fragment.function.name;
-          if (fragment.function?.arguments) call.arguments += fragment.function.arguments;
-        }
-      }
-    }
-    if (chunks === 0) throw new ModelError("model_bad_response", "the event stream carried no chat completion chunk");
-    if (!done && finishReason === null) {
-      throw new ModelError("model_bad_response", "the event stream ended before the answer finished");
-    }
-    return {
-      content: content.length > 0 ? content : null,
-      toolCalls: calls.filter(Boolean),
-      finishReason,
-      ...(usage ? { usage } : {}),
-    };
+    return responseOf(
+      openAIStreamEvents(response.body, (text) => this.redact(text)),
+      onTextDelta,
+    );
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-/** Waits `ms`, or rejects at once when `signal` aborts; the abort listener is removed either way. */
-function backoff(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

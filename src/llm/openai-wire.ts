@@ -1,5 +1,5 @@
 // The OpenAI chat completion shapes aptix writes as a server: the agent's door (/agent/v1), the offline demo
-// model's OpenAI face and the Workers AI adapter. One builder each for a `chat.completion`, a
+// model's OpenAI face and Workers AI's (workers-ai-openai-face.ts). One builder each for a `chat.completion`, a
 // `chat.completion.chunk` event and the usage event, so the three answer alike (fields as OpenAI writes them).
 
 /** What every completion and chunk of one answer repeats. */

@@ -1,7 +1,8 @@
-// Workers AI (the AI binding) behind an OpenAI-compatible face: `workersAiFetch(ai, model)` answers
-// POST /chat/completions as an OpenAI server would (a chat.completion, or chat.completion.chunk events with
-// `stream: true`) by calling `ai.run(model, {messages, tools, stream, ...})`. The passthrough forwards to it
-// and the loop reads it with the parser it reads every upstream with, so one mapping serves both.
+// Workers AI (the AI binding) as model events: `runWorkersAi(ai, model, inputs)` calls `ai.run(model, {messages,
+// tools, stream, ...})` and yields what the binding answered as the project's own model events (model-events.ts).
+// The loop's ChatModel (workers-ai-chat-model.ts) folds them into its answer and the passthrough's OpenAI face
+// (workers-ai-openai-face.ts) writes them as OpenAI's shapes, so one mapping serves both, with no OpenAI HTTP
+// body between the binding and the loop.
 //
 // What the binding answers (Cloudflare's documented shapes, and the newer models' OpenAI ones):
 // - plain: `{response, tool_calls?, usage?}`, tool calls as `{name, arguments: object}` (the older models) or
@@ -10,18 +11,12 @@
 // - `stream: true`: a byte stream of server-sent events, `data: {"response":"..."}` pieces, a last one with
 //   `usage`, `data: [DONE]`; tool calls as a `tool_calls` event, or OpenAI chunks (`choices[0].delta`).
 // - a failure: `run` throws an Error whose message starts with Workers AI's numeric code ("3040: Capacity
-//   temporarily exceeded..."); the code decides the status the face answers with.
+//   temporarily exceeded..."); the code decides the status it stands for.
 
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
-import {
-  type CompletionBase,
-  chatCompletion,
-  chunkEvent,
-  DONE_EVENT,
-  type OpenAIToolCall,
-  usageEvent,
-} from "./openai-wire";
+import { ModelError } from "./chat-model";
+import type { ModelEvent, ModelUsage } from "./model-events";
 
 /** What the adapter needs of the `Ai` binding. */
 export interface WorkersAiBinding {
@@ -91,7 +86,7 @@ function answerOf(value: unknown, streamed: boolean): AiOutput {
 /** What one answer or event says: text, whole or partial tool calls, a finish reason, usage. */
 interface Piece {
   text: string;
-  calls: (ToolCallOut & { position: number })[];
+  calls: ToolCallOut[];
   finish: string | null;
   usage: Usage | null;
 }
@@ -103,10 +98,7 @@ function pieceOf(output: AiOutput): Piece {
   const text =
     (typeof response === "string" ? response : response != null ? JSON.stringify(response) : "") +
     (part?.content ?? "");
-  const calls = [...(output.tool_calls ?? []), ...(part?.tool_calls ?? [])].map((c, position) => ({
-    ...c,
-    position,
-  }));
+  const calls = [...(output.tool_calls ?? []), ...(part?.tool_calls ?? [])];
   return { text, calls, finish: choice?.finish_reason ?? null, usage: output.usage ?? null };
 }
 
@@ -118,10 +110,6 @@ function callArguments(call: ToolCallOut): string {
   const args = "function" in call ? call.function.arguments : call.arguments;
   if (args === undefined || args === null) return "";
   return typeof args === "string" ? args : JSON.stringify(args);
-}
-
-function openAIError(status: number, message: string, type: string, code: string): Response {
-  return Response.json({ error: { message, type, code, param: null } }, { status });
 }
 
 /**
@@ -158,7 +146,8 @@ function textOf(content: unknown): unknown {
 /** The OpenAI request fields the binding takes, under its names. */
 const PASSED = ["tools", "temperature", "top_p", "seed", "frequency_penalty", "presence_penalty", "response_format"];
 
-function aiInputs(body: Record<string, unknown>, stream: boolean): Record<string, unknown> {
+/** The binding's inputs for an OpenAI chat completions request (`body`): its messages, as text, and what it takes. */
+export function aiInputs(body: Record<string, unknown>, stream: boolean): Record<string, unknown> {
   const messages = Array.isArray(body.messages)
     ? body.messages.map((m: unknown) =>
         typeof m === "object" && m !== null && "content" in m ? { ...m, content: textOf(m.content) ?? "" } : m,
@@ -182,125 +171,120 @@ function raced<T>(work: Promise<T>, signal: AbortSignal | null | undefined): Pro
   });
 }
 
-async function bodyText(init: RequestInit): Promise<string> {
-  const body = init.body;
-  if (typeof body === "string") return body;
-  if (body === undefined || body === null) return "";
-  return new Response(body).text();
+/**
+ * The binding failed before it answered: `run` threw, or answered with something that is not an answer. For the
+ * loop a ModelError of the status it stands for; `openAICode` and the detail (the binding's words, which name no
+ * secret of ours) are what the OpenAI face answers with, as an upstream's own error body would be.
+ */
+export class WorkersAiError extends ModelError {
+  declare readonly status: number;
+
+  constructor(
+    status: number,
+    readonly openAICode: string,
+    detail: string,
+  ) {
+    super(ModelError.fromStatus(status, detail).code, detail, status);
+  }
 }
 
-/** The binding as an OpenAI base URL serving `model`: POST /chat/completions and GET /models. */
-export function workersAiFetch(ai: WorkersAiBinding, model: string) {
-  return async (path: string, init: RequestInit): Promise<Response> => {
-    if (path === "/models" && (init.method ?? "GET") === "GET") {
-      return Response.json({
-        object: "list",
-        data: [{ id: model, object: "model", created: 0, owned_by: "workers-ai" }],
-      });
+function badAnswer(what: string): WorkersAiError {
+  return new WorkersAiError(502, "workers_ai_bad_response", `Workers AI sent ${what}.`);
+}
+
+/** What the binding answered: all its events at once, or (`streamed`) as its event stream brings them. */
+export type WorkersAiAnswer = {
+  /** The answer's id (`chatcmpl-wai-...`); the tool call ids made up for it end with its last characters. */
+  id: string;
+} & ({ streamed: false; events: ModelEvent[] } | { streamed: true; events: AsyncIterable<ModelEvent> });
+
+/**
+ * Calls the binding with `inputs` (aiInputs) and answers with its events; a binding that fails is a
+ * WorkersAiError. An abort of `signal` (a deadline, a client that left) rejects at once, and stops a stream.
+ */
+export async function runWorkersAi(
+  ai: WorkersAiBinding,
+  model: string,
+  inputs: Record<string, unknown>,
+  signal?: AbortSignal | null,
+): Promise<WorkersAiAnswer> {
+  let output: unknown;
+  try {
+    output = await raced(ai.run(model, inputs), signal);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    const status = statusOfAiError(message);
+    throw new WorkersAiError(status, `workers_ai_${status}`, `Workers AI: ${message}`);
+  }
+  const id = `chatcmpl-wai-${crypto.randomUUID()}`;
+  if (output instanceof ReadableStream) {
+    if (inputs.stream !== true) {
+      output.cancel().catch(() => {});
+      throw badAnswer("a stream it was not asked for");
     }
-    if (path !== "/chat/completions" || init.method !== "POST") {
-      return openAIError(
-        404,
-        `This route runs on Workers AI, which serves only POST /v1/chat/completions here (not ${init.method ?? "GET"} /v1${path}).`,
-        "invalid_request_error",
-        "unsupported_endpoint",
-      );
-    }
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(await bodyText(init));
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return openAIError(400, "The request body must be a JSON object.", "invalid_request_error", "invalid_json");
-    }
-    const stream = body.stream === true;
-    const includeUsage =
-      typeof body.stream_options === "object" &&
-      body.stream_options !== null &&
-      "include_usage" in body.stream_options &&
-      body.stream_options.include_usage === true;
-    let output: unknown;
-    try {
-      output = await raced(ai.run(model, aiInputs(body, stream)), init.signal);
-    } catch (error) {
-      if (init.signal?.aborted) throw error;
-      const message = error instanceof Error ? error.message : String(error);
-      const status = statusOfAiError(message);
-      // The binding's words name no secret of ours; they are the operator's to read, as an upstream's body is.
-      return openAIError(
-        status,
-        `Workers AI: ${message}`,
-        status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error",
-        `workers_ai_${status}`,
-      );
-    }
-    const id = `chatcmpl-wai-${crypto.randomUUID()}`;
-    const created = Math.floor(Date.now() / 1000);
-    if (output instanceof ReadableStream) {
-      const events = streamedAnswer(output, { id, created, model }, includeUsage, init.signal);
-      if (stream) {
-        return new Response(events.pipeThrough(new TextEncoderStream()), {
-          headers: { "content-type": "text/event-stream; charset=utf-8" },
-        });
-      }
-      return badAnswer("a stream it was not asked for");
-    }
-    let answer: AiOutput;
-    try {
-      answer = answerOf(output, false);
-    } catch (error) {
-      return badAnswer(error instanceof Error ? error.message : "an answer that is not a text generation output");
-    }
-    const piece = pieceOf(answer);
-    const toolCalls = wholeCalls(piece.calls, id);
-    const finish = piece.finish ?? (toolCalls.length > 0 ? "tool_calls" : "stop");
-    const usage = piece.usage ?? undefined;
-    if (!stream) {
-      return Response.json(
-        chatCompletion({ id, created, model }, { content: piece.text, toolCalls, finish, ...(usage ? { usage } : {}) }),
-      );
-    }
-    // Asked to stream, answered whole: the whole answer as the chunks an OpenAI server would send.
-    const base: CompletionBase = { id, created, model };
-    const lines = [chunkEvent(base, { role: "assistant", content: piece.text })];
-    if (toolCalls.length > 0)
-      lines.push(chunkEvent(base, { tool_calls: toolCalls.map((c, index) => ({ index, ...c })) }));
-    lines.push(chunkEvent(base, {}, finish));
-    if (includeUsage && usage) lines.push(usageEvent(base, usage));
-    lines.push(DONE_EVENT);
-    return new Response(lines.join(""), { headers: { "content-type": "text/event-stream; charset=utf-8" } });
+    return { id, streamed: true, events: streamedEvents(output, id, signal) };
+  }
+  let answer: AiOutput;
+  try {
+    answer = answerOf(output, false);
+  } catch (error) {
+    throw badAnswer(error instanceof Error ? error.message : "an answer that is not a text generation output");
+  }
+  return { id, streamed: false, events: wholeEvents(answer, id) };
+}
+
+/** The id of a tool call the binding sent without one. */
+function callId(answerId: string, index: number): string {
+  return `call_${answerId.slice(-12)}_${index}`;
+}
+
+function usageOf(usage: Usage): ModelUsage {
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
   };
 }
 
-function badAnswer(what: string): Response {
-  return openAIError(502, `Workers AI sent ${what}.`, "server_error", "workers_ai_bad_response");
-}
-
-/** Whole tool calls (a plain answer's), each with an id and its arguments as JSON text. */
-function wholeCalls(calls: Piece["calls"], id: string): OpenAIToolCall[] {
-  return calls.map((call, index) => ({
-    id: ("id" in call && call.id) || `call_${id.slice(-12)}_${index}`,
-    type: "function",
-    function: { name: callName(call), arguments: callArguments(call) || "{}" },
-  }));
+/** A whole answer's events: its text, its calls (each with an id and its arguments as JSON text), usage, finish. */
+function wholeEvents(output: AiOutput, answerId: string): ModelEvent[] {
+  const piece = pieceOf(output);
+  const events: ModelEvent[] = piece.text ? [{ type: "text", text: piece.text }] : [];
+  for (const [index, call] of piece.calls.entries()) {
+    events.push({
+      type: "tool_call",
+      index,
+      id: ("id" in call && call.id) || callId(answerId, index),
+      name: callName(call),
+      arguments: callArguments(call) || "{}",
+    });
+  }
+  if (piece.usage) events.push({ type: "usage", usage: usageOf(piece.usage) });
+  events.push({ type: "finish", reason: piece.finish ?? (piece.calls.length > 0 ? "tool_calls" : "stop") });
+  return events;
 }
 
 /**
- * The binding's event stream as OpenAI chunks: text pieces as content deltas, tool calls (whole, or as OpenAI
- * fragments) as tool_calls deltas, then the finish, the usage when asked for, and [DONE]. Read as the reader
- * pulls; an abort of `signal` (a timeout, a client that left) or a cancelled reader cancels the binding's stream.
- * An event that is not an answer's (not JSON, an error event), or a stream that ends without [DONE] and without
- * a finish, errors the stream without its [DONE], so a reader sees it as cut short, never as a whole answer.
+ * The binding's event stream as model events: text pieces, tool calls (whole, or as OpenAI fragments), then the
+ * usage and the finish. Read as the consumer pulls; an abort of `signal` cancels the binding's stream at once,
+ * even in the middle of a read. An event that is not an answer's (not JSON, an error event), or a stream that
+ * ends without [DONE] and without a finish, is a bad response, so a reader never takes a cut stream as whole.
  */
-function streamedAnswer(
+function streamedEvents(
   source: ReadableStream<Uint8Array>,
-  base: CompletionBase,
-  includeUsage: boolean,
+  answerId: string,
   signal: AbortSignal | null | undefined,
-): ReadableStream<string> {
+): AsyncIterable<ModelEvent> {
   // Our own reader (not sseData's generator): cancelling it cancels the pipe and the binding's stream at once.
   const reader = source.pipeThrough(new TextDecoderStream()).getReader();
+  const stop = (reason: unknown) => {
+    reader.cancel(reason).catch(() => {});
+  };
+  const onAbort = () => stop(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+
   const ready: string[] = [];
   const parser = createParser({ onEvent: (event) => ready.push(event.data) });
   let ended = false;
@@ -309,6 +293,7 @@ function streamedAnswer(
     while (ready.length === 0) {
       if (ended) return null;
       const { done, value } = await reader.read();
+      signal?.throwIfAborted();
       if (done) {
         ended = true;
         parser.reset({ consume: true });
@@ -316,102 +301,67 @@ function streamedAnswer(
     }
     return ready.shift() ?? null;
   };
-  let usage: Usage | null = null;
-  let finish: string | null = null;
-  let sawCalls = false;
-  let sawAnything = false;
-  let nextIndex = 0;
-  let started = false;
-  const indexOf = new Map<number, number>();
-  const stop = (reason: unknown) => {
-    reader.cancel(reason).catch(() => {});
-  };
-  let onAbort: (() => void) | null = null;
 
-  /** The chunks one event of the binding stands for. */
-  function chunksOf(output: AiOutput): string[] {
-    const out: string[] = [];
-    const piece = pieceOf(output);
-    if (piece.text) out.push(chunkEvent(base, { content: piece.text }));
-    for (const call of piece.calls) {
-      sawCalls = true;
-      // An OpenAI fragment carries its index (later fragments of a call add to it); a whole call takes the next one.
-      const key = "index" in call && call.index !== undefined ? call.index : -1 - nextIndex;
-      let index = indexOf.get(key);
-      const first = index === undefined;
-      if (index === undefined) {
-        index = nextIndex++;
-        indexOf.set(key, index);
-      }
-      const name = callName(call);
-      out.push(
-        chunkEvent(base, {
-          tool_calls: [
-            {
-              index,
-              ...(first
-                ? { id: ("id" in call && call.id) || `call_${base.id.slice(-12)}_${index}`, type: "function" }
-                : {}),
-              function: { ...(name ? { name } : {}), arguments: callArguments(call) },
-            },
-          ],
-        }),
-      );
-    }
-    finish = piece.finish ?? finish;
-    usage = piece.usage ?? usage;
-    return out;
-  }
-
-  return new ReadableStream<string>({
-    start(controller) {
-      if (!signal) return;
-      onAbort = () => {
-        controller.error(signal.reason);
-        stop(signal.reason);
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    },
-    async pull(controller) {
-      const detach = () => {
-        if (onAbort) signal?.removeEventListener("abort", onAbort);
-      };
-      try {
-        if (!started) {
-          started = true;
-          controller.enqueue(chunkEvent(base, { role: "assistant", content: "" }));
+  async function* events(): AsyncGenerator<ModelEvent> {
+    let usage: Usage | null = null;
+    let finish: string | null = null;
+    let sawCalls = false;
+    let sawAnything = false;
+    let nextIndex = 0;
+    const indexOf = new Map<number, number>();
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const next = await nextEvent();
+        if (next === null || next === "[DONE]") {
+          if (!sawAnything || (next === null && finish === null)) {
+            throw new ModelError("model_bad_response", "Workers AI: the stream ended before the answer finished");
+          }
+          if (usage) yield { type: "usage", usage: usageOf(usage) };
+          yield { type: "finish", reason: finish ?? (sawCalls ? "tool_calls" : "stop") };
           return;
         }
-        for (;;) {
-          const next = await nextEvent();
-          if (signal?.aborted) return;
-          if (next === null || next === "[DONE]") {
-            if (!sawAnything || (next === null && finish === null)) {
-              throw new Error("the stream ended before the answer finished");
-            }
-            controller.enqueue(chunkEvent(base, {}, finish ?? (sawCalls ? "tool_calls" : "stop")));
-            if (includeUsage && usage) controller.enqueue(usageEvent(base, usage));
-            controller.enqueue(DONE_EVENT);
-            controller.close();
-            detach();
-            return;
+        const piece = pieceOf(streamedOutput(next));
+        sawAnything = true;
+        if (piece.text) yield { type: "text", text: piece.text };
+        for (const call of piece.calls) {
+          sawCalls = true;
+          // An OpenAI fragment carries its index (later fragments of a call add to it); a whole call takes the next.
+          const key = "index" in call && call.index !== undefined ? call.index : -1 - nextIndex;
+          let index = indexOf.get(key);
+          const first = index === undefined;
+          if (index === undefined) {
+            index = nextIndex++;
+            indexOf.set(key, index);
           }
-          const output = answerOf(JSON.parse(next), true);
-          sawAnything = true;
-          const out = chunksOf(output);
-          for (const line of out) controller.enqueue(line);
-          if (out.length > 0) return;
+          const name = callName(call);
+          yield {
+            type: "tool_call",
+            index,
+            ...(first ? { id: ("id" in call && call.id) || callId(answerId, index) } : {}),
+            ...(name ? { name } : {}),
+            arguments: callArguments(call),
+          };
         }
-      } catch (error) {
-        detach();
-        controller.error(error);
-        stop(error);
+        finish = piece.finish ?? finish;
+        usage = piece.usage ?? usage;
       }
-    },
-    cancel(reason) {
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
-      stop(reason);
-    },
-  });
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      if (!ended) stop(signal?.reason);
+    }
+  }
+  return events();
+}
+
+/** One event of the binding's stream, or a bad response. */
+function streamedOutput(data: string): AiOutput {
+  try {
+    return answerOf(JSON.parse(data), true);
+  } catch (error) {
+    throw new ModelError(
+      "model_bad_response",
+      `Workers AI sent ${error instanceof SyntaxError ? "an event that is not JSON" : error instanceof Error ? error.message : "a broken event"}`,
+    );
+  }
 }

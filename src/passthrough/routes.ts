@@ -5,7 +5,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppBindings, type AppContext, BEARER, errors, jsonBody, routes } from "../http";
+import { ModelError } from "../llm/chat-model";
+import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
@@ -17,6 +18,7 @@ import {
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
+import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
@@ -36,7 +38,9 @@ const decoder = new TextDecoder();
 
 /** An upstream that failed is the operator's to know about: logged with the request id, never shown whole. */
 function logUpstreamFailure(c: AppContext, error: unknown): void {
-  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path]]);
+  // A model's failure (a Workers AI stream that broke) says what happened in its detail, not its fixed message.
+  const detail: [string, string][] = error instanceof ModelError ? [["detail", error.detail]] : [];
+  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
 }
 
 /** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
@@ -150,6 +154,7 @@ async function answerJson(
   config: Settings["passthrough"],
   state: ChainState,
   metered: MeteredRequest | null,
+  logger: AdminLogger,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
   const bytes = await exchange.race(response.arrayBuffer());
@@ -160,7 +165,11 @@ async function answerJson(
   };
   if (!response.ok) {
     metered?.end(state, "error", null, null);
-    const error = upstreamErrorResponse(response, decoder.decode(bytes), credentialsOf(state.route));
+    const error = upstreamErrorResponse(response, decoder.decode(bytes), {
+      logger,
+      credentials: credentialsOf(state.route),
+      route: state.route.name,
+    });
     withRoute(error.headers);
     return error;
   }
@@ -239,13 +248,13 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
     }),
   );
   try {
-    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered);
+    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered, c.var.logger);
 
     // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
     // status; if not, commit to a 200 event stream now and keep the client's connection alive.
     const early = await settleWithin(upstream, config.keepaliveMs);
     if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
-      return await answerJson(exchange, early.value, config, state, metered);
+      return await answerJson(exchange, early.value, config, state, metered, c.var.logger);
     }
     // From here the client has a 200: the route being tried is the one that answers, whatever it does.
     state.committed = true;
@@ -260,6 +269,7 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
       ...(holdback ? { holdback } : {}),
       onChunk: (chunk) => scanner.push(chunk),
       onFailure: (failure) => logUpstreamFailure(c, failure),
+      logger: c.var.logger,
     });
     c.executionCtx.waitUntil(
       relay.done.then((outcome) => {
@@ -285,6 +295,8 @@ async function forward(c: AppContext, path: string, request: PassthroughRequest 
 }
 
 async function forwardBody(c: AppContext, path: string): Promise<Response> {
+  // Only the header is read: the bytes still go upstream as the client wrote them.
+  requireJsonBody(c);
   return forward(c, path, parsePassthroughBody(await c.req.arrayBuffer()));
 }
 
@@ -301,6 +313,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
     200: { description: "The upstream's answer, as it sent it (JSON, or an event stream with `stream: true`)." },
     ...errors(400, 401, 403, 404, 429, 502, 504),
   };
+  const generation = { ...answer, ...errors(415) };
   const body = jsonBody(
     z.looseObject({ model: z.string(), stream: z.boolean().optional() }).meta({
       description: "The client's own request, forwarded unchanged; only `model` and `stream` are checked.",
@@ -334,7 +347,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
       security: BEARER,
       summary: `Forwarded to the upstream's ${path.slice(3)} (the OpenAI-compatible passthrough)`,
       request: body,
-      responses: answer,
+      responses: generation,
     });
   }
   return app;

@@ -2,6 +2,7 @@
 // (no buffering, no re-serialisation), with keepalive comments until the first byte and an OpenAI
 // error frame when the upstream fails, stalls or never answers after the response was committed.
 import { errorBody } from "../errors";
+import type { AdminLogger } from "../observability/admin-logger";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
 import {
   credentialsOf,
@@ -25,6 +26,8 @@ export interface SseRelayOptions {
   onChunk(chunk: Uint8Array): void;
   /** Hears why the upstream failed, in the runtime's own words (for the log; the client gets a fixed text). */
   onFailure?(error: unknown): void;
+  /** Where an upstream's error answer that is not OpenAI-shaped is logged (the client gets a fixed text). */
+  logger: AdminLogger;
   /** The model route being relayed, named in an error frame. */
   routes?: () => FailedRoutes;
   /** Takes back what asking the upstream for usage changed, for a client that did not ask (usage-holdback.ts). */
@@ -83,7 +86,11 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
         const text = await exchange.race(response.text());
         stopKeepalive();
         const routes = options.routes?.();
-        await send(errorFrame(upstreamErrorBody(response.status, text, routes && credentialsOf(routes.route)).body));
+        const context = {
+          logger: options.logger,
+          ...(routes ? { credentials: credentialsOf(routes.route), route: routes.route.name } : {}),
+        };
+        await send(errorFrame(upstreamErrorBody(response.status, text, context).body));
         upstreamRefused = true;
       } else if (response.body) {
         reader = response.body.getReader();

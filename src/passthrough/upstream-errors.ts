@@ -1,7 +1,10 @@
-// What a client sees when the upstream fails: its own status and OpenAI error body when it sent one,
-// our OpenAI-shaped body otherwise, and on a stream that is already under way an SSE error frame.
+// What a client sees when the upstream fails: its own status and OpenAI error body when it sent one, else
+// our OpenAI-shaped body with a fixed text (what the upstream said goes to the log), and on a stream that is
+// already under way an SSE error frame.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody } from "../errors";
+import { ModelError } from "../llm/chat-model";
+import type { AdminLogger } from "../observability/admin-logger";
 import { UpstreamTimeout } from "./exchange";
 import { clientResponseHeaders } from "./headers";
 
@@ -70,25 +73,50 @@ function errorType(status: number): ApiErrorType {
   return status >= 500 ? "upstream_error" : "invalid_request_error";
 }
 
-/** The body to send for an upstream error answer: its own text when OpenAI-shaped, else wrapped. */
+/** How much of an upstream's error body the log keeps. */
+const LOGGED_BODY_CHARS = 500;
+
+/** Who answered the error, for the log and for a refusal of our own credentials. */
+export interface UpstreamErrorContext {
+  logger: AdminLogger;
+  /** The credentials the upstream refused, as an error names them (`credentialsOf`). */
+  credentials?: string;
+  /** The model route whose upstream answered. */
+  route?: string;
+}
+
+/**
+ * The body to send for an upstream error answer: its own text when OpenAI-shaped, else a fixed text for its
+ * status (the agent loop's, ModelError's). Any other body (an HTML error page, a framework's stack trace) can
+ * quote the upstream's address and internals: its start goes to the log, never to the client.
+ */
 export function upstreamErrorBody(
   status: number,
   text: string,
-  credentials = "LLM_API_KEY",
+  context: UpstreamErrorContext,
 ): { status: number; body: string } {
-  if (status === 401 || status === 403) return { status: 502, body: JSON.stringify(upstreamAuthFailed(credentials)) };
-  try {
-    if (isOpenAIErrorBody(JSON.parse(text))) return { status, body: text };
-  } catch {
-    // Not JSON (an HTML error page, plain text): wrapped below.
+  const refusedCredentials = status === 401 || status === 403;
+  if (!refusedCredentials && isOpenAIError(text)) return { status, body: text };
+  context.logger.addError(
+    "[passthrough_upstream_error]",
+    refusedCredentials
+      ? "The upstream refused this server's credentials; the client got upstream_auth_failed."
+      : "The upstream answered an error that is not OpenAI-shaped; the client got a fixed text.",
+    [
+      ["status", String(status)],
+      ["route", context.route ?? ""],
+      ["body", text.trim().slice(0, LOGGED_BODY_CHARS)],
+    ],
+  );
+  if (refusedCredentials) {
+    return { status: 502, body: JSON.stringify(upstreamAuthFailed(context.credentials ?? "LLM_API_KEY")) };
   }
-  const detail = text.trim().slice(0, 500) || "no details";
   return {
     status,
     // The upstream's own status, mirrored: its code says so (`upstream_503`), outside our table on purpose.
     body: JSON.stringify({
       error: {
-        message: `The upstream LLM answered ${status}: ${detail}`,
+        message: ModelError.fromStatus(status, "").message,
         type: errorType(status),
         code: `upstream_${status}`,
         param: null,
@@ -97,9 +125,18 @@ export function upstreamErrorBody(
   };
 }
 
+function isOpenAIError(text: string): boolean {
+  try {
+    return isOpenAIErrorBody(JSON.parse(text));
+  } catch {
+    // Not JSON (an HTML error page, plain text).
+    return false;
+  }
+}
+
 /** Mirrors an upstream error answer: its status, its rate-limit and retry headers, an OpenAI body. */
-export function upstreamErrorResponse(response: Response, text: string, credentials?: string): Response {
-  const { status, body } = upstreamErrorBody(response.status, text, credentials);
+export function upstreamErrorResponse(response: Response, text: string, context: UpstreamErrorContext): Response {
+  const { status, body } = upstreamErrorBody(response.status, text, context);
   const headers = clientResponseHeaders(response.headers);
   headers.set("content-type", "application/json");
   return new Response(body, { status: status as ContentfulStatusCode, headers });

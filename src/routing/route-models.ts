@@ -1,13 +1,16 @@
 // What stands behind a route: the model the loop calls (a ChatModel) and the OpenAI-compatible face the
 // passthrough forwards to (a fetch). One place per provider: an OpenAI-compatible upstream with the key its
-// secret holds, the Workers AI binding through its OpenAI face, or the offline demo model.
+// secret holds, the Workers AI binding (its events for the loop, its OpenAI face for the passthrough), or the
+// offline demo model.
 
 import type { ChatModel } from "../llm/chat-model";
 import { ModelError } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
 import { demoOpenAIFetch } from "../llm/demo-openai-upstream";
 import { OpenAIChatModel } from "../llm/openai-chat-model";
-import { aiBinding, workersAiFetch } from "../llm/workers-ai";
+import { aiBinding } from "../llm/workers-ai";
+import { WorkersAiChatModel } from "../llm/workers-ai-chat-model";
+import { workersAiFetch } from "../llm/workers-ai-openai-face";
 import { secretValue } from "../secret-name";
 import type { ModelRoute } from "./model-routes";
 
@@ -49,14 +52,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
   if (problem) return unusable(route, problem);
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) {
-    // The binding speaks through its OpenAI face, so the loop reads it with the very parser it reads any upstream with.
-    return new OpenAIChatModel({
-      baseUrl: "https://workers-ai.invalid/v1",
-      apiKey: "",
-      model: route.model,
-      callTimeoutMs,
-      fetch: (input, init) => workersAiFetch(ai, route.model)(new URL(String(input)).pathname.slice(3), init ?? {}),
-    });
+    return new WorkersAiChatModel({ ai, model: route.model, callTimeoutMs });
   }
   return new OpenAIChatModel({
     baseUrl: route.baseUrl ?? "",

@@ -1,8 +1,8 @@
-// Workers AI behind its OpenAI face, against a stand-in AI binding that answers the shapes Cloudflare documents:
-// the older models' `{response, tool_calls: [{name, arguments: object}], usage}`, the newer ones' whole
-// chat.completion, event streams of `{"response": ...}` pieces (or OpenAI chunks) ending in usage and [DONE],
-// and the errors `run` throws ("3040: Capacity temporarily exceeded"). The loop reads it through its ChatModel,
-// the passthrough through /v1, with the official openai client.
+// Workers AI against a stand-in AI binding that answers the shapes Cloudflare documents: the older models'
+// `{response, tool_calls: [{name, arguments: object}], usage}`, the newer ones' whole chat.completion, event
+// streams of `{"response": ...}` pieces (or OpenAI chunks) ending in usage and [DONE], and the errors `run`
+// throws ("3040: Capacity temporarily exceeded"). The loop reads it through its ChatModel (the binding's model
+// events, folded), the passthrough through /v1 (its OpenAI face), with the official openai client.
 import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
@@ -13,29 +13,7 @@ import { routeChatModel } from "../../src/routing/route-models";
 import { parseSettings } from "../../src/settings";
 import { BASE_URL, newChatKey, workerWith } from "../passthrough/harness";
 import { putRoute } from "../routing/fixtures";
-
-const MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
-const USAGE = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
-
-/** A stand-in binding: answers each `run` with the next output (an object, a stream, or an error to throw). */
-function standIn(...outputs: (unknown | Error)[]) {
-  const runs: { model: string; inputs: Record<string, unknown> }[] = [];
-  const binding: WorkersAiBinding = {
-    run: async (model, inputs) => {
-      runs.push({ model, inputs });
-      const next = outputs.shift();
-      if (next instanceof Error) throw next;
-      return next;
-    },
-  };
-  return { binding, runs };
-}
-
-/** The bytes of an event stream the binding returns for `stream: true`. */
-function events(...data: (Record<string, unknown> | "[DONE]")[]): ReadableStream<Uint8Array> {
-  const text = data.map((d) => `data: ${d === "[DONE]" ? d : JSON.stringify(d)}\n\n`).join("");
-  return new Response(text).body ?? new ReadableStream();
-}
+import { events, MODEL, standIn, USAGE } from "./workers-ai-stand-in";
 
 const route: ModelRoute = {
   ...defaultRoute({ llm: parseSettings({}).llm, workersAiModel: MODEL }),

@@ -1,12 +1,16 @@
 // What the passthrough refuses itself: a body that is not a JSON object, a `model` that is not a string,
-// a `stream` that is not a boolean. Each is a 400 in OpenAI's shape naming the problem, and nothing is forwarded.
+// a `stream` that is not a boolean (each a 400 in OpenAI's shape naming the problem), a body not sent as JSON
+// (415). Nothing is forwarded.
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
 import { type ErrorBody, newChatKey, post } from "./harness";
 
-async function refused(body: (marker: string) => string): Promise<{ status: number; error: ErrorBody["error"] }> {
+async function refused(
+  body: (marker: string) => string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; error: ErrorBody["error"] }> {
   const script = await scriptUpstream([{ type: "completion", content: "must not be asked" }]);
-  const response = await post("/chat/completions", await newChatKey(), body(script.marker));
+  const response = await post("/chat/completions", await newChatKey(), body(script.marker), headers);
   const { error } = (await response.json()) as ErrorBody;
   // The marker was in the body, so the upstream would have recorded anything forwarded to it.
   expect(await script.requests()).toEqual([]);
@@ -63,5 +67,14 @@ describe("passthrough input validation", () => {
       param: "stream",
       message: "Invalid 'stream' in the request body: must be true or false.",
     });
+  });
+
+  it("refuses a JSON body sent as text/plain with 415", async () => {
+    const { status, error } = await refused(
+      (m) => JSON.stringify({ model: "gpt", messages: [{ role: "user", content: m }] }),
+      { "content-type": "text/plain" },
+    );
+    expect(status).toBe(415);
+    expect(error).toMatchObject({ code: "unsupported_media_type", type: "invalid_request_error", param: null });
   });
 });

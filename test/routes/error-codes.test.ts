@@ -262,6 +262,14 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   request_too_large: {
     http: () => request("POST", "/context/sessions", { mode: "x".repeat(1_100_000) }),
   },
+  unsupported_media_type: {
+    http: () =>
+      app("http://aptix.test/context/sessions", {
+        method: "POST",
+        headers: { ...authHeaders(), "content-type": "text/plain" },
+        body: "{}",
+      }),
+  },
   upgrade_required: { http: async () => app(`http://aptix.test/context/sessions/${await createSession()}/ws`) },
   rate_limit_exceeded: {
     http: async () =>
