@@ -5,8 +5,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { ModelError } from "../llm/chat-model";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
+import { ModelError } from "../llm/chat-model";
 import {
   amountOf,
   COMPLETION_ESTIMATE_TOKENS,
