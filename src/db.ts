@@ -1,9 +1,6 @@
 // D1 through its Sessions API: every request reads through one session of the database, so a deployment with
 // read replication reads from the nearest replica; a client that carries the bookmark of its last answer
 // (the X-D1-Bookmark header) reads at least what that answer had seen, its own writes included.
-import { createMiddleware } from "hono/factory";
-import { ApiError } from "./errors";
-import type { AppBindings } from "./http";
 
 /** What reads and writes need of D1: the database itself, or one session of it. */
 export type Db = Pick<D1Database, "prepare" | "batch">;
@@ -12,7 +9,7 @@ export type Db = Pick<D1Database, "prepare" | "batch">;
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 /** A bookmark as D1 writes them (four hex groups); anything else is refused, not passed to D1. */
-const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+export const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
 /** The newer of two bookmarks (D1's bookmarks sort as text); null when neither is known. */
 export function newerBookmark(a: string | null | undefined, b: string | null | undefined): string | null {
@@ -25,32 +22,6 @@ export function newerBookmark(a: string | null | undefined, b: string | null | u
 export function dbSession(db: D1Database, bookmark: string | null | undefined): D1DatabaseSession {
   return db.withSession(bookmark || "first-unconstrained");
 }
-
-/**
- * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's
- * bookmark after the route ran (a write moves it forward), for the client to send on its next request.
- */
-export const d1Session = createMiddleware<AppBindings>(async (c, next) => {
-  // An empty header is no bookmark.
-  const sent = c.req.header(BOOKMARK_HEADER)?.trim() || undefined;
-  if (sent !== undefined && !BOOKMARK.test(sent)) {
-    throw new ApiError(
-      "invalid_request",
-      `The ${BOOKMARK_HEADER} header is not a D1 bookmark: send back the value of this header from an earlier answer, or leave it out.`,
-      { param: BOOKMARK_HEADER },
-    );
-  }
-  const db = dbSession(c.env.DB, sent);
-  c.set("db", db);
-  await next();
-  const bookmark = db.getBookmark();
-  if (!bookmark || c.res.status === 101) return;
-  try {
-    c.res.headers.set(BOOKMARK_HEADER, bookmark);
-  } catch {
-    // A response with immutable headers (a relayed upstream answer): it goes without the bookmark.
-  }
-});
 
 /**
  * A long-lived reader's D1 (a session object's): one session of the database, moved on to the newest

@@ -2,10 +2,12 @@
 // a zod failure into our error, and the pieces every route declaration uses (bodies, answers, errors).
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import type { Principal } from "./auth/api-keys";
+import { BOOKMARK, BOOKMARK_HEADER, dbSession } from "./db";
 import { ApiError, type ErrorCode } from "./errors";
 import type { JsonAdminLogger } from "./observability/admin-logger";
+import type { Principal } from "./principal";
 import { quoted } from "./quote";
 import { type FieldProblem, fieldMessage, firstProblem } from "./zod-issues";
 
@@ -116,3 +118,29 @@ export function errors(...statuses: number[]) {
 
 /** The security requirement of every route but /healthz. */
 export const BEARER = [{ bearer: [] }];
+
+/**
+ * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's
+ * bookmark after the route ran (a write moves it forward), for the client to send on its next request.
+ */
+export const d1Session = createMiddleware<AppBindings>(async (c, next) => {
+  // An empty header is no bookmark.
+  const sent = c.req.header(BOOKMARK_HEADER)?.trim() || undefined;
+  if (sent !== undefined && !BOOKMARK.test(sent)) {
+    throw new ApiError(
+      "invalid_request",
+      `The ${BOOKMARK_HEADER} header is not a D1 bookmark: send back the value of this header from an earlier answer, or leave it out.`,
+      { param: BOOKMARK_HEADER },
+    );
+  }
+  const db = dbSession(c.env.DB, sent);
+  c.set("db", db);
+  await next();
+  const bookmark = db.getBookmark();
+  if (!bookmark || c.res.status === 101) return;
+  try {
+    c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  } catch {
+    // A response with immutable headers (a relayed upstream answer): it goes without the bookmark.
+  }
+});

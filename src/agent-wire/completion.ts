@@ -4,6 +4,9 @@
 // own tools run inside the session and are not shown.
 
 import { type ErrorCode, errorBody } from "../errors";
+import { sseData } from "../llm/sse-lines";
+import { approvalRequest } from "../session/approval-words";
+import type { ServerFrame } from "../wire/frames";
 import {
   type CompletionBase,
   chatCompletion,
@@ -12,10 +15,7 @@ import {
   type OpenAIToolCall,
   type OpenAIUsage,
   usageEvent,
-} from "../llm/openai-wire";
-import { sseData } from "../llm/sse-lines";
-import { approvalRequest } from "../session/approval-words";
-import type { ServerFrame } from "../wire/frames";
+} from "../wire/openai";
 import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
 
 export function completionMeta(model: string, now = Date.now()): CompletionBase {

@@ -3,81 +3,55 @@
 // whole history each time; each message is reduced to what it means (role, text, tool calls) and chained
 // into fingerprints, so a history can be matched against the transcript of a session we answered.
 import { z } from "zod";
-import type { ChatTool } from "../llm/chat-model";
 import type { Meaning } from "../session/agent-door";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
+import {
+  ChatCompletionRequest,
+  ChatContentPart,
+  ChatFunctionTool,
+  type ChatTool,
+  chatMessageIn,
+  textOfContent,
+} from "../wire/openai";
 
-/** A message's content: a string, text parts, or nothing (an assistant message with tool calls only). */
-const Content = z.union(
-  [
-    z.string(),
-    z.array(
-      z.looseObject({ type: z.string(), text: z.string().optional() }).refine((part) => part.type === "text", {
-        error: "only text parts are supported (the agent reads text)",
-      }),
-    ),
-    z.null(),
-  ],
-  { error: "must be a string, an array of text parts, or null" },
-);
-
-const ToolCall = z.looseObject({
-  id: z.string().min(1),
-  type: z.literal("function").optional(),
-  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+/** The door reads text: a part of another kind is refused, naming it. */
+const TextPart = ChatContentPart.refine((part) => part.type === "text", {
+  error: "only text parts are supported (the agent reads text)",
 });
 
-/** Every role an OpenAI client sends; fields the agent does not read (name, refusal, annotations...) pass. */
-export const ChatMessageIn = z.discriminatedUnion("role", [
-  z.looseObject({ role: z.literal("system"), content: Content }),
-  z.looseObject({ role: z.literal("developer"), content: Content }),
-  z.looseObject({ role: z.literal("user"), content: Content }),
-  z.looseObject({
-    role: z.literal("assistant"),
-    content: Content.optional(),
-    tool_calls: z.array(ToolCall).nullable().optional(),
-  }),
-  z.looseObject({ role: z.literal("tool"), tool_call_id: z.string().min(1), content: Content }),
-]);
-export type ChatMessageIn = z.infer<typeof ChatMessageIn>;
+/** Every role an OpenAI client sends (the wire's messages), with text parts only. */
+export const DoorMessage = chatMessageIn(TextPart);
+export type DoorMessage = z.infer<typeof DoorMessage>;
 
-export const ChatToolIn = z.looseObject({
-  type: z.literal("function"),
-  function: z.looseObject({
+/** A client's own tool: the wire's function tool, with a name the tool contract takes. */
+export const DoorTool = ChatFunctionTool.extend({
+  function: ChatFunctionTool.shape.function.extend({
     name: z.string().max(64).regex(TOOL_NAME_PATTERN, "must be 1 to 64 of a-z, A-Z, 0-9, '_' and '-'"),
     description: z.string().max(10_000).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
-    strict: z.boolean().nullable().optional(),
   }),
 });
 
-/** The request body: OpenAI's chat completions; fields the agent does not use (temperature, n...) are accepted. */
-export const AgentChatBody = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(ChatMessageIn).min(1, "needs at least one message").max(2_000),
-  stream: z.boolean().nullable().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
-  tools: z.array(ChatToolIn).max(128).nullable().optional(),
+/**
+ * The request body: the wire's chat completions request, with the door's bounds (how many messages and tools);
+ * `tool_choice` is not the door's to read (the agent chooses), so any value passes as every unused field does.
+ */
+export const AgentChatBody = ChatCompletionRequest.omit({ tool_choice: true }).extend({
+  messages: z.array(DoorMessage).min(1, "needs at least one message").max(2_000),
+  tools: z.array(DoorTool).max(128).nullable().optional(),
 });
 export type AgentChatBody = z.infer<typeof AgentChatBody>;
 
-export function textOf(content: z.infer<typeof Content> | undefined): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => part.text ?? "").join("");
-}
-
-export function meaningOf(message: ChatMessageIn): Meaning {
+export function meaningOf(message: DoorMessage): Meaning {
   switch (message.role) {
     case "system":
     case "developer":
-      return { role: "system", text: textOf(message.content) };
+      return { role: "system", text: textOfContent(message.content) };
     case "user":
-      return { role: "user", text: textOf(message.content) };
+      return { role: "user", text: textOfContent(message.content) };
     case "assistant":
       return {
         role: "assistant",
-        text: textOf(message.content),
+        text: textOfContent(message.content),
         calls: (message.tool_calls ?? []).map((c) => ({
           id: c.id,
           name: c.function.name,
@@ -85,7 +59,7 @@ export function meaningOf(message: ChatMessageIn): Meaning {
         })),
       };
     case "tool":
-      return { role: "tool", toolCallId: message.tool_call_id, text: textOf(message.content) };
+      return { role: "tool", toolCallId: message.tool_call_id, text: textOfContent(message.content) };
   }
 }
 

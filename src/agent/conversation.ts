@@ -1,6 +1,7 @@
 // Turns the stored conversation into the model's messages: bounded history, bounded tool results.
-import type { ChatMessage } from "../llm/chat-model";
+
 import { estimateTokens } from "../token-estimate";
+import type { ChatMessage } from "../wire/openai";
 import type { ConversationMessage } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";

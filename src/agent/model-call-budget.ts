@@ -1,4 +1,5 @@
 // The per-key limit on model calls, as the loop sees it: one `take()` before every model call.
+import type { TokenUsage } from "../wire/turn";
 
 export type ModelCallGrant = { ok: true } | { ok: false; retryAfterSeconds: number; message: string };
 
@@ -10,7 +11,7 @@ export interface ModelCallBudget {
 /** What one model call used, for its reservation: the usage it reported, else the length of its answer. */
 export interface CallUse {
   route: string;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  usage: Pick<TokenUsage, "promptTokens" | "completionTokens"> | null;
   answerChars: number;
 }
 

@@ -1,6 +1,6 @@
 // One step of the loop's conversation with the model: the request it gets (enhanced prompt, bounded history,
 // offered tools) and what its response means (an answer, tool calls, or a malformed JSON call).
-import type { ChatResponse, ChatTool, ModelToolCall } from "../llm/chat-model";
+import type { ChatResponse, ModelToolCall } from "../llm/chat-model";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { isRemoteToolReference } from "../modes/tool-references";
@@ -10,6 +10,7 @@ import type { ToolCategory } from "../tools/categories";
 import { CLIENT_TOOL_CATEGORY } from "../tools/client-function-tool";
 import type { AgentTool } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
+import type { ChatTool } from "../wire/openai";
 import type { AgentConfig } from "./agent-config";
 import { boundedHistory, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";

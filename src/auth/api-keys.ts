@@ -3,17 +3,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import { keptPerIsolate } from "../isolate-cache";
-
-export const SCOPES = ["chat", "admin"] as const;
-export type Scope = (typeof SCOPES)[number];
-
-/** Who a request acts for, from its key. Sessions belong to `org`. */
-export interface Principal {
-  keyId: string;
-  org: string;
-  user: string;
-  scopes: readonly string[];
-}
+import type { Principal } from "../principal";
 
 const ApiKeyRow = z.object({
   id: z.string(),

@@ -2,7 +2,8 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppBindings } from "../http";
-import { authenticateApiKey, type Scope } from "./api-keys";
+import type { Scope } from "../principal";
+import { authenticateApiKey } from "./api-keys";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

@@ -1,25 +1,11 @@
 // ChatModel: the one narrow interface the agent loop uses to reach a model.
+import type { ChatMessage, ChatTool } from "../wire/openai";
+import type { TokenUsage } from "../wire/turn";
 
 export interface ModelToolCall {
   id: string;
   name: string;
   arguments: string;
-}
-
-export type ChatMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | {
-      role: "assistant";
-      content: string | null;
-      tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
-    }
-  | { role: "tool"; tool_call_id: string; content: string };
-
-/** A tool as the chat completions API takes it. */
-export interface ChatTool {
-  type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
 export interface ChatRequest {
@@ -37,7 +23,7 @@ export interface ChatResponse {
   content: string | null;
   toolCalls: ModelToolCall[];
   finishReason: string | null;
-  usage?: { promptTokens: number; completionTokens: number; totalTokens: number };
+  usage?: TokenUsage;
 }
 
 export interface ChatModel {

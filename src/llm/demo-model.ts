@@ -2,7 +2,8 @@
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
 import { estimateTokens } from "../token-estimate";
-import type { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
+import type { ChatMessage } from "../wire/openai";
+import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 
 const PREFIX = "[offline demo model]";

@@ -4,79 +4,26 @@
 import { z } from "zod";
 import { errorResponse } from "../errors";
 import { estimateTokens } from "../token-estimate";
-import { fieldMessage, firstProblem } from "../zod-issues";
-import type { ChatMessage, ChatRequest, ChatResponse, ChatTool } from "./chat-model";
-import { sampleValue } from "./demo-arguments";
-import { DemoChatModel, earlierToolCalls } from "./demo-model";
 import {
+  ChatCompletionRequest,
+  type ChatContent,
+  type ChatMessage,
+  type ChatTool,
   type CompletionBase,
   chatCompletion,
   chunkEvent,
   DONE_EVENT,
   type OpenAIToolCall,
   type OpenAIUsage,
+  textOfContent,
   usageEvent,
-} from "./openai-wire";
+} from "../wire/openai";
+import { fieldMessage, firstProblem } from "../zod-issues";
+import type { ChatRequest, ChatResponse } from "./chat-model";
+import { sampleValue } from "./demo-arguments";
+import { DemoChatModel, earlierToolCalls } from "./demo-model";
 
 export const DEMO_MODEL_ID = "aptix-offline-demo";
-
-const Text = z.union([
-  z.string(),
-  z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()).transform((parts) =>
-    parts
-      .map((p) => p.text ?? "")
-      .filter(Boolean)
-      .join("\n"),
-  ),
-  z.null(),
-]);
-
-const Message = z.discriminatedUnion("role", [
-  z.object({ role: z.enum(["system", "developer"]), content: Text }).loose(),
-  z.object({ role: z.literal("user"), content: Text }).loose(),
-  z
-    .object({
-      role: z.literal("assistant"),
-      content: Text.optional(),
-      tool_calls: z
-        .array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) }).loose())
-        .optional(),
-    })
-    .loose(),
-  z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: Text }).loose(),
-]);
-
-const ChatBody = z
-  .object({
-    model: z.string(),
-    messages: z.array(Message).min(1),
-    tools: z
-      .array(
-        z
-          .object({
-            type: z.literal("function"),
-            function: z
-              .object({
-                name: z.string(),
-                description: z.string().optional(),
-                parameters: z.record(z.string(), z.unknown()).optional(),
-              })
-              .loose(),
-          })
-          .loose(),
-      )
-      .optional(),
-    tool_choice: z
-      .union([
-        z.enum(["none", "auto", "required"]),
-        z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }).loose(),
-      ])
-      .optional(),
-    stream: z.boolean().optional(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullish(),
-  })
-  .loose();
-type ChatBody = z.infer<typeof ChatBody>;
 
 function openAIError(
   code: "invalid_json" | "invalid_request" | "model_not_found" | "not_offered_by_demo",
@@ -86,21 +33,32 @@ function openAIError(
   return errorResponse(code, message, { param });
 }
 
-function toChatMessage(m: ChatBody["messages"][number]): ChatMessage {
+function toChatMessage(m: ChatCompletionRequest["messages"][number]): ChatMessage {
   if (m.role === "assistant") {
-    const calls = m.tool_calls?.map((c) => ({ id: c.id, type: "function" as const, function: c.function }));
-    return { role: "assistant", content: m.content ?? null, ...(calls ? { tool_calls: calls } : {}) };
+    const calls = m.tool_calls?.map((c) => ({
+      id: c.id,
+      type: "function" as const,
+      function: { name: c.function.name, arguments: c.function.arguments },
+    }));
+    return {
+      role: "assistant",
+      content: m.content === undefined || m.content === null ? null : textOf(m.content),
+      ...(calls ? { tool_calls: calls } : {}),
+    };
   }
-  if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id, content: m.content ?? "" };
-  if (m.role === "user") return { role: "user", content: m.content ?? "" };
-  return { role: "system", content: m.content ?? "" };
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id, content: textOf(m.content) };
+  if (m.role === "user") return { role: "user", content: textOf(m.content) };
+  return { role: "system", content: textOf(m.content) };
 }
 
-function toChatMessages(body: ChatBody): ChatMessage[] {
+/** The demo reads a message's parts as their text, a line each. */
+const textOf = (content: ChatContent | undefined) => textOfContent(content, "\n");
+
+function toChatMessages(body: ChatCompletionRequest): ChatMessage[] {
   return body.messages.map(toChatMessage);
 }
 
-function toChatTools(body: ChatBody): ChatTool[] | undefined {
+function toChatTools(body: ChatCompletionRequest): ChatTool[] | undefined {
   return body.tools?.map((t) => ({
     type: "function",
     function: {
@@ -118,7 +76,7 @@ const normalise = (text: string) => text.toLowerCase().replace(/[_\-\s]+/g, " ")
  * says "required", or the user's last words name a tool or ask for one ("use the weather tool"). Null when
  * the demo should answer in words.
  */
-function wantedClientTool(body: ChatBody, userText: string): ChatTool | null {
+function wantedClientTool(body: ChatCompletionRequest, userText: string): ChatTool | null {
   const tools = toChatTools(body) ?? [];
   if (tools.length === 0 || body.tool_choice === "none") return null;
   const choice = body.tool_choice;
@@ -131,7 +89,11 @@ function wantedClientTool(body: ChatBody, userText: string): ChatTool | null {
 }
 
 /** The demo's answer: its own rules first; a client tool when the request makes one due and the rules made none. */
-async function demoAnswer(body: ChatBody, request: ChatRequest, model: DemoChatModel): Promise<ChatResponse> {
+async function demoAnswer(
+  body: ChatCompletionRequest,
+  request: ChatRequest,
+  model: DemoChatModel,
+): Promise<ChatResponse> {
   const messages = request.messages;
   const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
   const required = body.tool_choice === "required" || typeof body.tool_choice === "object";
@@ -169,7 +131,7 @@ async function chatCompletions(init: RequestInit): Promise<Response> {
   } catch {
     return openAIError("invalid_json", "The request body is not valid JSON.");
   }
-  const parsed = ChatBody.safeParse(json);
+  const parsed = ChatCompletionRequest.safeParse(json);
   if (!parsed.success) {
     const problem = firstProblem(parsed.error);
     return openAIError("invalid_request", fieldMessage(problem, "request (the offline demo model)"), problem.param);

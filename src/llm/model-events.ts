@@ -1,9 +1,8 @@
 // What a model yields as it answers, whatever its wire (an OpenAI-compatible stream, the Workers AI binding):
 // text, tool call fragments, usage and the finish reason, in one small union; and the one fold of those events
 // into the ChatResponse the loop reads. A model that fails throws a ModelError instead of yielding one.
+import type { TokenUsage } from "../wire/turn";
 import type { ChatResponse } from "./chat-model";
-
-export type ModelUsage = NonNullable<ChatResponse["usage"]>;
 
 export type ModelEvent =
   /** A piece of the answer's text, in order. */
@@ -14,7 +13,7 @@ export type ModelEvent =
    */
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments: string }
   /** The tokens the call used, as the model reported them (the last report counts). */
-  | { type: "usage"; usage: ModelUsage }
+  | { type: "usage"; usage: TokenUsage }
   /** Why the answer ended (`stop`, `tool_calls`, `length`, ...); the last one counts. */
   | { type: "finish"; reason: string };
 
@@ -28,7 +27,7 @@ export async function responseOf(
 ): Promise<ChatResponse> {
   let content = "";
   let finishReason: string | null = null;
-  let usage: ModelUsage | undefined;
+  let usage: TokenUsage | undefined;
   const calls: { id: string; name: string; arguments: string }[] = [];
   for await (const event of events) {
     switch (event.type) {

@@ -1,9 +1,10 @@
 // OpenAI-compatible ChatModel adapter: fetch, per-call timeout, abort, retries with backoff, clear errors.
-import { z } from "zod";
+
+import { ChatCompletionJson } from "../wire/openai";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
 import { responseOf } from "./model-events";
-import { openAIStreamEvents, UsageJson } from "./openai-stream-events";
+import { openAIStreamEvents } from "./openai-stream-events";
 import { backoff, describeError, RETRYABLE_STATUSES } from "./retry";
 
 export interface OpenAIChatModelOptions {
@@ -16,19 +17,6 @@ export interface OpenAIChatModelOptions {
   retryBaseMs?: number;
   fetch?: typeof fetch;
 }
-
-const ToolCallJson = z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string() }) });
-const CompletionJson = z.object({
-  choices: z
-    .array(
-      z.object({
-        message: z.object({ content: z.string().nullable().optional(), tool_calls: z.array(ToolCallJson).optional() }),
-        finish_reason: z.string().nullable().optional(),
-      }),
-    )
-    .min(1),
-  usage: UsageJson.nullable().optional(),
-});
 
 /** How much of an upstream's error body the log keeps. */
 const DETAIL_CHARS = 500;
@@ -133,7 +121,7 @@ export class OpenAIChatModel implements ChatModel {
     } catch {
       throw new ModelError("model_bad_response", this.redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
     }
-    const parsed = CompletionJson.safeParse(json);
+    const parsed = ChatCompletionJson.safeParse(json);
     if (!parsed.success) {
       throw new ModelError(
         "model_bad_response",

@@ -1,48 +1,10 @@
 // An OpenAI chat completion event stream (`chat.completion.chunk` events, then `[DONE]`) read as model events.
 // A stream that is not one throws a ModelError: an event that is not JSON or not a chunk, an error event, a
 // stream with no chunk at all, or one that ends before its answer finished (no [DONE] and no finish reason).
-import { z } from "zod";
+import { ChatCompletionChunkJson } from "../wire/openai";
 import { ModelError } from "./chat-model";
 import type { ModelEvent } from "./model-events";
 import { sseData } from "./sse-lines";
-
-/** OpenAI's usage object, as the loop counts it. */
-export const UsageJson = z
-  .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() })
-  .transform((u) => ({
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    totalTokens: u.total_tokens,
-  }));
-
-const ChunkJson = z
-  .object({
-    choices: z
-      .array(
-        z.object({
-          delta: z
-            .object({
-              content: z.string().nullable().optional(),
-              tool_calls: z
-                .array(
-                  z.object({
-                    index: z.number(),
-                    id: z.string().optional(),
-                    function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
-                  }),
-                )
-                .optional(),
-            })
-            .optional(),
-          finish_reason: z.string().nullable().optional(),
-        }),
-      )
-      .optional(),
-    usage: UsageJson.nullable().optional(),
-    error: z.object({ message: z.string() }).optional(),
-  })
-  // A chunk carries choices, usage or an error; any other JSON object is not a chat completion chunk.
-  .refine((c) => c.choices !== undefined || c.usage != null || c.error !== undefined, "is not a chunk");
 
 /** How much of an event a failure's detail quotes. */
 const DETAIL_CHARS = 500;
@@ -69,7 +31,7 @@ export async function* openAIStreamEvents(
     } catch {
       throw new ModelError("model_bad_response", redact(`stream event is not JSON: ${data.slice(0, DETAIL_CHARS)}`));
     }
-    const chunk = ChunkJson.safeParse(json);
+    const chunk = ChatCompletionChunkJson.safeParse(json);
     if (!chunk.success) {
       throw new ModelError(
         "model_bad_response",

@@ -2,8 +2,7 @@
 // POST /chat/completions as an OpenAI server would (a chat.completion, or chat.completion.chunk events with
 // `stream: true`) and GET /models, written with openai-wire.ts's builders from the model events the binding
 // yields (workers-ai.ts), the same events the loop's model folds.
-import type { ChatResponse } from "./chat-model";
-import { type ModelEvent, type ModelUsage, responseOf } from "./model-events";
+
 import {
   type CompletionBase,
   chatCompletion,
@@ -12,7 +11,10 @@ import {
   type OpenAIToolCall,
   type OpenAIUsage,
   usageEvent,
-} from "./openai-wire";
+} from "../wire/openai";
+import type { TokenUsage } from "../wire/turn";
+import type { ChatResponse } from "./chat-model";
+import { type ModelEvent, responseOf } from "./model-events";
 import { aiInputs, runWorkersAi, type WorkersAiAnswer, type WorkersAiBinding, WorkersAiError } from "./workers-ai";
 
 function openAIError(status: number, message: string, type: string, code: string): Response {
@@ -26,7 +28,7 @@ async function bodyText(init: RequestInit): Promise<string> {
   return new Response(body).text();
 }
 
-function usageJson(usage: ModelUsage): OpenAIUsage {
+function usageJson(usage: TokenUsage): OpenAIUsage {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
@@ -150,7 +152,7 @@ function streamedAnswer(
   const iterator = events[Symbol.asyncIterator]();
   let started = false;
   let finish = "stop";
-  let usage: ModelUsage | null = null;
+  let usage: TokenUsage | null = null;
   return new ReadableStream<string>({
     async pull(controller) {
       try {

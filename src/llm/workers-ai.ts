@@ -15,8 +15,9 @@
 
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
+import type { TokenUsage } from "../wire/turn";
 import { ModelError } from "./chat-model";
-import type { ModelEvent, ModelUsage } from "./model-events";
+import type { ModelEvent } from "./model-events";
 
 /** What the adapter needs of the `Ai` binding. */
 export interface WorkersAiBinding {
@@ -239,7 +240,7 @@ function callId(answerId: string, index: number): string {
   return `call_${answerId.slice(-12)}_${index}`;
 }
 
-function usageOf(usage: Usage): ModelUsage {
+function usageOf(usage: Usage): TokenUsage {
   return {
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,

@@ -6,6 +6,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
 import { estimateTokens } from "../token-estimate";
+import type { TokenUsage } from "../wire/turn";
 import type { Amount, OrgMeter, Settlement } from "./org-meter";
 
 /** Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). */
@@ -14,10 +15,8 @@ export interface Prices {
   outputPricePerMTok: number | null;
 }
 
-export interface TokenCounts {
-  promptTokens: number;
-  completionTokens: number;
-}
+/** What a call is priced on: its tokens in and out. */
+export type TokenCounts = Pick<TokenUsage, "promptTokens" | "completionTokens">;
 
 /** What a model call's answer may take when its request does not say: for its reservation, never a bill. */
 export const COMPLETION_ESTIMATE_TOKENS = 1024;

@@ -1,6 +1,6 @@
 // The meter's rows: one per upstream model call, the passthrough's and the agent loop's alike, batched into D1
 // off every client's path (issue 14).
-import type { TokenUsage } from "../passthrough/usage";
+import type { TokenUsage } from "../wire/turn";
 
 /** How a model call ended: with an answer, without one, or cut short by the client (tokens so far). */
 export type UsageOutcome = "ok" | "error" | "partial";

@@ -23,6 +23,7 @@ import { envRouteTable } from "../routing/env-router";
 import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
 import { estimateTokens } from "../token-estimate";
+import type { TokenUsage } from "../wire/turn";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
@@ -30,7 +31,7 @@ import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
 import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
-import { SseUsageScanner, type TokenUsage, usageOfJson } from "./usage";
+import { SseUsageScanner, usageOfJson } from "./usage";
 import { UsageHoldback } from "./usage-holdback";
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);

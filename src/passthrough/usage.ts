@@ -2,12 +2,7 @@
 // Responses API's `response.completed` event), read from a copy on the side and written to D1 later.
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
-
-export interface TokenUsage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
+import type { TokenUsage } from "../wire/turn";
 
 const count = z.number().int().nonnegative();
 // Chat and legacy completions and embeddings say prompt/completion; the Responses API says input/output.

@@ -4,12 +4,13 @@
 // against), and reads the meter's rows grouped by day, key, model, mode or route, as JSON or CSV.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import { forgetApiKey, hashApiKey, SCOPES } from "../auth/api-keys";
+import { forgetApiKey, hashApiKey } from "../auth/api-keys";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetUnbounded } from "../metering/meter";
 import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
+import { SCOPES } from "../principal";
 import { quoted } from "../quote";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };

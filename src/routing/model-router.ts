@@ -3,8 +3,10 @@
 // Before a first byte, a route that is unreachable, times out, is rate limited or fails (5xx, a broken answer)
 // hands the call to the next one. After a first byte (streamed text already shown), the step is started again
 // from scratch on the next route once, and the caller is told to drop what was shown.
-import { type ChatMessage, type ChatModel, type ChatResponse, type ChatTool, ModelError } from "../llm/chat-model";
+
+import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { ChatMessage, ChatTool } from "../wire/openai";
 import type { BreakerOptions, CircuitBreaker } from "./circuit-breaker";
 import type { ModelRoute } from "./model-routes";
 import type { RouteTable } from "./route-table";

@@ -3,10 +3,10 @@
 // results), a new session seeded with the history the client sent, and the answer's text.
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import { refusalForToolResults } from "../agent/turn-status";
-import type { ChatTool } from "../llm/chat-model";
 import { keyModelCallBudget, prepaidBudget } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
+import type { ChatTool } from "../wire/openai";
 import type { ClientToolResult } from "../wire/session";
 import type { AgentExecuteResponse, SessionStatus, TokenUsage } from "../wire/turn";
 import { decisionsFromWords } from "./approval-words";

@@ -2,8 +2,9 @@
 // an AgentTool under the TUL-011 contract whose preflight checks the arguments against the client's schema
 // and whose final step the client carries out (AGN-005: server preflight, client final). The model's call
 // reaches the client as OpenAI `tool_calls`; the client's `role: "tool"` message is its result.
-import type { ChatTool } from "../llm/chat-model";
+
 import type { AdminLogger } from "../observability/admin-logger";
+import type { ChatTool } from "../wire/openai";
 import type { ToolCategory } from "./categories";
 import { type AgentTool, InvokeResult } from "./contract";
 import { defineTool } from "./define-tool";
