@@ -189,13 +189,13 @@ function isEventStream(response: Response): boolean {
 /** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
 const ASKS_FOR_USAGE = new Set(["/chat/completions", "/completions"]);
 
+/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
+const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
+
 /**
  * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
  * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
  */
-/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
-const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
-
 async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
   const { org, keyId } = c.var.principal;
   const [grant, reserved] = await Promise.all([
