@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Copies the browser libraries the Worker serves as its own static assets (no CDN: the pages work offline)
-// from node_modules into public/vendor/ (not in git). Run by `npm start` (scripts/start.mjs), `npm run dev` (its
-// predev), the browser tests and the deploy, before wrangler reads public/.
+// Prepares what public/ needs besides its own files: copies the browser libraries the Worker serves as its own
+// static assets (no CDN: the pages work offline) from node_modules into public/vendor/, and writes the console's
+// frame list from the server's schema (scripts/console-frames.mjs); neither is in git. Run by `npm start`
+// (scripts/start.mjs), `npm run dev` (its predev), `npm test`, the browser tests and the deploy, before wrangler or
+// the type check reads public/.
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeConsoleFrames } from "./console-frames.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const ASSETS = [
@@ -35,3 +38,5 @@ for (const [from, to] of ASSETS) {
   mkdirSync(dirname(join(root, to)), { recursive: true });
   copyFileSync(join(root, from), join(root, to));
 }
+
+await writeConsoleFrames(root);

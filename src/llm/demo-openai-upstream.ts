@@ -1,7 +1,6 @@
 // The offline demo model behind an OpenAI-compatible face: with no LLM_BASE_URL, the passthrough forwards
 // here instead of the network, so `npm start` answers /v1/models and /v1/chat/completions (plain and streamed,
 // tool calls included) for coding tools and the `openai` SDK. The other endpoints say the demo lacks them.
-import { z } from "zod";
 import { errorResponse } from "../errors";
 import { estimateTokens } from "../token-estimate";
 import {

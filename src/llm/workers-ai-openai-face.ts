@@ -1,6 +1,6 @@
 // Workers AI behind an OpenAI-compatible face, for the passthrough: `workersAiFetch(ai, model)` answers
 // POST /chat/completions as an OpenAI server would (a chat.completion, or chat.completion.chunk events with
-// `stream: true`) and GET /models, written with openai-wire.ts's builders from the model events the binding
+// `stream: true`) and GET /models, written with the wire's builders (src/wire/openai.ts) from the model events the binding
 // yields (workers-ai.ts), the same events the loop's model folds.
 
 import {

@@ -1,5 +1,5 @@
 // The session WebSocket protocol (docs/protocol.md): the size limit and parsing of client frames; the frames
-// themselves are in the one wire module (src/wire.ts), shared with REST.
+// themselves are in the wire (src/wire/frames.ts), sharing their fields with REST.
 
 import { quoted } from "../quote";
 import { CLIENT_FRAME_TYPES, ClientFrame } from "../wire/frames";
