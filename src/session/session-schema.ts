@@ -1,5 +1,5 @@
-// The session object's SQLite schema, versioned: ordered migrations, each run once, in one transaction with the
-// version it brings the storage to. The object runs them when it starts, before it serves a request; an object
+// The session object's SQLite schema, versioned: ordered migrations, each run once, in a transaction with the
+// version they bring the storage to. The object runs them when it starts, before it serves a request; an object
 // written before the schema had a version (tables made with CREATE TABLE IF NOT EXISTS) is adopted by the first.
 
 export interface SessionMigration {
@@ -56,17 +56,12 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
   },
   {
     version: 2,
-    name: "indexes for the reads a turn and a reconnect make",
+    name: "the newest ended turn found without reading them all",
     apply(sql) {
-      run(sql, [
-        // A turn's calls, in batch and position order (read on every iteration of the loop).
-        "CREATE INDEX IF NOT EXISTS tool_calls_by_turn ON tool_calls (turn_id, batch, position)",
-        // The newest ended turn (a paused turn's expiry), and the session's turns in order.
-        "CREATE INDEX IF NOT EXISTS turns_by_end ON turns (ended_at)",
-        "CREATE INDEX IF NOT EXISTS turns_by_start ON turns (started_at)",
-        // The open turn's streamed text for a socket that connects mid-turn, and pruning around the open turn.
-        "CREATE INDEX IF NOT EXISTS events_by_turn ON events (turn_id, seq)",
-      ]);
+      // A session that lasts reads its newest ended turn (a paused turn's expiry) from thousands: an index on when
+      // each ended, one entry written per turn. The event log and the tool calls get none: they are written many
+      // times a turn (every streamed token is a row), and an index would add a write to each.
+      sql.exec("CREATE INDEX IF NOT EXISTS turns_by_end ON turns (ended_at)");
     },
   },
 ];
@@ -85,24 +80,22 @@ export function sessionSchemaVersion(sql: SqlStorage): number {
 }
 
 /**
- * Brings the object's storage to SESSION_SCHEMA_VERSION: each migration above the stored version, in order, in a
- * transaction with its version (a migration that fails leaves the storage at the version before it, and throws).
- * Returns the versions it applied. Storage at a newer version (code rolled back) is left as it is: migrations only
- * add, so older code reads what it knows.
+ * Brings the object's storage to SESSION_SCHEMA_VERSION: each migration above the stored version, in order, in one
+ * transaction with the new version (a migration that fails leaves the storage as it was, and throws). Returns the
+ * versions it applied. Storage at a newer version (code rolled back) is left as it is: migrations only add, so
+ * older code reads what it knows.
  */
 export function migrateSessionStorage(storage: DurableObjectStorage): number[] {
   const from = sessionSchemaVersion(storage.sql);
-  const applied: number[] = [];
-  for (const migration of SESSION_MIGRATIONS) {
-    if (migration.version <= from) continue;
-    storage.transactionSync(() => {
-      migration.apply(storage.sql);
-      storage.sql.exec(
-        "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
-        migration.version,
-      );
-    });
-    applied.push(migration.version);
-  }
-  return applied;
+  const pending = SESSION_MIGRATIONS.filter((m) => m.version > from);
+  if (pending.length === 0) return [];
+  // One transaction for all of them: a new object's first start writes its schema in one commit.
+  storage.transactionSync(() => {
+    for (const migration of pending) migration.apply(storage.sql);
+    storage.sql.exec(
+      "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+      SESSION_SCHEMA_VERSION,
+    );
+  });
+  return pending.map((m) => m.version);
 }

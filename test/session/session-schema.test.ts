@@ -83,7 +83,7 @@ describe("the session object's versioned schema", () => {
         .map((r) => r.name),
     }));
     expect(version).toBe(SESSION_SCHEMA_VERSION);
-    expect(indexes).toEqual(["events_by_turn", "tool_calls_by_turn", "turns_by_end", "turns_by_start"]);
+    expect(indexes).toEqual(["turns_by_end"]);
   });
 
   it("reads back, after migrating, everything the object held", async () => {
