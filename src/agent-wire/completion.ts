@@ -14,6 +14,7 @@ import {
   DONE_EVENT,
   type OpenAIToolCall,
   type OpenAIUsage,
+  openAIUsage,
   usageEvent,
 } from "../wire/openai";
 import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
@@ -48,9 +49,10 @@ export function answerText(response: AgentExecuteResponse, text: string): string
   return [text, approvalRequest(waiting)].filter(Boolean).join("\n\n");
 }
 
+const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
 function usageJson(usage: TokenUsage | undefined): OpenAIUsage {
-  const u = usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens };
+  return openAIUsage(usage ?? NO_USAGE);
 }
 
 export function completionJson(

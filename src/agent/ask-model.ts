@@ -51,16 +51,14 @@ export async function askModel(
   request: ModelRequest,
 ): Promise<NextStep> {
   const called = await callModel(deps, turn, run, request);
-  if ("step" in called) return called.step;
+  if (called.type !== "model_answered") return called;
   return readAnswer(deps, turn, request, called.response, called.route);
 }
 
-async function callModel(
-  deps: AskModelDeps,
-  turn: TurnState,
-  run: Run,
-  request: ModelRequest,
-): Promise<{ response: ChatResponse; route: ServedBy } | { step: NextStep }> {
+/** The model call's outcome: its answer (read next), or the step that ends the run (a limit, a failure). */
+type Called = NextStep | { type: "model_answered"; response: ChatResponse; route: ServedBy };
+
+async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request: ModelRequest): Promise<Called> {
   const { config, events, meter } = deps;
   let reservation = run.reservation;
   delete run.reservation;
@@ -71,7 +69,7 @@ async function callModel(
       request.route,
     );
     if (!admission.ok) {
-      return { step: limitStep(deps, turn, "budget_exceeded", admission.retryAfterSeconds, admission.message) };
+      return limitStep(deps, turn, "budget_exceeded", admission.retryAfterSeconds, admission.message);
     }
     reservation = admission.reservation;
   }
@@ -98,13 +96,13 @@ async function callModel(
         totalTokens: before.totalTokens + response.usage.totalTokens,
       };
     }
-    return { response, route };
+    return { type: "model_answered", response, route };
   } catch (error) {
     reservation?.settle(null);
-    if (run.signal?.aborted) return { step: { type: "fail", outcome: "cancelled", error: CANCELLED } };
+    if (run.signal?.aborted) return { type: "fail", outcome: "cancelled", error: CANCELLED };
     const worked = workedMs(turn, run, deps.now());
-    if (worked >= config.turnTimeoutMs) return { step: limitStep(deps, turn, "turn_timeout", worked) };
-    return { step: modelFailed(deps, turn, error) };
+    if (worked >= config.turnTimeoutMs) return limitStep(deps, turn, "turn_timeout", worked);
+    return modelFailed(deps, turn, error);
   } finally {
     timer.clear();
   }

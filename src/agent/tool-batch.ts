@@ -3,8 +3,10 @@
 // (the turn pauses), or its results go to the model, or a terminating call's result is the answer.
 import type { ModelToolCall } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { AgentToolExecutionContext, ElicitationAnswer, ElicitationRequest, ToolEffect } from "../tools/contract";
+import type { AgentToolExecutionContext, ToolEffect } from "../tools/contract";
+import type { ElicitationRequest } from "../tools/elicitation";
 import type { AgentToolRegistry } from "../tools/registry";
+import type { ElicitationAnswer } from "../wire/elicitation";
 import type { AgentConfig } from "./agent-config";
 import { publicToolCall, type StoredToolCall } from "./agent-tool-call";
 import { AgentToolExecutor } from "./agent-tool-executor";

@@ -3,13 +3,14 @@
 // `stream: true`) and GET /models, written with the wire's builders (src/wire/openai.ts) from the model events the binding
 // yields (workers-ai.ts), the same events the loop's model folds.
 
+import { z } from "zod";
 import {
   type CompletionBase,
   chatCompletion,
   chunkEvent,
   DONE_EVENT,
   type OpenAIToolCall,
-  type OpenAIUsage,
+  openAIUsage,
   usageEvent,
 } from "../wire/openai";
 import type { TokenUsage } from "../wire/turn";
@@ -28,14 +29,6 @@ async function bodyText(init: RequestInit): Promise<string> {
   return new Response(body).text();
 }
 
-function usageJson(usage: TokenUsage): OpenAIUsage {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.totalTokens,
-  };
-}
-
 function toolCallsJson(response: ChatResponse): OpenAIToolCall[] {
   return response.toolCalls.map((call) => ({
     id: call.id,
@@ -47,6 +40,9 @@ function toolCallsJson(response: ChatResponse): OpenAIToolCall[] {
 const EVENT_STREAM = { "content-type": "text/event-stream; charset=utf-8" };
 
 /** The binding as an OpenAI base URL serving `model`: POST /chat/completions and GET /models. */
+/** A request body: any JSON object (the binding takes what the client sent). */
+const JsonObject = z.record(z.string(), z.unknown());
+
 export function workersAiFetch(ai: WorkersAiBinding, model: string) {
   return async (path: string, init: RequestInit): Promise<Response> => {
     if (path === "/models" && (init.method ?? "GET") === "GET") {
@@ -63,14 +59,17 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
         "unsupported_endpoint",
       );
     }
-    let body: Record<string, unknown>;
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(await bodyText(init));
-      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error("not an object");
-      body = parsed as Record<string, unknown>;
+      parsed = JSON.parse(await bodyText(init));
     } catch {
+      parsed = undefined;
+    }
+    const read = JsonObject.safeParse(parsed);
+    if (!read.success) {
       return openAIError(400, "The request body must be a JSON object.", "invalid_request_error", "invalid_json");
     }
+    const body = read.data;
     const stream = body.stream === true;
     const includeUsage =
       typeof body.stream_options === "object" &&
@@ -102,7 +101,7 @@ export function workersAiFetch(ai: WorkersAiBinding, model: string) {
     const whole = await responseOf(answer.events);
     const toolCalls = toolCallsJson(whole);
     const finish = whole.finishReason ?? "stop";
-    const usage = whole.usage ? usageJson(whole.usage) : undefined;
+    const usage = whole.usage ? openAIUsage(whole.usage) : undefined;
     if (!stream) {
       return Response.json(
         chatCompletion(base, { content: whole.content ?? "", toolCalls, finish, ...(usage ? { usage } : {}) }),
@@ -165,7 +164,7 @@ function streamedAnswer(
           const next = await iterator.next();
           if (next.done) {
             controller.enqueue(chunkEvent(base, {}, finish));
-            if (includeUsage && usage) controller.enqueue(usageEvent(base, usageJson(usage)));
+            if (includeUsage && usage) controller.enqueue(usageEvent(base, openAIUsage(usage)));
             controller.enqueue(DONE_EVENT);
             controller.close();
             stop.release();

@@ -15,6 +15,7 @@
 
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
+import { UsageJson } from "../wire/openai";
 import type { TokenUsage } from "../wire/turn";
 import { ModelError } from "./chat-model";
 import type { ModelEvent } from "./model-events";
@@ -31,9 +32,6 @@ export function aiBinding(env: object): WorkersAiBinding | null {
     ? (ai as WorkersAiBinding)
     : null;
 }
-
-const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
-type Usage = z.infer<typeof Usage>;
 
 /** A tool call in either of the binding's shapes, or an OpenAI stream fragment (with an index). */
 const ToolCallOut = z.union([
@@ -60,7 +58,7 @@ const Choice = z.object({
 const AiOutput = z.looseObject({
   response: z.unknown().optional(),
   tool_calls: z.array(ToolCallOut).nullish(),
-  usage: Usage.nullish(),
+  usage: UsageJson.nullish(),
   choices: z.array(Choice).optional(),
   error: z.unknown().optional(),
   errors: z.unknown().optional(),
@@ -89,7 +87,7 @@ interface Piece {
   text: string;
   calls: ToolCallOut[];
   finish: string | null;
-  usage: Usage | null;
+  usage: TokenUsage | null;
 }
 
 function pieceOf(output: AiOutput): Piece {
@@ -221,7 +219,8 @@ export async function runWorkersAi(
   const id = `chatcmpl-wai-${crypto.randomUUID()}`;
   if (output instanceof ReadableStream) {
     if (inputs.stream !== true) {
-      output.cancel().catch(() => {});
+      // The stream is refused either way; a failure to cancel it leaves nothing to do.
+      output.cancel().catch(() => undefined);
       throw badAnswer("a stream it was not asked for");
     }
     return { id, streamed: true, events: streamedEvents(output, id, signal) };
@@ -240,14 +239,6 @@ function callId(answerId: string, index: number): string {
   return `call_${answerId.slice(-12)}_${index}`;
 }
 
-function usageOf(usage: Usage): TokenUsage {
-  return {
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    totalTokens: usage.total_tokens,
-  };
-}
-
 /** A whole answer's events: its text, its calls (each with an id and its arguments as JSON text), usage, finish. */
 function wholeEvents(output: AiOutput, answerId: string): ModelEvent[] {
   const piece = pieceOf(output);
@@ -261,7 +252,7 @@ function wholeEvents(output: AiOutput, answerId: string): ModelEvent[] {
       arguments: callArguments(call) || "{}",
     });
   }
-  if (piece.usage) events.push({ type: "usage", usage: usageOf(piece.usage) });
+  if (piece.usage) events.push({ type: "usage", usage: piece.usage });
   events.push({ type: "finish", reason: piece.finish ?? (piece.calls.length > 0 ? "tool_calls" : "stop") });
   return events;
 }
@@ -304,7 +295,7 @@ function streamedEvents(
   };
 
   async function* events(): AsyncGenerator<ModelEvent> {
-    let usage: Usage | null = null;
+    let usage: TokenUsage | null = null;
     let finish: string | null = null;
     let sawCalls = false;
     let sawAnything = false;
@@ -318,7 +309,7 @@ function streamedEvents(
           if (!sawAnything || (next === null && finish === null)) {
             throw new ModelError("model_bad_response", "Workers AI: the stream ended before the answer finished");
           }
-          if (usage) yield { type: "usage", usage: usageOf(usage) };
+          if (usage) yield { type: "usage", usage };
           yield { type: "finish", reason: finish ?? (sawCalls ? "tool_calls" : "stop") };
           return;
         }

@@ -21,8 +21,6 @@ import type { ElicitationRequest } from "../tools/elicitation";
 import { type ElicitationAnswer, ElicitationSchema } from "../wire/elicitation";
 import type { McpServerConfig } from "./mcp-server-registry";
 
-export type { CallToolResult, Tool };
-
 /** Answers a server's elicitation (form mode): the user's choice, accept with content, decline or cancel. */
 export type Elicit = (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
 

@@ -1,6 +1,6 @@
 // What the model gets of an MCP tool's result: its text joined, its structured content as JSON, and for
 // images, audio and resources a short note (type, size, URI), never raw base64.
-import type { CallToolResult } from "./mcp-connection";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 export interface McpResultForModel {
   /** JSON: {"text", "structuredContent"?, "attachments"?}. */

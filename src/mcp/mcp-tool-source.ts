@@ -3,13 +3,15 @@
 // changed), filtered by the server's allow-list and the reference, and made AgentTools. A server that is down
 // or misconfigured, and a tool the registry refuses, are left out with a logged reason, recorded in the
 // server's discovery status; the turn runs with the rest.
+
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Db } from "../db";
 import { parseMcpReference } from "../modes/tool-references";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
 import { AgentToolContractError, type AgentToolRegistry } from "../tools/registry";
-import { McpConnection, type Tool } from "./mcp-connection";
+import { McpConnection } from "./mcp-connection";
 import { type McpDiscovery, type McpServerConfig, McpServerRegistry } from "./mcp-server-registry";
 import { mcpAgentTool } from "./mcp-tool";
 

@@ -2,11 +2,13 @@
 // inputSchema (arguments checked against it before the call); the call made through the session object's
 // connection with the turn's signal and the server's timeout, its result read for the model (text, structured
 // content, notes for binaries), every call logged.
+
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type AgentTool, exceptionTag, InvokeResult } from "../tools/contract";
 import { defineTool } from "../tools/define-tool";
-import { McpConfigurationError, type McpConnection, type Tool } from "./mcp-connection";
+import { McpConfigurationError, type McpConnection } from "./mcp-connection";
 import { mcpToolName } from "./mcp-names";
 import { resultForModel } from "./mcp-result";
 

@@ -261,6 +261,8 @@ function leaseReservation(
       pending.scheduled = true;
       const sent = new Promise((resolve) => setTimeout(resolve, SETTLE_WINDOW_MS)).then(() => {
         pending.scheduled = false;
+        // A state the isolate no longer keeps (forgetIsolateState) sends nothing: what it held is forgotten.
+        if (states.get(options.owner) !== state) return;
         return sendSettles(namespace.get(namespace.idFromName(target.org)), state, key);
       });
       const done = sent.catch((error: unknown) => logger.addException("[meter_settle]", error));

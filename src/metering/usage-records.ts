@@ -1,5 +1,6 @@
 // The meter's rows: one per upstream model call, the passthrough's and the agent loop's alike, batched into D1
 // off every client's path (issue 14).
+import { keptPerIsolate } from "../isolate-cache";
 import type { TokenUsage } from "../wire/turn";
 
 /** How a model call ended: with an answer, without one, or cut short by the client (tokens so far). */
@@ -33,12 +34,18 @@ const BATCH_MAX_ROWS = 100;
 interface Batch {
   rows: UsageRecord[];
   written: Promise<void>;
-  flushNow(): void;
+  /** Drops the batch unwritten (the isolate forgets what it kept). */
+  discard(): void;
 }
 
 // Per owner: the Worker's requests share one batch; each Durable Object has its own (a promise made in one object's
 // context cannot be awaited from another's).
 const open = new WeakMap<object, Batch>();
+/** The batches whose window has not closed yet, whatever their owner: what forgetIsolateState drops. */
+const waiting = new Set<Batch>();
+keptPerIsolate(() => {
+  for (const batch of [...waiting]) batch.discard();
+});
 
 /**
  * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
@@ -58,18 +65,25 @@ export function recordUsage(db: D1Database, record: UsageRecord, owner: object =
 
 function openBatch(db: D1Database, owner: object): Batch {
   const rows: UsageRecord[] = [];
-  let flush: () => void = () => {};
-  const due = new Promise<void>((resolve) => {
-    const timer = setTimeout(() => flush(), BATCH_WINDOW_MS);
-    flush = () => {
-      clearTimeout(timer);
-      // Closed before the write starts: rows queued from now on open the next batch.
-      if (open.get(owner) === batch) open.delete(owner);
-      resolve();
-    };
-  });
-  const batch: Batch = { rows, written: due.then(() => writeRows(db, rows)), flushNow: () => flush() };
+  // Plain data only: a batch is discarded from another context (forgetIsolateState), where its promise and timer,
+  // made in the context of the request that opened it, may not be touched; its own timer then writes nothing.
+  let discarded = false;
+  const close = () => {
+    // Closed before the write starts: rows queued from now on open the next batch.
+    if (open.get(owner) === batch) open.delete(owner);
+    waiting.delete(batch);
+  };
+  const due = new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS)).then(close);
+  const batch: Batch = {
+    rows,
+    written: due.then(() => (discarded ? undefined : writeRows(db, rows))),
+    discard: () => {
+      discarded = true;
+      close();
+    },
+  };
   open.set(owner, batch);
+  waiting.add(batch);
   return batch;
 }
 

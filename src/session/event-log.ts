@@ -1,8 +1,22 @@
 // The session's event log: every frame that changes the session is written here, with its seq, before it is
 // sent. Bounded: the newest frames and those of the open turn are kept; older ones are pruned. Its tables are the
-// session's versioned schema's (session-schema.ts); a frame read back is parsed with the wire's schema.
-import { LoggedFrame, type ServerFrame } from "../wire/frames";
+// session's versioned schema's (session-schema.ts). A frame read back is parsed for what its reader needs: a replay
+// sends it as it was sent then (a frame logged by older code keeps its older shape), the streamed text reads its
+// text.
+import { z } from "zod";
+import type { LoggedFrame, ServerFrame } from "../wire/frames";
 import { parseStored } from "./session-rows";
+
+/** A logged frame as a replay sends it again: an object with its type and turn, the rest as it was sent. */
+const ReplayedFrame = z.looseObject({ type: z.string(), turnId: z.string().nullable().optional() });
+export type ReplayedFrame = z.infer<typeof ReplayedFrame> & { seq: number };
+
+/** The frames that make a turn's streamed text: its deltas, a restart that takes text back, a tool call's start. */
+const StreamedPiece = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("assistant_delta"), text: z.string() }),
+  z.looseObject({ type: z.literal("assistant_restarted"), discardedChars: z.number().int() }),
+  z.looseObject({ type: z.literal("tool_call_started") }),
+]);
 
 export const DEFAULT_EVENT_LOG_SIZE = 1_000;
 
@@ -51,11 +65,11 @@ export class EventLog {
   }
 
   /** Every kept frame after `afterSeq`, in order; `missing` when some of them were pruned. */
-  since(afterSeq: number): { frames: ServerFrame[]; missing: boolean } {
+  since(afterSeq: number): { frames: ReplayedFrame[]; missing: boolean } {
     const frames = this.sql
       .exec<Row>("SELECT seq, frame_json FROM events WHERE seq > ? ORDER BY seq", afterSeq)
       .toArray()
-      .map((r) => ({ ...parseStored(LoggedFrame, r.frame_json, "frame"), seq: Number(r.seq) }));
+      .map((r) => ({ ...parseStored(ReplayedFrame, r.frame_json, "frame"), seq: Number(r.seq) }));
     return { frames, missing: afterSeq < this.prunedThrough() };
   }
 
@@ -72,7 +86,7 @@ export class EventLog {
       turnId,
     );
     for (const row of rows) {
-      const frame = parseStored(LoggedFrame, row.frame_json, "frame");
+      const frame = parseStored(StreamedPiece, row.frame_json, "frame");
       if (frame.type === "assistant_delta") text += frame.text;
       else if (frame.type === "assistant_restarted")
         text = text.slice(0, Math.max(0, text.length - frame.discardedChars));

@@ -15,19 +15,19 @@ export const SessionRecord = SessionIdentity.extend({
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
-/** A stored row or JSON value that does not parse as what the code wrote. */
+/** A stored row or JSON value that does not parse as what the code wrote: the message names what and where. */
 export class CorruptSessionRowError extends Error {
-  constructor(what: string, error: z.ZodError) {
-    const issue = error.issues[0];
-    super(`A stored ${what} is corrupt: ${issue?.path.join(".") || "(value)"} ${issue?.message ?? ""}`.trim());
+  constructor(what: string, problem: string, options?: ErrorOptions) {
+    super(`A stored ${what} is corrupt: ${problem}`, options);
     this.name = "CorruptSessionRowError";
   }
 }
 
 function parseRow<S extends z.ZodType>(schema: S, row: unknown, what: string): z.output<S> {
   const parsed = schema.safeParse(row);
-  if (!parsed.success) throw new CorruptSessionRowError(what, parsed.error);
-  return parsed.data;
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new CorruptSessionRowError(what, `${issue?.path.join(".") || "(value)"} ${issue?.message ?? ""}`.trim());
 }
 
 /** A JSON column's value, parsed with `schema`. */
@@ -40,8 +40,8 @@ export function parseStored<S extends z.ZodType>(
   let value: unknown;
   try {
     value = JSON.parse(json);
-  } catch {
-    throw new Error(`A stored ${what} is not valid JSON.`);
+  } catch (error) {
+    throw new CorruptSessionRowError(what, "it is not valid JSON", { cause: error });
   }
   return parseRow(schema, value, what);
 }
@@ -54,7 +54,8 @@ const jsonOf = <S extends z.ZodType>(schema: S) =>
     .transform((json, ctx) => {
       if (json === null) return null;
       try {
-        return JSON.parse(json) as unknown;
+        const value: unknown = JSON.parse(json);
+        return value;
       } catch {
         ctx.addIssue({ code: "custom", message: "is not valid JSON" });
         return z.NEVER;

@@ -4,8 +4,6 @@ import type { AdminLogger } from "../observability/admin-logger";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { ElicitationRequest } from "./elicitation";
 
-export type { ElicitationAnswer, ElicitationRequest };
-
 /**
  * What a tool's success did besides its result, for the loop to apply (the loop names no tool): a change of
  * the session's mode (TUL-007), and whether the user wants the new work in a new session.

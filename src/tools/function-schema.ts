@@ -1,12 +1,9 @@
 // Builds a tool's OpenAI function schema from its zod argument schema, so the two cannot drift.
 import { z } from "zod";
 import type { OpenAIFunctionToolSchema } from "./contract";
+import { isJsonObject } from "./tool-arguments";
 
 type JsonObject = Record<string, unknown>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 // Converting a zod schema to JSON schema is the costly part; a tool's schema never changes, so it is made once.
 const made = new WeakMap<z.ZodObject, Map<string, OpenAIFunctionToolSchema>>();
@@ -31,9 +28,9 @@ export function functionToolSchema(
 function makeSchema(name: string, description: string, argsSchema: z.ZodObject): OpenAIFunctionToolSchema {
   const json = z.toJSONSchema(argsSchema, { io: "input", unrepresentable: "any" });
   const properties: Record<string, JsonObject> = {};
-  if (isObject(json.properties)) {
+  if (isJsonObject(json.properties)) {
     for (const [key, value] of Object.entries(json.properties)) {
-      if (isObject(value)) properties[key] = value;
+      if (isJsonObject(value)) properties[key] = value;
     }
   }
   const required = Array.isArray(json.required) ? json.required.filter((r) => typeof r === "string") : [];

@@ -2,6 +2,7 @@
 import type { AdminLogger } from "../observability/admin-logger";
 import { TOOL_CATEGORIES, type ToolCategory } from "./categories";
 import { type AgentTool, TOOL_NAME_PATTERN } from "./contract";
+import { isJsonObject } from "./tool-arguments";
 
 /** TUL-011's InvalidOperationException: a malformed or duplicate tool. */
 export class AgentToolContractError extends Error {
@@ -12,10 +13,6 @@ export class AgentToolContractError extends Error {
 }
 
 const SIMPLE_JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array"]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function nonEmptyString(value: unknown): value is string {
   return typeof value === "string" && value.trim().length > 0;
@@ -37,14 +34,14 @@ function findContractViolation(tool: AgentTool, categories: readonly ToolCategor
     return `its category '${String(tool.category)}' is not a known tool category`;
 
   const schema: unknown = tool.getSchema();
-  if (!isRecord(schema)) return "getSchema() must return an object";
+  if (!isJsonObject(schema)) return "getSchema() must return an object";
   if (schema.type !== "function") return "its schema type must be 'function'";
   if (schema.name !== toolName) return "its schema name must be its ToolName";
   if (!nonEmptyString(schema.description)) return "its schema needs a non-empty description";
   const parameters = schema.parameters;
-  if (!isRecord(parameters) || parameters.type !== "object") return "its schema parameters must have type 'object'";
+  if (!isJsonObject(parameters) || parameters.type !== "object") return "its schema parameters must have type 'object'";
   const properties = parameters.properties;
-  if (!isRecord(properties)) return "its schema parameters need a 'properties' object";
+  if (!isJsonObject(properties)) return "its schema parameters need a 'properties' object";
   if (!Array.isArray(parameters.required)) return "its schema parameters need a 'required' array";
   for (const name of parameters.required) {
     if (typeof name !== "string" || !(name in properties)) {
@@ -52,7 +49,7 @@ function findContractViolation(tool: AgentTool, categories: readonly ToolCategor
     }
   }
   for (const [name, property] of Object.entries(properties)) {
-    if (!isRecord(property) || typeof property.type !== "string" || !SIMPLE_JSON_TYPES.has(property.type)) {
+    if (!isJsonObject(property) || typeof property.type !== "string" || !SIMPLE_JSON_TYPES.has(property.type)) {
       return `its parameter '${name}' needs a simple JSON type (string, number, integer, boolean, object, array)`;
     }
     if (!nonEmptyString(property.description)) return `its parameter '${name}' needs a description`;
@@ -90,7 +87,9 @@ export class AgentToolRegistry {
       violation = `the ToolName '${tool.name}' is already registered`;
     }
     if (violation) {
-      const message = `Tool '${label}' (${tool.label}) breaks the agent tool contract: ${violation}.`;
+      // The tool's own label beside its name when it says more ("HelloWorldTool"), not when it repeats the name.
+      const said = tool.label && !tool.label.includes(label) ? ` (${tool.label})` : "";
+      const message = `Tool '${label}'${said} breaks the agent tool contract: ${violation}.`;
       this.logger.addError("[AgentToolRegistry_RegisterTool]", message, [["Tool", label]]);
       throw new AgentToolContractError(message);
     }

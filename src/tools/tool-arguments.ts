@@ -3,7 +3,8 @@ import { z } from "zod";
 
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; message: string };
 
-function isJsonObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 

@@ -3,6 +3,7 @@
 // chunk and usage an answer is made of (the loop reads them from an upstream; the agent's door, the demo model and
 // the Workers AI adapter write them, with the builders below, so the three answer alike).
 import { z } from "zod";
+import type { TokenUsage } from "./turn";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Requests: what a client sends, read leniently (fields aptix does not use pass), and what the loop sends.
@@ -170,6 +171,15 @@ export interface OpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+}
+
+/** Our token usage as OpenAI writes it. */
+export function openAIUsage(usage: TokenUsage): OpenAIUsage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+  };
 }
 
 /** A whole answer as a `chat.completion`; text that is empty beside tool calls is `null`, as OpenAI sends it. */

@@ -28,7 +28,7 @@ describe("the client's tools at /agent/v1/chat/completions", () => {
     expect(status).toBe(400);
     expect(body.error.param).toBe("tools.1");
     expect(body.error.message).toBe(
-      "Invalid 'tools.1': Tool 'agent_hello_world' (The client's tool 'agent_hello_world') breaks the agent tool contract: the ToolName 'agent_hello_world' is already registered.",
+      "Invalid 'tools.1': Tool 'agent_hello_world' breaks the agent tool contract: the ToolName 'agent_hello_world' is already registered.",
     );
   });
 

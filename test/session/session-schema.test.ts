@@ -6,7 +6,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
 import { SESSION_SCHEMA_VERSION, sessionSchemaVersion } from "../../src/session/session-schema";
-import { call, getSession } from "../fixtures/sessions";
+import { approve, call, getSession } from "../fixtures/sessions";
+import { openSocket } from "../fixtures/socket";
+import { scriptUpstream } from "../fixtures/upstream";
 
 /** The tables as the session object created them before its schema had a version (and before tickets had a key). */
 const UNVERSIONED_SCHEMA = [
@@ -65,6 +67,83 @@ async function writtenBeforeVersions(): Promise<string> {
     return id;
   });
   // The next call finds a new instance, as after a deploy: its constructor migrates the storage.
+  await evictDurableObject(stub);
+  return sessionId;
+}
+
+/**
+ * An object the unversioned code left waiting for approval: an open turn, its call waiting, the conversation and
+ * the frames it logged, each in the JSON that code wrote.
+ */
+async function pausedBeforeVersions(marker: string): Promise<string> {
+  const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
+  const sessionId = await runInDurableObject(stub, (_instance: AgentSession, state) => {
+    const { sql } = state.storage;
+    for (const { name } of sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .toArray()) {
+      if (!name.startsWith("_cf") && name !== "sqlite_sequence") sql.exec(`DROP TABLE IF EXISTS "${name}"`);
+    }
+    for (const statement of UNVERSIONED_SCHEMA) sql.exec(statement);
+    const id = state.id.toString();
+    const now = Date.now();
+    const turn = {
+      turnId: "t1",
+      startedAt: now,
+      workedMs: 5,
+      iterations: 1,
+      parseFailures: 0,
+      batch: 1,
+      pausedAt: now,
+      pauseExpiresAt: now + 86_400_000,
+      text: "",
+      stepFormat: "native",
+    };
+    const call = {
+      id: "call_1",
+      name: "agent_hello_world",
+      argumentsJson: '{"name":"Dana"}',
+      isServerTool: true,
+      wasExecuted: false,
+      requiresClientExecution: false,
+      requiresApproval: true,
+      approval: "pending",
+      resultJson: null,
+      errorMessage: null,
+      turnId: "t1",
+      batch: 1,
+      position: 0,
+      state: "awaiting_approval",
+      terminate: false,
+    };
+    const { turnId: _t, batch: _b, position: _p, state: _s, terminate: _x, ...publicCall } = call;
+    sql.exec(
+      "INSERT INTO session VALUES (1, ?, 'org-a', 'bob', 'general', 'awaiting_approval', NULL, ?, ?, ?)",
+      id,
+      JSON.stringify(turn),
+      AT,
+      AT,
+    );
+    sql.exec(
+      "INSERT INTO messages (turn_id, role, content, tool_calls_json, tool_call_id, kind, created_at) VALUES ('t1', 'user', ?, NULL, NULL, 'message', ?), ('t1', 'assistant', NULL, ?, NULL, 'message', ?)",
+      `Greet Dana ${marker}`,
+      AT,
+      JSON.stringify([{ id: "call_1", name: "agent_hello_world", arguments: '{"name":"Dana"}' }]),
+      AT,
+    );
+    sql.exec(
+      "INSERT INTO tool_calls (turn_id, id, batch, position, data_json) VALUES ('t1', 'call_1', 1, 0, ?)",
+      JSON.stringify(call),
+    );
+    for (const frame of [
+      { type: "turn_started", turnId: "t1", clientMessageId: null },
+      { type: "tool_call_started", turnId: "t1", toolCall: publicCall },
+      { type: "approval_required", turnId: "t1", toolCalls: [publicCall] },
+    ]) {
+      sql.exec("INSERT INTO events (turn_id, frame_json, created_at) VALUES ('t1', ?, ?)", JSON.stringify(frame), AT);
+    }
+    return id;
+  });
   await evictDurableObject(stub);
   return sessionId;
 }
@@ -133,5 +212,26 @@ describe("the session object's versioned schema", () => {
       sessionSchemaVersion(state.storage.sql),
     );
     expect([version, view.conversation.length]).toEqual([SESSION_SCHEMA_VERSION, 2]);
+  });
+
+  it("resumes, after migrating, a turn the object left waiting for approval", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Hello, Dana." }]);
+    const id = await pausedBeforeVersions(script.marker);
+    const waiting = await getSession(id);
+    expect([waiting.status, waiting.pendingToolCalls.map((c) => [c.id, c.approval])]).toEqual([
+      "awaiting_approval",
+      [["call_1", "pending"]],
+    ]);
+    const resumed = await approve(id, [{ toolCallId: "call_1", approved: true }]);
+    expect(resumed.status).toBe(200);
+    expect(resumed.json).toMatchObject({ status: "completed", text: "Hello, Dana." });
+  });
+
+  it("replays, after migrating, the frames the object logged before", async () => {
+    const id = await pausedBeforeVersions("no-model-call");
+    const socket = await openSocket(id, 0);
+    const replayed = await socket.waitForType("approval_required");
+    socket.close();
+    expect(replayed).toMatchObject({ seq: 3, turnId: "t1", toolCalls: [{ id: "call_1", approval: "pending" }] });
   });
 });
