@@ -39,18 +39,20 @@ const UNVERSIONED_SCHEMA = [
 
 const AT = "2026-11-01T10:00:00.000Z";
 
+/** Storage as the unversioned code left it: its tables, no version, none of the versioned schema's indexes. */
+function asUnversioned(sql: SqlStorage): void {
+  for (const { name } of sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").toArray()) {
+    if (!name.startsWith("_cf") && name !== "sqlite_sequence") sql.exec(`DROP TABLE IF EXISTS "${name}"`);
+  }
+  for (const statement of UNVERSIONED_SCHEMA) sql.exec(statement);
+}
+
 /** An object whose storage holds what the unversioned code wrote: one finished turn, a mode change, an artifact. */
 async function writtenBeforeVersions(): Promise<string> {
   const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
   const sessionId = await runInDurableObject(stub, (_instance: AgentSession, state) => {
     const { sql } = state.storage;
-    // Storage as the unversioned code left it: its tables, no version, none of the versioned schema's indexes.
-    for (const { name } of sql
-      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-      .toArray()) {
-      if (!name.startsWith("_cf") && name !== "sqlite_sequence") sql.exec(`DROP TABLE IF EXISTS "${name}"`);
-    }
-    for (const statement of UNVERSIONED_SCHEMA) sql.exec(statement);
+    asUnversioned(sql);
     const id = state.id.toString();
     sql.exec("INSERT INTO session VALUES (1, ?, 'org-a', 'bob', 'workspace', 'idle', NULL, NULL, ?, ?)", id, AT, AT);
     sql.exec(
@@ -79,12 +81,7 @@ async function pausedBeforeVersions(marker: string): Promise<string> {
   const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
   const sessionId = await runInDurableObject(stub, (_instance: AgentSession, state) => {
     const { sql } = state.storage;
-    for (const { name } of sql
-      .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
-      .toArray()) {
-      if (!name.startsWith("_cf") && name !== "sqlite_sequence") sql.exec(`DROP TABLE IF EXISTS "${name}"`);
-    }
-    for (const statement of UNVERSIONED_SCHEMA) sql.exec(statement);
+    asUnversioned(sql);
     const id = state.id.toString();
     const now = Date.now();
     const turn = {
