@@ -6,6 +6,7 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { agentMcpRoutes } from "./agent-mcp/routes";
 import { agentWireRoutes } from "./agent-wire/routes";
+import { corsForListedOrigins } from "./auth/cors";
 import { requireApiKey } from "./auth/middleware";
 import { originGuard } from "./auth/origin-guard";
 import { ApiError, errorBody } from "./errors";
@@ -73,6 +74,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
     await next();
   });
   app.use(originGuard);
+  app.use(corsForListedOrigins);
   app.use(async (c, next) => {
     const maxSize = maxBodyBytes(c.env, c.req.path);
     return bodyLimit({

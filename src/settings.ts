@@ -45,6 +45,17 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
   "*.key",
 ];
 
+/** A web origin as a URL's `origin` writes it (`https://chat.example.com`), or null for text that is not one. */
+function originOf(text: string): string | null {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : null;
+  } catch {
+    // Not a URL at all: no origin.
+    return null;
+  }
+}
+
 export const SettingsVars = z.object({
   /** Where the model lives: an OpenAI-compatible base URL ending in /v1. Empty: the offline demo model. */
   LLM_BASE_URL: z
@@ -101,6 +112,29 @@ export const SettingsVars = z.object({
         .map((h) => h.trim().toLowerCase())
         .filter(Boolean),
     )
+    .default([]),
+  /**
+   * Comma-separated origins of web apps that may call the API from a browser (CORS), each `scheme://host[:port]`;
+   * "" (the default) lets no other origin in. Every other origin is refused, /mcp's included.
+   */
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .transform((v, ctx) => {
+      const origins = v
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean);
+      for (const origin of origins) {
+        if (originOf(origin) !== origin) {
+          ctx.addIssue({
+            code: "custom",
+            message: `must be origins such as https://chat.example.com, comma-separated (not ${JSON.stringify(origin)})`,
+          });
+          return z.NEVER;
+        }
+      }
+      return origins;
+    })
     .default([]),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
@@ -163,7 +197,7 @@ export interface Settings {
   };
   workspace: { protectedPaths: readonly string[] };
   /** The host names requests may name; empty: any. */
-  http: { allowedHosts: readonly string[] };
+  http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
 }
 
@@ -211,7 +245,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,
     },
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
-    http: { allowedHosts: v.ALLOWED_HOSTS },
+    http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
   };
 }

@@ -2,10 +2,10 @@
 // running `npm start` reaches the Worker with its own Host, and the local key is a known one (`dev-key`); so where
 // ALLOWED_HOSTS names the hosts the Worker answers to (npm run dev: loopback), any other Host is refused. And a
 // browser request that says it comes from another origin is refused (the MCP transport requires servers to
-// validate Origin): no route of ours serves other sites' pages (no CORS), so nothing legitimate sends one, with
-// one exception: a session's WebSocket, which a web app of any origin opens with a single-use ticket in its URL
-// (the ticket is the credential; browsers cannot send a key on a socket). Clients that are not browsers send no
-// Origin and are unaffected.
+// validate Origin), unless CORS_ALLOWED_ORIGINS lists that origin: a web chat app of the organisation's, answered
+// with CORS (src/auth/cors.ts). One exception: a session's WebSocket, which a web app of any origin opens with a
+// single-use ticket in its URL (the ticket is the credential; browsers cannot send a key on a socket). Clients that
+// are not browsers send no Origin and are unaffected.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors";
 import type { AppBindings } from "../http";
@@ -14,7 +14,7 @@ import { settings } from "../settings";
 
 export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
   const url = new URL(c.req.url);
-  const { allowedHosts } = settings(c.env).http;
+  const { allowedHosts, corsAllowedOrigins } = settings(c.env).http;
   if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname)) {
     throw new ApiError(
       "host_not_allowed",
@@ -23,10 +23,11 @@ export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
   }
   const origin = c.req.header("origin");
   const socket = c.req.header("upgrade")?.toLowerCase() === "websocket";
-  if (origin !== undefined && origin !== url.origin && !socket) {
+  if (origin !== undefined && origin !== url.origin && !socket && !corsAllowedOrigins.includes(origin)) {
+    const listed = corsAllowedOrigins.length > 0 ? `, or of ${corsAllowedOrigins.join(", ")}` : "";
     throw new ApiError(
       "origin_not_allowed",
-      `Requests from the origin ${quoted(origin)} are refused: only pages of ${url.origin} itself may call it.`,
+      `Requests from the origin ${quoted(origin)} are refused: only pages of ${url.origin} itself${listed} may call it (CORS_ALLOWED_ORIGINS).`,
     );
   }
   await next();
