@@ -1,7 +1,7 @@
 // Three test projects. `workers` and `offline` run inside the Workers runtime (workerd) through
 // @cloudflare/vitest-plugin, with real D1 and Durable Objects: `workers` against the scripted upstream LLM
-// (started in Node beside them by test/upstream/global-setup.ts) with a model call limit out of reach,
-// `offline` as `npm start` runs (no LLM_BASE_URL: the offline demo model) with a limit small enough for a
+// (started in Node beside them by test/upstream/global-setup.ts, with real OpenID providers by test/idp/) with a
+// model call limit out of reach, `offline` as `npm start` runs (no LLM_BASE_URL: the offline demo model) with a limit small enough for a
 // test to reach. `node` runs the scripts a developer runs (create-key, wrangler dev) in Node.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
@@ -51,8 +51,19 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   // The secrets model routes to the two upstreams name (`apiKeySecret`).
                   UPSTREAM_A_KEY: TEST_UPSTREAM_API_KEY,
                   UPSTREAM_B_KEY: TEST_UPSTREAM_B_API_KEY,
+                  // Two real OpenID providers (oidc-provider) on loopback: the one sign-in tests use, and another.
+                  TEST_IDP_ISSUER: inject("idpIssuer"),
+                  TEST_IDP_OTHER_ISSUER: inject("idpOtherIssuer"),
+                  TEST_IDP_SHORT_CODE_ISSUER: inject("idpShortCodeIssuer"),
                 }
-              : { TEST_UPSTREAM_URL: "", TEST_UPSTREAM_B_URL: "", LLM_BASE_URL: "" }),
+              : {
+                  TEST_UPSTREAM_URL: "",
+                  TEST_UPSTREAM_B_URL: "",
+                  LLM_BASE_URL: "",
+                  TEST_IDP_ISSUER: "",
+                  TEST_IDP_OTHER_ISSUER: "",
+                  TEST_IDP_SHORT_CODE_ISSUER: "",
+                }),
           },
           ratelimits: {
             MODEL_CALL_LIMITER: { namespace_id: "1001", simple: { limit: options.modelCallLimit, period: 60 } },
@@ -65,7 +76,7 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
       include: options.include,
       exclude: options.exclude ?? [],
       globalSetup: [
-        ...(options.upstream ? ["./test/upstream/global-setup.ts"] : []),
+        ...(options.upstream ? ["./test/upstream/global-setup.ts", "./test/idp/global-setup.ts"] : []),
         "./test/mcp/everything-server.ts",
       ],
       setupFiles: ["./test/setup/apply-migrations.ts"],

@@ -18,6 +18,7 @@ const el = {
   newKeyValue: byId("new-key-value"),
   copyKey: byId("copy-key", HTMLButtonElement),
   keysBody: byId("keys-body"),
+  usersBody: byId("users-body"),
   budgetUse: byId("budget-use"),
   budgetForm: byId("budget-form", HTMLFormElement),
   budgetDay: byId("budget-day", HTMLInputElement),
@@ -99,6 +100,48 @@ async function loadKeys() {
       ),
     ),
   );
+}
+
+const VIA = { api_key: "API key", browser_session: "sign-in", oauth: "MCP client", cloudflare_access: "Access" };
+
+async function loadUsers() {
+  const { users } = await api.request("GET", "/admin/users");
+  el.usersBody.replaceChildren(
+    ...users.map((user) =>
+      h(
+        "tr",
+        { "data-user-id": user.id },
+        h("td", { text: user.id }),
+        h("td", { text: user.name ?? user.email ?? "—" }),
+        h("td", { text: user.lastSeenAt.slice(0, 16).replace("T", " ") }),
+        h("td", { text: VIA[user.lastSeenVia] ?? user.lastSeenVia ?? "—" }),
+        h("td", { text: user.disabled ? "disabled" : "active" }),
+        h(
+          "td",
+          { class: "row-actions" },
+          h("button", {
+            type: "button",
+            class: user.disabled ? "quiet" : "danger",
+            text: user.disabled ? "Enable" : "Disable",
+            "aria-label": `${user.disabled ? "Enable" : "Disable"} ${user.id}`,
+            onclick: () => setUserDisabled(user.id, !user.disabled),
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+/** @param {string} id @param {boolean} disabled */
+async function setUserDisabled(id, disabled) {
+  if (disabled && !window.confirm(`Disable ${id}? Their keys stop working and their sign-ins end.`)) return;
+  try {
+    await api.request("PATCH", `/admin/users/${encodeURIComponent(id)}`, { disabled });
+    say(`${id} is ${disabled ? "disabled" : "enabled"}.`);
+    await loadUsers();
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), true);
+  }
 }
 
 /** @param {{ id: string, name: string, budget: { limits: { tokensPerDay: number | null, tokensPerMonth: number | null, costPerMonthUsd: number | null } } }} key */
@@ -298,11 +341,12 @@ async function loadCatalog() {
 
 async function start() {
   const key = sessionStorage.getItem(KEY_STORAGE);
-  if (!key) {
-    say("Sign in on the chat page first, with a key that has the admin scope.", true);
+  const client = key ? new ApiClient({ apiKey: key }) : await ApiClient.ofBrowserSession().catch(() => null);
+  if (!client) {
+    say("Sign in on the chat page first, as an admin (single sign-on) or with a key that has the admin scope.", true);
     return;
   }
-  api = new ApiClient(key);
+  api = client;
   try {
     await loadKeys();
   } catch (error) {
@@ -316,7 +360,7 @@ async function start() {
   el.copyKey.addEventListener("click", () => void navigator.clipboard?.writeText(el.newKeyValue.textContent ?? ""));
   el.usageBy.addEventListener("change", () => void loadUsage());
   el.usageCsv.addEventListener("click", () => void downloadCsv());
-  await Promise.all([loadBudget(), loadUsage(), loadCatalog()]);
+  await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCatalog()]);
 }
 
 void start();

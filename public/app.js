@@ -117,11 +117,11 @@ function describe(error) {
 
 // --- Sign-in ---------------------------------------------------------------------------------------
 
-async function signIn(key) {
-  const api = new ApiClient(key);
+/** Opens the console for `api` (a key's, or the browser session's after single sign-on). @param {ApiClient} api */
+async function signIn(api) {
   // The catalog and the workflows at once (a refused key refuses both); the Markdown libraries load meanwhile.
   const [{ modes }, { categories }] = await Promise.all([api.listModes(), api.workflowCategories()]);
-  sessionStorage.setItem(KEY_STORAGE, key);
+  if (api.apiKey) sessionStorage.setItem(KEY_STORAGE, api.apiKey);
   state.api = api;
   state.modes = modes;
   renderModes();
@@ -147,7 +147,7 @@ el.signInForm.addEventListener("submit", async (event) => {
   el.signInError.textContent = "";
   const key = el.apiKey.value.trim();
   try {
-    await signIn(key);
+    await signIn(new ApiClient({ apiKey: key }));
     el.apiKey.value = "";
     el.composerInput.focus();
   } catch (error) {
@@ -156,15 +156,15 @@ el.signInForm.addEventListener("submit", async (event) => {
   }
 });
 
-byId("sign-out").addEventListener("click", () => {
+byId("sign-out").addEventListener("click", async () => {
   state.socket?.close();
   state.socket = null;
+  await state.api?.signOut();
   state.api = null;
   sessionStorage.removeItem(KEY_STORAGE);
   sessionStorage.removeItem(SESSION_STORAGE);
   el.app.hidden = true;
-  el.signIn.hidden = false;
-  el.apiKey.focus();
+  askToSignIn();
 });
 
 // --- Modes -----------------------------------------------------------------------------------------
@@ -804,9 +804,25 @@ byId("close-workflows").addEventListener("click", () => el.workflowDialog.close(
 
 // --- Start -----------------------------------------------------------------------------------------
 
+/** Offers single sign-on on the sign-in page when the server has an identity provider. */
+async function offerSingleSignOn() {
+  const { singleSignOn } = await ApiClient.providers().catch(() => ({ singleSignOn: null }));
+  if (!singleSignOn) return;
+  const link = byId("sso-link", HTMLAnchorElement);
+  link.href = `${singleSignOn.loginUrl}?return_to=${encodeURIComponent(location.pathname)}`;
+  byId("sso").hidden = false;
+}
+
+/** Shows the sign-in page. */
+function askToSignIn() {
+  el.signIn.hidden = false;
+  void offerSingleSignOn();
+  el.apiKey.focus();
+}
+
 const storedKey = sessionStorage.getItem(KEY_STORAGE);
 if (storedKey) {
-  signIn(storedKey).catch((error) => {
+  signIn(new ApiClient({ apiKey: storedKey })).catch((error) => {
     el.app.hidden = true;
     el.signIn.hidden = false;
     if (error instanceof ApiError && error.status === 401) {
@@ -815,9 +831,13 @@ if (storedKey) {
     } else {
       el.signInError.textContent = `Could not reach the server to sign you in again: ${describe(error)}`;
     }
-    el.apiKey.focus();
+    askToSignIn();
   });
 } else {
-  el.signIn.hidden = false;
-  el.apiKey.focus();
+  ApiClient.ofBrowserSession()
+    .then((api) => (api ? signIn(api) : askToSignIn()))
+    .catch((error) => {
+      el.signInError.textContent = describe(error);
+      askToSignIn();
+    });
 }

@@ -19,6 +19,8 @@ import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
+import { adminUserRoutes } from "./routes/admin-users";
+import { sessionAuthRoutes, signInRoutes } from "./routes/auth";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
@@ -88,13 +90,16 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", healthRoutes);
   app.use(d1Session);
   app.route("/", sessionSocketRoutes);
+  app.route("/", signInRoutes);
   app.use("*", requireApiKey);
+  app.route("/", sessionAuthRoutes);
   app.route("/", passthroughRoutes);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
   app.route("/", adminMcpServerRoutes);
   app.route("/", adminModelRouteRoutes);
   app.route("/", adminKeyRoutes);
+  app.route("/", adminUserRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);
@@ -105,6 +110,13 @@ export function createApp(): OpenAPIHono<AppBindings> {
     type: "http",
     scheme: "bearer",
     description: "An aptix API key: `Authorization: Bearer <key>`.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "browserSession", {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-aptix_session",
+    description:
+      "The console's browser session after single sign-on (docs/auth.md); requests that change anything also carry its `X-CSRF-Token`.",
   });
   app.openAPIRegistry.registerPath({
     method: "get",
@@ -124,7 +136,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
         "(/agent/v1) and as an MCP server (/mcp). Errors have OpenAI's shape; the codes " +
         "are in docs/api.md. The session WebSocket's frames are in docs/protocol.md.",
     },
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { browserSession: [] }],
   });
 
   app.notFound((c) => c.json(errorBody("route_not_found", `No route for ${c.req.method} ${quoted(c.req.path)}.`), 404));

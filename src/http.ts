@@ -116,8 +116,8 @@ export function errors(...statuses: number[]) {
   return Object.fromEntries(statuses.map((s) => [s, json(ErrorResponse, described[s] ?? "An error.")]));
 }
 
-/** The security requirement of every route but /healthz. */
-export const BEARER = [{ bearer: [] }];
+/** The security requirement of every route but /healthz and the sign-in flow's: a key, or a browser session. */
+export const BEARER = [{ bearer: [] }, { browserSession: [] }];
 
 /**
  * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's

@@ -56,7 +56,35 @@ function originOf(text: string): string | null {
   }
 }
 
-export const SettingsVars = z.object({
+/** A comma-separated list, trimmed, empty items dropped. */
+const commaList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean),
+  )
+  .default([]);
+
+/** What is wrong with an issuer URL, or null: https:, or http: on a loopback host. */
+function issuerProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "must be the identity provider's issuer URL, e.g. https://login.example.com";
+  }
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return null;
+  return "must be an https: URL (http: only on loopback: localhost, 127.0.0.1, [::1])";
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+const SettingsShape = z.object({
   /** Where the model lives: an OpenAI-compatible base URL ending in /v1. Empty: the offline demo model. */
   LLM_BASE_URL: z
     .string()
@@ -136,6 +164,36 @@ export const SettingsVars = z.object({
       return origins;
     })
     .default([]),
+  /**
+   * Single sign-on: the OpenID provider's issuer URL (discovery at /.well-known/openid-configuration); "" offers
+   * no sign-in but API keys. https:, or http: on loopback only (a provider on this machine, `npm run idp:dev`).
+   */
+  OIDC_ISSUER: z
+    .string()
+    .trim()
+    .superRefine((v, ctx) => {
+      const problem = v === "" ? null : issuerProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .transform((v) => v.replace(/\/+$/, ""))
+    .default(""),
+  /** The client id aptix is registered with at the provider. */
+  OIDC_CLIENT_ID: text(""),
+  /** Secret: the client's secret at the provider (`wrangler secret put OIDC_CLIENT_SECRET`). */
+  OIDC_CLIENT_SECRET: text(""),
+  /** The org every signed-in user belongs to; or OIDC_ORG_CLAIM names the claim that says it. */
+  OIDC_ORG: text(""),
+  OIDC_ORG_CLAIM: text(""),
+  /** The claim that names the user (their id in aptix: keys, sessions and usage rows name it). */
+  OIDC_USER_CLAIM: text("email"),
+  /** The claim that lists the user's groups, and the comma-separated groups whose members get `admin`. */
+  OIDC_GROUPS_CLAIM: text("groups"),
+  OIDC_ADMIN_GROUPS: commaList,
+  /** The scopes asked of the provider (space-separated; `openid` is always asked). */
+  OIDC_SCOPES: text("openid email profile"),
+  /** How long a browser session lasts at most after sign-in, and without a request. */
+  BROWSER_SESSION_LIFETIME_MS: positiveInt(604_800_000),
+  BROWSER_SESSION_IDLE_MS: positiveInt(28_800_000),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -146,6 +204,19 @@ export const SettingsVars = z.object({
         .filter(Boolean),
     )
     .default([...DEFAULT_PROTECTED_PATHS]),
+});
+
+/** Single sign-on needs its client and an org: a half-configured issuer is refused, naming what is missing. */
+export const SettingsVars = SettingsShape.superRefine((v, ctx) => {
+  if (v.OIDC_ISSUER === "") return;
+  const missing = (name: "OIDC_CLIENT_ID" | "OIDC_CLIENT_SECRET" | "OIDC_ORG", why: string) =>
+    ctx.addIssue({ code: "custom", path: [name], message: why });
+  if (v.OIDC_CLIENT_ID.trim() === "")
+    missing("OIDC_CLIENT_ID", "must be set when OIDC_ISSUER is (the client id at the provider)");
+  else if (v.OIDC_CLIENT_SECRET === "")
+    missing("OIDC_CLIENT_SECRET", "must be set when OIDC_ISSUER is (`wrangler secret put OIDC_CLIENT_SECRET`)");
+  else if (v.OIDC_ORG.trim() === "" && v.OIDC_ORG_CLAIM.trim() === "")
+    missing("OIDC_ORG", "or OIDC_ORG_CLAIM must be set when OIDC_ISSUER is (the org signed-in users belong to)");
 });
 
 export type SettingName = keyof z.input<typeof SettingsVars>;
@@ -199,6 +270,24 @@ export interface Settings {
   /** The host names requests may name; empty: any. */
   http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
+  auth: {
+    /** Single sign-on, or null when OIDC_ISSUER is empty. */
+    oidc: OidcSettings | null;
+    browserSessions: { lifetimeMs: number; idleMs: number };
+  };
+}
+
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The org of every user, or null when `orgClaim` says it. */
+  org: string | null;
+  orgClaim: string | null;
+  userClaim: string;
+  groupsClaim: string;
+  adminGroups: readonly string[];
+  scopes: string;
 }
 
 /** A var whose value the schema refuses: the message names it and says what it must be. */
@@ -247,6 +336,23 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
+    auth: {
+      oidc:
+        v.OIDC_ISSUER === ""
+          ? null
+          : {
+              issuer: v.OIDC_ISSUER,
+              clientId: v.OIDC_CLIENT_ID.trim(),
+              clientSecret: v.OIDC_CLIENT_SECRET,
+              org: v.OIDC_ORG.trim() || null,
+              orgClaim: v.OIDC_ORG.trim() ? null : v.OIDC_ORG_CLAIM.trim(),
+              userClaim: v.OIDC_USER_CLAIM.trim() || "email",
+              groupsClaim: v.OIDC_GROUPS_CLAIM.trim() || "groups",
+              adminGroups: v.OIDC_ADMIN_GROUPS,
+              scopes: [...new Set(["openid", ...v.OIDC_SCOPES.split(/\s+/).filter(Boolean)])].join(" "),
+            },
+      browserSessions: { lifetimeMs: v.BROWSER_SESSION_LIFETIME_MS, idleMs: v.BROWSER_SESSION_IDLE_MS },
+    },
   };
 }
 

@@ -14,6 +14,12 @@ declare namespace Cloudflare {
     TEST_MCP_CONTROL_URL: string;
     /** The token the control server's /authed/mcp proxy wants; a registered server's authSecret names it. */
     MCP_TEST_TOKEN: string;
+    /** A real OpenID provider (oidc-provider, test/idp/) the sign-in tests sign in at, "" in `offline`. */
+    TEST_IDP_ISSUER: string;
+    /** Another one, with keys of its own. */
+    TEST_IDP_OTHER_ISSUER: string;
+    /** One whose authorization codes last a second. */
+    TEST_IDP_SHORT_CODE_ISSUER: string;
     /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
     LLM_BASE_URL: string;
   }

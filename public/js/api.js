@@ -1,5 +1,7 @@
 // @ts-check
-// The console's HTTP client: the key goes in the Authorization header only, errors keep OpenAI's shape.
+// The console's HTTP client: a key goes in the Authorization header only; signed in by single sign-on, the
+// browser's session cookie goes by itself and every request that changes anything carries the session's CSRF
+// token. Errors keep OpenAI's shape.
 
 export class ApiError extends Error {
   /**
@@ -21,10 +23,38 @@ export const KEY_STORAGE = "aptix.apiKey";
 const BOOKMARK_HEADER = "x-d1-bookmark";
 const BOOKMARK_STORAGE = "aptix.d1Bookmark";
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
 export class ApiClient {
-  /** @param {string} apiKey */
-  constructor(apiKey) {
-    this.apiKey = apiKey;
+  /** @param {{apiKey: string} | {csrfToken: string}} credential */
+  constructor(credential) {
+    /** @type {string | null} */
+    this.apiKey = "apiKey" in credential ? credential.apiKey : null;
+    /** @type {string | null} */
+    this.csrfToken = "csrfToken" in credential ? credential.csrfToken : null;
+  }
+
+  /**
+   * The client of this browser's session after single sign-on, or null when it has none (never signed in,
+   * signed out, or ended).
+   * @returns {Promise<ApiClient | null>}
+   */
+  static async ofBrowserSession() {
+    const response = await fetch("/auth/me", { headers: { accept: "application/json" } });
+    if (!response.ok) return null;
+    const me = await response.json();
+    return me?.session?.csrfToken ? new ApiClient({ csrfToken: me.session.csrfToken }) : null;
+  }
+
+  /** How one may sign in here. @returns {Promise<{singleSignOn: {loginUrl: string, issuer: string} | null}>} */
+  static async providers() {
+    const response = await fetch("/auth/providers", { headers: { accept: "application/json" } });
+    return response.ok ? response.json() : { singleSignOn: null };
+  }
+
+  /** Ends a browser session server-side (a key has nothing to end). */
+  async signOut() {
+    if (this.csrfToken) await this.request("POST", "/auth/logout").catch(() => {});
   }
 
   /**
@@ -33,7 +63,10 @@ export class ApiClient {
    * @param {unknown} [body]
    */
   async request(method, path, body) {
-    const headers = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
+    /** @type {Record<string, string>} */
+    const headers = { accept: "application/json" };
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    else if (this.csrfToken && !SAFE_METHODS.has(method)) headers["x-csrf-token"] = this.csrfToken;
     if (body !== undefined) headers["content-type"] = "application/json";
     // The newest D1 bookmark this tab was answered with goes back, so it reads its own writes (docs/api.md).
     const bookmark = sessionStorage.getItem(BOOKMARK_STORAGE);

@@ -11,6 +11,7 @@ const ApiKeyRow = z.object({
   user_id: z.string().min(1),
   scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
   expires_at: z.string().nullable(),
+  disabled_at: z.string().nullable(),
 });
 
 export async function hashApiKey(key: string): Promise<string> {
@@ -24,11 +25,19 @@ export async function hashApiKey(key: string): Promise<string> {
  */
 export const AUTH_CACHE_TTL_MS = 5_000;
 const CACHE_MAX_ENTRIES = 1_000;
-const cache = new Map<string, { principal: Principal; keyExpiresAt: number | null; cachedUntil: number }>();
+interface KnownKey {
+  principal: Principal;
+  keyExpiresAt: number | null;
+  userDisabled: boolean;
+  cachedUntil: number;
+}
+const cache = new Map<string, KnownKey>();
 keptPerIsolate(() => cache.clear());
 
-/** What a key stands for, or why it does not: unknown (or revoked), or past its expiry. */
-export type Authentication = { ok: true; principal: Principal } | { ok: false; reason: "unknown" | "expired" };
+/** What a key stands for, or why it does not: unknown (or revoked), past its expiry, or its user disabled. */
+export type Authentication =
+  | { ok: true; principal: Principal }
+  | { ok: false; reason: "unknown" | "expired" | "user_disabled" };
 
 /** Known keys only are cached (a new key works at once; a revoked one stops within AUTH_CACHE_TTL_MS). */
 export async function authenticateApiKey(db: Db, key: string, now = Date.now()): Promise<Authentication> {
@@ -40,14 +49,18 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
   }
   if (!hit) {
     const row = await db
-      .prepare("SELECT id, org, user_id, scopes, expires_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
+      .prepare(
+        `SELECT k.id, k.org, k.user_id, k.scopes, k.expires_at, u.disabled_at FROM api_keys k
+         LEFT JOIN users u ON u.org = k.org AND u.id = k.user_id WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+      )
       .bind(keyHash)
       .first();
     if (!row) return { ok: false, reason: "unknown" };
     const parsed = ApiKeyRow.parse(row);
     hit = {
-      principal: { keyId: parsed.id, org: parsed.org, user: parsed.user_id, scopes: parsed.scopes },
+      principal: { keyId: parsed.id, org: parsed.org, user: parsed.user_id, scopes: parsed.scopes, via: "api_key" },
       keyExpiresAt: parsed.expires_at ? Date.parse(parsed.expires_at) : null,
+      userDisabled: parsed.disabled_at !== null,
       cachedUntil: now + AUTH_CACHE_TTL_MS,
     };
     if (cache.size >= CACHE_MAX_ENTRIES) {
@@ -56,6 +69,7 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
     }
     cache.set(keyHash, hit);
   }
+  if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
   if (hit.keyExpiresAt !== null && hit.keyExpiresAt <= now) return { ok: false, reason: "expired" };
   return { ok: true, principal: hit.principal };
 }
@@ -63,4 +77,11 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */
 export function forgetApiKey(keyId: string): void {
   for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
+}
+
+/** Forgets what this isolate knows of the keys of `user` in `org` (disabled or enabled here: at once). */
+export function forgetKeysOfUser(org: string, user: string): void {
+  for (const [hash, entry] of cache) {
+    if (entry.principal.org === org && entry.principal.user === user) cache.delete(hash);
+  }
 }

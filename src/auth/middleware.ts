@@ -1,17 +1,22 @@
-// Hono middleware: every route but /healthz needs `Authorization: Bearer <key>`; some need a scope.
+// Hono middleware: every route but /healthz (and the sign-in flow's) needs a caller: `Authorization: Bearer <key>`,
+// or the console's browser session cookie after single sign-on (with its CSRF token on anything that changes
+// state). Some routes need a scope. The caller's user is recorded as seen, off the reply path.
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors";
 import type { AppBindings } from "../http";
-import type { Scope } from "../principal";
+import type { Principal, Scope } from "../principal";
+import { settings } from "../settings";
 import { authenticateApiKey } from "./api-keys";
+import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
+import { noteSeen } from "./users";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
-  const header = c.req.header("authorization");
-  if (!header) {
-    throw new ApiError("missing_api_key", "Missing API key. Send it as 'Authorization: Bearer <key>'.");
-  }
+/** What the bearer key stands for; refuses an unknown, expired or disabled user's key. */
+async function principalOfKey(c: Context<AppBindings>, header: string): Promise<Principal> {
   const key = BEARER.exec(header)?.[1];
   let found = key ? await authenticateApiKey(c.var.db, key) : null;
   // A key the nearest replica does not know yet (just created) is looked up where it was written.
@@ -21,17 +26,66 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
   if (found && !found.ok && found.reason === "expired") {
     throw new ApiError("api_key_expired", "This API key has expired; ask an admin of your organization for a new one.");
   }
+  if (found && !found.ok && found.reason === "user_disabled") {
+    throw new ApiError("user_disabled", "The user this API key acts for is disabled in your organization.");
+  }
   if (!found?.ok) throw new ApiError("invalid_api_key", "Invalid API key.");
-  const { principal } = found;
+  return found.principal;
+}
+
+/** The browser session the cookie names; a request that changes state must carry its CSRF token. */
+async function principalOfCookie(c: Context<AppBindings>, secret: string): Promise<Principal> {
+  const { browserSessions } = settings(c.env).auth;
+  let found = await lookupBrowserSession(c.var.db, secret, browserSessions.idleMs);
+  // A session the nearest replica does not know yet (just signed in) is looked up where it was written.
+  if (!found.ok && found.reason === "unknown") {
+    found = await lookupBrowserSession(c.env.DB.withSession("first-primary"), secret, browserSessions.idleMs);
+  }
+  if (!found.ok) {
+    if (found.reason === "user_disabled") {
+      throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
+    }
+    throw new ApiError("sign_in_expired", "Your sign-in has ended; sign in again.");
+  }
+  if (!SAFE_METHODS.has(c.req.method)) {
+    const sent = c.req.header(CSRF_HEADER);
+    if (!sent || sent !== (await csrfTokenOf(secret))) {
+      throw new ApiError(
+        "csrf_token_mismatch",
+        `A request signed in by cookie that changes anything must carry the session's ${CSRF_HEADER} header (GET /auth/me gives it).`,
+      );
+    }
+  }
+  if (found.touch) c.executionCtx.waitUntil(found.touch());
+  return found.principal;
+}
+
+/** The caller of a request, by key or cookie; throws the refusal when there is none. */
+export async function authenticate(c: Context<AppBindings>): Promise<Principal> {
+  const header = c.req.header("authorization");
+  if (header) return principalOfKey(c, header);
+  const secret = getCookie(c, SESSION_COOKIE, "host");
+  if (secret) return principalOfCookie(c, secret);
+  throw new ApiError(
+    "missing_api_key",
+    "Missing API key. Send it as 'Authorization: Bearer <key>', or sign in (GET /auth/login).",
+  );
+}
+
+export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
+  const principal = await authenticate(c);
   c.set("principal", principal);
-  c.set("logger", c.var.logger.with({ org: principal.org, keyId: principal.keyId }));
+  c.set("logger", c.var.logger.with({ org: principal.org, keyId: principal.keyId, user: principal.user }));
+  const seen = noteSeen(c.env.DB, principal);
+  if (seen) c.executionCtx.waitUntil(seen());
   await next();
 });
 
 export function requireScope(scope: Scope) {
   return createMiddleware<AppBindings>(async (c, next) => {
     if (!c.var.principal.scopes.includes(scope)) {
-      throw new ApiError("insufficient_scope", `This API key lacks the '${scope}' scope.`);
+      const who = c.var.principal.via === "api_key" ? "This API key lacks" : "You lack";
+      throw new ApiError("insufficient_scope", `${who} the '${scope}' scope.`);
     }
     await next();
   });

@@ -126,10 +126,11 @@ function newSecret(): string {
     .replace(/=+$/, "")}`;
 }
 
-export const USAGE_GROUPS = ["day", "key", "model", "mode", "route"] as const;
+export const USAGE_GROUPS = ["day", "key", "user", "model", "mode", "route"] as const;
 const GROUP_COLUMN: Record<(typeof USAGE_GROUPS)[number], string> = {
   day: "substr(created_at, 1, 10)",
   key: "key_id",
+  user: "user_id",
   model: "model",
   mode: "COALESCE(mode, '')",
   route: "route",
@@ -317,7 +318,7 @@ export const adminKeyRoutes = routes()
     createRoute({
       method: "get",
       path: "/admin/usage",
-      summary: "Your organization's model calls, summed by day, key, model, mode or route (JSON, or CSV)",
+      summary: "Your organization's model calls, summed by day, key, user, model, mode or route (JSON, or CSV)",
       ...admin,
       request: { query: UsageQuery },
       responses: {

@@ -37,14 +37,20 @@ describe("GET /openapi.json", () => {
     expect([...new Set(served)].filter((route) => !documented.includes(route))).toEqual([]);
   });
 
-  it("says every route but /healthz and the ticketed socket needs the bearer key", async () => {
+  it("says every route but /healthz, the ticketed socket and the sign-in flow's needs the bearer key", async () => {
     const doc = await document();
     expect(doc.components?.securitySchemes?.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     const open = Object.entries(doc.paths)
       .flatMap(([path, operations]) => Object.entries(operations).map(([method, op]) => ({ path, method, op })))
       .filter(({ op }) => Array.isArray(op.security) && op.security.length === 0)
       .map(({ method, path }) => `${method} ${path}`);
-    expect(open.sort()).toEqual(["get /context/sessions/{sessionId}/ws", "get /healthz"]);
+    expect(open.sort()).toEqual([
+      "get /auth/callback",
+      "get /auth/login",
+      "get /auth/providers",
+      "get /context/sessions/{sessionId}/ws",
+      "get /healthz",
+    ]);
   });
 
   it("needs a key, like every route but /healthz", async () => {

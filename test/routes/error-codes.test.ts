@@ -3,7 +3,9 @@
 // check (TRIGGERS is a Record over every code).
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createBrowserSession } from "../../src/auth/browser-sessions";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors";
+import { beginSignIn, callback, signInAtProvider, ssoWorker } from "../fixtures/idp";
 import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
@@ -112,6 +114,61 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       return request("GET", "/modes", undefined, { key });
     },
   },
+  sign_in_expired: {
+    http: () => app("http://aptix.test/auth/me", { headers: { cookie: "__Host-aptix_session=gone" } }),
+  },
+  sign_in_failed: {
+    http: async () => {
+      const worker = ssoWorker();
+      const begun = await beginSignIn(worker);
+      const state = new URL(begun.authorizeUrl).searchParams.get("state") ?? "";
+      const url = `https://aptix.test/auth/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(env.TEST_IDP_ISSUER)}`;
+      return callback(worker, url, begun.stateCookie);
+    },
+  },
+  invalid_id_token: {
+    http: async () => {
+      const worker = ssoWorker();
+      const begun = await beginSignIn(worker);
+      const url = await signInAtProvider(begun.authorizeUrl, "bob");
+      await env.DB.prepare("UPDATE sign_in_flows SET nonce = 'another-nonce'").run();
+      return callback(worker, url, begun.stateCookie);
+    },
+  },
+  invalid_sign_in_state: {
+    http: async () => {
+      const worker = ssoWorker();
+      const begun = await beginSignIn(worker);
+      return callback(worker, "https://aptix.test/auth/callback?code=c&state=other", begun.stateCookie);
+    },
+  },
+  user_disabled: {
+    http: async () => {
+      const { key, org } = await newChatKey(`org-disabled-${crypto.randomUUID()}`);
+      await env.DB.prepare("INSERT INTO users (org, id, disabled_at) VALUES (?, 'tester', '2026-01-01T00:00:00Z')")
+        .bind(org)
+        .run();
+      return request("GET", "/modes", undefined, { key });
+    },
+  },
+  csrf_token_mismatch: {
+    http: async () => {
+      const { secret } = await createBrowserSession(
+        env.DB,
+        { org: "org-a", user: "csrf-victim", scopes: ["chat"], via: "browser_session" },
+        { lifetimeMs: 3_600_000, idleMs: 3_600_000 },
+      );
+      return app("http://aptix.test/context/sessions", {
+        method: "POST",
+        headers: { cookie: `__Host-aptix_session=${secret}`, "content-type": "application/json" },
+        body: "{}",
+      });
+    },
+  },
+  user_not_found: {
+    http: () => request("PATCH", "/admin/users/nobody", { disabled: true }, { key: TEST_KEYS.admin.key }),
+  },
+  sign_in_not_configured: { http: () => app("http://aptix.test/auth/login") },
   api_key_not_found: {
     http: () => request("DELETE", "/admin/keys/key_nope", undefined, { key: TEST_KEYS.admin.key }),
   },

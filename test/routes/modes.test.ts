@@ -43,7 +43,7 @@ describe("GET /modes", () => {
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({
       error: {
-        message: "Missing API key. Send it as 'Authorization: Bearer <key>'.",
+        message: "Missing API key. Send it as 'Authorization: Bearer <key>', or sign in (GET /auth/login).",
         type: "authentication_error",
         code: "missing_api_key",
         param: null,

@@ -190,7 +190,7 @@ describe("GET /v1/system-prompts/:id/enhanced", () => {
     const { status, json } = await getEnhanced("/v1/system-prompts/default/enhanced?mode=general", { headers: {} });
     expect(status).toBe(401);
     expect((json as ErrorBody).error).toEqual({
-      message: "Missing API key. Send it as 'Authorization: Bearer <key>'.",
+      message: "Missing API key. Send it as 'Authorization: Bearer <key>', or sign in (GET /auth/login).",
       type: "authentication_error",
       code: "missing_api_key",
       param: null,

@@ -1,0 +1,44 @@
+// npm run idp:dev: a local OpenID provider to sign in to `npm run dev` / `npm start` with (test/idp/oidc-idp.ts),
+// on http://localhost:9400 (IDP_PORT=... for another port), with the test users alice (an admin) and bob, and
+// prints the lines of .dev.vars that point the Worker at it. Ctrl-C stops it; its sessions live in memory only.
+import { IDP_USERS, startIdp } from "../test/idp/oidc-idp.ts";
+
+const port = Number(process.env.IDP_PORT ?? 9400);
+if (!Number.isInteger(port) || port < 1 || port > 65535) {
+  console.error(`IDP_PORT must be a port number, not ${process.env.IDP_PORT}`);
+  process.exit(1);
+}
+
+const client = {
+  client_id: "aptix-local",
+  client_secret: "aptix-local-secret",
+  redirect_uris: ["http://localhost:8787/auth/callback", "http://127.0.0.1:8787/auth/callback"],
+};
+
+let idp: Awaited<ReturnType<typeof startIdp>>;
+try {
+  idp = await startIdp({ port, hostname: "localhost", clients: [client], testControl: false });
+} catch (error) {
+  const inUse = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+  console.error(inUse ? `Port ${port} is taken: stop what serves it, or set IDP_PORT.` : error);
+  process.exit(1);
+}
+
+console.log(`Test OpenID provider at ${idp.issuer}`);
+console.log(`Users (no password): ${IDP_USERS.map((u) => `${u.sub} (${u.groups.join(", ")})`).join("; ")}`);
+console.log("\nPut this in .dev.vars, then restart npm run dev:\n");
+console.log(
+  [
+    `OIDC_ISSUER=${idp.issuer}`,
+    `OIDC_CLIENT_ID=${client.client_id}`,
+    `OIDC_CLIENT_SECRET=${client.client_secret}`,
+    "OIDC_ORG=acme",
+    "OIDC_ADMIN_GROUPS=aptix-admins",
+  ].join("\n"),
+);
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void idp.close().then(() => process.exit(0));
+  });
+}

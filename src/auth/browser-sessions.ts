@@ -1,0 +1,168 @@
+// Browser sessions: after single sign-on the console holds an opaque secret in an HttpOnly, Secure, SameSite=Lax
+// cookie; D1 keeps only its SHA-256, with the user, org and scopes, an absolute end and an idle end. Requests a
+// cookie authenticates that change anything must also carry the session's CSRF token (X-CSRF-Token), which a
+// page of another site can neither read nor send. Sign-out and disabling the user end the session server-side;
+// another isolate stops trusting what it read within AUTH_CACHE_TTL_MS, as for a revoked key.
+import { z } from "zod";
+import type { Db } from "../db";
+import { keptPerIsolate } from "../isolate-cache";
+import type { Principal, Via } from "../principal";
+import { AUTH_CACHE_TTL_MS, hashApiKey } from "./api-keys";
+
+/**
+ * The cookie's name, set with Hono's `host` prefix (`__Host-aptix_session`): pinned to this host, path / and
+ * Secure (browsers refuse it otherwise; they treat http://localhost as secure).
+ */
+export const SESSION_COOKIE = "aptix_session";
+/** The header a cookie-authenticated request that changes anything carries its CSRF token in. */
+export const CSRF_HEADER = "X-CSRF-Token";
+/** How often a session's idle end is moved on (a request sooner than this after the last move is not written). */
+const IDLE_WRITE_EVERY_MS = 60_000;
+
+function randomSecret(bytes = 32): string {
+  const raw = crypto.getRandomValues(new Uint8Array(bytes));
+  return btoa(String.fromCharCode(...raw))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** The CSRF token of the session whose cookie holds `secret`: derived from it, so nothing more is stored. */
+export async function csrfTokenOf(secret: string): Promise<string> {
+  return (await hashApiKey(`csrf:${secret}`)).slice(0, 43);
+}
+
+export interface NewBrowserSession {
+  /** The cookie's value (shown to the browser once, in Set-Cookie). */
+  secret: string;
+  id: string;
+  expiresAt: string;
+}
+
+export async function createBrowserSession(
+  db: Db,
+  who: { org: string; user: string; scopes: readonly string[]; via: Via },
+  lifetime: { lifetimeMs: number; idleMs: number },
+  now = Date.now(),
+): Promise<NewBrowserSession> {
+  const secret = randomSecret();
+  const id = `bs_${randomSecret(12)}`;
+  const expiresAt = new Date(now + lifetime.lifetimeMs).toISOString();
+  const idleUntil = new Date(Math.min(now + lifetime.idleMs, now + lifetime.lifetimeMs)).toISOString();
+  await db
+    .prepare(
+      `INSERT INTO browser_sessions (id, secret_hash, org, user_id, scopes, via, expires_at, idle_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(id, await hashApiKey(secret), who.org, who.user, JSON.stringify(who.scopes), who.via, expiresAt, idleUntil)
+    .run();
+  return { secret, id, expiresAt };
+}
+
+const SessionRow = z.object({
+  id: z.string(),
+  org: z.string(),
+  user_id: z.string(),
+  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  via: z.string(),
+  expires_at: z.string(),
+  idle_until: z.string(),
+  ended_at: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+});
+
+interface KnownSession {
+  principal: Principal;
+  expiresAt: number;
+  idleUntil: number;
+  ended: boolean;
+  cachedUntil: number;
+  /** When this isolate last moved the idle end on. */
+  idleWrittenAt: number;
+}
+
+const CACHE_MAX_ENTRIES = 1_000;
+const cache = new Map<string, KnownSession>();
+keptPerIsolate(() => cache.clear());
+
+export type SessionLookup =
+  | { ok: true; principal: Principal; expiresAt: string; touch: (() => Promise<void>) | null }
+  | { ok: false; reason: "unknown" | "ended" | "expired" | "user_disabled" };
+
+/**
+ * The browser session whose cookie holds `secret`, with the write that moves its idle end on (run it after the
+ * reply), or why it is not one.
+ */
+export async function lookupBrowserSession(
+  db: Db,
+  secret: string,
+  idleMs: number,
+  now = Date.now(),
+): Promise<SessionLookup> {
+  const hash = await hashApiKey(secret);
+  let hit = cache.get(hash);
+  if (hit && hit.cachedUntil <= now) {
+    cache.delete(hash);
+    hit = undefined;
+  }
+  if (!hit) {
+    const row = await db
+      .prepare(
+        `SELECT s.id, s.org, s.user_id, s.scopes, s.via, s.expires_at, s.idle_until, s.ended_at, u.disabled_at
+         FROM browser_sessions s LEFT JOIN users u ON u.org = s.org AND u.id = s.user_id WHERE s.secret_hash = ?`,
+      )
+      .bind(hash)
+      .first();
+    if (!row) return { ok: false, reason: "unknown" };
+    const r = SessionRow.parse(row);
+    if (r.disabled_at !== null) return { ok: false, reason: "user_disabled" };
+    hit = {
+      principal: { keyId: r.id, org: r.org, user: r.user_id, scopes: r.scopes, via: "browser_session" },
+      expiresAt: Date.parse(r.expires_at),
+      idleUntil: Date.parse(r.idle_until),
+      ended: r.ended_at !== null,
+      cachedUntil: now + AUTH_CACHE_TTL_MS,
+      idleWrittenAt: Date.parse(r.idle_until) - idleMs,
+    };
+    if (cache.size >= CACHE_MAX_ENTRIES) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    cache.set(hash, hit);
+  }
+  if (hit.ended) return { ok: false, reason: "ended" };
+  if (hit.expiresAt <= now || hit.idleUntil <= now) return { ok: false, reason: "expired" };
+  let touch: (() => Promise<void>) | null = null;
+  if (now - hit.idleWrittenAt >= IDLE_WRITE_EVERY_MS) {
+    const idleUntil = Math.min(now + idleMs, hit.expiresAt);
+    hit.idleWrittenAt = now;
+    hit.idleUntil = idleUntil;
+    const id = hit.principal.keyId;
+    touch = async () => {
+      await db
+        .prepare("UPDATE browser_sessions SET idle_until = ? WHERE id = ? AND ended_at IS NULL")
+        .bind(new Date(idleUntil).toISOString(), id)
+        .run();
+    };
+  }
+  return { ok: true, principal: hit.principal, expiresAt: new Date(hit.expiresAt).toISOString(), touch };
+}
+
+/** Ends the session whose cookie holds `secret` (sign-out): in D1, and in this isolate at once. */
+export async function endBrowserSession(db: Db, secret: string): Promise<void> {
+  const hash = await hashApiKey(secret);
+  cache.delete(hash);
+  await db
+    .prepare(
+      "UPDATE browser_sessions SET ended_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE secret_hash = ? AND ended_at IS NULL",
+    )
+    .bind(hash)
+    .run();
+}
+
+/** Forgets this isolate's copies of `user`'s sessions (disabled here: refused at once). */
+export function forgetSessionsOfUser(org: string, user: string): void {
+  for (const [hash, entry] of cache) {
+    if (entry.principal.org === org && entry.principal.user === user) cache.delete(hash);
+  }
+}

@@ -1,0 +1,132 @@
+// The people of an org: a user row per person, written the first time they are seen (by key, browser session,
+// OAuth token or Access) and touched again at most once a minute per isolate, off the reply path. Disabling a
+// user refuses their keys and ends their browser sessions and OAuth grants.
+import { z } from "zod";
+import type { Db } from "../db";
+import { keptPerIsolate } from "../isolate-cache";
+import type { Principal, Via } from "../principal";
+
+/** How often an isolate writes a user's last_seen_at (a request more often is not written again). */
+export const LAST_SEEN_EVERY_MS = 60_000;
+const SEEN_MAX_ENTRIES = 10_000;
+const lastWritten = new Map<string, number>();
+keptPerIsolate(() => lastWritten.clear());
+
+const seenKey = (org: string, user: string) => `${org}\u0000${user}`;
+
+/**
+ * The write that records `principal`'s user as seen now, or null when this isolate wrote it less than
+ * LAST_SEEN_EVERY_MS ago. The caller runs it after the reply (waitUntil).
+ */
+export function noteSeen(db: Db, principal: Principal, now = Date.now()): (() => Promise<void>) | null {
+  const key = seenKey(principal.org, principal.user);
+  const written = lastWritten.get(key);
+  if (written !== undefined && now - written < LAST_SEEN_EVERY_MS) return null;
+  if (lastWritten.size >= SEEN_MAX_ENTRIES) lastWritten.clear();
+  lastWritten.set(key, now);
+  return async () => {
+    await db
+      .prepare(
+        `INSERT INTO users (org, id, last_seen_via) VALUES (?, ?, ?)
+         ON CONFLICT (org, id) DO UPDATE SET last_seen_at = excluded.last_seen_at, last_seen_via = excluded.last_seen_via`,
+      )
+      .bind(principal.org, principal.user, principal.via)
+      .run();
+  };
+}
+
+/** Records a signed-in person with the name and email their identity provider gave; their disabled_at stays. */
+export async function upsertUser(
+  db: Db,
+  user: { org: string; id: string; email: string | null; name: string | null; via: Via },
+): Promise<{ disabled: boolean }> {
+  const row = await db
+    .prepare(
+      `INSERT INTO users (org, id, email, name, last_seen_via) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (org, id) DO UPDATE SET email = COALESCE(excluded.email, email), name = COALESCE(excluded.name, name),
+         last_seen_at = excluded.last_seen_at, last_seen_via = excluded.last_seen_via
+       RETURNING disabled_at`,
+    )
+    .bind(user.org, user.id, user.email, user.name, user.via)
+    .first<{ disabled_at: string | null }>();
+  lastWritten.set(seenKey(user.org, user.id), Date.now());
+  return { disabled: row?.disabled_at != null };
+}
+
+export const UserView = z
+  .object({
+    id: z.string(),
+    email: z.string().nullable(),
+    name: z.string().nullable(),
+    firstSeenAt: z.string(),
+    lastSeenAt: z.string(),
+    lastSeenVia: z.string().nullable(),
+    disabled: z.boolean(),
+    disabledAt: z.string().nullable(),
+  })
+  .meta({ id: "User" });
+export type UserView = z.infer<typeof UserView>;
+
+const UserRow = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  name: z.string().nullable(),
+  first_seen_at: z.string(),
+  last_seen_at: z.string(),
+  last_seen_via: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+});
+
+function viewOf(row: unknown): UserView {
+  const r = UserRow.parse(row);
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    firstSeenAt: r.first_seen_at,
+    lastSeenAt: r.last_seen_at,
+    lastSeenVia: r.last_seen_via,
+    disabled: r.disabled_at !== null,
+    disabledAt: r.disabled_at,
+  };
+}
+
+const USER_COLUMNS = "id, email, name, first_seen_at, last_seen_at, last_seen_via, disabled_at";
+
+/** The org's users, most recently seen first. */
+export async function listUsers(db: Db, org: string): Promise<UserView[]> {
+  const { results } = await db
+    .prepare(`SELECT ${USER_COLUMNS} FROM users WHERE org = ? ORDER BY last_seen_at DESC, id`)
+    .bind(org)
+    .all();
+  return results.map(viewOf);
+}
+
+export async function findUser(db: Db, org: string, id: string): Promise<UserView | null> {
+  const row = await db.prepare(`SELECT ${USER_COLUMNS} FROM users WHERE org = ? AND id = ?`).bind(org, id).first();
+  return row ? viewOf(row) : null;
+}
+
+/**
+ * Disables (or enables again) a user of `org`; disabling ends their browser sessions in the same batch. A user
+ * never seen is written disabled, so a key made for them later is refused too.
+ */
+export async function setUserDisabled(db: Db, org: string, id: string, disabled: boolean): Promise<void> {
+  const now = new Date().toISOString();
+  const statements = [
+    db
+      .prepare(
+        `INSERT INTO users (org, id, disabled_at) VALUES (?, ?, ?)
+         ON CONFLICT (org, id) DO UPDATE SET disabled_at = excluded.disabled_at`,
+      )
+      .bind(org, id, disabled ? now : null),
+  ];
+  if (disabled) {
+    statements.push(
+      db
+        .prepare("UPDATE browser_sessions SET ended_at = ? WHERE org = ? AND user_id = ? AND ended_at IS NULL")
+        .bind(now, org, id),
+    );
+  }
+  await db.batch(statements);
+}

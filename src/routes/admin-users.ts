@@ -1,0 +1,67 @@
+// /admin/users (admin scope): the people of the admin's org, most recently seen first, and disabling one: their
+// keys are refused, their browser sessions end (and their MCP clients' OAuth grants), at once in this isolate and
+// within AUTH_CACHE_TTL_MS everywhere, as a revoked key.
+import { createRoute } from "@hono/zod-openapi";
+import { z } from "zod";
+import { forgetKeysOfUser } from "../auth/api-keys";
+import { forgetSessionsOfUser } from "../auth/browser-sessions";
+import { requireScope } from "../auth/middleware";
+import { findUser, listUsers, setUserDisabled, UserView } from "../auth/users";
+import { ApiError } from "../errors";
+import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { quoted } from "../quote";
+
+const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
+
+const UserId = z.object({ id: z.string().min(1).max(200) });
+
+const UserChangeBody = z.strictObject({
+  disabled: z.boolean({ error: "must be true or false" }),
+});
+
+export const adminUserRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/users",
+      summary: "The users of your organization, most recently seen first",
+      ...admin,
+      responses: { 200: json(z.object({ users: z.array(UserView) }), "The users."), ...errors(401, 403) },
+    }),
+    async (c) => c.json({ users: await listUsers(c.var.db, c.var.principal.org) }, 200),
+  )
+  .openapi(
+    createRoute({
+      method: "patch",
+      path: "/admin/users/{id}",
+      summary:
+        "Disables a user of your organization (their keys, browser sessions and OAuth grants end), or enables them",
+      ...admin,
+      request: { params: UserId, ...jsonBody(UserChangeBody, "What changes.") },
+      responses: { 200: json(z.object({ user: UserView }), "Changed."), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { disabled } = c.req.valid("json");
+      const { org, user: self } = c.var.principal;
+      if (!(await findUser(c.var.db, org, id))) {
+        throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
+      }
+      if (disabled && id === self) {
+        throw new ApiError("invalid_request", "You cannot disable yourself; ask another admin of your organization.", {
+          param: "disabled",
+        });
+      }
+      await setUserDisabled(c.var.db, org, id, disabled);
+      forgetKeysOfUser(org, id);
+      forgetSessionsOfUser(org, id);
+      c.var.logger.addCustomEvent(
+        "Message",
+        disabled ? "[admin_users_disable]" : "[admin_users_enable]",
+        disabled ? "User disabled." : "User enabled.",
+        [["target_user", id]],
+      );
+      const user = await findUser(c.var.db, org, id);
+      return c.json({ user: user as UserView }, 200);
+    },
+  );

@@ -1,0 +1,208 @@
+// Signing in: GET /auth/login sends the browser to the organisation's identity provider, GET /auth/callback
+// brings it back signed in (a browser session cookie), POST /auth/logout ends that session, GET /auth/me says
+// who the caller is and how they came, GET /auth/providers what a sign-in page may offer. The first three of
+// these and /auth/providers need no key; /auth/me and /auth/logout need a caller.
+import { createRoute } from "@hono/zod-openapi";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { z } from "zod";
+import {
+  CSRF_HEADER,
+  createBrowserSession,
+  csrfTokenOf,
+  endBrowserSession,
+  SESSION_COOKIE,
+} from "../auth/browser-sessions";
+import { beginSignIn, finishSignIn, SIGN_IN_COOKIE, SIGN_IN_FLOW_MS, safeReturnTo } from "../auth/oidc";
+import { findUser, upsertUser } from "../auth/users";
+import { ApiError } from "../errors";
+import { type AppContext, BEARER, errors, json, routes } from "../http";
+import { VIAS } from "../principal";
+import { settings } from "../settings";
+
+const tags = ["auth"];
+
+function oidcOf(c: AppContext) {
+  const { oidc } = settings(c.env).auth;
+  if (!oidc) {
+    throw new ApiError(
+      "sign_in_not_configured",
+      "Single sign-on is not configured on this server (OIDC_ISSUER); sign in with an API key.",
+    );
+  }
+  return oidc;
+}
+
+const redirectUriOf = (c: AppContext) => `${new URL(c.req.url).origin}/auth/callback`;
+
+const Providers = z.object({
+  singleSignOn: z.object({ loginUrl: z.string(), issuer: z.string() }).nullable(),
+  apiKey: z.boolean(),
+});
+
+const Me = z
+  .object({
+    user: z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable() }),
+    org: z.string(),
+    scopes: z.array(z.string()),
+    via: z.enum(VIAS),
+    /** The browser session's end and the token its requests that change anything carry (X-CSRF-Token). */
+    session: z.object({ id: z.string(), expiresAt: z.string().nullable(), csrfToken: z.string() }).nullable(),
+  })
+  .meta({ id: "Me" });
+
+/** The sign-in routes that need no caller. */
+export const signInRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/auth/providers",
+      summary: "How one may sign in here: single sign-on (when configured) and API keys",
+      tags,
+      security: [],
+      responses: { 200: json(Providers, "The ways in.") },
+    }),
+    (c) => {
+      const { oidc } = settings(c.env).auth;
+      return c.json(
+        { singleSignOn: oidc ? { loginUrl: "/auth/login", issuer: oidc.issuer } : null, apiKey: true },
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/auth/login",
+      summary: "Sends the browser to the identity provider (authorization code flow, PKCE S256, state, nonce)",
+      tags,
+      security: [],
+      request: { query: z.object({ return_to: z.string().max(2000).optional() }) },
+      responses: { 302: { description: "To the identity provider." }, ...errors(404, 500) },
+    }),
+    async (c) => {
+      const oidc = oidcOf(c);
+      const returnTo = safeReturnTo(c.req.valid("query").return_to);
+      const { authorizationUrl, state } = await beginSignIn(c.var.db, oidc, redirectUriOf(c), returnTo);
+      setCookie(c, SIGN_IN_COOKIE, state, {
+        prefix: "host",
+        path: "/",
+        httpOnly: true,
+        secure: true,
+        sameSite: "Lax",
+        maxAge: SIGN_IN_FLOW_MS / 1000,
+      });
+      c.header("cache-control", "no-store");
+      return c.redirect(authorizationUrl, 302);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/auth/callback",
+      summary: "Where the identity provider sends the browser back: signs it in with a session cookie",
+      tags,
+      security: [],
+      request: {
+        query: z.object({
+          code: z.string().optional(),
+          state: z.string().optional(),
+          iss: z.string().optional(),
+          error: z.string().optional(),
+          error_description: z.string().optional(),
+        }),
+      },
+      responses: { 302: { description: "Signed in: to where the sign-in began." }, ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const oidc = oidcOf(c);
+      const browserState = getCookie(c, SIGN_IN_COOKIE, "host");
+      deleteCookie(c, SIGN_IN_COOKIE, { prefix: "host", path: "/", secure: true });
+      const { person, returnTo } = await finishSignIn(
+        c.var.db,
+        oidc,
+        new URL(c.req.url),
+        redirectUriOf(c),
+        browserState,
+      );
+      const { disabled } = await upsertUser(c.var.db, { ...person, via: "browser_session" });
+      if (disabled)
+        throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
+      const { browserSessions } = settings(c.env).auth;
+      const session = await createBrowserSession(
+        c.var.db,
+        {
+          org: person.org,
+          user: person.id,
+          scopes: person.admin ? ["chat", "admin"] : ["chat"],
+          via: "browser_session",
+        },
+        browserSessions,
+      );
+      setCookie(c, SESSION_COOKIE, session.secret, {
+        prefix: "host",
+        path: "/",
+        httpOnly: true,
+        secure: true,
+        sameSite: "Lax",
+        expires: new Date(session.expiresAt),
+      });
+      c.var.logger
+        .with({ org: person.org, user: person.id, keyId: session.id })
+        .addCustomEvent("Message", "[auth_sign_in]", "Signed in by single sign-on.");
+      c.header("cache-control", "no-store");
+      return c.redirect(returnTo, 302);
+    },
+  );
+
+/** The sign-in routes that need a caller. */
+export const sessionAuthRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/auth/me",
+      summary: "Who the caller is: user, org, scopes, how they signed in (and the browser session's CSRF token)",
+      tags,
+      security: BEARER,
+      responses: { 200: json(Me, "The caller."), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const { principal } = c.var;
+      const user = await findUser(c.var.db, principal.org, principal.user);
+      const secret = getCookie(c, SESSION_COOKIE, "host");
+      let session: z.infer<typeof Me>["session"] = null;
+      if (principal.via === "browser_session" && secret) {
+        const row = await c.var.db
+          .prepare("SELECT expires_at FROM browser_sessions WHERE id = ?")
+          .bind(principal.keyId)
+          .first<{ expires_at: string }>();
+        session = { id: principal.keyId, expiresAt: row?.expires_at ?? null, csrfToken: await csrfTokenOf(secret) };
+      }
+      c.header("cache-control", "no-store");
+      return c.json(
+        {
+          user: { id: principal.user, email: user?.email ?? null, name: user?.name ?? null },
+          org: principal.org,
+          scopes: [...principal.scopes],
+          via: principal.via,
+          session,
+        },
+        200,
+      );
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "post",
+      path: "/auth/logout",
+      summary: `Ends the caller's browser session (with its ${CSRF_HEADER}) and clears its cookie`,
+      tags,
+      security: BEARER,
+      responses: { 204: { description: "Signed out." }, ...errors(401, 403) },
+    }),
+    async (c) => {
+      const secret = getCookie(c, SESSION_COOKIE, "host");
+      if (secret && c.var.principal.via === "browser_session") await endBrowserSession(c.env.DB, secret);
+      deleteCookie(c, SESSION_COOKIE, { prefix: "host", path: "/", secure: true });
+      return c.body(null, 204);
+    },
+  );
