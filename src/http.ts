@@ -117,7 +117,7 @@ export function errors(...statuses: number[]) {
 }
 
 /** The security requirement of every route but /healthz and the sign-in flow's: a key, or a browser session. */
-export const BEARER = [{ bearer: [] }, { browserSession: [] }];
+export const BEARER: { [scheme: string]: string[] }[] = [{ bearer: [] }, { browserSession: [] }];
 
 /**
  * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's
