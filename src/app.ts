@@ -20,8 +20,10 @@ import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { adminUserRoutes } from "./routes/admin-users";
-import { sessionAuthRoutes, signInRoutes } from "./routes/auth";
+import { keySignInRoutes, sessionAuthRoutes, signInRoutes } from "./routes/auth";
+import { authorizeRoutes } from "./routes/authorize";
 import { contextSessionRoutes } from "./routes/context-sessions";
+import { grantRoutes } from "./routes/grants";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
 import { sessionSocketRoutes } from "./routes/session-socket";
@@ -91,6 +93,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.use(d1Session);
   app.route("/", sessionSocketRoutes);
   app.route("/", signInRoutes);
+  app.route("/", keySignInRoutes);
+  app.route("/", authorizeRoutes);
   app.use("*", requireApiKey);
   app.route("/", sessionAuthRoutes);
   app.route("/", passthroughRoutes);
@@ -101,6 +105,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminKeyRoutes);
   app.route("/", adminUserRoutes);
   app.route("/", systemPromptRoutes);
+  app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);

@@ -10,6 +10,7 @@ import type { Principal, Scope } from "../principal";
 import { settings } from "../settings";
 import { authenticateApiKey } from "./api-keys";
 import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
+import { checkGrant, GrantProps, principalOfGrant } from "./oauth-grants";
 import { noteSeen } from "./users";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -60,8 +61,29 @@ async function principalOfCookie(c: Context<AppBindings>, secret: string): Promi
   return found.principal;
 }
 
-/** The caller of a request, by key or cookie; throws the refusal when there is none. */
+/**
+ * The grant an MCP client's OAuth token stands for: the authorization server (src/auth/oauth.ts) checked the token
+ * and handed its props to /mcp; aptix's own record says whether the grant still stands.
+ */
+async function principalOfToken(c: Context<AppBindings>): Promise<Principal | null> {
+  if (c.req.path !== "/mcp") return null;
+  const props = GrantProps.safeParse(Reflect.get(c.executionCtx, "props"));
+  if (!props.success) return null;
+  let check = await checkGrant(c.var.db, props.data.grantId);
+  // A grant the nearest replica does not know yet (just given) is looked up where it was written.
+  if (!check.ok && check.reason === "revoked")
+    check = await checkGrant(c.env.DB.withSession("first-primary"), props.data.grantId);
+  if (!check.ok && check.reason === "user_disabled") {
+    throw new ApiError("user_disabled", "The user this client acts for is disabled in your organization.");
+  }
+  if (!check.ok) throw new ApiError("invalid_access_token", "This client's access was revoked; authorize it again.");
+  return principalOfGrant(props.data);
+}
+
+/** The caller of a request, by OAuth token (on /mcp), key or cookie; throws the refusal when there is none. */
 export async function authenticate(c: Context<AppBindings>): Promise<Principal> {
+  const granted = await principalOfToken(c);
+  if (granted) return granted;
   const header = c.req.header("authorization");
   if (header) return principalOfKey(c, header);
   const secret = getCookie(c, SESSION_COOKIE, "host");

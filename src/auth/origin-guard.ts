@@ -12,23 +12,30 @@ import type { AppBindings } from "../http";
 import { quoted } from "../quote";
 import { settings } from "../settings";
 
-export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
-  const url = new URL(c.req.url);
-  const { allowedHosts, corsAllowedOrigins } = settings(c.env).http;
+/** Why `request` is refused for its Host or Origin, or null. Throws SettingsError for a malformed setting. */
+export function hostOrOriginRefusal(request: Request, env: object): ApiError | null {
+  const url = new URL(request.url);
+  const { allowedHosts, corsAllowedOrigins } = settings(env).http;
   if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname)) {
-    throw new ApiError(
+    return new ApiError(
       "host_not_allowed",
       `This server does not answer to the host ${quoted(url.hostname)}; it answers to ${allowedHosts.join(", ")} (ALLOWED_HOSTS).`,
     );
   }
-  const origin = c.req.header("origin");
-  const socket = c.req.header("upgrade")?.toLowerCase() === "websocket";
-  if (origin !== undefined && origin !== url.origin && !socket && !corsAllowedOrigins.includes(origin)) {
+  const origin = request.headers.get("origin");
+  const socket = request.headers.get("upgrade")?.toLowerCase() === "websocket";
+  if (origin !== null && origin !== url.origin && !socket && !corsAllowedOrigins.includes(origin)) {
     const listed = corsAllowedOrigins.length > 0 ? `, or of ${corsAllowedOrigins.join(", ")}` : "";
-    throw new ApiError(
+    return new ApiError(
       "origin_not_allowed",
       `Requests from the origin ${quoted(origin)} are refused: only pages of ${url.origin} itself${listed} may call it (CORS_ALLOWED_ORIGINS).`,
     );
   }
+  return null;
+}
+
+export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
+  const refusal = hostOrOriginRefusal(c.req.raw, c.env);
+  if (refusal) throw refusal;
   await next();
 };

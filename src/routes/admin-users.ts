@@ -6,6 +6,8 @@ import { z } from "zod";
 import { forgetKeysOfUser } from "../auth/api-keys";
 import { forgetSessionsOfUser } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
+import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
+import { revokeGrants } from "../auth/oauth-grants";
 import { findUser, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
@@ -55,6 +57,10 @@ export const adminUserRoutes = routes()
       await setUserDisabled(c.var.db, org, id, disabled);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
+      if (disabled) {
+        const revoked = await revokeGrants(c.var.db, org, id);
+        c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, revoked));
+      }
       c.var.logger.addCustomEvent(
         "Message",
         disabled ? "[admin_users_disable]" : "[admin_users_enable]",

@@ -5,6 +5,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
+import { authenticateApiKey } from "../auth/api-keys";
 import {
   CSRF_HEADER,
   createBrowserSession,
@@ -138,14 +139,7 @@ export const signInRoutes = routes()
         },
         browserSessions,
       );
-      setCookie(c, SESSION_COOKIE, session.secret, {
-        prefix: "host",
-        path: "/",
-        httpOnly: true,
-        secure: true,
-        sameSite: "Lax",
-        expires: new Date(session.expiresAt),
-      });
+      setSessionCookie(c, session);
       c.var.logger
         .with({ org: person.org, user: person.id, keyId: session.id })
         .addCustomEvent("Message", "[auth_sign_in]", "Signed in by single sign-on.");
@@ -153,6 +147,61 @@ export const signInRoutes = routes()
       return c.redirect(returnTo, 302);
     },
   );
+
+/** Sets the browser session cookie of `session`. */
+function setSessionCookie(c: AppContext, session: { secret: string; expiresAt: string }): void {
+  setCookie(c, SESSION_COOKIE, session.secret, {
+    prefix: "host",
+    path: "/",
+    httpOnly: true,
+    secure: true,
+    sameSite: "Lax",
+    expires: new Date(session.expiresAt),
+  });
+}
+
+/** POST /auth/session: a browser signs in with an API key (where there is no identity provider: npm start). */
+export const keySignInRoutes = routes().openapi(
+  createRoute({
+    method: "post",
+    path: "/auth/session",
+    summary: "Signs this browser in with an API key: a browser session for the key's user and scopes (a form post)",
+    tags,
+    security: [],
+    request: {
+      body: {
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: z.object({ api_key: z.string().min(1).max(500), return_to: z.string().max(4000).optional() }),
+          },
+        },
+        required: true,
+        description: "The key, and the local path to go back to.",
+      },
+    },
+    responses: { 302: { description: "Signed in: back to return_to." }, ...errors(400, 401, 403) },
+  }),
+  async (c) => {
+    const form = c.req.valid("form");
+    const found = await authenticateApiKey(c.env.DB.withSession("first-primary"), form.api_key);
+    if (!found.ok) {
+      if (found.reason === "user_disabled") {
+        throw new ApiError("user_disabled", "The user this API key acts for is disabled in your organization.");
+      }
+      throw new ApiError(found.reason === "expired" ? "api_key_expired" : "invalid_api_key", "Invalid API key.");
+    }
+    const { principal } = found;
+    await upsertUser(c.env.DB, { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
+    const session = await createBrowserSession(
+      c.env.DB,
+      { org: principal.org, user: principal.user, scopes: principal.scopes, via: "api_key" },
+      settings(c.env).auth.browserSessions,
+    );
+    setSessionCookie(c, session);
+    c.header("cache-control", "no-store");
+    return c.redirect(safeReturnTo(form.return_to), 302);
+  },
+);
 
 /** The sign-in routes that need a caller. */
 export const sessionAuthRoutes = routes()

@@ -37,7 +37,7 @@ describe("GET /openapi.json", () => {
     expect([...new Set(served)].filter((route) => !documented.includes(route))).toEqual([]);
   });
 
-  it("says every route but /healthz, the ticketed socket and the sign-in flow's needs the bearer key", async () => {
+  it("says every route but /healthz, the ticketed socket, sign-in and OAuth's needs the bearer key", async () => {
     const doc = await document();
     expect(doc.components?.securitySchemes?.bearer).toMatchObject({ type: "http", scheme: "bearer" });
     const open = Object.entries(doc.paths)
@@ -45,11 +45,18 @@ describe("GET /openapi.json", () => {
       .filter(({ op }) => Array.isArray(op.security) && op.security.length === 0)
       .map(({ method, path }) => `${method} ${path}`);
     expect(open.sort()).toEqual([
+      "get /.well-known/oauth-authorization-server",
+      "get /.well-known/oauth-protected-resource/mcp",
       "get /auth/callback",
       "get /auth/login",
       "get /auth/providers",
+      "get /authorize",
       "get /context/sessions/{sessionId}/ws",
       "get /healthz",
+      "post /auth/session",
+      "post /authorize",
+      "post /oauth/register",
+      "post /oauth/token",
     ]);
   });
 

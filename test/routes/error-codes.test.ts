@@ -8,6 +8,7 @@ import { ERROR_CODES, type ErrorCode } from "../../src/errors";
 import { beginSignIn, callback, signInAtProvider, ssoWorker } from "../fixtures/idp";
 import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
+import { listTools } from "../fixtures/mcp-oauth";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { connect, openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -165,6 +166,8 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       });
     },
   },
+  invalid_access_token: { http: () => listTools("neither-a-key-nor-a-token") },
+  grant_not_found: { http: () => request("DELETE", "/context/grants/grant_none") },
   user_not_found: {
     http: () => request("PATCH", "/admin/users/nobody", { disabled: true }, { key: TEST_KEYS.admin.key }),
   },

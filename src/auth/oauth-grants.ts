@@ -1,0 +1,164 @@
+// aptix's record of the OAuth grants people give MCP clients (D1's oauth_grants): written at consent, read on each
+// request a token of the grant makes (an isolate trusts what it read for AUTH_CACHE_TTL_MS, as for keys), listed
+// per user and revoked. The authorization server's own records (KV) are revoked too, but it is this row that ends
+// a client's access at once: KV's copies elsewhere converge within a minute.
+import { z } from "zod";
+import type { Db } from "../db";
+import { keptPerIsolate } from "../isolate-cache";
+import type { Principal } from "../principal";
+import { AUTH_CACHE_TTL_MS } from "./api-keys";
+
+/** What a token of a grant carries to aptix (`ctx.props`, encrypted by the authorization server at rest). */
+export const GrantProps = z.object({
+  grantId: z.string().startsWith("grant_"),
+  org: z.string().min(1),
+  user: z.string().min(1),
+  scopes: z.array(z.string()),
+});
+export type GrantProps = z.infer<typeof GrantProps>;
+
+/**
+ * The authorization server's id for a user: unique across orgs, without the ':' its tokens use as a separator
+ * (its userId appears inside each token; it names org and user, nothing secret).
+ */
+export function oauthUserId(org: string, user: string): string {
+  return `${encodeURIComponent(org)}~${encodeURIComponent(user)}`.replace(/:/g, "%3A");
+}
+
+export function newGrantId(): string {
+  return `grant_${crypto.randomUUID().replace(/-/g, "")}`;
+}
+
+export async function recordGrant(
+  db: Db,
+  grant: {
+    id: string;
+    org: string;
+    user: string;
+    clientId: string;
+    clientName: string;
+    scopes: string[];
+    resource: string;
+  },
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO oauth_grants (id, org, user_id, client_id, client_name, scopes, resource)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      grant.id,
+      grant.org,
+      grant.user,
+      grant.clientId,
+      grant.clientName,
+      JSON.stringify(grant.scopes),
+      grant.resource,
+    )
+    .run();
+}
+
+interface KnownGrant {
+  live: boolean;
+  userDisabled: boolean;
+  cachedUntil: number;
+}
+const CACHE_MAX_ENTRIES = 1_000;
+const cache = new Map<string, KnownGrant>();
+keptPerIsolate(() => cache.clear());
+
+export type GrantCheck = { ok: true } | { ok: false; reason: "revoked" | "user_disabled" };
+
+/** Whether the grant `id` still stands (not revoked, its user not disabled). */
+export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<GrantCheck> {
+  let hit = cache.get(id);
+  if (hit && hit.cachedUntil <= now) {
+    cache.delete(id);
+    hit = undefined;
+  }
+  if (!hit) {
+    const row = await db
+      .prepare(
+        `SELECT g.revoked_at, u.disabled_at FROM oauth_grants g
+         LEFT JOIN users u ON u.org = g.org AND u.id = g.user_id WHERE g.id = ?`,
+      )
+      .bind(id)
+      .first<{ revoked_at: string | null; disabled_at: string | null }>();
+    hit = {
+      live: row !== null && row.revoked_at === null,
+      userDisabled: row?.disabled_at != null,
+      cachedUntil: now + AUTH_CACHE_TTL_MS,
+    };
+    if (cache.size >= CACHE_MAX_ENTRIES) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    cache.set(id, hit);
+  }
+  if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
+  return hit.live ? { ok: true } : { ok: false, reason: "revoked" };
+}
+
+/** The principal a grant's token stands for. */
+export function principalOfGrant(props: GrantProps): Principal {
+  return { keyId: props.grantId, org: props.org, user: props.user, scopes: props.scopes, via: "oauth" };
+}
+
+export const GrantView = z
+  .object({
+    id: z.string(),
+    clientId: z.string(),
+    clientName: z.string(),
+    scopes: z.array(z.string()),
+    resource: z.string(),
+    createdAt: z.string(),
+  })
+  .meta({ id: "Grant" });
+export type GrantView = z.infer<typeof GrantView>;
+
+const GrantRow = z.object({
+  id: z.string(),
+  client_id: z.string(),
+  client_name: z.string(),
+  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  resource: z.string(),
+  created_at: z.string(),
+});
+
+/** The grants `user` of `org` has given and not revoked, newest first. */
+export async function listGrants(db: Db, org: string, user: string): Promise<GrantView[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, client_id, client_name, scopes, resource, created_at FROM oauth_grants
+       WHERE org = ? AND user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id`,
+    )
+    .bind(org, user)
+    .all();
+  return results.map((row) => {
+    const r = GrantRow.parse(row);
+    return {
+      id: r.id,
+      clientId: r.client_id,
+      clientName: r.client_name,
+      scopes: r.scopes,
+      resource: r.resource,
+      createdAt: r.created_at,
+    };
+  });
+}
+
+/**
+ * Revokes the grants of `user` in `org` (one, when `id` is given; all otherwise): they end in D1 at once and in
+ * this isolate's copies; answers the ids revoked.
+ */
+export async function revokeGrants(db: Db, org: string, user: string, id?: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE oauth_grants SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE org = ? AND user_id = ? AND revoked_at IS NULL ${id ? "AND id = ?" : ""} RETURNING id`,
+    )
+    .bind(...(id ? [org, user, id] : [org, user]))
+    .all<{ id: string }>();
+  for (const row of results) cache.delete(row.id);
+  return results.map((row) => row.id);
+}

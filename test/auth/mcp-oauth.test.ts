@@ -1,0 +1,322 @@
+// /mcp as an OAuth 2.1 protected resource: discovery, registration, sign-in and consent, tokens bound to /mcp,
+// refresh, grants listed and revoked; every way a client's request can be wrong is refused and grants nothing.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
+import {
+  answerConsent,
+  authorizedClient,
+  authorizeQuery,
+  browserSignedIn,
+  consentPage,
+  listTools,
+  ORIGIN,
+  pkce,
+  REDIRECT_URI,
+  RESOURCE,
+  registerClient,
+  tokenRequest,
+  worker,
+} from "../fixtures/mcp-oauth";
+
+interface ErrorBody {
+  error: { message: string; type: string; code: string; param: string | null };
+}
+
+async function grantsOf(key: string) {
+  const response = await worker("/context/grants", { headers: authHeaders(key) });
+  return (
+    (await response.json()) as { grants: { id: string; clientId: string; clientName: string; scopes: string[] }[] }
+  ).grants;
+}
+
+describe("discovery", () => {
+  it("answers /mcp without a token 401, naming the resource metadata in WWW-Authenticate", async () => {
+    const response = await worker("/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toContain(
+      `resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    expect(((await response.json()) as ErrorBody).error.code).toBe("missing_api_key");
+  });
+
+  it("publishes protected resource metadata naming this server as the authorization server", async () => {
+    const response = await worker("/.well-known/oauth-protected-resource/mcp");
+    expect(await response.json()).toMatchObject({ resource: RESOURCE, authorization_servers: [ORIGIN] });
+  });
+
+  it("publishes authorization server metadata: code flow, PKCE S256 only, registration, revocation", async () => {
+    const metadata = (await (await worker("/.well-known/oauth-authorization-server")).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(metadata).toMatchObject({
+      issuer: ORIGIN,
+      authorization_endpoint: `${ORIGIN}/authorize`,
+      token_endpoint: `${ORIGIN}/oauth/token`,
+      registration_endpoint: `${ORIGIN}/oauth/register`,
+      response_types_supported: ["code"],
+      code_challenge_methods_supported: ["S256"],
+      client_id_metadata_document_supported: true,
+    });
+  });
+});
+
+describe("the authorize step", () => {
+  it("asks a browser that is not signed in to sign in first", async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkce();
+    const response = await worker(authorizeQuery({ clientId, challenge }));
+    const text = await response.text();
+    expect(text).toContain("Sign in to continue");
+    expect(text).toContain('name="api_key"');
+  });
+
+  it("shows the consent page: which client, on whose behalf, what it may do, where it goes", async () => {
+    const clientId = await registerClient("Editor Plugin");
+    const { challenge } = await pkce();
+    const page = await consentPage({ clientId, challenge }, await browserSignedIn(TEST_KEYS.chat.key));
+    expect(page.response.status).toBe(200);
+    expect(page.text).toContain("Editor Plugin");
+    expect(page.text).toContain("<strong>bob</strong> in <strong>org-a</strong>");
+    expect(page.text).toContain("<code>chat</code>");
+    expect(page.text).toContain("127.0.0.1");
+    expect(page.handle).toBeTruthy();
+    expect(page.response.headers.get("x-frame-options")).toBe("DENY");
+  });
+
+  it("escapes what the client says of itself", async () => {
+    const clientId = await registerClient('<script>alert("x")</script>');
+    const { challenge } = await pkce();
+    const page = await consentPage({ clientId, challenge }, await browserSignedIn(TEST_KEYS.chat.key));
+    expect(page.text).not.toContain('<script>alert("x")</script>');
+    expect(page.text).toContain("&lt;script&gt;");
+  });
+
+  it("refuses an unknown client on a page of its own, sending nothing anywhere", async () => {
+    const { challenge } = await pkce();
+    const page = await consentPage(
+      { clientId: "no-such-client", challenge },
+      await browserSignedIn(TEST_KEYS.chat.key),
+    );
+    expect(page.response.status).toBe(400);
+    expect(page.response.headers.get("location")).toBeNull();
+    expect(page.handle).toBeNull();
+  });
+
+  it("refuses a redirect URI that does not match the client's exactly", async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkce();
+    const page = await consentPage(
+      { clientId, challenge, redirectUri: "http://127.0.0.1:5555/callback/other" },
+      await browserSignedIn(TEST_KEYS.chat.key),
+    );
+    expect(page.response.status).toBe(400);
+    expect(page.response.headers.get("location")).toBeNull();
+    expect(page.handle).toBeNull();
+  });
+
+  it("refuses a registration with an http: redirect off loopback", async () => {
+    const response = await worker("/oauth/register", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: "x",
+        redirect_uris: ["http://evil.example/cb"],
+        token_endpoint_auth_method: "none",
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe("invalid_client_metadata");
+  });
+
+  it("refuses a request without PKCE, back at the client", async () => {
+    const clientId = await registerClient();
+    const page = await consentPage({ clientId, challenge: null }, await browserSignedIn(TEST_KEYS.chat.key));
+    const location = new URL(page.response.headers.get("location") ?? "");
+    expect(location.origin + location.pathname).toBe(REDIRECT_URI);
+    expect(location.searchParams.get("error")).toBe("invalid_request");
+  });
+
+  it("sends the client access_denied when the person denies, granting nothing", async () => {
+    const clientId = await registerClient("Denied Client");
+    const { challenge } = await pkce();
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    const page = await consentPage({ clientId, challenge }, cookie);
+    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "deny");
+    const location = new URL(answered.headers.get("location") ?? "");
+    expect(location.searchParams.get("error")).toBe("access_denied");
+    expect(location.searchParams.get("state")).toBe("st-1");
+    expect((await grantsOf(TEST_KEYS.chat.key)).map((g) => g.clientId)).not.toContain(clientId);
+  });
+
+  it("refuses an answer from a browser the consent page was not shown to", async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkce();
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    const page = await consentPage({ clientId, challenge }, cookie);
+    const answered = await answerConsent(page.handle ?? "", [cookie], "allow");
+    expect(answered.status).toBe(400);
+    expect(answered.headers.get("location")).toBeNull();
+  });
+});
+
+describe("tokens", () => {
+  it("let the client call /mcp as the person who allowed it", async () => {
+    const { tokens } = await authorizedClient(TEST_KEYS.chat.key);
+    expect(tokens.scope).toBe("chat");
+    const response = await listTools(tokens.access_token);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { result: { tools: { name: string }[] } };
+    expect(body.result.tools.map((t) => t.name)).toContain("send_message");
+  });
+
+  it("are listed as the person's grants, with the client's name", async () => {
+    const { clientId } = await authorizedClient(TEST_KEYS.chat.key, "Listed Client");
+    const grants = await grantsOf(TEST_KEYS.chat.key);
+    expect(grants.find((g) => g.clientId === clientId)).toMatchObject({
+      clientName: "Listed Client",
+      scopes: ["chat"],
+    });
+  });
+
+  it("are refused for another resource at the token endpoint", async () => {
+    const clientId = await registerClient();
+    const { verifier, challenge } = await pkce();
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    const page = await consentPage({ clientId, challenge }, cookie);
+    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
+    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
+    const response = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: "https://other.example/mcp",
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe("invalid_target");
+  });
+
+  it("are refused by another resource (a token is bound to this server's /mcp)", async () => {
+    const { tokens } = await authorizedClient(TEST_KEYS.chat.key);
+    const response = await listTools(tokens.access_token, "https://elsewhere.aptix.test");
+    expect(response.status).toBe(401);
+  });
+
+  it("are not given for a PKCE verifier that does not match", async () => {
+    const clientId = await registerClient();
+    const { challenge } = await pkce();
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    const page = await consentPage({ clientId, challenge }, cookie);
+    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
+    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
+    const response = await tokenRequest({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: (await pkce()).verifier,
+      resource: RESOURCE,
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("are not given twice for one code (a replayed code)", async () => {
+    const clientId = await registerClient();
+    const { verifier, challenge } = await pkce();
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    const page = await consentPage({ clientId, challenge }, cookie);
+    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
+    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
+    const exchange = () =>
+      tokenRequest({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: clientId,
+        code_verifier: verifier,
+        resource: RESOURCE,
+      });
+    expect((await exchange()).status).toBe(200);
+    const replay = await exchange();
+    expect(replay.status).toBe(400);
+    expect(((await replay.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("are renewed with the refresh token, which is rotated", async () => {
+    const { clientId, tokens } = await authorizedClient(TEST_KEYS.chat.key);
+    const response = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    const renewed = (await response.json()) as { access_token: string; refresh_token: string };
+    expect(renewed.refresh_token).not.toBe(tokens.refresh_token);
+    expect((await listTools(renewed.access_token)).status).toBe(200);
+  });
+
+  it("stop working at once when the person revokes the grant, and cannot be refreshed", async () => {
+    const { clientId, tokens } = await authorizedClient(TEST_KEYS.chat.key, "Revoked Client");
+    expect((await listTools(tokens.access_token)).status).toBe(200);
+    const grant = (await grantsOf(TEST_KEYS.chat.key)).find((g) => g.clientId === clientId);
+    const revoke = await worker(`/context/grants/${grant?.id}`, {
+      method: "DELETE",
+      headers: authHeaders(TEST_KEYS.chat.key),
+    });
+    expect(revoke.status).toBe(204);
+    const refused = await listTools(tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as ErrorBody).error.code).toBe("invalid_access_token");
+    const refresh = await tokenRequest({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    expect(((await refresh.json()) as { error: string }).error).toBe("invalid_grant");
+  });
+
+  it("stop working when their user is disabled", async () => {
+    const key = `sk-oauth-${crypto.randomUUID()}`;
+    const { hashApiKey } = await import("../../src/auth/api-keys");
+    await env.DB.prepare(
+      "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES ('oauth-dana', ?, 'd', 'org-a', 'dana', '[\"chat\"]')",
+    )
+      .bind(await hashApiKey(key))
+      .run();
+    const { tokens } = await authorizedClient(key);
+    const disable = await worker("/admin/users/dana", {
+      method: "PATCH",
+      headers: { ...authHeaders(TEST_KEYS.admin.key), "content-type": "application/json" },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(disable.status).toBe(200);
+    const refused = await listTools(tokens.access_token);
+    expect([401, 403]).toContain(refused.status);
+  });
+
+  it("are refused for a grant id nobody has (revoking it is grant_not_found)", async () => {
+    const response = await worker("/context/grants/grant_none", { method: "DELETE", headers: authHeaders() });
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("grant_not_found");
+  });
+
+  it("leave API keys working on /mcp as before", async () => {
+    expect((await listTools(TEST_KEYS.chat.key)).status).toBe(200);
+  });
+
+  it("refuse an unknown bearer on /mcp with invalid_access_token and the challenge", async () => {
+    const response = await listTools("not-a-key-nor-a-token");
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toContain("resource_metadata=");
+    expect(((await response.json()) as ErrorBody).error.code).toBe("invalid_access_token");
+  });
+});
