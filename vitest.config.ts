@@ -55,6 +55,7 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   TEST_IDP_ISSUER: inject("idpIssuer"),
                   TEST_IDP_OTHER_ISSUER: inject("idpOtherIssuer"),
                   TEST_IDP_SHORT_CODE_ISSUER: inject("idpShortCodeIssuer"),
+                  TEST_ACCESS_TEAM: inject("accessTeamIssuer"),
                 }
               : {
                   TEST_UPSTREAM_URL: "",

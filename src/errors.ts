@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   invalid_ticket: [401, "authentication_error"],
   sign_in_expired: [401, "authentication_error"],
   invalid_access_token: [401, "authentication_error"],
+  invalid_access_assertion: [401, "authentication_error"],
   sign_in_failed: [401, "authentication_error"],
   invalid_id_token: [401, "authentication_error"],
   invalid_sign_in_state: bad,

@@ -191,6 +191,25 @@ const SettingsShape = z.object({
   OIDC_ADMIN_GROUPS: commaList,
   /** The scopes asked of the provider (space-separated; `openid` is always asked). */
   OIDC_SCOPES: text("openid email profile"),
+  /**
+   * Cloudflare Access in front of the Worker: the team's domain (https://<team>.cloudflareaccess.com) and the
+   * application's AUD tag; its signed Cf-Access-Jwt-Assertion is then taken as the person's identity, in CF_ACCESS_ORG.
+   */
+  CF_ACCESS_TEAM_DOMAIN: z
+    .string()
+    .trim()
+    .superRefine((v, ctx) => {
+      const problem = v === "" ? null : issuerProblem(v);
+      if (problem)
+        ctx.addIssue({
+          code: "custom",
+          message: problem.replace("the identity provider's issuer URL", "the Access team's domain"),
+        });
+    })
+    .transform((v) => v.replace(/\/+$/, ""))
+    .default(""),
+  CF_ACCESS_AUD: text(""),
+  CF_ACCESS_ORG: text(""),
   /** How long a browser session lasts at most after sign-in, and without a request. */
   BROWSER_SESSION_LIFETIME_MS: positiveInt(604_800_000),
   BROWSER_SESSION_IDLE_MS: positiveInt(28_800_000),
@@ -208,6 +227,14 @@ const SettingsShape = z.object({
 
 /** Single sign-on needs its client and an org: a half-configured issuer is refused, naming what is missing. */
 export const SettingsVars = SettingsShape.superRefine((v, ctx) => {
+  if (v.CF_ACCESS_TEAM_DOMAIN !== "") {
+    for (const name of ["CF_ACCESS_AUD", "CF_ACCESS_ORG"] as const) {
+      if (v[name].trim() === "") {
+        ctx.addIssue({ code: "custom", path: [name], message: "must be set when CF_ACCESS_TEAM_DOMAIN is" });
+        return;
+      }
+    }
+  }
   if (v.OIDC_ISSUER === "") return;
   const missing = (name: "OIDC_CLIENT_ID" | "OIDC_CLIENT_SECRET" | "OIDC_ORG", why: string) =>
     ctx.addIssue({ code: "custom", path: [name], message: why });
@@ -273,6 +300,8 @@ export interface Settings {
   auth: {
     /** Single sign-on, or null when OIDC_ISSUER is empty. */
     oidc: OidcSettings | null;
+    /** Cloudflare Access in front of the Worker, or null. */
+    access: { teamDomain: string; aud: string; org: string } | null;
     browserSessions: { lifetimeMs: number; idleMs: number };
   };
 }
@@ -352,6 +381,10 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
               scopes: [...new Set(["openid", ...v.OIDC_SCOPES.split(/\s+/).filter(Boolean)])].join(" "),
             },
       browserSessions: { lifetimeMs: v.BROWSER_SESSION_LIFETIME_MS, idleMs: v.BROWSER_SESSION_IDLE_MS },
+      access:
+        v.CF_ACCESS_TEAM_DOMAIN === ""
+          ? null
+          : { teamDomain: v.CF_ACCESS_TEAM_DOMAIN, aud: v.CF_ACCESS_AUD.trim(), org: v.CF_ACCESS_ORG.trim() },
     },
   };
 }

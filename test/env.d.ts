@@ -20,6 +20,8 @@ declare namespace Cloudflare {
     TEST_IDP_OTHER_ISSUER: string;
     /** One whose authorization codes last a second. */
     TEST_IDP_SHORT_CODE_ISSUER: string;
+    /** A provider in a Cloudflare Access team's place (keys at /cdn-cgi/access/certs). */
+    TEST_ACCESS_TEAM: string;
     /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
     LLM_BASE_URL: string;
   }

@@ -1,6 +1,7 @@
-// Hono middleware: every route but /healthz (and the sign-in flow's) needs a caller: `Authorization: Bearer <key>`,
-// or the console's browser session cookie after single sign-on (with its CSRF token on anything that changes
-// state). Some routes need a scope. The caller's user is recorded as seen, off the reply path.
+// Hono middleware: every route but /healthz (and the sign-in flow's) needs a caller: an MCP client's OAuth token on
+// /mcp, `Authorization: Bearer <key>`, Cloudflare Access's assertion (when CF_ACCESS_TEAM_DOMAIN is set), or the
+// console's browser session cookie after single sign-on (with its CSRF token on anything that changes state).
+// Some routes need a scope. The caller's user is recorded as seen, off the reply path.
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { createMiddleware } from "hono/factory";
@@ -10,6 +11,7 @@ import type { Principal, Scope } from "../principal";
 import { settings } from "../settings";
 import { authenticateApiKey } from "./api-keys";
 import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
+import { ACCESS_HEADER, principalOfAccess } from "./cloudflare-access";
 import { checkGrant, GrantProps, principalOfGrant } from "./oauth-grants";
 import { noteSeen } from "./users";
 
@@ -86,6 +88,20 @@ export async function authenticate(c: Context<AppBindings>): Promise<Principal> 
   if (granted) return granted;
   const header = c.req.header("authorization");
   if (header) return principalOfKey(c, header);
+  const { access } = settings(c.env).auth;
+  const assertion = access ? c.req.header(ACCESS_HEADER) : undefined;
+  if (access && assertion) {
+    // Access lets a browser through by its cookie: a request that changes anything must come from a page of this
+    // origin (the browser says so in Sec-Fetch-Site; clients that are not browsers send none).
+    const site = c.req.header("sec-fetch-site");
+    if (!SAFE_METHODS.has(c.req.method) && site !== undefined && site !== "same-origin" && site !== "none") {
+      throw new ApiError(
+        "csrf_token_mismatch",
+        `A request signed in by Cloudflare Access that changes anything must come from a page of this origin (Sec-Fetch-Site: ${site}).`,
+      );
+    }
+    return principalOfAccess(access, assertion);
+  }
   const secret = getCookie(c, SESSION_COOKIE, "host");
   if (secret) return principalOfCookie(c, secret);
   throw new ApiError(

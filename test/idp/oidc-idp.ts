@@ -21,6 +21,12 @@ export interface IdpOptions {
   users?: IdpUser[];
   /** How long an ID token lasts; an hour by default. */
   idTokenTtlSeconds?: number;
+  /**
+   * Where the signing keys are published; /jwks by default. Cloudflare Access publishes a team's at
+   * /cdn-cgi/access/certs, and signs assertions as this provider signs ID tokens (RS256, iss the team, aud the
+   * application), so a provider with that path issues real tokens of Access's shape.
+   */
+  jwksPath?: string;
   /** How long an authorization code lasts; a minute by default. */
   authorizationCodeTtlSeconds?: number;
   /** Serve POST /__test/sign-in and /__test/tokens (test-control.ts); true by default. */
@@ -90,6 +96,7 @@ function configuration(options: IdpOptions, users: IdpUser[]): ProviderConfigura
       ctx.body = errorPage("Sign-in failed", `${out.error}: ${out.error_description ?? ""}`);
     },
     responseTypes: ["code"],
+    ...(options.jwksPath ? { routes: { jwks: options.jwksPath } } : {}),
     ttl: {
       AccessToken: 3600,
       AuthorizationCode: options.authorizationCodeTtlSeconds ?? 60,

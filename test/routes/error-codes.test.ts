@@ -167,6 +167,16 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
     },
   },
   invalid_access_token: { http: () => listTools("neither-a-key-nor-a-token") },
+  invalid_access_assertion: {
+    http: () =>
+      workerWith({
+        CF_ACCESS_TEAM_DOMAIN: env.TEST_ACCESS_TEAM,
+        CF_ACCESS_AUD: "aud",
+        CF_ACCESS_ORG: "acme",
+      } as Partial<Cloudflare.Env>).fetch("https://aptix.test/modes", {
+        headers: { "cf-access-jwt-assertion": "not.a.jwt" },
+      }),
+  },
   grant_not_found: { http: () => request("DELETE", "/context/grants/grant_none") },
   user_not_found: {
     http: () => request("PATCH", "/admin/users/nobody", { disabled: true }, { key: TEST_KEYS.admin.key }),

@@ -1,0 +1,124 @@
+// Cloudflare Access in front of the Worker: its signed Cf-Access-Jwt-Assertion is the person. The assertions here
+// are real RS256 tokens of Access's shape (iss the team, aud the application's AUD tag, the person's email) from
+// an OpenID provider that publishes its keys where Access publishes a team's (test/idp/global-setup.ts).
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { principalOfAccess } from "../../src/auth/cloudflare-access";
+import { ApiError } from "../../src/errors";
+import { providerTokens } from "../fixtures/idp";
+import { workerWith } from "../passthrough/harness";
+
+const AUD = "access-app-aud-0123456789abcdef";
+const access = () => ({ teamDomain: env.TEST_ACCESS_TEAM, aud: AUD, org: "acme" });
+const accessWorker = () =>
+  workerWith({
+    CF_ACCESS_TEAM_DOMAIN: env.TEST_ACCESS_TEAM,
+    CF_ACCESS_AUD: AUD,
+    CF_ACCESS_ORG: "acme",
+  } as Partial<Cloudflare.Env>);
+
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+/** An assertion the team signs for `client` (its AUD), for alice. */
+async function assertion(
+  client = { id: AUD, secret: "access-app-secret", redirectUri: "https://aptix.test/cdn-cgi/access/callback" },
+) {
+  const response = await providerTokens({ issuer: env.TEST_ACCESS_TEAM, client, nonce: "n" });
+  return ((await response.json()) as { id_token: string }).id_token;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
+  return error;
+}
+
+describe("Cloudflare Access", () => {
+  it("takes the team's assertion as the person, by their email, in CF_ACCESS_ORG", async () => {
+    const response = await accessWorker().fetch("https://aptix.test/auth/me", {
+      headers: { "cf-access-jwt-assertion": await assertion() },
+    });
+    expect(await response.json()).toMatchObject({
+      user: { id: "alice@example.com" },
+      org: "acme",
+      scopes: ["chat"],
+      via: "cloudflare_access",
+    });
+  });
+
+  it("refuses an assertion for another application (AUD)", async () => {
+    const other = await assertion({
+      id: "other-app",
+      secret: "other-app-secret",
+      redirectUri: "http://localhost/other/callback",
+    });
+    const response = await accessWorker().fetch("https://aptix.test/auth/me", {
+      headers: { "cf-access-jwt-assertion": other },
+    });
+    expect(response.status).toBe(401);
+    const { error } = (await response.json()) as ErrorBody;
+    expect(error.code).toBe("invalid_access_assertion");
+    expect(error.message).toContain('"aud"');
+  });
+
+  it("refuses an assertion of another team", async () => {
+    const error = await refusal(principalOfAccess({ ...access(), teamDomain: env.TEST_IDP_ISSUER }, await assertion()));
+    expect(error.code).toBe("invalid_access_assertion");
+  });
+
+  it("refuses an expired assertion", async () => {
+    const error = await refusal(principalOfAccess(access(), await assertion(), new Date(Date.now() + 2 * 3_600_000)));
+    expect(error.code).toBe("invalid_access_assertion");
+    expect(error.message).toContain('"exp"');
+  });
+
+  it("refuses an assertion whose claims were changed after signing", async () => {
+    const [header, payload, signature] = (await assertion()).split(".");
+    const claims = JSON.parse(atob((payload ?? "").replace(/-/g, "+").replace(/_/g, "/")));
+    const forged = btoa(JSON.stringify({ ...claims, email: "mallory@example.com" }))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    const error = await refusal(principalOfAccess(access(), `${header}.${forged}.${signature}`));
+    expect(error.message).toMatch(/signature/);
+  });
+
+  it("refuses a state-changing request of another site made with the assertion", async () => {
+    const response = await accessWorker().fetch("https://aptix.test/context/sessions", {
+      method: "POST",
+      headers: {
+        "cf-access-jwt-assertion": await assertion(),
+        "content-type": "application/json",
+        "sec-fetch-site": "same-site",
+      },
+      body: "{}",
+    });
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("csrf_token_mismatch");
+  });
+
+  it("takes a state-changing request of its own pages", async () => {
+    const response = await accessWorker().fetch("https://aptix.test/context/sessions", {
+      method: "POST",
+      headers: {
+        "cf-access-jwt-assertion": await assertion(),
+        "content-type": "application/json",
+        "sec-fetch-site": "same-origin",
+      },
+      body: "{}",
+    });
+    expect(response.status).toBe(201);
+  });
+
+  it("ignores the header where Access is not configured (anyone could send it)", async () => {
+    const response = await workerWith().fetch("https://aptix.test/auth/me", {
+      headers: { "cf-access-jwt-assertion": await assertion() },
+    });
+    expect(((await response.json()) as ErrorBody).error.code).toBe("missing_api_key");
+  });
+});
