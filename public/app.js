@@ -802,6 +802,53 @@ byId("open-workflows").addEventListener("click", () => {
 });
 byId("close-workflows").addEventListener("click", () => el.workflowDialog.close());
 
+// --- Connected apps (OAuth grants) ------------------------------------------------------------------
+
+const grantsDialog = byId("grants-dialog", HTMLDialogElement);
+
+async function showGrants() {
+  const list = byId("grants-list");
+  const status = byId("grants-status");
+  status.textContent = "";
+  try {
+    const { grants } = await state.api.listGrants();
+    list.replaceChildren(
+      ...grants.map((grant) =>
+        h(
+          "li",
+          { "data-grant-id": grant.id },
+          h("strong", { text: grant.clientName }),
+          ` (${grant.scopes.join(", ")}), allowed ${grant.createdAt.slice(0, 10)} `,
+          h("button", {
+            type: "button",
+            class: "danger",
+            text: "Revoke",
+            "aria-label": `Revoke ${grant.clientName}`,
+            onclick: async () => {
+              try {
+                await state.api.revokeGrant(grant.id);
+                await showGrants();
+                status.textContent = `${grant.clientName} can no longer act for you.`;
+              } catch (error) {
+                status.textContent = describe(error);
+              }
+            },
+          }),
+        ),
+      ),
+    );
+    if (grants.length === 0) list.replaceChildren(h("li", { text: "No app is connected." }));
+  } catch (error) {
+    status.textContent = describe(error);
+  }
+}
+
+byId("open-grants").addEventListener("click", () => {
+  grantsDialog.showModal();
+  void showGrants();
+});
+byId("close-grants").addEventListener("click", () => grantsDialog.close());
+
 // --- Start -----------------------------------------------------------------------------------------
 
 /** Offers single sign-on on the sign-in page when the server has an identity provider. */

@@ -93,6 +93,16 @@ export class ApiClient {
     return parsed;
   }
 
+  /** The MCP clients the caller allowed to act for them (OAuth grants). */
+  listGrants() {
+    return this.request("GET", "/context/grants");
+  }
+
+  /** @param {string} id */
+  revokeGrant(id) {
+    return this.request("DELETE", `/context/grants/${encodeURIComponent(id)}`);
+  }
+
   listModes() {
     return this.request("GET", "/modes");
   }

@@ -169,16 +169,16 @@ describe("an MCP client with OAuth (the MCP SDK's own flow)", () => {
     assert.notEqual(provider.stored?.refresh_token, before?.refresh_token, "the refresh token was rotated");
     assert.equal(provider.browserOpenedWhenRefused, 0);
 
-    // 4. The person revokes the grant (their grants, with the local key): the client is refused from then on.
+    // 4. The person revokes the grant in the console's Connected apps (the browser is still signed in, by the
+    //    session the authorize step began): the client is refused from then on.
     const listed = await fetch(`${worker.url}/context/grants`, { headers: { authorization: "Bearer dev-key" } });
     const { grants } = (await listed.json()) as { grants: { id: string; clientName: string }[] };
-    const grant = grants.find((g) => g.clientName === "aptix e2e MCP client");
-    assert.ok(grant, JSON.stringify(grants));
-    const revoked = await fetch(`${worker.url}/context/grants/${grant.id}`, {
-      method: "DELETE",
-      headers: { authorization: "Bearer dev-key" },
-    });
-    assert.equal(revoked.status, 204);
+    assert.ok(grants.some((g) => g.clientName === "aptix e2e MCP client"), JSON.stringify(grants));
+    await page.goto(worker.url);
+    await page.locator("#app").waitFor({ state: "visible" });
+    await page.getByRole("button", { name: "Connected apps" }).click();
+    await page.getByRole("button", { name: "Revoke aptix e2e MCP client" }).click();
+    await page.getByText("aptix e2e MCP client can no longer act for you.").waitFor();
     const refusal = await client.listTools().then(
       () => null,
       (error: unknown) => error,
