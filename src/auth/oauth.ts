@@ -21,9 +21,10 @@ import {
 } from "@cloudflare/workers-oauth-provider";
 import { z } from "zod";
 import { errorBody } from "../errors";
+import { keptPerIsolate } from "../isolate-cache";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { isLoopbackHost } from "../settings";
-import { authenticateApiKey } from "./api-keys";
+import { AUTH_CACHE_TTL_MS, authenticateApiKey } from "./api-keys";
 import { checkGrant, GrantProps, oauthUserId } from "./oauth-grants";
 import { hostOrOriginRefusal } from "./origin-guard";
 
@@ -158,6 +159,51 @@ function refusedBeforeOAuth(request: Request, url: URL, env: Cloudflare.Env): bo
 }
 
 /**
+ * Access tokens the provider verified, by origin and the token's SHA-256: for AUTH_CACHE_TTL_MS (never past the
+ * token's own expiry) an isolate hands a token it knows to /mcp without the provider's KV read and decryption, as it
+ * trusts a key it read. aptix's own grant check still runs on every request (revoking a grant ends it at once);
+ * a token revoked at the token endpoint (RFC 7009) stops within the same bound as a revoked key.
+ */
+const verifiedTokens = new Map<string, { props: unknown; auth: unknown; until: number }>();
+const VERIFIED_TOKENS_MAX = 1_000;
+keptPerIsolate(() => verifiedTokens.clear());
+
+/** The provider's tokens are `userId:grantId:secret`; anything else is an API key (or nothing it knows). */
+const ISSUED_TOKEN = /^Bearer[\t ]+([^\s:,]+:[^\s:,]+:[^\s:,]+)$/i;
+
+async function tokenCacheKey(request: Request, url: URL): Promise<string | null> {
+  const token = ISSUED_TOKEN.exec(request.headers.get("authorization") ?? "")?.[1];
+  if (!token) return null;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  return `${url.origin} ${[...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Keeps what the provider verified of a token /mcp just served (its props and auth, on the context). */
+function rememberVerified(key: string, ctx: ExecutionContext, now: number): void {
+  const props: unknown = Reflect.get(ctx, "props");
+  const auth = z.object({ expiresAt: z.number() }).safeParse(Reflect.get(ctx, "auth"));
+  if (!GrantProps.safeParse(props).success || !auth.success) return;
+  if (verifiedTokens.size >= VERIFIED_TOKENS_MAX) verifiedTokens.clear();
+  const until = Math.min(now + AUTH_CACHE_TTL_MS, auth.data.expiresAt * 1000);
+  verifiedTokens.set(key, { props, auth: Reflect.get(ctx, "auth"), until });
+}
+
+/** A token revoked at the token endpoint (RFC 7009: a `token` and no `grant_type`) is forgotten here at once. */
+async function forgetRevokedToken(request: Request, url: URL): Promise<void> {
+  if (
+    request.method !== "POST" ||
+    !request.headers.get("content-type")?.includes("application/x-www-form-urlencoded")
+  ) {
+    return;
+  }
+  const form = new URLSearchParams(await request.clone().text());
+  const token = form.get("token");
+  if (!token || form.has("grant_type")) return;
+  const key = await tokenCacheKey(new Request(url, { headers: { authorization: `Bearer ${token}` } }), url);
+  if (key) verifiedTokens.delete(key);
+}
+
+/**
  * The Worker's front door: the OAuth paths of an origin that can have OAuth go to its provider (which passes
  * /mcp, its token checked, to the app), everything else to the app as it is.
  */
@@ -176,8 +222,20 @@ export function withOAuth(app: Handler): Handler {
         provider = new OAuthProvider(oauthOptions(url.origin, app));
         providers.set(url.origin, provider);
       }
+      if (url.pathname === TOKEN_PATH) await forgetRevokedToken(request, url);
+      if (url.pathname !== "/mcp") return provider.fetch(request, env, ctx);
+      const now = Date.now();
+      const key = await tokenCacheKey(request, url);
+      const known = key ? verifiedTokens.get(key) : undefined;
+      if (key && known && known.until > now) {
+        Reflect.set(ctx, "props", known.props);
+        Reflect.set(ctx, "auth", known.auth);
+        return inAptixShape(request, await app.fetch(request, env, ctx));
+      }
+      if (key) verifiedTokens.delete(key);
       const response = await provider.fetch(request, env, ctx);
-      return url.pathname === "/mcp" ? inAptixShape(request, response) : response;
+      if (key && response.ok) rememberVerified(key, ctx, now);
+      return inAptixShape(request, response);
     },
   };
 }

@@ -284,6 +284,16 @@ describe("tokens", () => {
     expect(((await refresh.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
+  it("stop working when the client revokes its access token at the token endpoint (RFC 7009)", async () => {
+    const { clientId, tokens } = await authorizedClient(TEST_KEYS.chat.key);
+    expect((await listTools(tokens.access_token)).status).toBe(200);
+    const revoke = await tokenRequest({ token: tokens.access_token, client_id: clientId });
+    expect(revoke.status).toBe(200);
+    const refused = await listTools(tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as ErrorBody).error.code).toBe("invalid_access_token");
+  });
+
   it("stop working when their user is disabled", async () => {
     const key = `sk-oauth-${crypto.randomUUID()}`;
     const { hashApiKey } = await import("../../src/auth/api-keys");
