@@ -15,9 +15,9 @@ CREATE TABLE users (
 );
 CREATE INDEX users_org_seen ON users (org, last_seen_at DESC);
 
--- Browser sessions after single sign-on: the cookie holds an opaque secret; only its SHA-256 is stored. A session
--- ends at expires_at, after BROWSER_SESSION_IDLE_MS without a request (idle_until), or when ended (sign-out,
--- the user disabled).
+-- Browser sessions after single sign-on (or a sign-in with an API key, api_key_id: the session stands only while
+-- that key does): the cookie holds an opaque secret; only its SHA-256 is stored. A session ends at expires_at,
+-- after BROWSER_SESSION_IDLE_MS without a request (idle_until), or when ended (sign-out, the user disabled).
 CREATE TABLE browser_sessions (
   id TEXT PRIMARY KEY,
   secret_hash TEXT NOT NULL UNIQUE CHECK (length(secret_hash) = 64),
@@ -25,6 +25,7 @@ CREATE TABLE browser_sessions (
   user_id TEXT NOT NULL,
   scopes TEXT NOT NULL CHECK (json_valid(scopes)),
   via TEXT NOT NULL,
+  api_key_id TEXT,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
   expires_at TEXT NOT NULL,
   idle_until TEXT NOT NULL,

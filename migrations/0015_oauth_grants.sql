@@ -4,6 +4,8 @@
 -- revoked, or its user disabled, ends its client's access at once rather than when KV's copies converge.
 CREATE TABLE oauth_grants (
   id TEXT PRIMARY KEY,
+  -- The authorization server's id of the same grant (its tokens are `<user>:<this>:<secret>`).
+  kv_grant_id TEXT NOT NULL,
   org TEXT NOT NULL,
   user_id TEXT NOT NULL,
   client_id TEXT NOT NULL,

@@ -9,8 +9,14 @@ export const VIAS = ["api_key", "browser_session", "oauth", "cloudflare_access"]
 export type Via = (typeof VIAS)[number];
 
 export interface Principal {
-  /** The credential's id: an API key's, a browser session's (`bs_…`), an OAuth grant's (`grant_…`). */
+  /**
+   * What the request's model calls count against (the per-key limit, a key's budget, usage rows' key): the API
+   * key's id, for a browser session signed in with a key too; `user:<id>` for a person signed in by single sign-on
+   * or Access (one bucket however many sessions they open); an MCP client's grant (`grant_…`).
+   */
   keyId: string;
+  /** The credential itself: the key's id, the browser session's (`bs_…`), the grant's, `access`. */
+  credentialId: string;
   org: string;
   user: string;
   scopes: readonly string[];

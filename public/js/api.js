@@ -26,7 +26,11 @@ const BOOKMARK_STORAGE = "aptix.d1Bookmark";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export class ApiClient {
-  /** @param {{apiKey: string} | {csrfToken: string}} credential */
+  /**
+   * A key's client, a browser session's (its CSRF token), or, behind Cloudflare Access, one that sends nothing of
+   * its own (Access signs each request in).
+   * @param {{apiKey: string} | {csrfToken: string} | {access: true}} credential
+   */
   constructor(credential) {
     /** @type {string | null} */
     this.apiKey = "apiKey" in credential ? credential.apiKey : null;
@@ -40,10 +44,13 @@ export class ApiClient {
    * @returns {Promise<ApiClient | null>}
    */
   static async ofBrowserSession() {
-    const response = await fetch("/auth/me", { headers: { accept: "application/json" } });
+    // GET /auth/session answers 200 either way: a page without a session logs no failed request.
+    const response = await fetch("/auth/session", { headers: { accept: "application/json" } });
     if (!response.ok) return null;
-    const me = await response.json();
-    return me?.session?.csrfToken ? new ApiClient({ csrfToken: me.session.csrfToken }) : null;
+    const session = await response.json();
+    if (!session?.signedIn) return null;
+    if (session.via === "cloudflare_access") return new ApiClient({ access: true });
+    return session.csrfToken ? new ApiClient({ csrfToken: session.csrfToken }) : null;
   }
 
   /** How one may sign in here. @returns {Promise<{singleSignOn: {loginUrl: string, issuer: string} | null}>} */

@@ -58,7 +58,14 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
     if (!row) return { ok: false, reason: "unknown" };
     const parsed = ApiKeyRow.parse(row);
     hit = {
-      principal: { keyId: parsed.id, org: parsed.org, user: parsed.user_id, scopes: parsed.scopes, via: "api_key" },
+      principal: {
+        keyId: parsed.id,
+        credentialId: parsed.id,
+        org: parsed.org,
+        user: parsed.user_id,
+        scopes: parsed.scopes,
+        via: "api_key",
+      },
       keyExpiresAt: parsed.expires_at ? Date.parse(parsed.expires_at) : null,
       userDisabled: parsed.disabled_at !== null,
       cachedUntil: now + AUTH_CACHE_TTL_MS,
@@ -72,6 +79,17 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
   if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
   if (hit.keyExpiresAt !== null && hit.keyExpiresAt <= now) return { ok: false, reason: "expired" };
   return { ok: true, principal: hit.principal };
+}
+
+/** The key-derived facts a browser session signed in with a key needs: whether it still stands, and until when. */
+export async function keyStanding(db: Db, keyId: string): Promise<{ live: boolean; expiresAt: string | null }> {
+  const row = await db
+    .prepare("SELECT revoked_at, expires_at FROM api_keys WHERE id = ?")
+    .bind(keyId)
+    .first<{ revoked_at: string | null; expires_at: string | null }>();
+  const live =
+    row !== null && row.revoked_at === null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now());
+  return { live, expiresAt: row?.expires_at ?? null };
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */

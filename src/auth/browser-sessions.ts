@@ -39,22 +39,41 @@ export interface NewBrowserSession {
   expiresAt: string;
 }
 
+/**
+ * A new browser session for `who`. Signed in with an API key (`apiKey`), it stands only while the key does: it ends
+ * no later than the key's expiry, and with the key's revocation; its model calls count against the key.
+ */
 export async function createBrowserSession(
   db: Db,
   who: { org: string; user: string; scopes: readonly string[]; via: Via },
   lifetime: { lifetimeMs: number; idleMs: number },
   now = Date.now(),
+  apiKey: { id: string; expiresAt: string | null } | null = null,
 ): Promise<NewBrowserSession> {
   const secret = randomSecret();
   const id = `bs_${randomSecret(12)}`;
-  const expiresAt = new Date(now + lifetime.lifetimeMs).toISOString();
-  const idleUntil = new Date(Math.min(now + lifetime.idleMs, now + lifetime.lifetimeMs)).toISOString();
+  const end = Math.min(
+    now + lifetime.lifetimeMs,
+    apiKey?.expiresAt ? Date.parse(apiKey.expiresAt) : Number.POSITIVE_INFINITY,
+  );
+  const expiresAt = new Date(end).toISOString();
+  const idleUntil = new Date(Math.min(now + lifetime.idleMs, end)).toISOString();
   await db
     .prepare(
-      `INSERT INTO browser_sessions (id, secret_hash, org, user_id, scopes, via, expires_at, idle_until)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO browser_sessions (id, secret_hash, org, user_id, scopes, via, api_key_id, expires_at, idle_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .bind(id, await hashApiKey(secret), who.org, who.user, JSON.stringify(who.scopes), who.via, expiresAt, idleUntil)
+    .bind(
+      id,
+      await hashApiKey(secret),
+      who.org,
+      who.user,
+      JSON.stringify(who.scopes),
+      who.via,
+      apiKey?.id ?? null,
+      expiresAt,
+      idleUntil,
+    )
     .run();
   return { secret, id, expiresAt };
 }
@@ -65,6 +84,9 @@ const SessionRow = z.object({
   user_id: z.string(),
   scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
   via: z.string(),
+  api_key_id: z.string().nullable(),
+  key_live: z.number().nullable(),
+  key_scopes: z.string().nullable(),
   expires_at: z.string(),
   idle_until: z.string(),
   ended_at: z.string().nullable(),
@@ -108,8 +130,10 @@ export async function lookupBrowserSession(
   if (!hit) {
     const row = await db
       .prepare(
-        `SELECT s.id, s.org, s.user_id, s.scopes, s.via, s.expires_at, s.idle_until, s.ended_at, u.disabled_at
-         FROM browser_sessions s LEFT JOIN users u ON u.org = s.org AND u.id = s.user_id WHERE s.secret_hash = ?`,
+        `SELECT s.id, s.org, s.user_id, s.scopes, s.via, s.api_key_id, s.expires_at, s.idle_until, s.ended_at,
+           u.disabled_at, (k.id IS NOT NULL AND k.revoked_at IS NULL) AS key_live, k.scopes AS key_scopes
+         FROM browser_sessions s LEFT JOIN users u ON u.org = s.org AND u.id = s.user_id
+         LEFT JOIN api_keys k ON k.id = s.api_key_id WHERE s.secret_hash = ?`,
       )
       .bind(hash)
       .first();
@@ -117,10 +141,20 @@ export async function lookupBrowserSession(
     const r = SessionRow.parse(row);
     if (r.disabled_at !== null) return { ok: false, reason: "user_disabled" };
     hit = {
-      principal: { keyId: r.id, org: r.org, user: r.user_id, scopes: r.scopes, via: "browser_session" },
+      principal: {
+        // Signed in with a key: its calls count against the key; by single sign-on, against the person.
+        keyId: r.api_key_id ?? `user:${r.user_id}`,
+        credentialId: r.id,
+        org: r.org,
+        user: r.user_id,
+        // A key's session has the key's scopes as they are now (an admin may have narrowed them since).
+        scopes: r.key_scopes ? z.array(z.string()).parse(JSON.parse(r.key_scopes)) : r.scopes,
+        via: "browser_session",
+      },
       expiresAt: Date.parse(r.expires_at),
       idleUntil: Date.parse(r.idle_until),
-      ended: r.ended_at !== null,
+      // A session signed in with a key ends with the key (revoked; its expiry is the session's own end).
+      ended: r.ended_at !== null || (r.api_key_id !== null && r.key_live !== 1),
       cachedUntil: now + AUTH_CACHE_TTL_MS,
       idleWrittenAt: Date.parse(r.idle_until) - idleMs,
     };
@@ -137,7 +171,7 @@ export async function lookupBrowserSession(
     const idleUntil = Math.min(now + idleMs, hit.expiresAt);
     hit.idleWrittenAt = now;
     hit.idleUntil = idleUntil;
-    const id = hit.principal.keyId;
+    const id = hit.principal.credentialId;
     touch = async () => {
       await db
         .prepare("UPDATE browser_sessions SET idle_until = ? WHERE id = ? AND ended_at IS NULL")
@@ -162,7 +196,14 @@ export async function endBrowserSession(db: Db, secret: string): Promise<void> {
 
 /** Forgets this isolate's copies of `user`'s sessions (disabled here: refused at once). */
 export function forgetSessionsOfUser(org: string, user: string): void {
-  for (const [hash, entry] of cache) {
-    if (entry.principal.org === org && entry.principal.user === user) cache.delete(hash);
-  }
+  forgetSessionsWhere((principal) => principal.org === org && principal.user === user);
+}
+
+/** Forgets this isolate's copies of the sessions signed in with the key `keyId` (revoked here: refused at once). */
+export function forgetSessionsOfKey(keyId: string): void {
+  forgetSessionsWhere((principal) => principal.keyId === keyId);
+}
+
+function forgetSessionsWhere(matches: (principal: Principal) => boolean): void {
+  for (const [hash, entry] of cache) if (matches(entry.principal)) cache.delete(hash);
 }

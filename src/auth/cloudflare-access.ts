@@ -50,7 +50,8 @@ export async function principalOfAccess(
     );
   }
   return {
-    keyId: `access_${String(payload.sub ?? email)}`,
+    keyId: `user:${email}`,
+    credentialId: "access",
     org: access.org,
     user: email,
     scopes: ["chat"],

@@ -12,8 +12,9 @@ import { settings } from "../settings";
 import { authenticateApiKey } from "./api-keys";
 import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
 import { ACCESS_HEADER, principalOfAccess } from "./cloudflare-access";
+import { checkedByOAuth } from "./oauth";
 import { checkGrant, GrantProps, principalOfGrant } from "./oauth-grants";
-import { noteSeen } from "./users";
+import { isUserDisabled, noteSeen } from "./users";
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -39,11 +40,9 @@ async function principalOfKey(c: Context<AppBindings>, header: string): Promise<
 /** The browser session the cookie names; a request that changes state must carry its CSRF token. */
 async function principalOfCookie(c: Context<AppBindings>, secret: string): Promise<Principal> {
   const { browserSessions } = settings(c.env).auth;
-  let found = await lookupBrowserSession(c.var.db, secret, browserSessions.idleMs);
-  // A session the nearest replica does not know yet (just signed in) is looked up where it was written.
-  if (!found.ok && found.reason === "unknown") {
-    found = await lookupBrowserSession(c.env.DB.withSession("first-primary"), secret, browserSessions.idleMs);
-  }
+  // Read where sessions are written (an isolate keeps what it read for AUTH_CACHE_TTL_MS): a replica a moment
+  // behind would take a session just ended, or miss one just begun.
+  const found = await lookupBrowserSession(primary(c), secret, browserSessions.idleMs);
   if (!found.ok) {
     if (found.reason === "user_disabled") {
       throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
@@ -68,19 +67,20 @@ async function principalOfCookie(c: Context<AppBindings>, secret: string): Promi
  * and handed its props to /mcp; aptix's own record says whether the grant still stands.
  */
 async function principalOfToken(c: Context<AppBindings>): Promise<Principal | null> {
-  if (c.req.path !== "/mcp") return null;
+  if (c.req.path !== "/mcp" || !checkedByOAuth(c.executionCtx)) return null;
   const props = GrantProps.safeParse(Reflect.get(c.executionCtx, "props"));
   if (!props.success) return null;
-  let check = await checkGrant(c.var.db, props.data.grantId);
-  // A grant the nearest replica does not know yet (just given) is looked up where it was written.
-  if (!check.ok && check.reason === "revoked")
-    check = await checkGrant(c.env.DB.withSession("first-primary"), props.data.grantId);
+  // Read where grants are written: a replica a moment behind would take a grant just revoked.
+  const check = await checkGrant(primary(c), props.data.grantId);
   if (!check.ok && check.reason === "user_disabled") {
     throw new ApiError("user_disabled", "The user this client acts for is disabled in your organization.");
   }
   if (!check.ok) throw new ApiError("invalid_access_token", "This client's access was revoked; authorize it again.");
   return principalOfGrant(props.data);
 }
+
+/** The database where credentials are written (revocations, sign-outs, new sessions), not a replica. */
+const primary = (c: Context<AppBindings>) => c.env.DB.withSession("first-primary");
 
 /** The caller of a request, by OAuth token (on /mcp), key or cookie; throws the refusal when there is none. */
 export async function authenticate(c: Context<AppBindings>): Promise<Principal> {
@@ -100,7 +100,11 @@ export async function authenticate(c: Context<AppBindings>): Promise<Principal> 
         `A request signed in by Cloudflare Access that changes anything must come from a page of this origin (Sec-Fetch-Site: ${site}).`,
       );
     }
-    return principalOfAccess(access, assertion);
+    const person = await principalOfAccess(access, assertion);
+    if (await isUserDisabled(primary(c), person.org, person.user)) {
+      throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
+    }
+    return person;
   }
   const secret = getCookie(c, SESSION_COOKIE, "host");
   if (secret) return principalOfCookie(c, secret);
@@ -113,7 +117,15 @@ export async function authenticate(c: Context<AppBindings>): Promise<Principal> 
 export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
   const principal = await authenticate(c);
   c.set("principal", principal);
-  c.set("logger", c.var.logger.with({ org: principal.org, keyId: principal.keyId, user: principal.user }));
+  c.set(
+    "logger",
+    c.var.logger.with({
+      org: principal.org,
+      keyId: principal.keyId,
+      credential: principal.credentialId,
+      user: principal.user,
+    }),
+  );
   const seen = noteSeen(c.env.DB, principal);
   if (seen) c.executionCtx.waitUntil(seen());
   await next();

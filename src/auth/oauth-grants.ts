@@ -22,17 +22,24 @@ export type GrantProps = z.infer<typeof GrantProps>;
  * (its userId appears inside each token; it names org and user, nothing secret).
  */
 export function oauthUserId(org: string, user: string): string {
-  return `${encodeURIComponent(org)}~${encodeURIComponent(user)}`.replace(/:/g, "%3A");
+  // encodeURIComponent always escapes '|' and ':', so no two (org, user) pairs meet.
+  return `${encodeURIComponent(org)}|${encodeURIComponent(user)}`;
 }
 
 export function newGrantId(): string {
   return `grant_${crypto.randomUUID().replace(/-/g, "")}`;
 }
 
+/**
+ * Records a grant the authorization server made (`kvGrantId`, its own id of it). The grants the server replaced
+ * with it (the person's earlier ones to the same client) keep their records until the list is read
+ * (standingGrants marks them revoked); their tokens are refused by the server already.
+ */
 export async function recordGrant(
   db: Db,
   grant: {
     id: string;
+    kvGrantId: string;
     org: string;
     user: string;
     clientId: string;
@@ -43,11 +50,12 @@ export async function recordGrant(
 ): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO oauth_grants (id, org, user_id, client_id, client_name, scopes, resource)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO oauth_grants (id, kv_grant_id, org, user_id, client_id, client_name, scopes, resource)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       grant.id,
+      grant.kvGrantId,
       grant.org,
       grant.user,
       grant.clientId,
@@ -84,9 +92,11 @@ export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<
       )
       .bind(id)
       .first<{ revoked_at: string | null; disabled_at: string | null }>();
+    // A grant not found is not kept: the next request reads again (a record a moment behind is not a refusal).
+    if (row === null) return { ok: false, reason: "revoked" };
     hit = {
-      live: row !== null && row.revoked_at === null,
-      userDisabled: row?.disabled_at != null,
+      live: row.revoked_at === null,
+      userDisabled: row.disabled_at != null,
       cachedUntil: now + AUTH_CACHE_TTL_MS,
     };
     if (cache.size >= CACHE_MAX_ENTRIES) {
@@ -101,7 +111,14 @@ export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<
 
 /** The principal a grant's token stands for. */
 export function principalOfGrant(props: GrantProps): Principal {
-  return { keyId: props.grantId, org: props.org, user: props.user, scopes: props.scopes, via: "oauth" };
+  return {
+    keyId: props.grantId,
+    credentialId: props.grantId,
+    org: props.org,
+    user: props.user,
+    scopes: props.scopes,
+    via: "oauth",
+  };
 }
 
 export const GrantView = z
@@ -118,6 +135,7 @@ export type GrantView = z.infer<typeof GrantView>;
 
 const GrantRow = z.object({
   id: z.string(),
+  kv_grant_id: z.string(),
   client_id: z.string(),
   client_name: z.string(),
   scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
@@ -125,11 +143,18 @@ const GrantRow = z.object({
   created_at: z.string(),
 });
 
-/** The grants `user` of `org` has given and not revoked, newest first. */
-export async function listGrants(db: Db, org: string, user: string): Promise<GrantView[]> {
+/**
+ * The grants `user` of `org` has given and not revoked, newest first, as aptix recorded them with the authorization
+ * server's id of each (`kvGrantId`).
+ */
+export async function listGrantRecords(
+  db: Db,
+  org: string,
+  user: string,
+): Promise<(GrantView & { kvGrantId: string })[]> {
   const { results } = await db
     .prepare(
-      `SELECT id, client_id, client_name, scopes, resource, created_at FROM oauth_grants
+      `SELECT id, kv_grant_id, client_id, client_name, scopes, resource, created_at FROM oauth_grants
        WHERE org = ? AND user_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, id`,
     )
     .bind(org, user)
@@ -137,6 +162,7 @@ export async function listGrants(db: Db, org: string, user: string): Promise<Gra
   return results.map((row) => {
     const r = GrantRow.parse(row);
     return {
+      kvGrantId: r.kv_grant_id,
       id: r.id,
       clientId: r.client_id,
       clientName: r.client_name,
@@ -151,14 +177,19 @@ export async function listGrants(db: Db, org: string, user: string): Promise<Gra
  * Revokes the grants of `user` in `org` (one, when `id` is given; all otherwise): they end in D1 at once and in
  * this isolate's copies; answers the ids revoked.
  */
-export async function revokeGrants(db: Db, org: string, user: string, id?: string): Promise<string[]> {
+export async function revokeGrants(
+  db: Db,
+  org: string,
+  user: string,
+  id?: string,
+): Promise<{ id: string; kvGrantId: string }[]> {
   const { results } = await db
     .prepare(
       `UPDATE oauth_grants SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-       WHERE org = ? AND user_id = ? AND revoked_at IS NULL ${id ? "AND id = ?" : ""} RETURNING id`,
+       WHERE org = ? AND user_id = ? AND revoked_at IS NULL ${id ? "AND id = ?" : ""} RETURNING id, kv_grant_id`,
     )
     .bind(...(id ? [org, user, id] : [org, user]))
-    .all<{ id: string }>();
+    .all<{ id: string; kv_grant_id: string }>();
   for (const row of results) cache.delete(row.id);
-  return results.map((row) => row.id);
+  return results.map((row) => ({ id: row.id, kvGrantId: row.kv_grant_id }));
 }

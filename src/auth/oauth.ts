@@ -20,12 +20,13 @@ import {
   type OAuthProviderOptions,
 } from "@cloudflare/workers-oauth-provider";
 import { z } from "zod";
+import type { Db } from "../db";
 import { errorBody } from "../errors";
 import { keptPerIsolate } from "../isolate-cache";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { isLoopbackHost } from "../settings";
 import { AUTH_CACHE_TTL_MS, authenticateApiKey } from "./api-keys";
-import { checkGrant, GrantProps, oauthUserId } from "./oauth-grants";
+import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants } from "./oauth-grants";
 import { hostOrOriginRefusal } from "./origin-guard";
 
 /** The scopes an MCP client may be granted: /mcp needs `chat`. */
@@ -73,16 +74,15 @@ export function oauthOptions(origin: string, app: Handler): OAuthProviderOptions
     resourceMetadata: { resource, resource_name: "aptix agent (MCP)", bearer_methods_supported: ["header"] },
     // An aptix API key (anything not shaped as this server's tokens) is checked as one; the app reads it again
     // from its own cache.
+    // A key that is known but refused (expired, its user disabled) goes on to the app, which refuses it with its
+    // own code; an unknown one is answered here, with the challenge that starts OAuth.
     resolveExternalToken: async ({ token, env }) => {
       const found = await authenticateApiKey(env.DB.withSession("first-primary"), token);
-      if (found.ok) return { props: null, audience: resource };
-      const description =
-        found.reason === "expired"
-          ? "This API key has expired; ask an admin of your organization for a new one."
-          : found.reason === "user_disabled"
-            ? "The user this API key acts for is disabled in your organization."
-            : "Invalid API key or access token.";
-      throw new ExternalTokenError("invalid_token", { description, statusCode: 401 });
+      if (found.ok || found.reason !== "unknown") return { props: null, audience: resource };
+      throw new ExternalTokenError("invalid_token", {
+        description: "Invalid API key or access token",
+        statusCode: 401,
+      });
     },
     // A refresh of a grant revoked since (or of a disabled user's) is refused, and the provider drops the grant.
     tokenExchangeCallback: async ({ props, env }) => {
@@ -113,32 +113,44 @@ export function oauthHelpers(origin: string, env: Cloudflare.Env): OAuthHelpers 
 }
 
 /**
- * Deletes the authorization server's records (KV) of grants aptix revoked: their refresh tokens are refused by
- * aptix's record already; this removes them where the server keeps them. Failures are logged, not thrown.
+ * Deletes the authorization server's records (KV) of grants aptix revoked: their tokens are refused by aptix's
+ * record already; this removes them where the server keeps them. Failures are logged, not thrown.
  */
 export async function forgetGrantsInAuthorizationServer(
   env: Cloudflare.Env,
   url: URL,
   org: string,
   user: string,
-  grantIds: readonly string[],
+  kvGrantIds: readonly string[],
 ): Promise<void> {
-  if (!servesOAuth(url) || grantIds.length === 0) return;
+  if (!servesOAuth(url) || kvGrantIds.length === 0) return;
   try {
     const oauth = oauthHelpers(url.origin, env);
-    const userId = oauthUserId(org, user);
-    let cursor: string | undefined;
-    do {
-      const page = await oauth.listUserGrants(userId, { cursor, limit: 100 });
-      for (const grant of page.items) {
-        const props = z.object({ grantId: z.string() }).safeParse(grant.metadata);
-        if (props.success && grantIds.includes(props.data.grantId)) await oauth.revokeGrant(grant.id, userId);
-      }
-      cursor = page.cursor;
-    } while (cursor);
+    for (const kvGrantId of kvGrantIds) await oauth.revokeGrant(kvGrantId, oauthUserId(org, user));
   } catch (error) {
     new JsonAdminLogger({ requestId: "" }).addException("[oauth_forget_grants]", error, [["org", org]]);
   }
+}
+
+/**
+ * The grants `user` of `org` has given that still stand: aptix's records whose grant the authorization server
+ * still has. One it no longer has (replaced by a new consent to the same client, revoked by the client through the
+ * token endpoint, ended by a replayed code, or a code never used) is marked revoked here too.
+ */
+export async function standingGrants(env: Cloudflare.Env, db: Db, url: URL, org: string, user: string) {
+  const records = await listGrantRecords(db, org, user);
+  if (!servesOAuth(url) || records.length === 0) return records.map(({ kvGrantId: _, ...view }) => view);
+  const oauth = oauthHelpers(url.origin, env);
+  const known = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await oauth.listUserGrants(oauthUserId(org, user), { cursor, limit: 1000 });
+    for (const grant of page.items) known.add(grant.id);
+    cursor = page.cursor;
+  } while (cursor);
+  const gone = records.filter((record) => !known.has(record.kvGrantId));
+  for (const record of gone) await revokeGrants(db, org, user, record.id);
+  return records.filter((record) => known.has(record.kvGrantId)).map(({ kvGrantId: _, ...view }) => view);
 }
 
 /** The helpers never call a handler: the app's routes use them from inside the app. */
@@ -188,6 +200,16 @@ function rememberVerified(key: string, ctx: ExecutionContext, now: number): void
   verifiedTokens.set(key, { props, auth: Reflect.get(ctx, "auth"), until });
 }
 
+/**
+ * The requests whose context the provider (or this front door, from what the provider verified) filled: only
+ * theirs carry props /mcp may trust. Any other context's props (a service binding's, say) are not a grant's.
+ */
+const checkedContexts = new WeakSet<object>();
+
+export function checkedByOAuth(ctx: object): boolean {
+  return checkedContexts.has(ctx);
+}
+
 /** A token revoked at the token endpoint (RFC 7009: a `token` and no `grant_type`) is forgotten here at once. */
 async function forgetRevokedToken(request: Request, url: URL): Promise<void> {
   if (
@@ -224,6 +246,7 @@ export function withOAuth(app: Handler): Handler {
       }
       if (url.pathname === TOKEN_PATH) await forgetRevokedToken(request, url);
       if (url.pathname !== "/mcp") return provider.fetch(request, env, ctx);
+      checkedContexts.add(ctx);
       const now = Date.now();
       const key = await tokenCacheKey(request, url);
       const known = key ? verifiedTokens.get(key) : undefined;

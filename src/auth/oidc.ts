@@ -182,6 +182,13 @@ export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInP
       `The identity provider's ID token has no ${quoted(config.userClaim)} claim to name you by (OIDC_USER_CLAIM).`,
     );
   }
+  // An email the provider says it has not verified names nobody: anyone could have typed it.
+  if (config.userClaim === "email" && claims.email_verified === false) {
+    throw new ApiError(
+      "sign_in_failed",
+      "The identity provider says your email address is not verified, and aptix names you by it (OIDC_USER_CLAIM); verify it there first.",
+    );
+  }
   const org = config.org ?? (config.orgClaim ? claimText(claims, config.orgClaim) : null);
   if (!org) {
     throw new ApiError(

@@ -39,3 +39,21 @@ export const originGuard: MiddlewareHandler<AppBindings> = async (c, next) => {
   if (refusal) throw refusal;
   await next();
 };
+
+/**
+ * The forms that sign a browser in or answer a consent page are taken from this origin's own pages only, never from
+ * another origin CORS_ALLOWED_ORIGINS lists: such a page could otherwise sign a person's browser in as someone else
+ * (login CSRF). Clients that are not browsers send neither header.
+ */
+export function requireOwnPage(request: Request): void {
+  const url = new URL(request.url);
+  const origin = request.headers.get("origin");
+  const site = request.headers.get("sec-fetch-site");
+  const foreign = origin !== null ? origin !== url.origin : site !== null && site !== "same-origin" && site !== "none";
+  if (foreign) {
+    throw new ApiError(
+      "origin_not_allowed",
+      `This form is taken only from pages of ${url.origin} itself (it came from ${quoted(origin ?? site ?? "")}).`,
+    );
+  }
+}

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Db } from "../db";
 import { keptPerIsolate } from "../isolate-cache";
 import type { Principal, Via } from "../principal";
+import { AUTH_CACHE_TTL_MS } from "./api-keys";
 
 /** How often an isolate writes a user's last_seen_at (a request more often is not written again). */
 export const LAST_SEEN_EVERY_MS = 60_000;
@@ -33,6 +34,30 @@ export function noteSeen(db: Db, principal: Principal, now = Date.now()): (() =>
       .bind(principal.org, principal.user, principal.via)
       .run();
   };
+}
+
+/** What an isolate read of users' disabled state, for AUTH_CACHE_TTL_MS (as for keys). */
+const disabledState = new Map<string, { disabled: boolean; cachedUntil: number }>();
+keptPerIsolate(() => disabledState.clear());
+
+/** Whether `user` of `org` is disabled (for a way in that has no row of its own to join: Cloudflare Access). */
+export async function isUserDisabled(db: Db, org: string, user: string, now = Date.now()): Promise<boolean> {
+  const key = seenKey(org, user);
+  const hit = disabledState.get(key);
+  if (hit && hit.cachedUntil > now) return hit.disabled;
+  const row = await db
+    .prepare("SELECT disabled_at FROM users WHERE org = ? AND id = ?")
+    .bind(org, user)
+    .first<{ disabled_at: string | null }>();
+  const disabled = row?.disabled_at != null;
+  if (disabledState.size >= SEEN_MAX_ENTRIES) disabledState.clear();
+  disabledState.set(key, { disabled, cachedUntil: now + AUTH_CACHE_TTL_MS });
+  return disabled;
+}
+
+/** Forgets what this isolate read of `user`'s disabled state (disabled or enabled here: at once). */
+export function forgetUserState(org: string, user: string): void {
+  disabledState.delete(seenKey(org, user));
 }
 
 /** Records a signed-in person with the name and email their identity provider gave; their disabled_at stays. */
@@ -109,7 +134,7 @@ export async function findUser(db: Db, org: string, id: string): Promise<UserVie
 
 /**
  * Disables (or enables again) a user of `org`; disabling ends their browser sessions in the same batch. A user
- * never seen is written disabled, so a key made for them later is refused too.
+ * not seen yet (a key acts for them) gets their row, disabled.
  */
 export async function setUserDisabled(db: Db, org: string, id: string, disabled: boolean): Promise<void> {
   const now = new Date().toISOString();

@@ -5,6 +5,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { forgetApiKey, hashApiKey } from "../auth/api-keys";
+import { forgetSessionsOfKey } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
@@ -259,6 +260,7 @@ export const adminKeyRoutes = routes()
           .bind(...values, id, c.var.principal.org)
           .run();
         forgetApiKey(id);
+        forgetSessionsOfKey(id);
       }
       if (body.budget) await setLimits(c, id, body.budget);
       return c.json({ key: await keyView(c, id) }, 200);
@@ -285,6 +287,7 @@ export const adminKeyRoutes = routes()
         throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
       }
       forgetApiKey(id);
+      forgetSessionsOfKey(id);
       c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
       return c.body(null, 204);
     },

@@ -8,7 +8,7 @@ import { forgetSessionsOfUser } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
 import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
 import { revokeGrants } from "../auth/oauth-grants";
-import { findUser, listUsers, setUserDisabled, UserView } from "../auth/users";
+import { findUser, forgetUserState, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
@@ -46,9 +46,14 @@ export const adminUserRoutes = routes()
       const { id } = c.req.valid("param");
       const { disabled } = c.req.valid("json");
       const { org, user: self } = c.var.principal;
-      if (!(await findUser(c.var.db, org, id))) {
-        throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
-      }
+      // A user is one the org has seen, or one a key of the org acts for (disabled before their first request).
+      const known =
+        (await findUser(c.var.db, org, id)) ??
+        (await c.var.db
+          .prepare("SELECT 1 AS found FROM api_keys WHERE org = ? AND user_id = ? LIMIT 1")
+          .bind(org, id)
+          .first());
+      if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
       if (disabled && id === self) {
         throw new ApiError("invalid_request", "You cannot disable yourself; ask another admin of your organization.", {
           param: "disabled",
@@ -57,9 +62,10 @@ export const adminUserRoutes = routes()
       await setUserDisabled(c.var.db, org, id, disabled);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
+      forgetUserState(org, id);
       if (disabled) {
-        const revoked = await revokeGrants(c.var.db, org, id);
-        c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, revoked));
+        const kvGrantIds = (await revokeGrants(c.var.db, org, id)).map((grant) => grant.kvGrantId);
+        c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }
       c.var.logger.addCustomEvent(
         "Message",

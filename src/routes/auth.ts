@@ -1,19 +1,23 @@
 // Signing in: GET /auth/login sends the browser to the organisation's identity provider, GET /auth/callback
-// brings it back signed in (a browser session cookie), POST /auth/logout ends that session, GET /auth/me says
-// who the caller is and how they came, GET /auth/providers what a sign-in page may offer. The first three of
-// these and /auth/providers need no key; /auth/me and /auth/logout need a caller.
+// brings it back signed in (a browser session cookie), POST /auth/session signs a browser in with an API key,
+// POST /auth/logout ends the session, GET /auth/me says who the caller is and how they came, GET /auth/session
+// whether this browser is signed in, GET /auth/providers what a sign-in page may offer. All but /auth/me and
+// /auth/logout need no caller.
 import { createRoute } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import { authenticateApiKey } from "../auth/api-keys";
+import { authenticateApiKey, keyStanding } from "../auth/api-keys";
 import {
   CSRF_HEADER,
   createBrowserSession,
   csrfTokenOf,
   endBrowserSession,
+  lookupBrowserSession,
   SESSION_COOKIE,
 } from "../auth/browser-sessions";
+import { ACCESS_HEADER, principalOfAccess } from "../auth/cloudflare-access";
 import { beginSignIn, finishSignIn, SIGN_IN_COOKIE, SIGN_IN_FLOW_MS, safeReturnTo } from "../auth/oidc";
+import { requireOwnPage } from "../auth/origin-guard";
 import { findUser, upsertUser } from "../auth/users";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, routes } from "../http";
@@ -51,8 +55,64 @@ const Me = z
   })
   .meta({ id: "Me" });
 
+const BrowserSessionView = z.object({
+  signedIn: z.boolean(),
+  via: z.enum(VIAS).nullable(),
+  user: z.string().nullable(),
+  org: z.string().nullable(),
+  scopes: z.array(z.string()),
+  expiresAt: z.string().nullable(),
+  csrfToken: z.string().nullable(),
+});
+
 /** The sign-in routes that need no caller. */
 export const signInRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/auth/session",
+      summary: "Whether this browser is signed in (its session cookie), without a refusal when it is not",
+      tags,
+      security: [],
+      responses: { 200: json(BrowserSessionView, "The browser's session, or signedIn false.") },
+    }),
+    async (c) => {
+      c.header("cache-control", "no-store");
+      const { auth } = settings(c.env);
+      const secret = getCookie(c, SESSION_COOKIE, "host");
+      const found = secret ? await lookupBrowserSession(primaryOf(c), secret, auth.browserSessions.idleMs) : null;
+      if (secret && found?.ok) {
+        const { principal } = found;
+        return c.json(
+          {
+            signedIn: true,
+            via: principal.via,
+            user: principal.user,
+            org: principal.org,
+            scopes: [...principal.scopes],
+            expiresAt: found.expiresAt,
+            csrfToken: await csrfTokenOf(secret),
+          },
+          200,
+        );
+      }
+      // Behind Cloudflare Access the browser is signed in by Access: its pages need no token of ours.
+      const assertion = auth.access ? c.req.header(ACCESS_HEADER) : undefined;
+      const person =
+        auth.access && assertion ? await principalOfAccess(auth.access, assertion).catch(() => null) : null;
+      if (person) {
+        const { org, user, scopes } = person;
+        return c.json(
+          { signedIn: true, via: person.via, user, org, scopes: [...scopes], expiresAt: null, csrfToken: null },
+          200,
+        );
+      }
+      return c.json(
+        { signedIn: false, via: null, user: null, org: null, scopes: [], expiresAt: null, csrfToken: null },
+        200,
+      );
+    },
+  )
   .openapi(
     createRoute({
       method: "get",
@@ -125,6 +185,7 @@ export const signInRoutes = routes()
         redirectUriOf(c),
         browserState,
       );
+      await endEarlierSession(c);
       const { disabled } = await upsertUser(c.var.db, { ...person, via: "browser_session" });
       if (disabled)
         throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
@@ -147,6 +208,15 @@ export const signInRoutes = routes()
       return c.redirect(returnTo, 302);
     },
   );
+
+/** Where sessions are written: read there, not a replica a moment behind. */
+const primaryOf = (c: AppContext) => c.env.DB.withSession("first-primary");
+
+/** Ends the session the browser's cookie holds, if any: signing out, or signing in anew. */
+async function endEarlierSession(c: AppContext): Promise<void> {
+  const secret = getCookie(c, SESSION_COOKIE, "host");
+  if (secret) await endBrowserSession(c.var.db, secret);
+}
 
 /** Sets the browser session cookie of `session`. */
 function setSessionCookie(c: AppContext, session: { secret: string; expiresAt: string }): void {
@@ -182,20 +252,32 @@ export const keySignInRoutes = routes().openapi(
     responses: { 302: { description: "Signed in: back to return_to." }, ...errors(400, 401, 403) },
   }),
   async (c) => {
+    requireOwnPage(c.req.raw);
     const form = c.req.valid("form");
-    const found = await authenticateApiKey(c.env.DB.withSession("first-primary"), form.api_key);
+    const found = await authenticateApiKey(primaryOf(c), form.api_key);
     if (!found.ok) {
       if (found.reason === "user_disabled") {
         throw new ApiError("user_disabled", "The user this API key acts for is disabled in your organization.");
       }
-      throw new ApiError(found.reason === "expired" ? "api_key_expired" : "invalid_api_key", "Invalid API key.");
+      if (found.reason === "expired") {
+        throw new ApiError(
+          "api_key_expired",
+          "This API key has expired; ask an admin of your organization for a new one.",
+        );
+      }
+      throw new ApiError("invalid_api_key", "Invalid API key.");
     }
     const { principal } = found;
-    await upsertUser(c.env.DB, { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
+    await endEarlierSession(c);
+    await upsertUser(c.var.db, { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
+    // The session stands only while the key does, and counts against it.
+    const key = await keyStanding(primaryOf(c), principal.keyId);
     const session = await createBrowserSession(
-      c.env.DB,
+      c.var.db,
       { org: principal.org, user: principal.user, scopes: principal.scopes, via: "api_key" },
       settings(c.env).auth.browserSessions,
+      Date.now(),
+      { id: principal.keyId, expiresAt: key.expiresAt },
     );
     setSessionCookie(c, session);
     c.header("cache-control", "no-store");
@@ -220,11 +302,15 @@ export const sessionAuthRoutes = routes()
       const secret = getCookie(c, SESSION_COOKIE, "host");
       let session: z.infer<typeof Me>["session"] = null;
       if (principal.via === "browser_session" && secret) {
-        const row = await c.var.db
+        const row = await primaryOf(c)
           .prepare("SELECT expires_at FROM browser_sessions WHERE id = ?")
-          .bind(principal.keyId)
+          .bind(principal.credentialId)
           .first<{ expires_at: string }>();
-        session = { id: principal.keyId, expiresAt: row?.expires_at ?? null, csrfToken: await csrfTokenOf(secret) };
+        session = {
+          id: principal.credentialId,
+          expiresAt: row?.expires_at ?? null,
+          csrfToken: await csrfTokenOf(secret),
+        };
       }
       c.header("cache-control", "no-store");
       return c.json(
@@ -249,8 +335,8 @@ export const sessionAuthRoutes = routes()
       responses: { 204: { description: "Signed out." }, ...errors(401, 403) },
     }),
     async (c) => {
-      const secret = getCookie(c, SESSION_COOKIE, "host");
-      if (secret && c.var.principal.via === "browser_session") await endBrowserSession(c.env.DB, secret);
+      // The cookie's session ends whichever credential the request was made with.
+      await endEarlierSession(c);
       deleteCookie(c, SESSION_COOKIE, { prefix: "host", path: "/", secure: true });
       return c.body(null, 204);
     },

@@ -19,6 +19,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { lookupBrowserSession, SESSION_COOKIE } from "../auth/browser-sessions";
 import { AUTHORIZE_PATH, OAUTH_SCOPES, oauthHelpers, servesOAuth } from "../auth/oauth";
 import { newGrantId, oauthUserId, recordGrant } from "../auth/oauth-grants";
+import { requireOwnPage } from "../auth/origin-guard";
 import type { AppBindings } from "../http";
 import { routes } from "../http";
 import type { Principal } from "../principal";
@@ -210,6 +211,7 @@ export const authorizeRoutes = describeOAuth(routes())
     if (!servesOAuth(url)) {
       return problemPage(c, 400, "OAuth is not offered here", "This server authorizes clients over https: only.");
     }
+    requireOwnPage(c.req.raw);
     const form = await c.req.raw.clone().formData();
     const handle = String(form.get("handle") ?? "");
     const decision = String(form.get("decision") ?? "");
@@ -233,21 +235,25 @@ export const authorizeRoutes = describeOAuth(routes())
       const client = await oauth.lookupClient(approved.request.clientId);
       const clientName = client?.clientName ?? approved.request.clientId;
       const grantId = newGrantId();
-      await recordGrant(c.env.DB, {
-        id: grantId,
-        org: who.org,
-        user: who.user,
-        clientId: approved.request.clientId,
-        clientName,
-        scopes,
-        resource: approved.request.resource ?? `${url.origin}/mcp`,
-      });
       const { redirectTo } = await oauth.completeAuthorization({
         request: approved.request,
         userId: oauthUserId(who.org, who.user),
         metadata: { grantId, clientName },
         scope: scopes,
         props: { grantId, org: who.org, user: who.user, scopes },
+      });
+      // The server's id of the grant is in the code it made (`<user>:<grant>:<secret>`); recorded before the browser
+      // goes back, so no token of it can come before aptix's record.
+      const kvGrantId = new URL(redirectTo).searchParams.get("code")?.split(":")[1] ?? "";
+      await recordGrant(c.var.db, {
+        id: grantId,
+        kvGrantId,
+        org: who.org,
+        user: who.user,
+        clientId: approved.request.clientId,
+        clientName,
+        scopes,
+        resource: approved.request.resource ?? `${url.origin}/mcp`,
       });
       c.var.logger
         .with({ org: who.org, user: who.user, keyId: grantId })

@@ -1,10 +1,11 @@
 // /context/grants: the MCP clients the caller allowed to act for them (OAuth for /mcp), and revoking one: its
-// access ends at once (aptix's record is checked on every request a token of it makes, and at refresh), and the
-// authorization server's own records of it are deleted after the answer.
+// access ends at once in this isolate and within AUTH_CACHE_TTL_MS everywhere (aptix's record is checked on every
+// request a token of it makes, and at refresh), and the authorization server's own records of it are deleted after
+// the answer.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
-import { GrantView, listGrants, revokeGrants } from "../auth/oauth-grants";
+import { forgetGrantsInAuthorizationServer, standingGrants } from "../auth/oauth";
+import { GrantView, revokeGrants } from "../auth/oauth-grants";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, routes } from "../http";
 import { quoted } from "../quote";
@@ -23,7 +24,7 @@ export const grantRoutes = routes()
     }),
     async (c) => {
       const { org, user } = c.var.principal;
-      return c.json({ grants: await listGrants(c.var.db, org, user) }, 200);
+      return c.json({ grants: await standingGrants(c.env, c.var.db, new URL(c.req.url), org, user) }, 200);
     },
   )
   .openapi(
@@ -39,9 +40,10 @@ export const grantRoutes = routes()
     async (c) => {
       const { id } = c.req.valid("param");
       const { org, user } = c.var.principal;
-      const revoked = await revokeGrants(c.env.DB, org, user, id);
+      const revoked = await revokeGrants(c.var.db, org, user, id);
       if (revoked.length === 0) throw new ApiError("grant_not_found", `Grant ${quoted(id)} not found among yours.`);
-      c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, user, revoked));
+      const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
+      c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, user, kvGrantIds));
       c.var.logger.addCustomEvent("Message", "[oauth_grant_revoke]", "An OAuth grant was revoked.", [["grant", id]]);
       return c.body(null, 204);
     },

@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { principalOfAccess } from "../../src/auth/cloudflare-access";
 import { ApiError } from "../../src/errors";
+import { forgetIsolateState } from "../../src/isolate-cache";
 import { providerTokens } from "../fixtures/idp";
 import { workerWith } from "../passthrough/harness";
 
@@ -120,5 +121,37 @@ describe("Cloudflare Access", () => {
       headers: { "cf-access-jwt-assertion": await assertion() },
     });
     expect(((await response.json()) as ErrorBody).error.code).toBe("missing_api_key");
+  });
+});
+
+describe("Cloudflare Access and disabled users", () => {
+  it("refuses the assertion of a user an admin disabled", async () => {
+    await env.DB.prepare(
+      "INSERT INTO users (org, id, disabled_at) VALUES ('acme', 'alice@example.com', '2026-01-01T00:00:00Z') ON CONFLICT (org, id) DO UPDATE SET disabled_at = excluded.disabled_at",
+    ).run();
+    // As after the disabling in another isolate, once its bound passed (this one read the user enabled before).
+    forgetIsolateState();
+    try {
+      const response = await accessWorker().fetch("https://aptix.test/auth/me", {
+        headers: { "cf-access-jwt-assertion": await assertion() },
+      });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as ErrorBody).error.code).toBe("user_disabled");
+    } finally {
+      await env.DB.prepare("UPDATE users SET disabled_at = NULL WHERE org = 'acme'").run();
+      forgetIsolateState();
+    }
+  });
+
+  it("tells the console a browser behind Access is signed in, with no token of aptix's to carry", async () => {
+    const response = await accessWorker().fetch("https://aptix.test/auth/session", {
+      headers: { "cf-access-jwt-assertion": await assertion() },
+    });
+    expect(await response.json()).toMatchObject({
+      signedIn: true,
+      via: "cloudflare_access",
+      user: "alice@example.com",
+      csrfToken: null,
+    });
   });
 });

@@ -1,7 +1,10 @@
 // /mcp as an OAuth 2.1 protected resource: discovery, registration, sign-in and consent, tokens bound to /mcp,
 // refresh, grants listed and revoked; every way a client's request can be wrong is refused and grants nothing.
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { createApp } from "../../src/app";
+import { oauthUserId } from "../../src/auth/oauth-grants";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import {
   answerConsent,
@@ -29,6 +32,30 @@ async function grantsOf(key: string) {
     (await response.json()) as { grants: { id: string; clientId: string; clientName: string; scopes: string[] }[] }
   ).grants;
 }
+
+describe("the authorization server's user ids", () => {
+  it("never meet for two different people, and hold no ':'", () => {
+    expect(oauthUserId("a~b", "c")).not.toBe(oauthUserId("a", "b~c"));
+    expect(oauthUserId("a|b", "c")).not.toBe(oauthUserId("a", "b|c"));
+    expect(oauthUserId("o:x", "u:y")).not.toContain(":");
+  });
+});
+
+describe("grant props", () => {
+  it("are trusted only when the OAuth front door checked the token they came with", async () => {
+    const { clientId } = await authorizedClient(TEST_KEYS.chat.key, "Props Client");
+    const grant = (await grantsOf(TEST_KEYS.chat.key)).find((g) => g.clientId === clientId);
+    const ctx = createExecutionContext();
+    Reflect.set(ctx, "props", { grantId: grant?.id, org: "org-a", user: "bob", scopes: ["chat"] });
+    const request = new Request(`${ORIGIN}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    const response = await createApp().fetch(request, env, ctx);
+    expect(response.status).toBe(401);
+  });
+});
 
 describe("discovery", () => {
   it("answers /mcp without a token 401, naming the resource metadata in WWW-Authenticate", async () => {
@@ -162,6 +189,55 @@ describe("the authorize step", () => {
     const answered = await answerConsent(page.handle ?? "", [cookie], "allow");
     expect(answered.status).toBe(400);
     expect(answered.headers.get("location")).toBeNull();
+  });
+});
+
+describe("a client known by its Client ID Metadata Document", () => {
+  const CLIENT_ID = "https://client.example/oauth/aptix-client.json";
+  const DOCUMENT = {
+    client_id: CLIENT_ID,
+    client_name: "Metadata Document Client",
+    redirect_uris: [REDIRECT_URI],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+
+  /** The client's own site serves its document (the server fetches it from there; nothing else is served). */
+  function serveDocument() {
+    const realFetch = globalThis.fetch;
+    return vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url === CLIENT_ID) {
+        return Promise.resolve(Response.json(DOCUMENT, { headers: { "cache-control": "max-age=300" } }));
+      }
+      return realFetch(input, init);
+    });
+  }
+
+  it("is shown on the consent page with its verified domain, and gets tokens without registering", async () => {
+    const served = serveDocument();
+    try {
+      const { verifier, challenge } = await pkce();
+      const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+      const page = await consentPage({ clientId: CLIENT_ID, challenge }, cookie);
+      expect(page.text).toContain("Metadata Document Client");
+      expect(page.text).toContain("verified domain <strong>client.example</strong>");
+      const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
+      const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
+      const response = await tokenRequest({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: CLIENT_ID,
+        code_verifier: verifier,
+        resource: RESOURCE,
+      });
+      const tokens = (await response.json()) as { access_token: string };
+      expect((await listTools(tokens.access_token)).status).toBe(200);
+    } finally {
+      served.mockRestore();
+    }
   });
 });
 
@@ -319,8 +395,40 @@ describe("tokens", () => {
     expect(((await response.json()) as ErrorBody).error.code).toBe("grant_not_found");
   });
 
+  it("are listed once per client: consenting again replaces the client's earlier grant", async () => {
+    const clientId = await registerClient("Twice Client");
+    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
+    for (let i = 0; i < 2; i++) {
+      const { challenge } = await pkce();
+      const page = await consentPage({ clientId, challenge }, cookie);
+      await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
+    }
+    const grants = (await grantsOf(TEST_KEYS.chat.key)).filter((g) => g.clientId === clientId);
+    expect(grants).toHaveLength(1);
+  });
+
+  it("leave the list when the client revokes its refresh token at the token endpoint", async () => {
+    const { clientId, tokens } = await authorizedClient(TEST_KEYS.chat.key, "Self-revoking Client");
+    await tokenRequest({ token: tokens.refresh_token, client_id: clientId, token_type_hint: "refresh_token" });
+    expect((await grantsOf(TEST_KEYS.chat.key)).map((g) => g.clientId)).not.toContain(clientId);
+  });
+
   it("leave API keys working on /mcp as before", async () => {
     expect((await listTools(TEST_KEYS.chat.key)).status).toBe(200);
+  });
+
+  it("refuse the key of a disabled user on /mcp with user_disabled", async () => {
+    const key = `sk-oauth-${crypto.randomUUID()}`;
+    const { hashApiKey } = await import("../../src/auth/api-keys");
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES ('oauth-erin', ?, 'e', 'org-a', 'erin', '[\"chat\"]')",
+      ).bind(await hashApiKey(key)),
+      env.DB.prepare("INSERT INTO users (org, id, disabled_at) VALUES ('org-a', 'erin', '2026-01-01T00:00:00Z')"),
+    ]);
+    const response = await listTools(key);
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("user_disabled");
   });
 
   it("refuse an unknown bearer on /mcp with invalid_access_token and the challenge", async () => {

@@ -3,7 +3,7 @@
 // and signs nobody in.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { identityProvider, idTokenClaims, safeReturnTo } from "../../src/auth/oidc";
+import { type IdTokenClaims, identityProvider, idTokenClaims, personOf, safeReturnTo } from "../../src/auth/oidc";
 import { ApiError } from "../../src/errors";
 import { parseSettings } from "../../src/settings";
 import {
@@ -284,6 +284,13 @@ describe("the ID token", () => {
     const provider = await identityProvider(config());
     const claims = await idTokenClaims(provider, config(), await providerTokens({ nonce: "n6" }), "n6");
     expect(claims).toMatchObject({ email: "alice@example.com", org: "acme", iss: env.TEST_IDP_ISSUER });
+  });
+});
+
+describe("the person an ID token names", () => {
+  it("is refused when the provider says the email that names them is not verified", () => {
+    const claims: IdTokenClaims = { iss: "x", sub: "s", email: "ceo@example.com", email_verified: false, org: "acme" };
+    expect(() => personOf(config(), claims)).toThrow(/not verified/);
   });
 });
 

@@ -287,3 +287,101 @@ describe("sign-in without an identity provider", () => {
     expect(((await response.json()) as ErrorBody).error.code).toBe("sign_in_not_configured");
   });
 });
+
+describe("a browser signed in with an API key", () => {
+  async function signInWithKey(worker: ReturnType<typeof workerWith>, key: string) {
+    const response = await worker.fetch("https://aptix.test/auth/session", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ api_key: key, return_to: "/" }),
+      redirect: "manual",
+    });
+    const line = response.headers.getSetCookie().find((c) => c.startsWith("__Host-aptix_session=")) ?? "";
+    return { response, cookie: line.split(";")[0] ?? "" };
+  }
+
+  it("is signed out when the key is revoked", async () => {
+    const worker = workerWith();
+    const { key } = await keyOfNewUser();
+    const { cookie } = await signInWithKey(worker, key);
+    expect((await worker.fetch("https://aptix.test/auth/me", { headers: { cookie } })).status).toBe(200);
+    await worker.fetch(`https://aptix.test/admin/keys/key-${(await usersKeyId(key)) ?? ""}`, {
+      method: "DELETE",
+      headers: authHeaders(),
+    });
+    const after = await worker.fetch("https://aptix.test/auth/me", { headers: { cookie } });
+    expect(((await after.json()) as ErrorBody).error.code).toBe("sign_in_expired");
+  });
+
+  it("never outlives the key's expiry", async () => {
+    const worker = workerWith();
+    const { key, user } = await keyOfNewUser();
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE user_id = ?").bind(expires, user).run();
+    const { cookie } = await signInWithKey(worker, key);
+    const me = (await (await worker.fetch("https://aptix.test/auth/me", { headers: { cookie } })).json()) as Me;
+    expect(me.session?.expiresAt).toBe(expires);
+  });
+
+  it("is refused from a page of another origin, even a listed one (login CSRF)", async () => {
+    const worker = workerWith({ CORS_ALLOWED_ORIGINS: "https://chat.example.com" } as Partial<Cloudflare.Env>);
+    const response = await worker.fetch("https://aptix.test/auth/session", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://chat.example.com" },
+      body: new URLSearchParams({ api_key: TEST_KEYS.chat.key }),
+      redirect: "manual",
+    });
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("origin_not_allowed");
+    expect(response.headers.getSetCookie().some((c) => c.startsWith("__Host-aptix_session="))).toBe(false);
+  });
+
+  it("ends the earlier session of the same browser when it signs in again", async () => {
+    const worker = workerWith();
+    const first = await signInWithKey(worker, TEST_KEYS.chat.key);
+    const again = await worker.fetch("https://aptix.test/auth/session", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: first.cookie },
+      body: new URLSearchParams({ api_key: TEST_KEYS.chat.key }),
+      redirect: "manual",
+    });
+    expect(again.status).toBe(302);
+    const old = await worker.fetch("https://aptix.test/auth/me", { headers: { cookie: first.cookie } });
+    expect(old.status).toBe(401);
+  });
+
+  it("signs out with the cookie even when the request also carries a key", async () => {
+    const worker = workerWith();
+    const { cookie } = await signInWithKey(worker, TEST_KEYS.chat.key);
+    const out = await worker.fetch("https://aptix.test/auth/logout", {
+      method: "POST",
+      headers: { cookie, ...authHeaders(TEST_KEYS.chat.key) },
+    });
+    expect(out.status).toBe(204);
+    expect((await worker.fetch("https://aptix.test/auth/me", { headers: { cookie } })).status).toBe(401);
+  });
+});
+
+/** The id of the key whose secret is `key` (keyOfNewUser names it key-<user>). */
+async function usersKeyId(key: string): Promise<string | null> {
+  const row = await env.DB.prepare("SELECT user_id FROM api_keys WHERE key_hash = ?")
+    .bind(await hashApiKey(key))
+    .first<{ user_id: string }>();
+  return row?.user_id ?? null;
+}
+
+describe("GET /auth/session", () => {
+  it("says a browser without a session is not signed in, with a 200", async () => {
+    const response = await workerWith().fetch("http://aptix.test/auth/session");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ signedIn: false, csrfToken: null });
+  });
+
+  it("gives a signed-in browser its user and CSRF token", async () => {
+    const { cookie, user } = await signedIn();
+    const response = await workerWith().fetch("http://aptix.test/auth/session", { headers: { cookie } });
+    const session = (await response.json()) as { signedIn: boolean; user: string; csrfToken: string };
+    expect(session).toMatchObject({ signedIn: true, user });
+    expect(session.csrfToken).toMatch(/^[0-9a-f]{43}$/);
+  });
+});

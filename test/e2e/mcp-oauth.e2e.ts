@@ -173,7 +173,10 @@ describe("an MCP client with OAuth (the MCP SDK's own flow)", () => {
     //    session the authorize step began): the client is refused from then on.
     const listed = await fetch(`${worker.url}/context/grants`, { headers: { authorization: "Bearer dev-key" } });
     const { grants } = (await listed.json()) as { grants: { id: string; clientName: string }[] };
-    assert.ok(grants.some((g) => g.clientName === "aptix e2e MCP client"), JSON.stringify(grants));
+    assert.ok(
+      grants.some((g) => g.clientName === "aptix e2e MCP client"),
+      JSON.stringify(grants),
+    );
     await page.goto(worker.url);
     await page.locator("#app").waitFor({ state: "visible" });
     await page.getByRole("button", { name: "Connected apps" }).click();

@@ -50,6 +50,7 @@ describe("GET /openapi.json", () => {
       "get /auth/callback",
       "get /auth/login",
       "get /auth/providers",
+      "get /auth/session",
       "get /authorize",
       "get /context/sessions/{sessionId}/ws",
       "get /healthz",
