@@ -63,7 +63,9 @@ async function oauthToken(url: string, cookie: string): Promise<string> {
   });
   const { client_id: clientId } = (await registered.json()) as { client_id: string };
   const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
   const query = new URLSearchParams({
     response_type: "code",
     client_id: clientId,
