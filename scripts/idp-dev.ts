@@ -26,7 +26,7 @@ try {
 
 console.log(`Test OpenID provider at ${idp.issuer}`);
 console.log(`Users (no password): ${IDP_USERS.map((u) => `${u.sub} (${u.groups.join(", ")})`).join("; ")}`);
-console.log("\nPut this in .dev.vars, then restart npm run dev:\n");
+console.log("\nPut this in .dev.vars, then (re)start npm start:\n");
 console.log(
   [
     `OIDC_ISSUER=${idp.issuer}`,
@@ -34,6 +34,8 @@ console.log(
     `OIDC_CLIENT_SECRET=${client.client_secret}`,
     "OIDC_ORG=acme",
     "OIDC_ADMIN_GROUPS=aptix-admins",
+    // This provider gives the groups claim with a scope of its own.
+    "OIDC_SCOPES=openid email profile groups",
   ].join("\n"),
 );
 
