@@ -62,3 +62,44 @@ export class IsolateCache<V> {
     this.byBinding.delete(binding);
   }
 }
+
+/**
+ * What an isolate trusts for a while: entries each forgotten at their own time (`until`), at most `maxEntries` of
+ * them (the oldest go first), all dropped by forgetIsolateState. The known keys, browser sessions, grants and
+ * tokens, and users' disabled state, are kept this way.
+ */
+export class ExpiringMap<K, V> {
+  private entries = new Map<K, { value: V; until: number }>();
+
+  constructor(private readonly maxEntries: number) {
+    keptPerIsolate(() => this.entries.clear());
+  }
+
+  /** The value of `key` while it is fresh; an expired one is forgotten. */
+  get(key: K, now = Date.now()): V | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.until <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return hit.value;
+  }
+
+  set(key: K, value: V, until: number): void {
+    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { value, until });
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
+  /** Forgets every entry `matches` (a key revoked here, a user disabled here: at once). */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  }
+}

@@ -2,7 +2,7 @@
 // it: the test files, which share one isolate, each start so (test/setup/apply-migrations.ts).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { forgetIsolateState } from "../src/isolate-cache";
+import { ExpiringMap, forgetIsolateState } from "../src/isolate-cache";
 import { recordUsage, type UsageRecord } from "../src/metering/usage-records";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -41,5 +41,28 @@ describe("forgetIsolateState", () => {
     forgetIsolateState();
     await recordUsage(env.DB, { ...row, org: "org-isolate-after" });
     expect(await rowsOf("org-isolate-after")).toBe(1);
+  });
+});
+
+describe("ExpiringMap", () => {
+  it("forgets an entry at its own time", () => {
+    const map = new ExpiringMap<string, number>(10);
+    map.set("a", 1, 1_000);
+    expect([map.get("a", 999), map.get("a", 1_000)]).toEqual([1, undefined]);
+  });
+
+  it("lets the oldest entry go when it holds as many as it may", () => {
+    const map = new ExpiringMap<string, number>(2);
+    map.set("a", 1, 10_000);
+    map.set("b", 2, 10_000);
+    map.set("c", 3, 10_000);
+    expect([map.get("a", 0), map.get("b", 0), map.get("c", 0)]).toEqual([undefined, 2, 3]);
+  });
+
+  it("is emptied by forgetIsolateState", () => {
+    const map = new ExpiringMap<string, number>(10);
+    map.set("a", 1, Date.now() + 60_000);
+    forgetIsolateState();
+    expect(map.get("a")).toBeUndefined();
   });
 });

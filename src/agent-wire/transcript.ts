@@ -3,6 +3,7 @@
 // whole history each time; each message is reduced to what it means (role, text, tool calls) and chained
 // into fingerprints, so a history can be matched against the transcript of a session we answered.
 import { z } from "zod";
+import { sha256Hex } from "../secret-text";
 import type { Meaning } from "../session/agent-door";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
 import {
@@ -75,16 +76,9 @@ export function canonicalArguments(text: string): string {
   }
 }
 
-const encoder = new TextEncoder();
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The fingerprint of a transcript so far, one message further. */
 export function nextFingerprint(previous: string, meaning: Meaning): Promise<string> {
-  return sha256(`${previous}\n${JSON.stringify(meaning)}`);
+  return sha256Hex(`${previous}\n${JSON.stringify(meaning)}`);
 }
 
 export const EMPTY_FINGERPRINT = "aptix-agent-v1";

@@ -2,8 +2,9 @@
 
 import { z } from "zod";
 import type { Db } from "../db";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import type { Principal } from "../principal";
+import { sha256Hex } from "../secret-text";
 
 const ApiKeyRow = z.object({
   id: z.string(),
@@ -14,9 +15,9 @@ const ApiKeyRow = z.object({
   disabled_at: z.string().nullable(),
 });
 
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+/** What a key is stored and looked up by: its SHA-256, never the key. */
+export function hashApiKey(key: string): Promise<string> {
+  return sha256Hex(key);
 }
 
 /**
@@ -24,15 +25,12 @@ export async function hashApiKey(key: string): Promise<string> {
  * every isolate within this bound; in the isolate that revoked it, at once.
  */
 export const AUTH_CACHE_TTL_MS = 5_000;
-const CACHE_MAX_ENTRIES = 1_000;
 interface KnownKey {
   principal: Principal;
   keyExpiresAt: number | null;
   userDisabled: boolean;
-  cachedUntil: number;
 }
-const cache = new Map<string, KnownKey>();
-keptPerIsolate(() => cache.clear());
+const cache = new ExpiringMap<string, KnownKey>(1_000);
 
 /** What a key stands for, or why it does not: unknown (or revoked), past its expiry, or its user disabled. */
 export type Authentication =
@@ -42,11 +40,7 @@ export type Authentication =
 /** Known keys only are cached (a new key works at once; a revoked one stops within AUTH_CACHE_TTL_MS). */
 export async function authenticateApiKey(db: Db, key: string, now = Date.now()): Promise<Authentication> {
   const keyHash = await hashApiKey(key);
-  let hit = cache.get(keyHash);
-  if (hit && hit.cachedUntil <= now) {
-    cache.delete(keyHash);
-    hit = undefined;
-  }
+  let hit = cache.get(keyHash, now);
   if (!hit) {
     const row = await db
       .prepare(
@@ -68,38 +62,29 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
       },
       keyExpiresAt: parsed.expires_at ? Date.parse(parsed.expires_at) : null,
       userDisabled: parsed.disabled_at !== null,
-      cachedUntil: now + AUTH_CACHE_TTL_MS,
     };
-    if (cache.size >= CACHE_MAX_ENTRIES) {
-      const oldest = cache.keys().next();
-      if (!oldest.done) cache.delete(oldest.value);
-    }
-    cache.set(keyHash, hit);
+    cache.set(keyHash, hit, now + AUTH_CACHE_TTL_MS);
   }
   if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
   if (hit.keyExpiresAt !== null && hit.keyExpiresAt <= now) return { ok: false, reason: "expired" };
   return { ok: true, principal: hit.principal };
 }
 
-/** The key-derived facts a browser session signed in with a key needs: whether it still stands, and until when. */
-export async function keyStanding(db: Db, keyId: string): Promise<{ live: boolean; expiresAt: string | null }> {
+/** When the key `keyId` expires (null: never), which a browser session signed in with it must not outlive. */
+export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
   const row = await db
-    .prepare("SELECT revoked_at, expires_at FROM api_keys WHERE id = ?")
+    .prepare("SELECT expires_at FROM api_keys WHERE id = ?")
     .bind(keyId)
-    .first<{ revoked_at: string | null; expires_at: string | null }>();
-  const live =
-    row !== null && row.revoked_at === null && (row.expires_at === null || Date.parse(row.expires_at) > Date.now());
-  return { live, expiresAt: row?.expires_at ?? null };
+    .first<{ expires_at: string | null }>();
+  return row?.expires_at ?? null;
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */
 export function forgetApiKey(keyId: string): void {
-  for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
+  cache.deleteWhere((known) => known.principal.keyId === keyId);
 }
 
 /** Forgets what this isolate knows of the keys of `user` in `org` (disabled or enabled here: at once). */
 export function forgetKeysOfUser(org: string, user: string): void {
-  for (const [hash, entry] of cache) {
-    if (entry.principal.org === org && entry.principal.user === user) cache.delete(hash);
-  }
+  cache.deleteWhere((known) => known.principal.org === org && known.principal.user === user);
 }

@@ -5,9 +5,10 @@
 // another isolate stops trusting what it read within AUTH_CACHE_TTL_MS, as for a revoked key.
 import { z } from "zod";
 import type { Db } from "../db";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import type { Principal, Via } from "../principal";
-import { AUTH_CACHE_TTL_MS, hashApiKey } from "./api-keys";
+import { randomToken, sha256Hex } from "../secret-text";
+import { AUTH_CACHE_TTL_MS } from "./api-keys";
 
 /**
  * The cookie's name, set with Hono's `host` prefix (`__Host-aptix_session`): pinned to this host, path / and
@@ -19,17 +20,9 @@ export const CSRF_HEADER = "X-CSRF-Token";
 /** How often a session's idle end is moved on (a request sooner than this after the last move is not written). */
 const IDLE_WRITE_EVERY_MS = 60_000;
 
-function randomSecret(bytes = 32): string {
-  const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
-}
-
 /** The CSRF token of the session whose cookie holds `secret`: derived from it, so nothing more is stored. */
 export async function csrfTokenOf(secret: string): Promise<string> {
-  return (await hashApiKey(`csrf:${secret}`)).slice(0, 43);
+  return (await sha256Hex(`csrf:${secret}`)).slice(0, 43);
 }
 
 export interface NewBrowserSession {
@@ -50,8 +43,8 @@ export async function createBrowserSession(
   now = Date.now(),
   apiKey: { id: string; expiresAt: string | null } | null = null,
 ): Promise<NewBrowserSession> {
-  const secret = randomSecret();
-  const id = `bs_${randomSecret(12)}`;
+  const secret = randomToken();
+  const id = randomToken("bs_", 12);
   const end = Math.min(
     now + lifetime.lifetimeMs,
     apiKey?.expiresAt ? Date.parse(apiKey.expiresAt) : Number.POSITIVE_INFINITY,
@@ -65,7 +58,7 @@ export async function createBrowserSession(
     )
     .bind(
       id,
-      await hashApiKey(secret),
+      await sha256Hex(secret),
       who.org,
       who.user,
       JSON.stringify(who.scopes),
@@ -98,14 +91,11 @@ interface KnownSession {
   expiresAt: number;
   idleUntil: number;
   ended: boolean;
-  cachedUntil: number;
   /** When this isolate last moved the idle end on. */
   idleWrittenAt: number;
 }
 
-const CACHE_MAX_ENTRIES = 1_000;
-const cache = new Map<string, KnownSession>();
-keptPerIsolate(() => cache.clear());
+const cache = new ExpiringMap<string, KnownSession>(1_000);
 
 export type SessionLookup =
   | { ok: true; principal: Principal; expiresAt: string; touch: (() => Promise<void>) | null }
@@ -121,12 +111,8 @@ export async function lookupBrowserSession(
   idleMs: number,
   now = Date.now(),
 ): Promise<SessionLookup> {
-  const hash = await hashApiKey(secret);
-  let hit = cache.get(hash);
-  if (hit && hit.cachedUntil <= now) {
-    cache.delete(hash);
-    hit = undefined;
-  }
+  const hash = await sha256Hex(secret);
+  let hit = cache.get(hash, now);
   if (!hit) {
     const row = await db
       .prepare(
@@ -155,14 +141,9 @@ export async function lookupBrowserSession(
       idleUntil: Date.parse(r.idle_until),
       // A session signed in with a key ends with the key (revoked; its expiry is the session's own end).
       ended: r.ended_at !== null || (r.api_key_id !== null && r.key_live !== 1),
-      cachedUntil: now + AUTH_CACHE_TTL_MS,
       idleWrittenAt: Date.parse(r.idle_until) - idleMs,
     };
-    if (cache.size >= CACHE_MAX_ENTRIES) {
-      const oldest = cache.keys().next();
-      if (!oldest.done) cache.delete(oldest.value);
-    }
-    cache.set(hash, hit);
+    cache.set(hash, hit, now + AUTH_CACHE_TTL_MS);
   }
   if (hit.ended) return { ok: false, reason: "ended" };
   if (hit.expiresAt <= now || hit.idleUntil <= now) return { ok: false, reason: "expired" };
@@ -184,7 +165,7 @@ export async function lookupBrowserSession(
 
 /** Ends the session whose cookie holds `secret` (sign-out): in D1, and in this isolate at once. */
 export async function endBrowserSession(db: Db, secret: string): Promise<void> {
-  const hash = await hashApiKey(secret);
+  const hash = await sha256Hex(secret);
   cache.delete(hash);
   await db
     .prepare(
@@ -196,14 +177,10 @@ export async function endBrowserSession(db: Db, secret: string): Promise<void> {
 
 /** Forgets this isolate's copies of `user`'s sessions (disabled here: refused at once). */
 export function forgetSessionsOfUser(org: string, user: string): void {
-  forgetSessionsWhere((principal) => principal.org === org && principal.user === user);
+  cache.deleteWhere(({ principal }) => principal.org === org && principal.user === user);
 }
 
 /** Forgets this isolate's copies of the sessions signed in with the key `keyId` (revoked here: refused at once). */
 export function forgetSessionsOfKey(keyId: string): void {
-  forgetSessionsWhere((principal) => principal.keyId === keyId);
-}
-
-function forgetSessionsWhere(matches: (principal: Principal) => boolean): void {
-  for (const [hash, entry] of cache) if (matches(entry.principal)) cache.delete(hash);
+  cache.deleteWhere(({ principal }) => principal.keyId === keyId);
 }

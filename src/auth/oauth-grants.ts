@@ -4,7 +4,7 @@
 // a client's access at once: KV's copies elsewhere converge within a minute.
 import { z } from "zod";
 import type { Db } from "../db";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import type { Principal } from "../principal";
 import { AUTH_CACHE_TTL_MS } from "./api-keys";
 
@@ -69,21 +69,14 @@ export async function recordGrant(
 interface KnownGrant {
   live: boolean;
   userDisabled: boolean;
-  cachedUntil: number;
 }
-const CACHE_MAX_ENTRIES = 1_000;
-const cache = new Map<string, KnownGrant>();
-keptPerIsolate(() => cache.clear());
+const cache = new ExpiringMap<string, KnownGrant>(1_000);
 
 export type GrantCheck = { ok: true } | { ok: false; reason: "revoked" | "user_disabled" };
 
 /** Whether the grant `id` still stands (not revoked, its user not disabled). */
 export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<GrantCheck> {
-  let hit = cache.get(id);
-  if (hit && hit.cachedUntil <= now) {
-    cache.delete(id);
-    hit = undefined;
-  }
+  let hit = cache.get(id, now);
   if (!hit) {
     const row = await db
       .prepare(
@@ -94,16 +87,8 @@ export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<
       .first<{ revoked_at: string | null; disabled_at: string | null }>();
     // A grant not found is not kept: the next request reads again (a record a moment behind is not a refusal).
     if (row === null) return { ok: false, reason: "revoked" };
-    hit = {
-      live: row.revoked_at === null,
-      userDisabled: row.disabled_at != null,
-      cachedUntil: now + AUTH_CACHE_TTL_MS,
-    };
-    if (cache.size >= CACHE_MAX_ENTRIES) {
-      const oldest = cache.keys().next();
-      if (!oldest.done) cache.delete(oldest.value);
-    }
-    cache.set(id, hit);
+    hit = { live: row.revoked_at === null, userDisabled: row.disabled_at != null };
+    cache.set(id, hit, now + AUTH_CACHE_TTL_MS);
   }
   if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
   return hit.live ? { ok: true } : { ok: false, reason: "revoked" };

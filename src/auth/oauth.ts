@@ -22,8 +22,9 @@ import {
 import { z } from "zod";
 import type { Db } from "../db";
 import { errorBody } from "../errors";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import { JsonAdminLogger } from "../observability/admin-logger";
+import { sha256Hex } from "../secret-text";
 import { isLoopbackHost } from "../settings";
 import { AUTH_CACHE_TTL_MS, authenticateApiKey } from "./api-keys";
 import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants } from "./oauth-grants";
@@ -176,9 +177,7 @@ function refusedBeforeOAuth(request: Request, url: URL, env: Cloudflare.Env): bo
  * trusts a key it read. aptix's own grant check still runs on every request (revoking a grant ends it at once);
  * a token revoked at the token endpoint (RFC 7009) stops within the same bound as a revoked key.
  */
-const verifiedTokens = new Map<string, { props: unknown; auth: unknown; until: number }>();
-const VERIFIED_TOKENS_MAX = 1_000;
-keptPerIsolate(() => verifiedTokens.clear());
+const verifiedTokens = new ExpiringMap<string, { props: unknown; auth: unknown }>(1_000);
 
 /** The provider's tokens are `userId:grantId:secret`; anything else is an API key (or nothing it knows). */
 const ISSUED_TOKEN = /^Bearer[\t ]+([^\s:,]+:[^\s:,]+:[^\s:,]+)$/i;
@@ -186,8 +185,7 @@ const ISSUED_TOKEN = /^Bearer[\t ]+([^\s:,]+:[^\s:,]+:[^\s:,]+)$/i;
 async function tokenCacheKey(request: Request, url: URL): Promise<string | null> {
   const token = ISSUED_TOKEN.exec(request.headers.get("authorization") ?? "")?.[1];
   if (!token) return null;
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return `${url.origin} ${[...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `${url.origin} ${await sha256Hex(token)}`;
 }
 
 /** Keeps what the provider verified of a token /mcp just served (its props and auth, on the context). */
@@ -195,9 +193,8 @@ function rememberVerified(key: string, ctx: ExecutionContext, now: number): void
   const props: unknown = Reflect.get(ctx, "props");
   const auth = z.object({ expiresAt: z.number() }).safeParse(Reflect.get(ctx, "auth"));
   if (!GrantProps.safeParse(props).success || !auth.success) return;
-  if (verifiedTokens.size >= VERIFIED_TOKENS_MAX) verifiedTokens.clear();
   const until = Math.min(now + AUTH_CACHE_TTL_MS, auth.data.expiresAt * 1000);
-  verifiedTokens.set(key, { props, auth: Reflect.get(ctx, "auth"), until });
+  verifiedTokens.set(key, { props, auth: Reflect.get(ctx, "auth") }, until);
 }
 
 /**
@@ -249,13 +246,12 @@ export function withOAuth(app: Handler): Handler {
       checkedContexts.add(ctx);
       const now = Date.now();
       const key = await tokenCacheKey(request, url);
-      const known = key ? verifiedTokens.get(key) : undefined;
-      if (key && known && known.until > now) {
+      const known = key ? verifiedTokens.get(key, now) : undefined;
+      if (known) {
         Reflect.set(ctx, "props", known.props);
         Reflect.set(ctx, "auth", known.auth);
         return inAptixShape(request, await app.fetch(request, env, ctx));
       }
-      if (key) verifiedTokens.delete(key);
       const response = await provider.fetch(request, env, ctx);
       if (key && response.ok) rememberVerified(key, ctx, now);
       return inAptixShape(request, response);

@@ -7,10 +7,10 @@ import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import { quoted } from "../quote";
+import { sha256Hex } from "../secret-text";
 import type { OidcSettings } from "../settings";
-import { hashApiKey } from "./api-keys";
 
 /** How long a sign-in may take from /auth/login to /auth/callback. */
 export const SIGN_IN_FLOW_MS = 10 * 60_000;
@@ -22,10 +22,8 @@ const DISCOVERY_TTL_MS = 10 * 60_000;
 interface Provider {
   as: oauth.AuthorizationServer;
   jwks: ReturnType<typeof createRemoteJWKSet>;
-  loadedAt: number;
 }
-const providers = new Map<string, Provider>();
-keptPerIsolate(() => providers.clear());
+const providers = new ExpiringMap<string, Provider>(16);
 
 /** http: is allowed on a loopback issuer only (the settings refuse any other). */
 function insecureAllowed(issuer: string): { [oauth.allowInsecureRequests]?: true } {
@@ -34,8 +32,8 @@ function insecureAllowed(issuer: string): { [oauth.allowInsecureRequests]?: true
 
 /** The provider OIDC_ISSUER names, from its discovery document; a wrong issuer is the operator's to fix. */
 export async function identityProvider(config: OidcSettings, now = Date.now()): Promise<Provider> {
-  const known = providers.get(config.issuer);
-  if (known && now - known.loadedAt < DISCOVERY_TTL_MS) return known;
+  const known = providers.get(config.issuer, now);
+  if (known) return known;
   const issuer = new URL(config.issuer);
   let as: oauth.AuthorizationServer;
   try {
@@ -54,8 +52,8 @@ export async function identityProvider(config: OidcSettings, now = Date.now()): 
       `The server is misconfigured: OIDC_ISSUER ${quoted(config.issuer)} names no authorization, token or JWKS endpoint in its discovery document.`,
     );
   }
-  const provider = { as, jwks: createRemoteJWKSet(new URL(as.jwks_uri)), loadedAt: now };
-  providers.set(config.issuer, provider);
+  const provider = { as, jwks: createRemoteJWKSet(new URL(as.jwks_uri)) };
+  providers.set(config.issuer, provider, now + DISCOVERY_TTL_MS);
   return provider;
 }
 
@@ -96,7 +94,7 @@ export async function beginSignIn(
       .prepare(
         "INSERT INTO sign_in_flows (state_hash, code_verifier, nonce, return_to, expires_at) VALUES (?, ?, ?, ?, ?)",
       )
-      .bind(await hashApiKey(state), codeVerifier, nonce, returnTo, new Date(now + SIGN_IN_FLOW_MS).toISOString()),
+      .bind(await sha256Hex(state), codeVerifier, nonce, returnTo, new Date(now + SIGN_IN_FLOW_MS).toISOString()),
   ]);
   return { authorizationUrl: url.href, state };
 }
@@ -234,7 +232,7 @@ export async function finishSignIn(
   }
   const flow = await db
     .prepare("DELETE FROM sign_in_flows WHERE state_hash = ? RETURNING code_verifier, nonce, return_to, expires_at")
-    .bind(await hashApiKey(state))
+    .bind(await sha256Hex(state))
     .first<{ code_verifier: string; nonce: string; return_to: string; expires_at: string }>();
   if (!flow) {
     throw new ApiError(

@@ -3,15 +3,14 @@
 // user refuses their keys and ends their browser sessions and OAuth grants.
 import { z } from "zod";
 import type { Db } from "../db";
-import { keptPerIsolate } from "../isolate-cache";
+import { ExpiringMap } from "../isolate-cache";
 import type { Principal, Via } from "../principal";
 import { AUTH_CACHE_TTL_MS } from "./api-keys";
 
 /** How often an isolate writes a user's last_seen_at (a request more often is not written again). */
 export const LAST_SEEN_EVERY_MS = 60_000;
-const SEEN_MAX_ENTRIES = 10_000;
-const lastWritten = new Map<string, number>();
-keptPerIsolate(() => lastWritten.clear());
+/** The users this isolate wrote as seen, each until LAST_SEEN_EVERY_MS after the write. */
+const recentlyWritten = new ExpiringMap<string, true>(10_000);
 
 const seenKey = (org: string, user: string) => `${org}\u0000${user}`;
 
@@ -21,10 +20,8 @@ const seenKey = (org: string, user: string) => `${org}\u0000${user}`;
  */
 export function noteSeen(db: Db, principal: Principal, now = Date.now()): (() => Promise<void>) | null {
   const key = seenKey(principal.org, principal.user);
-  const written = lastWritten.get(key);
-  if (written !== undefined && now - written < LAST_SEEN_EVERY_MS) return null;
-  if (lastWritten.size >= SEEN_MAX_ENTRIES) lastWritten.clear();
-  lastWritten.set(key, now);
+  if (recentlyWritten.get(key, now)) return null;
+  recentlyWritten.set(key, true, now + LAST_SEEN_EVERY_MS);
   return async () => {
     await db
       .prepare(
@@ -37,21 +34,19 @@ export function noteSeen(db: Db, principal: Principal, now = Date.now()): (() =>
 }
 
 /** What an isolate read of users' disabled state, for AUTH_CACHE_TTL_MS (as for keys). */
-const disabledState = new Map<string, { disabled: boolean; cachedUntil: number }>();
-keptPerIsolate(() => disabledState.clear());
+const disabledState = new ExpiringMap<string, boolean>(10_000);
 
 /** Whether `user` of `org` is disabled (for a way in that has no row of its own to join: Cloudflare Access). */
 export async function isUserDisabled(db: Db, org: string, user: string, now = Date.now()): Promise<boolean> {
   const key = seenKey(org, user);
-  const hit = disabledState.get(key);
-  if (hit && hit.cachedUntil > now) return hit.disabled;
+  const hit = disabledState.get(key, now);
+  if (hit !== undefined) return hit;
   const row = await db
     .prepare("SELECT disabled_at FROM users WHERE org = ? AND id = ?")
     .bind(org, user)
     .first<{ disabled_at: string | null }>();
   const disabled = row?.disabled_at != null;
-  if (disabledState.size >= SEEN_MAX_ENTRIES) disabledState.clear();
-  disabledState.set(key, { disabled, cachedUntil: now + AUTH_CACHE_TTL_MS });
+  disabledState.set(key, disabled, now + AUTH_CACHE_TTL_MS);
   return disabled;
 }
 
@@ -74,7 +69,8 @@ export async function upsertUser(
     )
     .bind(user.org, user.id, user.email, user.name, user.via)
     .first<{ disabled_at: string | null }>();
-  lastWritten.set(seenKey(user.org, user.id), Date.now());
+  const now = Date.now();
+  recentlyWritten.set(seenKey(user.org, user.id), true, now + LAST_SEEN_EVERY_MS);
   return { disabled: row?.disabled_at != null };
 }
 

@@ -13,6 +13,7 @@ import { forgetUnbounded } from "../metering/meter";
 import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
 import { SCOPES } from "../principal";
 import { quoted } from "../quote";
+import { randomToken } from "../secret-text";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -119,14 +120,6 @@ async function keyView(c: AppContext, id: string): Promise<KeyView> {
   return view;
 }
 
-function newSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return `ak_${btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "")}`;
-}
-
 export const USAGE_GROUPS = ["day", "key", "user", "model", "mode", "route"] as const;
 const GROUP_COLUMN: Record<(typeof USAGE_GROUPS)[number], string> = {
   day: "substr(created_at, 1, 10)",
@@ -207,7 +200,7 @@ export const adminKeyRoutes = routes()
       const body = c.req.valid("json");
       const { org, user } = c.var.principal;
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
-      const secret = newSecret();
+      const secret = randomToken("ak_");
       await c.var.db
         .prepare(
           "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

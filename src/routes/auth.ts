@@ -6,7 +6,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import { authenticateApiKey, keyStanding } from "../auth/api-keys";
+import { authenticateApiKey, keyExpiry } from "../auth/api-keys";
 import {
   CSRF_HEADER,
   createBrowserSession,
@@ -271,13 +271,13 @@ export const keySignInRoutes = routes().openapi(
     await endEarlierSession(c);
     await upsertUser(c.var.db, { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
     // The session stands only while the key does, and counts against it.
-    const key = await keyStanding(primaryOf(c), principal.keyId);
+    const keyExpiresAt = await keyExpiry(primaryOf(c), principal.keyId);
     const session = await createBrowserSession(
       c.var.db,
       { org: principal.org, user: principal.user, scopes: principal.scopes, via: "api_key" },
       settings(c.env).auth.browserSessions,
       Date.now(),
-      { id: principal.keyId, expiresAt: key.expiresAt },
+      { id: principal.keyId, expiresAt: keyExpiresAt },
     );
     setSessionCookie(c, session);
     c.header("cache-control", "no-store");

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { hashApiKey } from "../auth/api-keys";
 import { errorResponse } from "../errors";
+import { randomToken } from "../secret-text";
 
 export const TICKET_TTL_MS = 60_000;
 
@@ -22,11 +23,7 @@ export class TicketStore {
   constructor(private readonly sql: SqlStorage) {}
 
   async issue(holder: TicketHolder, now = Date.now()): Promise<{ ticket: string; expiresAt: string }> {
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
-    const ticket = `wst_${btoa(String.fromCharCode(...bytes))
-      .replaceAll("+", "-")
-      .replaceAll("/", "_")
-      .replace(/=+$/, "")}`;
+    const ticket = randomToken("wst_");
     this.sql.exec("DELETE FROM ws_tickets WHERE expires_at <= ?", now);
     this.sql.exec(
       "INSERT INTO ws_tickets (ticket_hash, org, user_id, expires_at, key_id) VALUES (?, ?, ?, ?, ?)",
