@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { authorizedClient, listTools, type OAuthDoor } from "../test/oauth/client-flow.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile } from "./support/stats.ts";
@@ -16,104 +17,12 @@ const KEY = "dev-key";
 const WARMUP = 50;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 400);
 const GOAL_RATIO = 1.05;
-const REDIRECT_URI = "http://127.0.0.1:5555/callback";
 
 interface Way {
   name: string;
   request: () => Promise<Response>;
   ms: number[];
 }
-
-function cookiesOf(response: Response): string[] {
-  return response.headers
-    .getSetCookie()
-    .map((line) => line.split(";")[0] ?? "")
-    .filter((pair) => /^[^=]+=.+/.test(pair));
-}
-
-function base64url(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString("base64url");
-}
-
-/** A browser session of the key's user (POST /auth/session, as the sign-in page does): its cookie. */
-async function browserSession(url: string): Promise<string> {
-  const response = await fetch(`${url}/auth/session`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ api_key: KEY, return_to: "/" }),
-    redirect: "manual",
-  });
-  const [cookie] = cookiesOf(response);
-  if (response.status !== 302 || !cookie) throw new Error(`no browser session: ${response.status}`);
-  return cookie;
-}
-
-/** An MCP client's access token, through registration, consent (as the cookie's person) and the code with PKCE. */
-async function oauthToken(url: string, cookie: string): Promise<string> {
-  const registered = await fetch(`${url}/oauth/register`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      client_name: "bench client",
-      redirect_uris: [REDIRECT_URI],
-      token_endpoint_auth_method: "none",
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-    }),
-  });
-  const { client_id: clientId } = (await registered.json()) as { client_id: string };
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
-  );
-  const query = new URLSearchParams({
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    state: "s",
-    scope: "chat",
-    resource: `${url}/mcp`,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-  });
-  const page = await fetch(`${url}/authorize?${query}`, { headers: { cookie } });
-  const handle = /name="handle" value="([^"]+)"/.exec(await page.text())?.[1];
-  if (!handle) throw new Error(`no consent page: ${page.status}`);
-  const answered = await fetch(`${url}/authorize`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: [cookie, ...cookiesOf(page)].join("; ") },
-    body: new URLSearchParams({ handle, decision: "allow" }),
-    redirect: "manual",
-  });
-  const code = new URL(answered.headers.get("location") ?? "http://x").searchParams.get("code");
-  if (!code) throw new Error(`no code: ${answered.status}`);
-  const tokens = await fetch(`${url}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT_URI,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: `${url}/mcp`,
-    }),
-  });
-  const { access_token: token } = (await tokens.json()) as { access_token?: string };
-  if (!token) throw new Error(`no token: ${tokens.status}`);
-  return token;
-}
-
-const toolsList = (url: string, token: string) => () =>
-  fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-  });
 
 async function time(way: Way): Promise<void> {
   const started = performance.now();
@@ -146,16 +55,18 @@ async function main(): Promise<void> {
     console.log("Starting the Worker (wrangler dev, as npm start runs it) ...");
     worker = await startLocalWorker({ config: await benchConfig(tmp, true) });
     const url = worker.url;
-    const cookie = await browserSession(url);
-    const token = await oauthToken(url, cookie);
+    const door: OAuthDoor = { origin: url, fetch: (target, init) => fetch(target, init) };
+    // The person signs in in a browser (its cookie), and allows an MCP client (its access token).
+    const { tokens, cookie } = await authorizedClient(door, KEY, "bench client");
+    const token = tokens.access_token;
     const modes = (headers: Record<string, string>) => () => fetch(`${url}/modes`, { headers });
     const cookiePair: [Way, Way] = [
       { name: "GET /modes, API key", request: modes({ authorization: `Bearer ${KEY}` }), ms: [] },
       { name: "GET /modes, session cookie", request: modes({ cookie }), ms: [] },
     ];
     const oauthPair: [Way, Way] = [
-      { name: "/mcp tools/list, API key", request: toolsList(url, KEY), ms: [] },
-      { name: "/mcp tools/list, OAuth token", request: toolsList(url, token), ms: [] },
+      { name: "/mcp tools/list, API key", request: () => listTools(door, KEY), ms: [] },
+      { name: "/mcp tools/list, OAuth token", request: () => listTools(door, token), ms: [] },
     ];
     const cookieRatio = await runPair(cookiePair);
     const oauthRatio = await runPair(oauthPair);

@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { principalOfAccess } from "../../src/auth/cloudflare-access";
-import { ApiError } from "../../src/errors";
 import { forgetIsolateState } from "../../src/isolate-cache";
 import { providerTokens } from "../fixtures/idp";
+import { apiErrorOf } from "../fixtures/refusal";
 import { workerWith } from "../passthrough/harness";
 
 const AUD = "access-app-aud-0123456789abcdef";
@@ -28,15 +28,6 @@ async function assertion(
 ) {
   const response = await providerTokens({ issuer: env.TEST_ACCESS_TEAM, client, nonce: "n" });
   return ((await response.json()) as { id_token: string }).id_token;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
-  return error;
 }
 
 describe("Cloudflare Access", () => {
@@ -68,12 +59,16 @@ describe("Cloudflare Access", () => {
   });
 
   it("refuses an assertion of another team", async () => {
-    const error = await refusal(principalOfAccess({ ...access(), teamDomain: env.TEST_IDP_ISSUER }, await assertion()));
+    const error = await apiErrorOf(
+      principalOfAccess({ ...access(), teamDomain: env.TEST_IDP_ISSUER }, await assertion()),
+    );
     expect(error.code).toBe("invalid_access_assertion");
   });
 
   it("refuses an expired assertion", async () => {
-    const error = await refusal(principalOfAccess(access(), await assertion(), new Date(Date.now() + 2 * 3_600_000)));
+    const error = await apiErrorOf(
+      principalOfAccess(access(), await assertion(), new Date(Date.now() + 2 * 3_600_000)),
+    );
     expect(error.code).toBe("invalid_access_assertion");
     expect(error.message).toContain('"exp"');
   });
@@ -85,7 +80,7 @@ describe("Cloudflare Access", () => {
       .replace(/\+/g, "-")
       .replace(/\//g, "_")
       .replace(/=+$/, "");
-    const error = await refusal(principalOfAccess(access(), `${header}.${forged}.${signature}`));
+    const error = await apiErrorOf(principalOfAccess(access(), `${header}.${forged}.${signature}`));
     expect(error.message).toMatch(/signature/);
   });
 

@@ -7,20 +7,21 @@ import { createApp } from "../../src/app";
 import { oauthUserId } from "../../src/auth/oauth-grants";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import {
+  allowedCode,
   answerConsent,
   authorizedClient,
   authorizeQuery,
   browserSignedIn,
   consentPage,
+  exchangeCode,
   listTools,
   ORIGIN,
-  pkce,
-  REDIRECT_URI,
   RESOURCE,
   registerClient,
   tokenRequest,
   worker,
 } from "../fixtures/mcp-oauth";
+import { pkce, REDIRECT_URI } from "../oauth/client-flow.ts";
 
 interface ErrorBody {
   error: { message: string; type: string; code: string; param: string | null };
@@ -225,14 +226,7 @@ describe("a client known by its Client ID Metadata Document", () => {
       expect(page.text).toContain("verified domain <strong>client.example</strong>");
       const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
       const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
-      const response = await tokenRequest({
-        grant_type: "authorization_code",
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: CLIENT_ID,
-        code_verifier: verifier,
-        resource: RESOURCE,
-      });
+      const response = await exchangeCode({ clientId: CLIENT_ID, code, verifier });
       const tokens = (await response.json()) as { access_token: string };
       expect((await listTools(tokens.access_token)).status).toBe(200);
     } finally {
@@ -262,19 +256,8 @@ describe("tokens", () => {
 
   it("are refused for another resource at the token endpoint", async () => {
     const clientId = await registerClient();
-    const { verifier, challenge } = await pkce();
-    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
-    const page = await consentPage({ clientId, challenge }, cookie);
-    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
-    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
-    const response = await tokenRequest({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT_URI,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: "https://other.example/mcp",
-    });
+    const { code, verifier } = await allowedCode(TEST_KEYS.chat.key, clientId);
+    const response = await exchangeCode({ clientId, code, verifier, resource: "https://other.example/mcp" });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe("invalid_target");
   });
@@ -287,39 +270,16 @@ describe("tokens", () => {
 
   it("are not given for a PKCE verifier that does not match", async () => {
     const clientId = await registerClient();
-    const { challenge } = await pkce();
-    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
-    const page = await consentPage({ clientId, challenge }, cookie);
-    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
-    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
-    const response = await tokenRequest({
-      grant_type: "authorization_code",
-      code,
-      redirect_uri: REDIRECT_URI,
-      client_id: clientId,
-      code_verifier: (await pkce()).verifier,
-      resource: RESOURCE,
-    });
+    const { code } = await allowedCode(TEST_KEYS.chat.key, clientId);
+    const response = await exchangeCode({ clientId, code, verifier: (await pkce()).verifier });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
   it("are not given twice for one code (a replayed code)", async () => {
     const clientId = await registerClient();
-    const { verifier, challenge } = await pkce();
-    const cookie = await browserSignedIn(TEST_KEYS.chat.key);
-    const page = await consentPage({ clientId, challenge }, cookie);
-    const answered = await answerConsent(page.handle ?? "", [cookie, ...page.cookies], "allow");
-    const code = new URL(answered.headers.get("location") ?? "").searchParams.get("code") ?? "";
-    const exchange = () =>
-      tokenRequest({
-        grant_type: "authorization_code",
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: clientId,
-        code_verifier: verifier,
-        resource: RESOURCE,
-      });
+    const { code, verifier } = await allowedCode(TEST_KEYS.chat.key, clientId);
+    const exchange = () => exchangeCode({ clientId, code, verifier });
     expect((await exchange()).status).toBe(200);
     const replay = await exchange();
     expect(replay.status).toBe(400);

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type IdTokenClaims, identityProvider, idTokenClaims, personOf, safeReturnTo } from "../../src/auth/oidc";
-import { ApiError } from "../../src/errors";
+import type { ApiError } from "../../src/errors";
 import { parseSettings } from "../../src/settings";
 import {
   beginSignIn,
@@ -17,6 +17,7 @@ import {
   ssoWorker,
 } from "../fixtures/idp";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
+import { apiErrorOf } from "../fixtures/refusal";
 import { workerWith } from "../passthrough/harness";
 
 interface ErrorBody {
@@ -46,12 +47,7 @@ const config = () => {
 /** What idTokenClaims refuses `response` with. */
 async function refusalOf(response: Response, nonce: string, skewSeconds = 0): Promise<ApiError> {
   const provider = await identityProvider(config());
-  const refusal = await idTokenClaims(provider, config(), response, nonce, skewSeconds).then(
-    () => null,
-    (error: unknown) => error,
-  );
-  if (!(refusal instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(refusal)}`);
-  return refusal;
+  return apiErrorOf(idTokenClaims(provider, config(), response, nonce, skewSeconds));
 }
 
 describe("single sign-on", () => {
