@@ -557,6 +557,9 @@ function handleFrame(frame) {
       el.app.dataset.status = "awaiting_approval";
       refreshSessionsSoon();
       showApprovals(frame.toolCalls);
+      // A redraw asked for before this frame (a mode switch's, say) would draw the session as it was, closing
+      // the dialog: a newer one supersedes it.
+      void reloadSession();
       break;
     case "client_tool_required":
       for (const call of frame.toolCalls) upsertToolCall(call);
@@ -564,10 +567,12 @@ function handleFrame(frame) {
       el.app.dataset.status = "awaiting_client";
       refreshSessionsSoon();
       showClientRequests(frame.toolCalls);
+      void reloadSession();
       break;
     case "elicitation_required":
       showWorking("waiting");
       showElicitation(frame.elicitation);
+      void reloadSession();
       break;
     case "elicitation_answered":
       if (shownElicitation?.elicitationId === frame.elicitationId) showElicitation(null);

@@ -300,6 +300,75 @@ describe("the console from the keyboard alone", () => {
   });
 });
 
+describe("a redraw that answers late, in the console", () => {
+  let context: BrowserContext;
+  let page: Page;
+
+  before(async () => {
+    context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    // The socket's first frame makes the page redraw: the test starts once that redraw is drawn.
+    const socketState = new Promise<void>((resolve) => {
+      page.on("websocket", (socket) => {
+        socket.on("framereceived", ({ payload }) => {
+          if ((JSON.parse(String(payload)) as Frame).type === "session_state") resolve();
+        });
+      });
+    });
+    await page.goto(worker.url);
+    await page.locator("#api-key").fill("dev-key");
+    await page.keyboard.press("Enter");
+    await page.locator("#app").waitFor({ state: "visible" });
+    await socketState;
+    await page.waitForLoadState("networkidle");
+  });
+
+  after(async () => {
+    await context?.close();
+  });
+
+  it("keeps the approval dialog open when a redraw asked for before the approval answers after it", async () => {
+    // The mode switch's redraw (GET of the session) is held until the approval has been asked for, as on a slow
+    // network: the session it draws has no call waiting yet.
+    let holdNextRead = false;
+    let releaseRead = () => {};
+    const released = new Promise<void>((resolve) => {
+      releaseRead = resolve;
+    });
+    let heldAnswered: () => void = () => {};
+    const heldDone = new Promise<void>((resolve) => {
+      heldAnswered = resolve;
+    });
+    await page.route(/\/context\/sessions\/[^/]+(\/workflows\/switch_mode)?$/, async (route) => {
+      const request = route.request();
+      if (request.method() === "POST") {
+        // The switch's own redraw is the next read of the session.
+        holdNextRead = true;
+        return route.continue();
+      }
+      if (!holdNextRead) return route.continue();
+      holdNextRead = false;
+      const response = await route.fetch();
+      await released;
+      await route.fulfill({ response });
+      heldAnswered();
+    });
+    await page.locator("#mode-picker").selectOption("workspace");
+    await page.locator('#mode-form button[type="submit"]').click();
+    await page.waitForFunction(() => document.querySelector("#current-mode")?.textContent === "Workspace");
+    await page.locator("#composer-input").fill("write late.txt with slow");
+    await page.keyboard.press("Enter");
+    await page.locator("#approval-dialog").waitFor({ state: "visible" });
+    releaseRead();
+    await heldDone;
+    // Whatever the page does with the late answer happens within a frame or two of it.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 100))));
+    assert.equal(await page.locator("#approval-dialog").isVisible(), true);
+    await page.unrouteAll();
+  });
+});
+
 describe("MCP tools in the console", () => {
   let everything: Awaited<ReturnType<typeof startEverythingServer>>;
   let context: BrowserContext;
