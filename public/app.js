@@ -533,10 +533,13 @@ function handleFrame(frame) {
       if (frame.seq > state.stream.coveredSeq) setStream(state.stream.text + frame.text);
       break;
     case "assistant_restarted":
-      // The model's stream broke mid-answer and the step starts again on another route: its text so far is void.
+    case "turn_resumed":
+      // The model's stream broke mid-answer and the step starts again on another route, or a restart of the
+      // session's object cut the turn off and it resumes: the cut-off call's text so far is void.
       if (frame.seq > state.stream.coveredSeq) {
         setStream(state.stream.text.slice(0, Math.max(0, state.stream.text.length - frame.discardedChars)));
       }
+      if (frame.type === "turn_resumed") say("The session restarted mid-turn; the turn resumes where it was.");
       break;
     case "tool_call_started":
       // The model call that asked for this tool is over: its text joins the conversation (where a reload finds

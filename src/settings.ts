@@ -117,6 +117,8 @@ const SettingsShape = z.object({
   AGENT_TURN_TIMEOUT_MS: positiveInt(300_000),
   AGENT_PAUSE_TTL_MS: positiveInt(86_400_000),
   AGENT_MAX_PARSE_FAILURES: positiveInt(3),
+  AGENT_MAX_RESUMES: nonNegativeInt(3),
+  AGENT_RESUME_CHECK_MS: positiveInt(10_000),
   MODEL_CALL_TIMEOUT_MS: positiveInt(120_000),
   TOOL_RESULT_BUDGET_CHARS: positiveInt(16_000),
   HISTORY_BUDGET_TOKENS: positiveInt(24_000),
@@ -268,6 +270,13 @@ export interface Settings {
   /** Whether model calls reserve in their org's meter (token and cost budgets). */
   metering: { budgets: boolean; leaseCalls: number };
   limits: { maxBodyBytes: number; maxToolResultBytes: number };
+  /** Turns a restart of the session's object cut off (src/agent/turn-status.ts, src/session/turn-driver.ts). */
+  resume: {
+    /** How many times one turn resumes by itself; once more, it ends as `turn_interrupted`. 0: never. */
+    maxResumes: number;
+    /** While a turn works, the object's alarm is this far ahead: an object that stopped wakes by then. */
+    checkMs: number;
+  };
   agent: {
     /** Model calls in one turn (the design document: 10). */
     maxIterations: number;
@@ -348,6 +357,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       breakerCooldownMs: v.MODEL_BREAKER_COOLDOWN_MS,
     },
     limits: { maxBodyBytes: v.MAX_BODY_BYTES, maxToolResultBytes: v.MAX_TOOL_RESULT_BYTES },
+    resume: { maxResumes: v.AGENT_MAX_RESUMES, checkMs: v.AGENT_RESUME_CHECK_MS },
     agent: {
       maxIterations: v.AGENT_MAX_ITERATIONS,
       turnTimeoutMs: v.AGENT_TURN_TIMEOUT_MS,

@@ -19,6 +19,10 @@ import {
 } from "../wire/openai";
 import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
 
+/** A stream cut off mid-answer: most often the session's object restarted, and then the turn resumes by itself. */
+export const BROKE_OFF =
+  "The answer broke off. If the session restarted, its turn resumes by itself and the answer will be in the session (X-Aptix-Session); otherwise send the message again.";
+
 export function completionMeta(model: string, now = Date.now()): CompletionBase {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };
 }
@@ -123,7 +127,7 @@ export function chunkStream(
             | { type: "error"; code: string; message: string }
             | { type: "door_usage"; usage: TokenUsage | null };
           if (frame.type === "assistant_delta") say(frame.text);
-          else if (frame.type === "assistant_restarted") {
+          else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed") {
             // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.
             newParagraph = true;
             say(RESTARTED_NOTE);
@@ -161,9 +165,7 @@ export function chunkStream(
         }
       } catch (error) {
         options.onBreak(error);
-        send(
-          `data: ${JSON.stringify(errorBody("internal_error", "The answer broke off; send the message again."))}\n\n`,
-        );
+        send(`data: ${JSON.stringify(errorBody("internal_error", BROKE_OFF))}\n\n`);
       }
       send(DONE_EVENT);
       controller.close();

@@ -58,8 +58,12 @@ export interface AgentReasonerDeps {
    * the answer; absent, no one can answer and the tool is told the user declined.
    */
   elicit?: (request: ElicitationRequest & { toolCallId: string }, signal: AbortSignal) => Promise<ElicitationAnswer>;
+  /** Who the request acts for, kept with the turn so that a resumed run acts for them too. */
+  caller?: TurnCaller;
   now?: () => number;
 }
+
+export type TurnCaller = NonNullable<TurnState["caller"]>;
 
 export class AgentReasoner {
   private readonly now: () => number;
@@ -106,6 +110,8 @@ export class AgentReasoner {
       iterations: 0,
       parseFailures: 0,
       batch: null,
+      runSince: now,
+      ...(this.deps.caller ? { caller: this.deps.caller } : {}),
     };
     this.deps.store.saveTurn("running", turn);
     this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
@@ -184,6 +190,23 @@ export class AgentReasoner {
     return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
+  /**
+   * A turn a restart of the session's object cut off, resumed from its last stored step: the open batch's ready
+   * calls first (one that may have started runs again only if its tool is repeatable), then the loop goes on, so a
+   * model call that was in flight is made again from the stored conversation. The interrupted run counts as
+   * working time up to `lastSeenAt`, its last sign of life (its newest frame), when known.
+   */
+  async resumeInterrupted(lastSeenAt: number | null, signal?: AbortSignal): Promise<AgentExecuteResponse> {
+    const turn = this.currentTurn();
+    if (turn.runSince !== undefined && lastSeenAt !== null) {
+      turn.workedMs = (turn.workedMs ?? 0) + Math.max(0, lastSeenAt - turn.runSince);
+    }
+    turn.resumes = (turn.resumes ?? 0) + 1;
+    const run = this.resume(turn, signal);
+    await this.tools.resumeOpen(turn, run, this.tools.executorFor(await registryForMode(this.stepDeps)));
+    return this.continueTurn(turn, run);
+  }
+
   private currentTurn(): TurnState {
     const turn = this.deps.store.turn();
     if (!turn) throw new Error("The session has no open turn.");
@@ -200,8 +223,11 @@ export class AgentReasoner {
   private resume(turn: TurnState, signal?: AbortSignal): Run {
     delete turn.pausedAt;
     delete turn.pauseExpiresAt;
+    const since = this.now();
+    turn.runSince = since;
+    if (this.deps.caller) turn.caller = this.deps.caller;
     this.deps.store.saveTurn("running", turn);
-    return { since: this.now(), signal, prepaid: false };
+    return { since, signal, prepaid: false };
   }
 
   /** The loop: each step's NextStep, until one ends this run (an answer, a pause, a failure). */

@@ -130,6 +130,11 @@ export class AgentToolExecutor {
     };
   }
 
+  /** Whether a call a restart cut off may run again (its tool only reads, or is idempotent). */
+  isRepeatable(call: StoredToolCall): boolean {
+    return this.registry.getTool(call.name)?.repeatable ?? false;
+  }
+
   /**
    * Checks a client's result against the tool's declared result schema, and that it answers the request
    * the preflight prepared (a read's result is for the path that was asked for); returns the problem, or null.

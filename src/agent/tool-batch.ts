@@ -45,6 +45,10 @@ function nextTask(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
+/** The result the model sees for a call a restart cut off, whose tool is not safe to run twice. */
+export const INTERRUPTED_CALL =
+  "The call was interrupted when the session restarted, and it may or may not have taken effect. Check before calling it again.";
+
 export class ToolBatch {
   /** The executor of the object's built-in tools; a request whose mode offers remote tools gets its own. */
   private readonly executor: AgentToolExecutor;
@@ -105,6 +109,30 @@ export class ToolBatch {
       else store.saveToolCall(checked);
     }
     await this.runReady(turn, planned, run, executor);
+  }
+
+  /**
+   * The open batch of a turn a restart cut off: its calls that were ready to run. Calls run one after another and
+   * each result is stored once the next call has gone out (runReady), and an approved call runs alone, its
+   * result stored at once (runApproved). So of the ready calls in order, only the first two may have started
+   * (the first may have finished, unrecorded), and an approved one may have; the rest had not. A call that may
+   * have started runs again only if its tool is repeatable; otherwise it is settled as interrupted, and the model
+   * is told so. Then the batch's ready calls run as usual. Calls whose results were stored never run again.
+   */
+  async resumeOpen(turn: TurnState, run: BatchRun, executor: AgentToolExecutor): Promise<void> {
+    if (turn.batch === null) return;
+    const ready = this.deps.store
+      .toolCalls(turn.turnId)
+      .filter((c) => c.batch === turn.batch && c.state === "ready")
+      .sort((a, b) => a.position - b.position);
+    const planned = ready.filter((c) => c.approval !== "approved");
+    const mayHaveStarted = [...ready.filter((c) => c.approval === "approved"), ...planned.slice(0, 2)];
+    const again: StoredToolCall[] = [];
+    for (const call of ready) {
+      if (!mayHaveStarted.includes(call) || executor.isRepeatable(call)) again.push(call);
+      else this.settle({ ...call, state: "settled", errorMessage: INTERRUPTED_CALL });
+    }
+    await this.runReady(turn, again, run, executor);
   }
 
   /** A call settled without running (denied, or answered by the client): stored and shown. */

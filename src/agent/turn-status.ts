@@ -90,14 +90,25 @@ export function failBrokenTurn(deps: TurnEndingDeps): void {
   });
 }
 
-/** An object that restarted mid-turn finds its turn `running` with nobody driving it: end it cleanly. */
-export function recoverInterruptedTurn(deps: TurnEndingDeps): void {
+/**
+ * An object that restarted mid-turn finds its turn `running` with nobody driving it. It resumes (true), unless it
+ * has resumed `maxResumes` times already: then it ends cleanly as `turn_interrupted` (false), as it does when
+ * nothing is running.
+ */
+export function mayResumeInterruptedTurn(deps: TurnEndingDeps, maxResumes: number): boolean {
   const turn = deps.store.turn();
-  if (deps.store.status() !== "running" || !turn) return;
+  if (deps.store.status() !== "running" || !turn) return false;
+  const resumes = turn.resumes ?? 0;
+  if (resumes < maxResumes) return true;
+  const times = resumes === 1 ? "once" : `${resumes} times`;
   finishTurn(deps, turn, "failed", "", {
     error: {
       code: "turn_interrupted",
-      message: "The turn was interrupted when the session restarted; send the message again.",
+      message:
+        resumes === 0
+          ? "The turn was interrupted when the session restarted; send the message again."
+          : `The turn was interrupted when the session restarted, after it had resumed ${times}; send the message again.`,
     },
   });
+  return false;
 }

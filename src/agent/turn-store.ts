@@ -27,6 +27,12 @@ export const TurnState = z.object({
   /** The tokens the turn's model calls used, as the model reported them. */
   usage: TokenUsage.optional(),
   branchSessionId: z.string().optional(),
+  /** When the current run began (a message, a decision, a result, a resumption): an interrupted run's start. */
+  runSince: z.number().optional(),
+  /** How many times a restart of the session's object cut the turn off and it resumed. */
+  resumes: z.number().int().optional(),
+  /** Who the current run acts for: a resumed run's model calls count against the same key and user. */
+  caller: z.object({ org: z.string(), user: z.string(), keyId: z.string() }).optional(),
 });
 export type TurnState = z.infer<typeof TurnState>;
 

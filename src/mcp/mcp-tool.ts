@@ -40,6 +40,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
     category,
     runsOn: "server",
     needsApproval: server.approval === "always" || (server.approval === "unless_read_only" && !readOnly),
+    repeatable: readOnly || tool.annotations?.idempotentHint === true,
     priority: 40,
     args: { jsonSchema: tool.inputSchema },
     blankArguments: "empty",

@@ -1,9 +1,8 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
 // turns (turn-driver.ts, session-loop.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
-// the pause alarm (pause-alarm.ts), the owner's session list (list-writer.ts) and workflows (workflow-runner.ts).
+// the pause alarm (session-alarm.ts), the owner's session list (list-writer.ts) and workflows (workflow-runner.ts).
 import { DurableObject } from "cloudflare:workers";
-import { recoverInterruptedTurn } from "../agent/turn-status";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -21,7 +20,7 @@ import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
-import { PauseAlarm } from "./pause-alarm";
+import { SessionAlarm } from "./session-alarm";
 import { indexSession } from "./session-index";
 import { SessionLoop } from "./session-loop";
 import { migrateSessionStorage } from "./session-schema";
@@ -51,7 +50,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** The object's reads of D1 (catalog, prompts, MCP servers), as new as its callers' bookmarks. */
   private readonly db: BookmarkedDb;
   private readonly list: SessionListWriter;
-  private readonly alarmClock: PauseAlarm;
+  private readonly alarmClock: SessionAlarm;
   private readonly loop: SessionLoop;
   private readonly driver: TurnDriver;
   private readonly socket: SocketDoor;
@@ -78,7 +77,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       questionWaiting: () => this.desk().pending() !== undefined,
       waitUntil,
     });
-    this.alarmClock = new PauseAlarm(ctx.storage);
+    this.alarmClock = new SessionAlarm(ctx.storage);
     // The loop's events become frames; the driver knows which turn they belong to.
     let driver: TurnDriver | undefined;
     const turnEvents = turnFrames((frame) => this.emit(frame), {
@@ -97,7 +96,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
     });
-    driver = new TurnDriver({ store: this.store, loop: this.loop, desk, alarm: this.alarmClock, logger: this.logger });
+    driver = new TurnDriver({
+      store: this.store,
+      loop: this.loop,
+      desk,
+      alarm: this.alarmClock,
+      logger: this.logger,
+      resume: settings(env).resume,
+    });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
     this.socket = new SocketDoor({ ctx, store, events, frames, tickets, driver, desk });
@@ -110,8 +116,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
       waitUntil,
     });
-    // A turn left `running` by an object that stopped mid-turn is ended before any request is served.
-    if (this.store.record()) recoverInterruptedTurn(this.loop.ending());
+    // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()).
+    if (this.store.record() && this.driver.interrupted()) {
+      ctx.waitUntil(ctx.storage.setAlarm(Date.now()));
+    }
   }
 
   /** Writes the new session; called once, by the Worker or by the session it branches from. */
@@ -244,12 +252,40 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.socket.close(ws, code);
   }
 
-  /** A paused turn's expiry: its pending calls are settled unexecuted and the session takes messages again. */
+  /**
+   * The session's alarm. A turn a restart cut off resumes, with no request (its frames reach the sockets that
+   * reconnect); a turn running here keeps the alarm a little ahead; a paused turn's expiry settles its pending
+   * calls unexecuted, and the session takes messages again.
+   */
   override async alarm(): Promise<void> {
     this.alarmClock.fired();
     if (!this.store.record()) return;
+    if (this.driver.interrupted()) {
+      await this.resumeTurn();
+      return;
+    }
     this.driver.expirePause();
     await this.driver.syncAlarm();
+  }
+
+  /**
+   * Resumes the turn a restart cut off. Its clients are told first (turn_resumed, with the text the cut-off model
+   * call had streamed, which is void), then the turn goes on from its last stored step; the alarm's caller waits
+   * for it (a failure is logged and ends the turn, as for any request, and is not retried by the alarm).
+   */
+  private async resumeTurn(): Promise<void> {
+    const turnId = this.store.turn()?.turnId ?? "";
+    try {
+      await this.driver.resumeInterrupted(this.events.lastFrameAt(turnId), (resumes) => {
+        this.logger.addCustomEvent("Warning", "[AgentSession_TurnResumed]", "A turn cut off by a restart resumes.", [
+          ["TurnId", turnId],
+          ["Resumes", String(resumes)],
+        ]);
+        this.emit({ type: "turn_resumed", turnId, resumes, discardedChars: this.events.streamedText(turnId).length });
+      });
+    } catch {
+      // Logged with its stack by the driver, which ended the turn.
+    }
   }
 
   /** Questions a tool's MCP server asks mid-call; they wait at most the pause TTL. */

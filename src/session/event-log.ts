@@ -11,10 +11,14 @@ import { parseStored } from "./session-rows";
 const ReplayedFrame = z.looseObject({ type: z.string(), turnId: z.string().nullable().optional() });
 export type ReplayedFrame = z.infer<typeof ReplayedFrame> & { seq: number };
 
-/** The frames that make a turn's streamed text: its deltas, a restart that takes text back, a tool call's start. */
+/**
+ * The frames that make a turn's streamed text: its deltas, a restart or resumption that takes text back, a tool
+ * call's start.
+ */
 const StreamedPiece = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("assistant_delta"), text: z.string() }),
   z.looseObject({ type: z.literal("assistant_restarted"), discardedChars: z.number().int() }),
+  z.looseObject({ type: z.literal("turn_resumed"), discardedChars: z.number().int() }),
   z.looseObject({ type: z.literal("tool_call_started") }),
 ]);
 
@@ -81,18 +85,25 @@ export class EventLog {
     let text = "";
     const rows = this.sql.exec<Row>(
       `SELECT frame_json FROM events WHERE turn_id = ?
-         AND json_extract(frame_json, '$.type') IN ('assistant_delta', 'assistant_restarted', 'tool_call_started')
+         AND json_extract(frame_json, '$.type')
+             IN ('assistant_delta', 'assistant_restarted', 'turn_resumed', 'tool_call_started')
        ORDER BY seq`,
       turnId,
     );
     for (const row of rows) {
       const frame = parseStored(StreamedPiece, row.frame_json, "frame");
       if (frame.type === "assistant_delta") text += frame.text;
-      else if (frame.type === "assistant_restarted")
+      else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed")
         text = text.slice(0, Math.max(0, text.length - frame.discardedChars));
       else text = "";
     }
     return text;
+  }
+
+  /** When the turn's newest frame was logged (its last sign of life), or null when it has none. */
+  lastFrameAt(turnId: string): number | null {
+    const row = this.sql.exec<Row>("SELECT MAX(created_at) AS at FROM events WHERE turn_id = ?", turnId).one();
+    return typeof row.at === "string" ? Date.parse(row.at) : null;
   }
 
   /** Keeps the newest `keep` frames and every frame of the open turn. */

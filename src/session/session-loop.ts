@@ -137,6 +137,7 @@ export class SessionLoop {
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
         : {}),
       logger,
+      ...(caller ? { caller: { org: caller.org, user: caller.user, keyId: caller.keyId } } : {}),
       ...(budget ? { budget } : {}),
       ...(options.clientTools
         ? { clientTools: { tools: options.clientTools.map(clientFunctionTool), hideModeClientTools: true } }

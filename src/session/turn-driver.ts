@@ -1,12 +1,14 @@
 // One turn at a time in the session object: a request drives the loop with a cancel switch; a turn that is
 // starting or running refuses another; a request answers when its turn stops, or as soon as a tool's MCP server
-// asks the user a question mid-call (the turn goes on and waits for the answer); the pause alarm follows the turn.
+// asks the user a question mid-call (the turn goes on and waits for the answer); a turn a restart of the object
+// cut off resumes; the session's alarm follows the turn (a little ahead while it works, at a pause's expiry).
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import { turnResponse } from "../agent/turn-ending";
 import {
   cancelPausedTurn,
   expirePausedTurn,
   failBrokenTurn,
+  mayResumeInterruptedTurn,
   pauseExpiresAt,
   refusalToStart,
 } from "../agent/turn-status";
@@ -17,7 +19,7 @@ import type { ElicitationAnswer } from "../wire/elicitation";
 import type { AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
-import type { PauseAlarm } from "./pause-alarm";
+import type { SessionAlarm } from "./session-alarm";
 import type { LoopOptions, SessionLoop } from "./session-loop";
 import type { SessionStore } from "./session-store";
 
@@ -32,8 +34,10 @@ export interface TurnDriverDeps {
   store: SessionStore;
   loop: SessionLoop;
   desk: () => ElicitationDesk;
-  alarm: PauseAlarm;
+  alarm: SessionAlarm;
   logger: JsonAdminLogger;
+  /** How many times a turn resumes by itself, and how far ahead the alarm is while a turn works. */
+  resume: { maxResumes: number; checkMs: number };
 }
 
 export class TurnDriver {
@@ -93,9 +97,41 @@ export class TurnDriver {
     expirePausedTurn(this.deps.loop.ending(caller));
   }
 
-  /** The alarm at the paused turn's expiry, or none. */
-  syncAlarm(): Promise<void> {
-    return this.deps.alarm.sync(pauseExpiresAt(this.deps.store, this.deps.loop.ending().config));
+  /**
+   * The session's alarm: while a turn works (`working`; when not said, whether a turn runs here), `resume.checkMs`
+   * ahead, so an object that stops mid-turn wakes by then; at a paused turn's expiry; else none.
+   */
+  syncAlarm(working = this.running !== null): Promise<void> {
+    const { alarm, store, loop, resume } = this.deps;
+    if (working) return alarm.sync(Date.now() + resume.checkMs);
+    return alarm.sync(pauseExpiresAt(store, loop.ending().config));
+  }
+
+  /** A turn `running` in storage that no one drives here: a restart of the object cut it off. */
+  interrupted(): boolean {
+    return this.running === null && this.deps.store.status() === "running";
+  }
+
+  /**
+   * Resumes the turn a restart cut off, from its last stored step, acting for the caller its run acted for; past
+   * the resume limit it ends as `turn_interrupted` instead (null). `resuming` is told first, with the number of
+   * this resumption, before anything of the turn runs again.
+   */
+  async resumeInterrupted(
+    lastSeenAt: number | null,
+    resuming: (resumes: number) => void,
+  ): Promise<Outcome<AgentExecuteResponse> | null> {
+    const turn = this.deps.store.turn();
+    if (!this.interrupted() || !turn) return null;
+    const caller: Caller | undefined = turn.caller && { ...turn.caller, requestId: `resume-${turn.turnId}` };
+    if (!mayResumeInterruptedTurn(this.deps.loop.ending(caller), this.deps.resume.maxResumes)) {
+      await this.syncAlarm();
+      return null;
+    }
+    resuming((turn.resumes ?? 0) + 1);
+    return this.run((r, signal) => r.resumeInterrupted(lastSeenAt, signal).then((value) => ({ ok: true, value })), {
+      caller,
+    });
   }
 
   /** A running turn is cancelled through its signal; a paused one is ended at once. */
@@ -115,6 +151,10 @@ export class TurnDriver {
   async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
     if (this.busy()) return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
     this.expirePause(options.caller);
+    return this.run(action, options);
+  }
+
+  private async run(action: TurnAction, options: DriveOptions): Promise<Outcome<AgentExecuteResponse>> {
     const reasoner = this.deps.loop.reasoner(options);
     const controller = new AbortController();
     this.controller = controller;
@@ -122,6 +162,9 @@ export class TurnDriver {
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
     const next = this.deps.desk().nextQuestion();
     this.deps.loop.keepOpen();
+    // The alarm that wakes the object should it stop mid-turn; written beside the turn's first writes, not awaited
+    // before its first model call.
+    const armed = this.syncAlarm(true);
     const running = (async () => {
       try {
         return await action(reasoner, controller.signal);
@@ -134,7 +177,9 @@ export class TurnDriver {
       } finally {
         if (this.controller === controller) this.controller = null;
         this.deps.loop.closeWhenIdle();
-        await this.syncAlarm();
+        await armed;
+        // The turn stopped (ended, or paused): the alarm is the pause's expiry, or none.
+        await this.syncAlarm(false);
       }
     })();
     this.running = running;

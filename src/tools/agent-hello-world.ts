@@ -16,6 +16,8 @@ export const helloWorldTool = defineTool({
   description: "Creates a friendly greeting using the user's name.",
   category: "general",
   runsOn: "server",
+  // It only answers with a greeting: a call a restart cut off may run again.
+  repeatable: true,
   priority: 10,
   args: HelloWorldArgs,
   failureMessage: "HelloWorldTool failed to create a greeting.",

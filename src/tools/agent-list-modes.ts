@@ -37,6 +37,8 @@ export function agentListModesTool(catalog: AgentModeCatalogService, logger: Adm
       "Returns the read-only catalog of agent modes (key, name, description, prompt summary, default flag, role hints and, optionally, example requests).",
     category: "session",
     runsOn: "server",
+    // It only reads the catalog.
+    repeatable: true,
     priority: 100,
     args: AgentListModesArgs,
     /** No argument is required: empty arguments read as `{}`. */

@@ -76,6 +76,12 @@ export interface AgentTool {
   readonly isToolFullyExecutedOnServer: boolean;
   /** The call pauses for a person's approval before it runs. */
   readonly requiresApproval: boolean;
+  /**
+   * Safe to run again when a call that had started was cut off by a restart of the session's object (it only
+   * reads, or running it twice does what running it once does: MCP's readOnlyHint or idempotentHint). A call
+   * of a tool that is not is never run twice; the model is told it was interrupted.
+   */
+  readonly repeatable: boolean;
   /** Higher stays in the prompt longer when the tool definitions must be trimmed to a budget. */
   readonly priority: number;
   /** Client-final tools: the shape of the result the client sends back, checked before the loop uses it. */

@@ -45,6 +45,11 @@ export interface ToolDefinition<A extends ToolArgs, T> {
   logger?: AdminLogger;
   /** The call waits for a person's approval before it runs. */
   needsApproval?: boolean;
+  /**
+   * Safe to run again after a restart cut a started call off: it only reads, or twice does what once does. False
+   * when absent; a client-final tool's preflight only checks and shapes, so it always is.
+   */
+  repeatable?: boolean;
   /** Higher stays in the prompt longer when the tools are trimmed to a budget; 50 when absent. */
   priority?: number;
   /** The answer to a caught exception (its details are logged, not returned); "<label> failed unexpectedly." */
@@ -88,6 +93,7 @@ export function defineTool(definition: ToolDefinition<ToolArgs, unknown>): Agent
     category: definition.category,
     isToolFullyExecutedOnServer: definition.runsOn === "server",
     requiresApproval: definition.needsApproval ?? false,
+    repeatable: definition.runsOn === "client" || (definition.repeatable ?? false),
     priority: definition.priority ?? 50,
     clientResultSchema: definition.clientResult,
     checkClientResult: definition.checkClientResult,

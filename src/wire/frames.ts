@@ -40,6 +40,17 @@ export const LoggedFrame = z.discriminatedUnion("type", [
     failedRoute: z.string(),
     route: z.string(),
   }),
+  /**
+   * A restart of the session's object cut the turn off, and it resumes from its last stored step: drop the last
+   * `discardedChars` of the turn's streamed text (the cut-off model call's), which the model call made again
+   * replaces. `resumes`: the how-manieth resumption this is.
+   */
+  z.object({
+    type: z.literal("turn_resumed"),
+    turnId,
+    resumes: z.number().int().min(1),
+    discardedChars: z.number().int().min(0),
+  }),
   z.object({ type: z.literal("tool_call_started"), turnId, toolCall: AgentToolCall }),
   z.object({ type: z.literal("tool_call_completed"), turnId, toolCall: AgentToolCall }),
   z.object({ type: z.literal("approval_required"), turnId, toolCalls: z.array(AgentToolCall) }),

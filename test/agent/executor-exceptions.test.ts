@@ -23,6 +23,7 @@ function handWrittenTool(toolName: string, execute: () => Promise<unknown>): Age
     category: "general",
     isToolFullyExecutedOnServer: true,
     requiresApproval: false,
+    repeatable: false,
     priority: 1,
     getSchema: schema,
     execute: () => execute() as Promise<InvokeResult<string>>,

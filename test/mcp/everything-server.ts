@@ -61,6 +61,9 @@ async function forward(request: IncomingMessage, response: ServerResponse, targe
     .pipe(response);
 }
 
+/** How many times each `key` of the odd server's slow tools was called (a restarted turn must not call a write twice). */
+const slowCalls = new Map<string, number>();
+
 /**
  * A server with what the reference server does not have: two tools whose derived names collide (`get-sum`,
  * `get_sum`), one whose parameter has no simple type (a union), and one that asks the client for a model call
@@ -94,6 +97,32 @@ function oddServer(): McpServer {
     const answers = await Promise.all([ask("First?"), ask("Second?")]);
     return { content: [{ type: "text", text: answers.map((a) => a.action).join(",") }] };
   });
+  // Tools that count their calls by `key` and take `ms` to answer the first one (later ones answer at once): one
+  // only reads (safe to call again), one writes (not).
+  const slow = { key: z.string(), ms: z.number() };
+  const slowly =
+    (verb: string) =>
+    async ({ key, ms }: { key: string; ms: number }) => {
+      const calls = (slowCalls.get(key) ?? 0) + 1;
+      slowCalls.set(key, calls);
+      // The wait does not keep the test process alive once the tests are done.
+      if (calls === 1) await new Promise((resolve) => setTimeout(resolve, ms).unref());
+      return { content: [{ type: "text" as const, text: `${verb} ${key}` }] };
+    };
+  server.registerTool(
+    "slow-read",
+    { description: "Reads slowly.", inputSchema: slow, annotations: { readOnlyHint: true } },
+    slowly("read"),
+  );
+  server.registerTool(
+    "slow-write",
+    {
+      description: "Writes slowly.",
+      inputSchema: slow,
+      annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
+    },
+    slowly("wrote"),
+  );
   server.registerTool("ask-model", { description: "Asks the client's model a question." }, async () => {
     const answer = await server.server.createMessage({
       messages: [{ role: "user", content: { type: "text", text: "Say hi." } }],
@@ -127,7 +156,8 @@ async function serveOdd(request: IncomingMessage, response: ServerResponse): Pro
 
 /**
  * The control server: `POST /instances` starts another reference server (`{id, url}`), `DELETE /instances/:id`
- * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/odd/mcp` is oddServer.
+ * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/odd/mcp` is oddServer, and
+ * `GET /odd/calls/:key` says how many times its slow tools were called with that key.
  */
 async function startControlServer(shared: string): Promise<{ url: string; stop(): Promise<void> }> {
   const instances = new Map<string, Awaited<ReturnType<typeof startEverythingServer>>>();
@@ -150,6 +180,12 @@ async function startControlServer(shared: string): Promise<{ url: string; stop()
         return;
       }
       if (path === "/odd/mcp") return serveOdd(request, response);
+      const calls = /^\/odd\/calls\/([\w-]+)$/.exec(path);
+      if (calls) {
+        const count = slowCalls.get(calls[1] ?? "") ?? 0;
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ count }));
+        return;
+      }
       if (path === "/authed/mcp") {
         if (request.headers.authorization !== `Bearer ${TEST_MCP_TOKEN}`) {
           response.writeHead(401, { "content-type": "application/json" }).end('{"error":"unauthorized"}');

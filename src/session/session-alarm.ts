@@ -1,0 +1,26 @@
+// The session object's one alarm: while a turn works, a little ahead (an object that stops mid-turn wakes by then
+// and resumes it); at a paused turn's expiry; deleted while nothing runs or waits. Storage is touched only when the
+// time changes.
+export class SessionAlarm {
+  /** The alarm as this object last read or set it (undefined: not read since the object started). */
+  private at: number | null | undefined;
+
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  /** The alarm fired: it is no longer set. */
+  fired(): void {
+    this.at = null;
+  }
+
+  /**
+   * One alarm at `at`, or none. The time is noted before the write is made, so a later call (made while this one
+   * waits) compares with it, and the writes reach storage in the order of the calls.
+   */
+  async sync(at: number | null): Promise<void> {
+    if (this.at === undefined) this.at = await this.storage.getAlarm();
+    if (this.at === at) return;
+    this.at = at;
+    if (at === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(at);
+  }
+}
