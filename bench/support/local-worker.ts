@@ -13,6 +13,8 @@ export interface LocalWorker {
   /** Everything wrangler printed, for a failure report. */
   output(): string;
   stop(): Promise<void>;
+  /** Kills the whole process tree at once (SIGKILL), as a crash would; its state directory stays. */
+  kill(): Promise<void>;
 }
 
 export interface LocalWorkerOptions {
@@ -20,7 +22,7 @@ export interface LocalWorkerOptions {
   config?: string;
   /** `--var NAME:VALUE` overrides, for example LLM_BASE_URL. */
   vars?: Record<string, string>;
-  /** Apply D1 migrations and seeds/local.sql first (default true). */
+  /** Apply D1 migrations and seeds/local.sql first (default true; false with a `stateDir`). */
   database?: boolean;
   /** How long to wait for /healthz (default 120 s: the first start compiles the Worker). */
   readyTimeoutMs?: number;
@@ -36,6 +38,11 @@ export interface LocalWorkerOptions {
    * wrangler dev), instead of migrating here and running `npm run dev`; `database` is then not used.
    */
   throughNpmStart?: boolean;
+  /**
+   * A state directory (D1, Durable Objects, their alarms) to keep: a later start on it finds what a killed worker
+   * left. Not deleted by stop() (its owner deletes it); migrated only when `database` says so.
+   */
+  stateDir?: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -84,7 +91,7 @@ async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: numbe
 }
 
 export async function startLocalWorker(options: LocalWorkerOptions = {}): Promise<LocalWorker> {
-  const stateDir = await mkdtemp(join(tmpdir(), "aptix-worker-"));
+  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "aptix-worker-")));
   const config = ["--config", options.config ?? "wrangler.toml"];
   const env = {
     ...process.env,
@@ -93,7 +100,7 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     NO_COLOR: "1",
     ...(options.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
   };
-  if (!options.throughNpmStart && (options.database ?? true)) {
+  if (!options.throughNpmStart && (options.database ?? !options.stateDir)) {
     await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...config], env);
     await run(
       ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...config],
@@ -149,7 +156,13 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
         }
       }
     }
-    await rm(stateDir, { recursive: true, force: true });
+    if (!options.stateDir) await rm(stateDir, { recursive: true, force: true });
+  };
+  const kill = async () => {
+    if (child.exitCode !== null || child.pid === undefined) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    process.kill(-child.pid, "SIGKILL");
+    await exited;
   };
   try {
     await waitUntilReady(
@@ -162,5 +175,5 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     await stop();
     throw error;
   }
-  return { url, output: () => output, stop };
+  return { url, output: () => output, stop, kill };
 }

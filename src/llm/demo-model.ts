@@ -10,7 +10,7 @@ const PREFIX = "[offline demo model]";
 const PROPOSAL = /better served by \*\*(.+?)\*\* mode \(key `([a-z0-9_-]+)`\)/;
 const HELP =
   `${PREFIX} I am the offline demo model (set LLM_BASE_URL for a real one), so I understand only a few requests: ` +
-  `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), and in the Workspace ` +
+  `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), "tell me a slow story", and in the Workspace ` +
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
   `("use get-sum with 2 and 40", "echo 'hi'").`;
 
@@ -42,8 +42,27 @@ export const DEMO_TOUR = [
   "```",
 ].join("\n");
 
+/**
+ * A slow answer (about 12 s as it streams), to see a turn survive a restart: kill the server mid-answer and start
+ * it again, and the turn resumes by itself (README, "Turns that survive a restart").
+ */
+export const DEMO_STORY = [
+  `${PREFIX} A slow story, told a line at a time.`,
+  "",
+  ...Array.from(
+    { length: 12 },
+    (_, i) =>
+      `${i + 1}. The session object wrote line ${i + 1} to its log before it sent it, so a restart loses nothing.`,
+  ),
+  "",
+  "The end.",
+].join("\n");
+
+/** The pause between the slow story's pieces. */
+const STORY_PIECE_DELAY_MS = 250;
+
 type Call = { tool: string; args: Record<string, unknown> };
-type Intent = { text: string } | Call | { calls: Call[] };
+type Intent = { text: string; pieceDelayMs?: number } | Call | { calls: Call[] };
 
 function offeredTools(request: ChatRequest): Set<string> {
   if (request.tools) return new Set(request.tools.map((t) => t.function.name));
@@ -190,6 +209,7 @@ function decide(request: ChatRequest): Intent {
     return { tool: "agent_list_modes", args: { includeExamples: true } };
   }
   if (/\b(?:how (?:does )?aptix works?|diagram|markdown)\b/.test(lower)) return { text: DEMO_TOUR };
+  if (/\b(?:slow|long) story\b/.test(lower)) return { text: DEMO_STORY, pieceDelayMs: STORY_PIECE_DELAY_MS };
   const hello = /\b(?:hello|hi|greet)\b(?:\s+to)?\s+([A-Z][\w-]*)/.exec(said) ?? /\bsay hello to\s+(\S+)/i.exec(said);
   if (hello && tools.has("agent_hello_world")) return { tool: "agent_hello_world", args: { name: hello[1] } };
   const mode = currentMode(request);
@@ -256,8 +276,9 @@ export class DemoChatModel implements ChatModel {
   private async answer(request: ChatRequest): Promise<ChatResponse> {
     const intent = decide(request);
     if ("text" in intent) {
+      const delay = this.pieceDelayMs > 0 ? (intent.pieceDelayMs ?? this.pieceDelayMs) : 0;
       for (const piece of intent.text.match(/[\s\S]{1,24}/g) ?? []) {
-        if (request.onTextDelta && this.pieceDelayMs > 0) await pause(this.pieceDelayMs, request.signal);
+        if (request.onTextDelta && delay > 0) await pause(delay, request.signal);
         request.onTextDelta?.(piece);
       }
       return { content: intent.text, toolCalls: [], finishReason: "stop" };

@@ -1,6 +1,6 @@
 // The offline demo model drives real tool calls through the loop, and says what it is in every answer.
 import { describe, expect, it } from "vitest";
-import { DemoChatModel } from "../../src/llm/demo-model";
+import { DEMO_STORY, DemoChatModel } from "../../src/llm/demo-model";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { inSessionObject } from "../fixtures/in-object";
 
@@ -30,6 +30,15 @@ describe("offline demo model", () => {
     );
     expect(response.toolCalls.map((c) => c.name)).toEqual(["agent_hello_world"]);
     expect(response.text).toBe("[offline demo model] Hello, Dana! Welcome to Aptix.");
+  });
+
+  it("tells a slow story for a turn to outlive a restart", async () => {
+    const response = await inSessionObject(
+      {},
+      async ({ reasoner }) => value(await reasoner.startTurn("tell me a slow story")),
+      demo,
+    );
+    expect(response.text).toBe(DEMO_STORY);
   });
 
   it("proposes a mode change, and makes it only after the user agrees", async () => {
