@@ -10,6 +10,11 @@ export interface Caller {
   requestId?: string;
   /** The D1 bookmark the Worker's request had reached: the object's reads are at least as new (src/db.ts). */
   bookmark?: string | null;
+  /**
+   * The client sent a bookmark: it reads its own writes (a mode it just changed), so its turn reads the mode and
+   * the base prompt from D1 rather than from the isolate's kept copy (MODES_CACHE_MS).
+   */
+  bookmarkSent?: boolean;
 }
 
 /** The object's logger, with the caller's request and key on every line (the object's own lines without one). */

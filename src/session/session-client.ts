@@ -1,5 +1,6 @@
 // The Worker's side of sessions: finding a session's object, and AgentSessionManager over RPC.
 
+import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { type Outcome, sessionNotFound } from "../refusal";
@@ -69,7 +70,14 @@ export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
 /** The request's principal as a session object's caller. */
 export function callerOf(c: AppContext): Caller {
   const { org, user, keyId } = c.var.principal;
-  return { org, user, keyId, requestId: c.var.requestId, bookmark: c.var.db.getBookmark() };
+  return {
+    org,
+    user,
+    keyId,
+    requestId: c.var.requestId,
+    bookmark: c.var.db.getBookmark(),
+    bookmarkSent: Boolean(c.req.header(BOOKMARK_HEADER)),
+  };
 }
 
 /** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */

@@ -9,7 +9,7 @@ import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
-import { catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
+import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { envRouter } from "../routing/env-router";
 import { settings } from "../settings";
@@ -18,7 +18,7 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
-import { sessionBasePrompt, type TurnReads } from "./session-model";
+import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 
 /** What one request's loop is built with, besides what the object shares. */
@@ -109,6 +109,24 @@ export class SessionLoop {
   }
 
   /**
+   * The mode and the base prompt from the isolate's kept copy (MODES_CACHE_MS), as every door reads them: a
+   * message does not wait for a D1 round trip to learn its mode before the model is asked.
+   */
+  private keptReads(catalog: AgentModeCatalogService): Pick<AgentReasonerDeps, "catalog" | "basePrompt"> {
+    const { env, db, store } = this.deps;
+    const ttlMs = settings(env).modes.cacheMs;
+    const read = (key: string) => cachedTurnReads(env.DB, db, key, ttlMs);
+    return {
+      catalog: {
+        getAllModes: (signal) => catalog.getAllModes(signal),
+        getMode: async (key) => (await read(key)).mode,
+        getDefaultMode: (signal) => catalog.getDefaultMode(signal),
+      },
+      basePrompt: async () => (await read(store.identity().mode)).basePrompt,
+    };
+  }
+
+  /**
    * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
    * the request id. Everything else is the object's, built once.
    */
@@ -135,7 +153,9 @@ export class SessionLoop {
         : {}),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
-        : {}),
+        : caller?.bookmarkSent
+          ? {}
+          : this.keptReads(shared.catalog)),
       logger,
       ...(caller ? { caller: { org: caller.org, user: caller.user, keyId: caller.keyId } } : {}),
       ...(budget ? { budget } : {}),

@@ -91,3 +91,37 @@ describe("the modes the agent's OpenAI door keeps (MODES_CACHE_MS)", () => {
     expect(withBookmark.prompt).toContain("READ-AT-THE-BOOKMARK");
   });
 });
+
+/** Sends one message through POST /context/sessions/:id/messages; answers with the system prompt the upstream got. */
+async function systemPromptOfContextTurn(headers: Record<string, string> = {}): Promise<string> {
+  const script = await scriptUpstream([{ type: "completion", content: "ok" }]);
+  const all = { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json", ...headers };
+  const created = await exports.default.fetch("http://aptix.test/context/sessions", {
+    method: "POST",
+    headers: all,
+    body: JSON.stringify({ mode: "general" }),
+  });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+  const sent = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/messages`, {
+    method: "POST",
+    headers: all,
+    body: JSON.stringify({ content: `hi ${script.marker}` }),
+  });
+  expect(sent.status).toBe(200);
+  const [system] = await script.messagesOf(0);
+  return system?.content ?? "";
+}
+
+describe("the modes a session's turn keeps, through /context and the socket", () => {
+  it("keeps the mode for a message without a bookmark, and reads it anew for one that sends its D1 bookmark", async () => {
+    const first = await systemPromptOfContextTurn();
+    const bookmark = (
+      await exports.default.fetch("http://aptix.test/modes", { headers: authHeaders(TEST_KEYS.chat.key) })
+    ).headers.get("x-d1-bookmark");
+    await setGeneralPromptInD1("SEEN-WITH-A-BOOKMARK: the client reads its own writes.");
+    const kept = await systemPromptOfContextTurn();
+    const withBookmark = await systemPromptOfContextTurn({ "x-d1-bookmark": bookmark ?? "" });
+    expect(kept).toBe(first);
+    expect(withBookmark).toContain("SEEN-WITH-A-BOOKMARK");
+  });
+});
