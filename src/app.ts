@@ -26,6 +26,7 @@ import { contextSessionRoutes } from "./routes/context-sessions";
 import { grantRoutes } from "./routes/grants";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
+import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
@@ -107,6 +108,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", systemPromptRoutes);
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);
+  app.route("/", sessionManagementRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", agentMcpRoutes);

@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   invalid_id_token: [401, "authentication_error"],
   invalid_sign_in_state: bad,
   insufficient_scope: [403, "permission_error"],
+  session_forbidden: [403, "permission_error"],
   user_disabled: [403, "permission_error"],
   csrf_token_mismatch: [403, "permission_error"],
   host_not_allowed: [403, "permission_error"],

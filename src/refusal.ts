@@ -5,6 +5,7 @@ import { quoted } from "./quote";
 
 export const REFUSAL_CODES = [
   "session_not_found",
+  "session_forbidden",
   "session_busy",
   "session_awaiting_input",
   "nothing_pending",
@@ -52,6 +53,11 @@ export function refuse(
 /** The one answer for a session that does not exist or belongs to another org (the same to both). */
 export function sessionNotFound(sessionId: string): Refusal {
   return refuse("session_not_found", `Session ${quoted(sessionId)} not found.`);
+}
+
+/** A session of the caller's org that is another user's: only its owner or an admin of the org may change it. */
+export function sessionForbidden(action: "delete" | "change"): Refusal {
+  return refuse("session_forbidden", `Only the session's owner or an admin of its org can ${action} it.`);
 }
 
 export function workflowNotFound(workflowId: string): Refusal {

@@ -25,6 +25,17 @@ const SessionId = z.object({ sessionId: z.string() });
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).describe("Sessions a page (1 to 100, 20 by default)."),
   cursor: z.string().min(1).optional().describe("The nextCursor of the previous page."),
+  archived: z
+    .enum(["true", "false"], { error: "must be 'true' or 'false'" })
+    .default("false")
+    .describe("true: only archived sessions; false (the default): only the others."),
+  q: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(200)
+    .optional()
+    .describe("Only sessions whose title contains this text (case-insensitive)."),
 });
 const turn = (description: string) => json(AgentExecuteResponse, description);
 
@@ -58,14 +69,15 @@ export const contextSessionRoutes = routes()
       path: "/context/sessions",
       summary: "The caller's own sessions, newest change first, a page at a time",
       description:
-        "Each with its mode, status, whether it waits for the user, a title from its first message and when it " +
-        "last changed. The list is written by each session just after it changes, so it may lag a turn by a moment.",
+        "Each with its mode, status, whether it waits for the user, its title and when it last changed. Archived " +
+        "sessions only with `archived=true`; `q` searches titles. The list is written by each session just after " +
+        "it changes, so it may lag a turn by a moment.",
       ...chat,
       request: { query: ListQuery },
       responses: { 200: json(SessionList, "A page of sessions."), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const { limit, cursor } = c.req.valid("query");
+      const { limit, cursor, archived, q } = c.req.valid("query");
       const after = cursor === undefined ? null : decodeCursor(cursor);
       if (cursor !== undefined && !after) {
         throw new ApiError("invalid_request", "cursor is not a cursor from this list: pass nextCursor as it came.", {
@@ -73,7 +85,8 @@ export const contextSessionRoutes = routes()
         });
       }
       const { org, user } = c.var.principal;
-      const page = await listSessions(c.var.db, { org, user }, { limit, after });
+      const filter = { archived: archived === "true", query: q ?? null };
+      const page = await listSessions(c.var.db, { org, user }, { limit, after }, filter);
       const last = page.sessions.at(-1);
       return c.json({ sessions: page.sessions, nextCursor: page.more && last ? encodeCursor(last) : null }, 200);
     },

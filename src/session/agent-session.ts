@@ -1,7 +1,8 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
 // turns (turn-driver.ts, session-loop.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
-// the pause alarm (session-alarm.ts), the owner's session list (list-writer.ts) and workflows (workflow-runner.ts).
+// the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
+// (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
 import { DurableObject } from "cloudflare:workers";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
@@ -11,7 +12,13 @@ import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
-import type { ApprovalDecision, ClientToolResult, SessionView, WorkflowRunResponse } from "../wire/session";
+import type {
+  ApprovalDecision,
+  ClientToolResult,
+  SessionListEntry,
+  SessionView,
+  WorkflowRunResponse,
+} from "../wire/session";
 import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
@@ -21,13 +28,15 @@ import { FrameHub } from "./frame-hub";
 import { SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
 import { SessionAlarm } from "./session-alarm";
-import { indexSession } from "./session-index";
+import type { ExportFile, ExportFormat } from "./session-export";
+import { type EntryChange, indexSession } from "./session-index";
+import { type Expiry, SessionKeeper } from "./session-keeper";
 import { SessionLoop } from "./session-loop";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionStore } from "./session-store";
 import { sessionView } from "./session-view";
 import { SocketDoor } from "./socket-door";
-import { TicketStore } from "./tickets";
+import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
 import { runWorkflow } from "./workflow-runner";
@@ -55,6 +64,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly driver: TurnDriver;
   private readonly socket: SocketDoor;
   private readonly door: AgentDoor;
+  private readonly keeper: SessionKeeper;
   private questions?: ElicitationDesk;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -116,6 +126,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
       waitUntil,
     });
+    this.keeper = new SessionKeeper({ ctx, store, db: this.db, driver: this.driver, frames, logger: this.logger });
     // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()).
     if (this.store.record() && this.driver.interrupted()) {
       ctx.waitUntil(ctx.storage.setAlarm(Date.now()));
@@ -228,6 +239,29 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return { ok: true, value: await this.tickets.issue(caller) };
   }
 
+  /** Deletes the session for good (its owner, or an admin of its org); from then on it answers 404 everywhere. */
+  async deleteSession(caller: Caller): Promise<Outcome<{ sessionId: string; deleted: true }>> {
+    if (this.owned(caller)) return this.keeper.delete(caller);
+    return this.notFound();
+  }
+
+  /** Renames or archives the session (its owner, or an admin of its org); answers its list entry. */
+  async changeSession(caller: Caller, change: EntryChange): Promise<Outcome<SessionListEntry>> {
+    if (this.owned(caller)) return this.keeper.change(caller, change);
+    return this.notFound();
+  }
+
+  /** The whole session, as JSON (`aptix.session.v1`) or Markdown, in one call. */
+  async exportSession(caller: Caller, format: ExportFormat): Promise<Outcome<ExportFile>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: await this.keeper.export(format) };
+  }
+
+  /** Retention (the Worker's cron): deletes the session if it has been idle since before `cutoff`. */
+  async expire(cutoff: string): Promise<Expiry> {
+    return this.keeper.expire(cutoff);
+  }
+
   /** TUL-007's SetSessionMode: checks the mode against the catalog, then writes it and its audit row together. */
   async setSessionMode(sessionId: string, mode: string, reason: string, org: string, user: string): Promise<void> {
     const record = this.store.record();
@@ -241,6 +275,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]` (socket-door.ts). */
   override async fetch(request: Request): Promise<Response> {
+    if (this.keeper.gone()) return invalidTicketResponse();
     return this.socket.accept(request);
   }
 
@@ -301,7 +336,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private owned(caller: Caller): boolean {
-    const owned = this.store.record()?.org === caller.org;
+    const owned = !this.keeper.gone() && this.store.record()?.org === caller.org;
     // Only the owner's bookmark moves the object's reads on.
     if (owned) this.db.advance(caller.bookmark);
     return owned;

@@ -6,6 +6,8 @@ export interface Caller {
   org: string;
   user: string;
   keyId: string;
+  /** The caller has the `admin` scope: it may delete or change any session of its org, not only its own. */
+  admin?: boolean;
   /** The Worker's request id, carried into the object's log lines. */
   requestId?: string;
   /** The D1 bookmark the Worker's request had reached: the object's reads are at least as new (src/db.ts). */

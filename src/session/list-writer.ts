@@ -83,7 +83,7 @@ export class SessionListWriter {
 }
 
 /** The list's title for a session: from its first message from the user; null before there is one. */
-function firstMessageTitle(store: SessionStore): string | null {
+export function firstMessageTitle(store: SessionStore): string | null {
   const first = store.messages().find((m) => m.role === "user" && m.kind === "message" && m.content);
   return first?.content ? sessionTitle(first.content) : null;
 }

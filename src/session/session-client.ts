@@ -69,11 +69,12 @@ export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
 
 /** The request's principal as a session object's caller. */
 export function callerOf(c: AppContext): Caller {
-  const { org, user, keyId } = c.var.principal;
+  const { org, user, keyId, scopes } = c.var.principal;
   return {
     org,
     user,
     keyId,
+    admin: scopes.includes("admin"),
     requestId: c.var.requestId,
     bookmark: c.var.db.getBookmark(),
     bookmarkSent: Boolean(c.req.header(BOOKMARK_HEADER)),

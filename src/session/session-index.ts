@@ -1,7 +1,9 @@
 // The index of sessions by org (D1 `session_index`): written when a session's object is created and after
 // each change of its status, mode or title (by the object, off the reply path); read to list a caller's
 // sessions (GET /context/sessions, the console's sidebar) and an org's recent ones (the MCP door's resources).
-// The session itself lives in its object; this is only the index, and may lag the object by a moment.
+// A person renames and archives a session here (a title they chose is never replaced by the automatic one); a
+// deleted session's row is deleted. The session itself lives in its object; this is only the index, and may lag
+// the object by a moment.
 import { z } from "zod";
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
@@ -57,14 +59,16 @@ export interface SessionIndexUpdate {
 }
 
 /**
- * Writes a session's list entry, unless a newer one (a higher seq) is there already; the title is kept once
- * set. A failure is logged, never thrown: the list lags until the session's next change.
+ * Writes a session's list entry, unless a newer one (a higher seq) is there already; the automatic title is kept
+ * once set, and never replaces a title a person chose. A failure is logged, never thrown: the list lags until the
+ * session's next change.
  */
 export async function updateSessionIndex(db: Db, entry: SessionIndexUpdate, logger: AdminLogger): Promise<void> {
   try {
     await db
       .prepare(
-        `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?, title = COALESCE(title, ?),
+        `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?,
+           title = CASE WHEN title_set_by_user = 1 THEN title ELSE COALESCE(title, ?) END,
            updated_at = ?, index_seq = ? WHERE session_id = ? AND index_seq < ?`,
       )
       .bind(
@@ -89,10 +93,36 @@ const ListRow = z.object({
   status: SessionStatus,
   waiting_for_user: z.number().transform((n) => n === 1),
   title: z.string().nullable(),
+  title_set_by_user: z.number().transform((n) => n === 1),
+  archived_at: z.string().nullable(),
   parent_session_id: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string().nullable(),
 });
+
+const LIST_COLUMNS = `session_id, mode, status, waiting_for_user, title, title_set_by_user, archived_at,
+  parent_session_id, created_at, COALESCE(updated_at, created_at) AS updated_at`;
+
+function entryOfRow(row: unknown): SessionListEntry {
+  const r = ListRow.parse(row);
+  return {
+    sessionId: r.session_id,
+    mode: r.mode,
+    status: r.status,
+    waitingForUser: r.waiting_for_user,
+    title: r.title,
+    titleSetByUser: r.title_set_by_user,
+    archivedAt: r.archived_at,
+    parentSessionId: r.parent_session_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at ?? r.created_at,
+  };
+}
+
+/** `text` as a LIKE pattern that matches it anywhere, its own wildcards (and the escape) taken literally. */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
 
 /** Where a page of the list ends: the last entry's updated-at and id (newest first, the id breaks ties). */
 const Cursor = z.tuple([z.string(), z.string()]);
@@ -115,39 +145,113 @@ export function decodeCursor(cursor: string): [string, string] | null {
   }
 }
 
+/** Which of a user's sessions a list shows: archived ones or the others; those whose title contains `query`. */
+export interface ListFilter {
+  archived: boolean;
+  /** Case-insensitive (ASCII letters), anywhere in the title; null: every title, and sessions without one. */
+  query: string | null;
+}
+
 /** A user's sessions in an org, newest change first: up to `limit`, after `after` (a decoded cursor). */
 export async function listSessions(
   db: Db,
   owner: { org: string; user: string },
   page: { limit: number; after: [string, string] | null },
+  filter: ListFilter = { archived: false, query: null },
 ): Promise<{ sessions: SessionListEntry[]; more: boolean }> {
   const [afterAt, afterId] = page.after ?? [null, null];
+  const pattern = filter.query === null ? null : containsPattern(filter.query);
   const { results } = await db
     .prepare(
       // A row written before migration 0013's backfill by an older Worker has no updated_at: its created_at stands in.
-      `SELECT session_id, mode, status, waiting_for_user, title, parent_session_id, created_at,
-         COALESCE(updated_at, created_at) AS updated_at
-       FROM session_index WHERE org = ? AND user_id = ?
+      `SELECT ${LIST_COLUMNS}
+       FROM session_index WHERE org = ? AND user_id = ? AND (archived_at IS NOT NULL) = ?
+         AND (? IS NULL OR title LIKE ? ESCAPE '\\')
          AND (? IS NULL OR COALESCE(updated_at, created_at) < ?
               OR (COALESCE(updated_at, created_at) = ? AND session_id < ?))
        ORDER BY COALESCE(updated_at, created_at) DESC, session_id DESC LIMIT ?`,
     )
-    .bind(owner.org, owner.user, afterAt, afterAt, afterAt, afterId, page.limit + 1)
+    .bind(
+      owner.org,
+      owner.user,
+      filter.archived ? 1 : 0,
+      pattern,
+      pattern,
+      afterAt,
+      afterAt,
+      afterAt,
+      afterId,
+      page.limit + 1,
+    )
     .all();
-  const sessions = results.slice(0, page.limit).map((row) => {
-    const r = ListRow.parse(row);
-    return {
-      sessionId: r.session_id,
-      mode: r.mode,
-      status: r.status,
-      waitingForUser: r.waiting_for_user,
-      title: r.title,
-      parentSessionId: r.parent_session_id,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at ?? r.created_at,
-    };
-  });
+  const sessions = results.slice(0, page.limit).map(entryOfRow);
   return { sessions, more: results.length > page.limit };
+}
+
+/** One session's list entry, or null when it has none (deleted, or its index row was never written). */
+export async function sessionEntry(db: Db, sessionId: string): Promise<SessionListEntry | null> {
+  const row = await db
+    .prepare(`SELECT ${LIST_COLUMNS} FROM session_index WHERE session_id = ?`)
+    .bind(sessionId)
+    .first();
+  return row ? entryOfRow(row) : null;
+}
+
+/** What a person changes of a session's entry: a title they chose (null: the automatic one again), archived. */
+export interface EntryChange {
+  /** The title a person chose; null gives the session its automatic title (`automaticTitle`) back. */
+  title?: string | null;
+  archived?: boolean;
+}
+
+/** Applies a person's change to the session's entry, in one statement (a row written before has it all or none). */
+export async function changeSessionEntry(
+  db: Db,
+  sessionId: string,
+  change: EntryChange,
+  automaticTitle: string | null,
+): Promise<void> {
+  const sets: string[] = [];
+  const values: (string | number | null)[] = [];
+  if (change.title !== undefined) {
+    sets.push("title = ?", "title_set_by_user = ?");
+    values.push(change.title ?? automaticTitle, change.title === null ? 0 : 1);
+  }
+  if (change.archived !== undefined) {
+    // Archiving an archived session keeps when it was archived first.
+    sets.push(change.archived ? "archived_at = COALESCE(archived_at, ?)" : "archived_at = NULL");
+    if (change.archived) values.push(new Date().toISOString());
+  }
+  if (sets.length === 0) return;
+  await db
+    .prepare(`UPDATE session_index SET ${sets.join(", ")} WHERE session_id = ?`)
+    .bind(...values, sessionId)
+    .run();
+}
+
+/** A deleted session leaves the index (its usage rows stay: they hold no text of the conversation). */
+export async function unindexSession(db: Db, sessionId: string): Promise<void> {
+  await db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId).run();
+}
+
+/** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */
+export async function idleSessions(db: Db, cutoff: string, limit: number): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT session_id FROM session_index WHERE COALESCE(updated_at, created_at) < ?
+       ORDER BY COALESCE(updated_at, created_at) LIMIT ?`,
+    )
+    .bind(cutoff, limit)
+    .all<{ session_id: string }>();
+  return results.map((r) => r.session_id);
+}
+
+/** The index's idle time of a session the object found newer (the index lagged): retention skips it next time. */
+export async function touchSessionEntry(db: Db, sessionId: string, updatedAt: string): Promise<void> {
+  await db
+    .prepare("UPDATE session_index SET updated_at = ? WHERE session_id = ? AND COALESCE(updated_at, created_at) < ?")
+    .bind(updatedAt, sessionId, updatedAt)
+    .run();
 }
 
 /** An org's newest sessions. */

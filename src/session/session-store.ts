@@ -32,6 +32,8 @@ export class SessionStore implements TurnStore {
   private conversation: ConversationMessage[] | null = null;
   /** The calls of the turn most recently asked for. */
   private calls: { turnId: string; calls: StoredToolCall[] } | null = null;
+  /** The session was deleted: its storage is gone, and the store answers as for a session that never was. */
+  private erased = false;
 
   constructor(private readonly storage: DurableObjectStorage) {}
 
@@ -46,6 +48,7 @@ export class SessionStore implements TurnStore {
 
   /** The kept row, read from storage the first time (none yet: read again next time). */
   private sessionRow(): { record: SessionRecord; turn: TurnState | null } | null {
+    if (this.erased) return null;
     if (this.row) return this.row;
     const row = this.sql
       .exec<Row>(
@@ -232,6 +235,27 @@ export class SessionStore implements TurnStore {
 
   artifacts(): Artifact[] {
     return this.sql.exec<Row>("SELECT * FROM artifacts ORDER BY created_at, id").toArray().map(artifactOfRow);
+  }
+
+  /** Every call of every turn, in the order they were made (the export). */
+  allToolCalls(): StoredToolCall[] {
+    return this.sql
+      .exec<Row>("SELECT data_json FROM tool_calls ORDER BY rowid")
+      .toArray()
+      .map((r) => parseStored(StoredToolCall, r.data_json, "tool call"));
+  }
+
+  /**
+   * Deletes everything the object stores, its alarm too. From then on `record()` is null, so every door answers as
+   * for a session that does not exist; nothing else may be read or written.
+   */
+  async erase(): Promise<void> {
+    this.erased = true;
+    this.row = null;
+    this.conversation = null;
+    this.calls = null;
+    await this.storage.deleteAlarm();
+    await this.storage.deleteAll();
   }
 
   /** Calls still waiting on a person or a client, in the open turn. */

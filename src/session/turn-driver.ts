@@ -144,6 +144,17 @@ export class TurnDriver {
     return cancelPausedTurn(this.deps.loop.ending(caller));
   }
 
+  /** Ends the running turn, if one runs (as a cancel does), once it has stopped writing: the session is deleted next. */
+  async stop(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    this.controller?.abort(new DOMException("The session was deleted.", "AbortError"));
+    await running.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
   /**
    * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes. A paused
    * turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.

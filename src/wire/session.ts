@@ -2,7 +2,14 @@
 // session's view, its list entry, a workflow's result. The socket's frames carry the same fields (frames.ts).
 import { z } from "zod";
 import { ElicitationAnswer } from "./elicitation";
-import { AgentToolCall, ConversationMessage, PendingElicitation, SessionStatus, TurnRecord } from "./turn";
+import {
+  AgentToolCall,
+  ApprovalState,
+  ConversationMessage,
+  PendingElicitation,
+  SessionStatus,
+  TurnRecord,
+} from "./turn";
 
 export const MAX_MESSAGE_CHARS = 100_000;
 
@@ -86,13 +93,79 @@ export const SessionListEntry = z.object({
   status: SessionStatus,
   /** The session waits for its user: approvals, a client's results, or an MCP server's question. */
   waitingForUser: z.boolean(),
-  /** From the first message (one line, at most 80 characters); null until there is one. */
+  /**
+   * The title a person gave it (PATCH), or else one from the first message (one line, at most 80 characters); null
+   * until there is one.
+   */
   title: z.string().nullable(),
+  /** The title is a person's (PATCH): the automatic one never replaces it. */
+  titleSetByUser: z.boolean(),
+  /** When the session was archived (it is listed only with `archived=true`); null when it is not. */
+  archivedAt: z.string().nullable(),
   parentSessionId: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type SessionListEntry = z.infer<typeof SessionListEntry>;
+
+/** A title's longest length, a person's as the automatic one's. */
+export const MAX_TITLE_CHARS = 80;
+
+/** A person's change to a session: its title (null: the automatic one again), archived or not. At least one. */
+export const PatchSessionBody = z
+  .strictObject({
+    /** Its runs of white space are one space each (a title is one line). */
+    title: z
+      .string()
+      .trim()
+      .min(1, "must not be empty (null gives the automatic title back)")
+      .max(MAX_TITLE_CHARS)
+      .nullable()
+      .optional(),
+    archived: z.boolean().optional(),
+  })
+  .refine((b) => b.title !== undefined || b.archived !== undefined, {
+    error: "needs title or archived",
+  });
+export type PatchSessionBody = z.infer<typeof PatchSessionBody>;
+
+/** The export's format name and version: a later shape gets a new name, this one keeps its fields. */
+export const SESSION_EXPORT_FORMAT = "aptix.session.v1";
+
+/** A call as the export carries it: the wire's, with its turn, batch, position and state. */
+export const ExportedToolCall = AgentToolCall.extend({
+  turnId: z.string(),
+  /** The model response (iteration) of its turn the call came from. */
+  batch: z.number().int(),
+  position: z.number().int(),
+  state: z.enum(["ready", "awaiting_approval", "awaiting_client", "settled"]),
+  approval: ApprovalState.nullable(),
+});
+
+/** GET /context/sessions/:id/export?format=json: the whole session, for a system to import (docs/api.md). */
+export const SessionExport = z.object({
+  format: z.literal(SESSION_EXPORT_FORMAT),
+  exportedAt: z.string(),
+  session: z.object({
+    sessionId: z.string(),
+    title: z.string().nullable(),
+    user: z.string(),
+    mode: z.string(),
+    status: SessionStatus,
+    parentSessionId: z.string().nullable(),
+    archivedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  }),
+  /** The conversation in order: the user's messages, the model's answers and calls, the tools' results. */
+  messages: z.array(ConversationMessage),
+  /** Every tool call of every turn, with its arguments, approval and result. */
+  toolCalls: z.array(ExportedToolCall),
+  turns: z.array(TurnRecord),
+  modeHistory: z.array(ModeHistoryEntry),
+  artifacts: z.array(Artifact),
+});
+export type SessionExport = z.infer<typeof SessionExport>;
 
 export const SessionList = z.object({
   sessions: z.array(SessionListEntry),

@@ -199,6 +199,12 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   },
   invalid_ticket: { http: async () => connect(await createSession(), "wst_made_up") },
   insufficient_scope: { http: () => request("PUT", "/admin/modes/x", {}, { key: TEST_KEYS.chat.key }) },
+  session_forbidden: {
+    http: async () => {
+      const id = await createSession(undefined, TEST_KEYS.admin.key);
+      return request("DELETE", `/context/sessions/${id}`, undefined, { key: TEST_KEYS.chat.key });
+    },
+  },
   route_not_found: { http: () => request("GET", "/nowhere") },
   session_not_found: { http: () => request("GET", `/context/sessions/${"0".repeat(64)}`) },
   workflow_not_found: {

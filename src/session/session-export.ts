@@ -1,0 +1,124 @@
+// A session's whole conversation as one export (GET /context/sessions/:id/export): JSON a system can import, in the
+// versioned shape `aptix.session.v1` (docs/api.md), or Markdown a person can read, tool calls and results included.
+import { publicToolCall } from "../agent/agent-tool-call";
+import { SESSION_EXPORT_FORMAT, type SessionExport } from "../wire/session";
+import type { ConversationMessage } from "../wire/turn";
+import type { SessionStore } from "./session-store";
+
+export const EXPORT_FORMATS = ["json", "markdown"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** An export as the Worker answers it: the body, its media type and the file name it is saved as. */
+export interface ExportFile {
+  body: string;
+  contentType: string;
+  filename: string;
+}
+
+/** What the list knows of the session (its title, whether archived); null when it has no list entry. */
+export interface ListedAs {
+  title: string | null;
+  archivedAt: string | null;
+}
+
+/** The session as the JSON export carries it, read from the object's storage in one go. */
+export function sessionExport(store: SessionStore, listed: ListedAs | null, now = new Date()): SessionExport {
+  const record = store.record();
+  if (!record) throw new Error("The session does not exist.");
+  return {
+    format: SESSION_EXPORT_FORMAT,
+    exportedAt: now.toISOString(),
+    session: {
+      sessionId: record.sessionId,
+      title: listed?.title ?? null,
+      user: record.user,
+      mode: record.mode,
+      status: record.status,
+      parentSessionId: record.parentSessionId,
+      archivedAt: listed?.archivedAt ?? null,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    },
+    messages: store.messages(),
+    toolCalls: store.allToolCalls().map((call) => ({
+      ...publicToolCall(call),
+      turnId: call.turnId,
+      batch: call.batch,
+      position: call.position,
+      state: call.state,
+    })),
+    turns: store.turns(),
+    modeHistory: store.modeHistory(),
+    artifacts: store.artifacts(),
+  };
+}
+
+/** The export in `format`, named for the session. */
+export function exportFile(doc: SessionExport, format: ExportFormat): ExportFile {
+  const name = `aptix-session-${doc.session.sessionId.slice(0, 12)}`;
+  return format === "json"
+    ? {
+        body: `${JSON.stringify(doc, null, 2)}\n`,
+        contentType: "application/json; charset=utf-8",
+        filename: `${name}.json`,
+      }
+    : { body: markdown(doc), contentType: "text/markdown; charset=utf-8", filename: `${name}.md` };
+}
+
+/** A fence longer than any run of backticks in `text`, so the text cannot end it. */
+function fenced(text: string, language = ""): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}${language}\n${text}\n${fence}`;
+}
+
+/** JSON text pretty-printed when it parses; as it is otherwise. */
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+const SPEAKERS: Record<ConversationMessage["role"], string> = { user: "User", assistant: "Assistant", tool: "Tool" };
+
+function markdown(doc: SessionExport): string {
+  const { session } = doc;
+  const calls = new Map(doc.toolCalls.map((call) => [`${call.turnId} ${call.id}`, call]));
+  const out: string[] = [
+    `# ${session.title ?? `Session ${session.sessionId}`}`,
+    "",
+    `- Session: \`${session.sessionId}\``,
+    `- Mode: ${session.mode}; status: ${session.status}`,
+    `- Created: ${session.createdAt}; last change: ${session.updatedAt}`,
+    `- Exported: ${doc.exportedAt} (${doc.format})`,
+  ];
+  const shown = new Set<string>();
+  for (const message of doc.messages) {
+    // A tool's result is shown with its call, below the answer that made it (one whose call is not known, by itself).
+    if (message.toolCallId !== undefined && shown.has(`${message.turnId} ${message.toolCallId}`)) continue;
+    out.push("", `## ${SPEAKERS[message.role]} (${message.createdAt})`, "");
+    if (message.content) out.push(message.content);
+    for (const made of message.toolCalls ?? []) {
+      const call = calls.get(`${message.turnId} ${made.id}`);
+      if (call) shown.add(`${message.turnId} ${made.id}`);
+      const approval = call?.approval ? `; ${call.approval}` : "";
+      out.push(
+        "",
+        `**Tool call** \`${made.name}\` (\`${made.id}\`${approval})`,
+        "",
+        fenced(prettyJson(made.arguments), "json"),
+      );
+      if (call?.resultJson !== null && call?.resultJson !== undefined) {
+        out.push("", "Result:", "", fenced(prettyJson(call.resultJson), "json"));
+      } else if (call?.errorMessage) {
+        out.push("", `Failed: ${call.errorMessage}`);
+      }
+    }
+  }
+  for (const turn of doc.turns.filter((t) => t.error)) {
+    out.push("", `> Turn \`${turn.turnId}\` ${turn.status}: ${turn.error?.message ?? ""}`);
+  }
+  return `${out.join("\n")}\n`;
+}
