@@ -1,9 +1,30 @@
-// Worker entry: the Hono app behind its OAuth front door (src/auth/oauth.ts: the authorization server of /mcp),
-// and the Durable Object classes (a session each, a meter per org).
+// Worker entry: the Hono app behind its OAuth front door (src/auth/oauth.ts: the authorization server of /mcp), the
+// hourly cron's retention run (src/session/retention.ts), and the Durable Object classes (a session each, a meter
+// per org).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
+import { JsonAdminLogger } from "./observability/admin-logger";
+import { expireIdleSessions } from "./session/retention";
 
 export { OrgMeter } from "./metering/org-meter";
 export { AgentSession } from "./session/agent-session";
 
-export default withOAuth(createApp());
+const app = withOAuth(createApp());
+
+export default {
+  fetch: app.fetch,
+  scheduled(controller, env, ctx) {
+    const logger = new JsonAdminLogger({ cron: controller.cron });
+    const run = expireIdleSessions(env, controller.scheduledTime).then(
+      ({ deleted, kept }) => {
+        if (deleted + kept === 0) return;
+        logger.addCustomEvent("Message", "[Session_Retention]", "Idle sessions were deleted.", [
+          ["Deleted", String(deleted)],
+          ["Kept", String(kept)],
+        ]);
+      },
+      (error: unknown) => logger.addException("[Session_Retention]", error),
+    );
+    ctx.waitUntil(run);
+  },
+} satisfies ExportedHandler<Cloudflare.Env>;

@@ -215,6 +215,10 @@ const SettingsShape = z.object({
   /** How long a browser session lasts at most after sign-in, and without a request. */
   BROWSER_SESSION_LIFETIME_MS: positiveInt(604_800_000),
   BROWSER_SESSION_IDLE_MS: positiveInt(28_800_000),
+  /** Sessions idle (no change) for longer than this many days are deleted by the hourly cron; 0 (the default): never. */
+  SESSION_RETENTION_DAYS: nonNegativeInt(0),
+  /** The most sessions one cron run deletes (the rest wait for the next run). */
+  SESSION_RETENTION_BATCH: positiveInt(50),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -303,6 +307,8 @@ export interface Settings {
     idleTimeoutMs: number;
   };
   workspace: { protectedPaths: readonly string[] };
+  /** Retention: sessions idle longer than `retentionDays` (0: never) are deleted, at most `retentionBatch` a run. */
+  sessions: { retentionDays: number; retentionBatch: number };
   /** The host names requests may name; empty: any. */
   http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
@@ -373,6 +379,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       idleTimeoutMs: v.PASSTHROUGH_IDLE_TIMEOUT_MS,
     },
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
+    sessions: { retentionDays: v.SESSION_RETENTION_DAYS, retentionBatch: v.SESSION_RETENTION_BATCH },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
     auth: {
