@@ -3,6 +3,7 @@
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 import { markdownReady, renderMarkdown } from "./js/markdown.js";
+import { sessionActions } from "./js/session-actions.js";
 import { SessionSocket } from "./js/socket.js";
 import {
   approvalItem,
@@ -38,6 +39,8 @@ const state = {
   /** The sidebar's sessions, newest change first, and the cursor of the next page (null: none). */
   sessions: [],
   /** @type {string | null} */ sessionsCursor: null,
+  /** What the sidebar lists: archived sessions or the others, and those whose title contains `q`. */
+  sessionFilter: { archived: false, q: "" },
   /** @type {string | null} The newest ended turn of the session as last drawn. */ lastEndedTurnId: null,
   /** Turns the page has seen end, by id: the socket's turn_completed and a message sent over HTTP may both tell one. */
   endedTurns: new Set(),
@@ -78,6 +81,9 @@ const el = {
   elicitationForm: byId("elicitation-form", HTMLFormElement),
   elicitationSource: byId("elicitation-source"),
   sessionList: byId("session-list"),
+  sessionListEmpty: byId("session-list-empty"),
+  sessionSearch: byId("session-search", HTMLInputElement),
+  showArchived: byId("show-archived", HTMLInputElement),
   moreSessions: byId("more-sessions", HTMLButtonElement),
   artifactDialog: byId("artifact-dialog", HTMLDialogElement),
   artifactTitle: byId("artifact-title"),
@@ -377,7 +383,7 @@ byId("new-session").addEventListener("click", async () => {
  */
 async function refreshSessions(retries = 0) {
   try {
-    const page = await state.api.listSessions();
+    const page = await state.api.listSessions(undefined, state.sessionFilter);
     const first = new Set(page.sessions.map((s) => s.sessionId));
     const older = state.sessionsCursor ? state.sessions.slice(page.sessions.length) : [];
     state.sessions = [...page.sessions, ...older.filter((s) => !first.has(s.sessionId))];
@@ -406,15 +412,66 @@ function drawSessions() {
         current: entry.sessionId === state.sessionId,
         modeName: state.modes.find((m) => m.key === entry.mode)?.displayName ?? entry.mode,
         onOpen: (sessionId) => void switchSession(sessionId),
+        onManage: (shown) => openActions(shown),
       }),
     ),
   );
   el.moreSessions.hidden = !state.sessionsCursor;
+  el.sessionListEmpty.hidden = state.sessions.length > 0;
 }
+
+/** The sidebar from its first page again, for the filter as it is now. */
+function refilterSessions() {
+  state.sessionFilter = { archived: el.showArchived.checked, q: el.sessionSearch.value.trim() };
+  state.sessions = [];
+  state.sessionsCursor = null;
+  void refreshSessions();
+}
+
+let searchTimer = 0;
+el.sessionSearch.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = window.setTimeout(refilterSessions, 250);
+});
+// Enter searches at once (the form never goes anywhere).
+byId("session-filter", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  clearTimeout(searchTimer);
+  refilterSessions();
+});
+el.showArchived.addEventListener("change", refilterSessions);
+
+/** A conversation's actions (rename, archive, export, delete), from its sidebar entry. */
+const openActions = sessionActions({
+  api: () => {
+    if (!state.api) throw new Error("Not signed in.");
+    return state.api;
+  },
+  changed: (entry) => {
+    const listed = Boolean(entry.archivedAt) === state.sessionFilter.archived;
+    state.sessions = state.sessions.flatMap((s) => (s.sessionId !== entry.sessionId ? [s] : listed ? [entry] : []));
+    drawSessions();
+  },
+  deleting: (sessionId) => {
+    // The open session's socket is closed first: it would only try to reconnect to a session that is gone.
+    if (sessionId === state.sessionId) state.socket?.close();
+  },
+  deleted: async (sessionId) => {
+    state.sessions = state.sessions.filter((s) => s.sessionId !== sessionId);
+    if (sessionId === state.sessionId) {
+      sessionStorage.removeItem(SESSION_STORAGE);
+      await openSession(state.sessions[0]?.sessionId ?? null);
+    }
+    drawSessions();
+    await refreshSessions();
+    say("The conversation was deleted.");
+    el.composerInput.focus();
+  },
+});
 
 el.moreSessions.addEventListener("click", async () => {
   try {
-    const page = await state.api.listSessions(state.sessionsCursor ?? undefined);
+    const page = await state.api.listSessions(state.sessionsCursor ?? undefined, state.sessionFilter);
     const shown = new Set(state.sessions.map((s) => s.sessionId));
     state.sessions.push(...page.sessions.filter((s) => !shown.has(s.sessionId)));
     state.sessionsCursor = page.nextCursor;

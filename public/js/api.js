@@ -70,8 +70,30 @@ export class ApiClient {
    * @param {unknown} [body]
    */
   async request(method, path, body) {
+    const response = await this.send(method, path, body);
+    const text = await response.text();
+    let parsed = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (!response.ok) {
+      throw new ApiError(response.status, parsed?.error ?? { message: text || response.statusText });
+    }
+    return parsed;
+  }
+
+  /**
+   * The request with the credential, the CSRF token and the D1 bookmark; the answer as it came.
+   * @param {string} method
+   * @param {string} path
+   * @param {unknown} [body]
+   * @param {string} [accept]
+   */
+  async send(method, path, body, accept = "application/json") {
     /** @type {Record<string, string>} */
-    const headers = { accept: "application/json" };
+    const headers = { accept };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
     else if (this.csrfToken && !SAFE_METHODS.has(method)) headers["x-csrf-token"] = this.csrfToken;
     if (body !== undefined) headers["content-type"] = "application/json";
@@ -87,17 +109,7 @@ export class ApiClient {
     if (answered && answered > (sessionStorage.getItem(BOOKMARK_STORAGE) ?? "")) {
       sessionStorage.setItem(BOOKMARK_STORAGE, answered);
     }
-    const text = await response.text();
-    let parsed = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    if (!response.ok) {
-      throw new ApiError(response.status, parsed?.error ?? { message: text || response.statusText });
-    }
-    return parsed;
+    return response;
   }
 
   /** The MCP clients the caller allowed to act for them (OAuth grants). */
@@ -123,9 +135,48 @@ export class ApiClient {
     return this.request("POST", "/context/sessions", mode ? { mode } : {});
   }
 
-  /** The user's sessions, newest change first; `cursor` is the previous page's nextCursor. @param {string} [cursor] */
-  listSessions(cursor) {
-    return this.request("GET", `/context/sessions${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
+  /**
+   * The user's sessions, newest change first; `cursor` is the previous page's nextCursor. Archived ones only with
+   * `archived`; `q` keeps those whose title contains it.
+   * @param {string} [cursor]
+   * @param {{archived?: boolean, q?: string}} [filter]
+   */
+  listSessions(cursor, filter = {}) {
+    const query = new URLSearchParams();
+    if (cursor) query.set("cursor", cursor);
+    if (filter.archived) query.set("archived", "true");
+    if (filter.q) query.set("q", filter.q);
+    const search = query.toString();
+    return this.request("GET", `/context/sessions${search ? `?${search}` : ""}`);
+  }
+
+  /**
+   * Renames (null: the automatic title again) or archives a session; answers its list entry.
+   * @param {string} sessionId @param {{title?: string | null, archived?: boolean}} change
+   */
+  changeSession(sessionId, change) {
+    return this.request("PATCH", `/context/sessions/${encodeURIComponent(sessionId)}`, change);
+  }
+
+  /** Deletes a session for good. @param {string} sessionId */
+  deleteSession(sessionId) {
+    return this.request("DELETE", `/context/sessions/${encodeURIComponent(sessionId)}`);
+  }
+
+  /**
+   * The whole session as a file: its content and the name the server gives it.
+   * @param {string} sessionId @param {"json" | "markdown"} format
+   * @returns {Promise<{blob: Blob, filename: string}>}
+   */
+  async exportSession(sessionId, format) {
+    const path = `/context/sessions/${encodeURIComponent(sessionId)}/export?format=${format}`;
+    const response = await this.send("GET", path, undefined, format === "json" ? "application/json" : "text/markdown");
+    if (!response.ok) {
+      const parsed = await response.json().catch(() => null);
+      throw new ApiError(response.status, parsed?.error ?? { message: response.statusText });
+    }
+    const named = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "");
+    return { blob: await response.blob(), filename: named?.[1] ?? `session.${format === "json" ? "json" : "md"}` };
   }
 
   /** @param {string} sessionId */

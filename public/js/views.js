@@ -207,15 +207,17 @@ export function artifactItem(artifact, open) {
 
 /**
  * One of the user's sessions in the sidebar: its title, mode and when it changed; marked when it waits for
- * the user, and when it is the one open.
- * @param {{sessionId: string, mode: string, status: string, waitingForUser: boolean, title: string | null, updatedAt: string}} entry
- * @param {{current: boolean, modeName: string, onOpen: (sessionId: string) => void}} options
+ * the user, when it is archived and when it is the one open; with a button that opens its actions (rename,
+ * archive, export, delete).
+ * @param {{sessionId: string, mode: string, status: string, waitingForUser: boolean, title: string | null, archivedAt?: string | null, updatedAt: string}} entry
+ * @param {{current: boolean, modeName: string, onOpen: (sessionId: string) => void, onManage: (entry: any) => void}} options
  */
 export function sessionEntry(entry, options) {
   const when = new Date(entry.updatedAt);
+  const title = entry.title ?? "New conversation";
   return h(
     "li",
-    { "data-session-id": entry.sessionId, "data-status": entry.status },
+    { "data-session-id": entry.sessionId, "data-status": entry.status, class: "session-item" },
     h(
       "button",
       {
@@ -224,7 +226,7 @@ export function sessionEntry(entry, options) {
         "aria-current": options.current ? "page" : null,
         onclick: () => options.onOpen(entry.sessionId),
       },
-      h("span", { class: "session-title", text: entry.title ?? "New conversation" }),
+      h("span", { class: "session-title", text: title }),
       h(
         "span",
         { class: "session-meta" },
@@ -236,6 +238,16 @@ export function sessionEntry(entry, options) {
       ),
       entry.waitingForUser ? h("span", { class: "badge", text: "Waiting for you" }) : null,
       entry.status === "running" ? h("span", { class: "badge quiet", text: "Working" }) : null,
+      entry.archivedAt ? h("span", { class: "badge quiet", text: "Archived" }) : null,
     ),
+    h("button", {
+      type: "button",
+      class: "quiet session-manage",
+      "aria-label": `Manage “${title}”`,
+      "aria-haspopup": "dialog",
+      title: "Rename, archive, export or delete",
+      text: "⋯",
+      onclick: () => options.onManage(entry),
+    }),
   );
 }

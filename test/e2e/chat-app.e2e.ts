@@ -227,11 +227,11 @@ describe("the conversation list", () => {
     );
     assert.deepEqual((await entries.allInnerTexts()).slice(0, 2), ["say hello to Grace", "say hello to Ada"]);
 
-    await page.locator(`#session-list [data-session-id="${first}"] button`).click();
+    await page.locator(`#session-list [data-session-id="${first}"] button.session-entry`).click();
     await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, first);
     assert.equal(await page.locator("#conversation > li.message.user").first().innerText(), "You\nsay hello to Ada");
     assert.equal(
-      await page.locator(`#session-list [data-session-id="${first}"] button`).getAttribute("aria-current"),
+      await page.locator(`#session-list [data-session-id="${first}"] button.session-entry`).getAttribute("aria-current"),
       "page",
     );
   });
