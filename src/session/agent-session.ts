@@ -142,6 +142,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** The session's record in storage at once; its row in the org's index (D1) when the promise settles. */
   private create(init: SessionInit): Promise<void> {
     if (this.store.record()) throw new Error(`Session ${init.sessionId} already exists.`);
+    if (this.keeper.deleted()) throw new Error(`Session ${init.sessionId} was deleted.`);
     this.store.create(
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
@@ -198,14 +199,15 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * results) in this session, with the client's tools; answers the turn and what the agent said.
    */
   async doorTurn(caller: Caller, turn: DoorTurn): Promise<Outcome<DoorAnswer>> {
-    const indexed = this.door.createIfNew(turn);
+    // A deleted session is never made again here: the caller is answered 404 below.
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
     return this.door.turn(caller, turn, indexed);
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
   async doorTurnStream(caller: Caller, turn: DoorTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
-    const indexed = this.door.createIfNew(turn);
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
     return this.door.stream(caller, turn, indexed);
   }

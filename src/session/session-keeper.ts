@@ -35,9 +35,17 @@ export class SessionKeeper {
 
   constructor(private readonly deps: SessionKeeperDeps) {}
 
-  /** The session is deleted, or being deleted. */
+  /** The session is deleted, or being deleted (or was never created). */
   gone(): boolean {
     return this.deleting || this.deps.store.record() === null;
+  }
+
+  /**
+   * This object deleted its session (while it stays in memory): nothing may create a session in it again. Once the
+   * object is evicted its storage is empty like a new object's; ids are random, so nothing asks to create one again.
+   */
+  deleted(): boolean {
+    return this.deleting;
   }
 
   async delete(caller: Caller): Promise<Outcome<{ sessionId: string; deleted: true }>> {

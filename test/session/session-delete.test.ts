@@ -4,6 +4,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { readTurnReads } from "../../src/session/session-model";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, sendMessage } from "../fixtures/sessions";
 import { connect, issueTicket, openSocket } from "../fixtures/socket";
@@ -111,6 +112,24 @@ describe("DELETE /context/sessions/:id", () => {
     expect(await closed).toBe(4404);
   });
 
+  it("stops a running turn first: its request answers cancelled, then the session is gone", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Too late.", delayFirstByteMs: 3_000 }]);
+    const id = await createSession();
+    const running = call("POST", `/context/sessions/${id}/messages`, { content: `slow ${script.marker}` });
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const view = await call("GET", `/context/sessions/${id}`);
+      if ((view.json as { status: string }).status === "running") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const started = Date.now();
+    expect((await remove(id)).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    const answered = await running;
+    expect([answered.status, (answered.json as { status: string }).status]).toEqual([200, "cancelled"]);
+    expect((await call("GET", `/context/sessions/${id}`)).status).toBe(404);
+  });
+
   it("takes the session off the list and empties its storage, alarm included", async () => {
     const id = await talkedSession();
     expect(await indexRow(id)).not.toBeNull();
@@ -122,6 +141,30 @@ describe("DELETE /context/sessions/:id", () => {
       alarm: await state.storage.getAlarm(),
     }));
     expect(left).toEqual({ record: null, alarm: null });
+  });
+
+  it("is never made again by the agent door's create-if-new in the object that deleted it", async () => {
+    const id = await talkedSession();
+    await remove(id);
+    const { mode, basePrompt } = await readTurnReads(env.DB, "general");
+    if (!mode) throw new Error("no general mode");
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const { org, user } = TEST_KEYS.chat;
+    const answered = await runInDurableObject(stub, async (instance) => {
+      const outcome = await instance.doorTurn(
+        { org, user, keyId: "chat" },
+        {
+          input: { type: "message", content: "again" },
+          seed: [],
+          clientTools: [],
+          reads: { mode, basePrompt },
+          prepaid: false,
+          create: { org, user, mode: "general" },
+        },
+      );
+      return { outcome, record: instance.store.record() };
+    });
+    expect(answered).toMatchObject({ outcome: { ok: false, code: "session_not_found" }, record: null });
   });
 
   it("keeps the session's usage rows (they hold no text)", async () => {
