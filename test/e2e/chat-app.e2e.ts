@@ -231,7 +231,9 @@ describe("the conversation list", () => {
     await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, first);
     assert.equal(await page.locator("#conversation > li.message.user").first().innerText(), "You\nsay hello to Ada");
     assert.equal(
-      await page.locator(`#session-list [data-session-id="${first}"] button.session-entry`).getAttribute("aria-current"),
+      await page
+        .locator(`#session-list [data-session-id="${first}"] button.session-entry`)
+        .getAttribute("aria-current"),
       "page",
     );
   });
