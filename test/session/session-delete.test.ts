@@ -92,6 +92,29 @@ describe("DELETE /context/sessions/:id", () => {
     expect(((await response.json()) as ErrorBody).error.code).toBe("session_not_found");
   });
 
+  it("answers the agent door 404 for the deleted session's history resent without the header", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "First answer." }]);
+    const door = (messages: { role: string; content: string }[]) =>
+      exports.default.fetch("http://aptix.test/agent/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_KEYS.chat.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "aptix-agent/general", messages }),
+      });
+    const question = { role: "user", content: `one ${script.marker}` };
+    const first = await door([question]);
+    expect(first.status).toBe(200);
+    const answer = ((await first.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message;
+    const id = first.headers.get("x-aptix-session") ?? "";
+    expect((await remove(id)).status).toBe(200);
+    const again = await door([
+      question,
+      { role: "assistant", content: answer?.content ?? "" },
+      { role: "user", content: "two" },
+    ]);
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as ErrorBody).error.code).toBe("session_not_found");
+  });
+
   it("refuses a socket ticket issued before the delete (as any unknown ticket)", async () => {
     const id = await talkedSession();
     const ticket = await issueTicket(id);
