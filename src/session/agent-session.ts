@@ -282,6 +282,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    // A frame that reaches a session being deleted does nothing: its sockets are about to be told and closed.
+    if (this.keeper.gone()) return;
     return this.socket.message(ws, message);
   }
 
