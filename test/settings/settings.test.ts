@@ -26,6 +26,8 @@ describe("settings", () => {
     ["AGENT_MAX_ITERATIONS", "ten", "must be a positive whole number"],
     ["AGENT_TURN_TIMEOUT_MS", "0", "must be a positive whole number"],
     ["LLM_BASE_URL", "llm.example/v1", "must be an http(s) URL or empty"],
+    ["SESSION_RETENTION_DAYS", "-1", "must be a whole number"],
+    ["SESSION_RETENTION_BATCH", "0", "must be a positive whole number"],
   ] as const) {
     it(`refuses ${name}=${value}, naming the variable, instead of falling back to a default`, () => {
       expect(() => parseSettings({ [name]: value })).toThrow(new SettingsError(name, problem));
