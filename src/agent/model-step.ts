@@ -120,7 +120,12 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store } = deps;
   const forMode = await currentPromptForMode(deps);
-  const history = boundedHistory(store.messages(), turn.turnId, forMode.budgets.historyBudgetTokens);
+  const history = boundedHistory(
+    store.newestFirst(),
+    turn.turnId,
+    forMode.budgets.historyBudgetTokens,
+    store.summary(),
+  );
   return {
     route: forMode.route,
     inFormat: (format: ToolCallFormat) => forMode.inFormat(format),

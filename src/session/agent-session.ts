@@ -12,7 +12,13 @@ import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
-import type { ApprovalDecision, ClientToolResult, SessionView, WorkflowRunResponse } from "../wire/session";
+import type {
+  ApprovalDecision,
+  ClientToolResult,
+  MessagePage,
+  SessionView,
+  WorkflowRunResponse,
+} from "../wire/session";
 import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
@@ -133,6 +139,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** Another org's caller gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
+  }
+
+  /** A page of the conversation, newest first: up to `limit` messages before `before` (the newest when null). */
+  async getMessages(caller: Caller, page: { before: number | null; limit: number }): Promise<Outcome<MessagePage>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: this.store.messagesPage(page.before, page.limit) };
   }
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {
