@@ -1,6 +1,7 @@
 // The offline demo model: a small rule-based ChatModel that drives real tool calls with no network,
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
+import { COMPACTION_INSTRUCTIONS, MESSAGES_HEADING, SUMMARY_SO_FAR_HEADING } from "../prompts/compaction-prompt";
 import { estimateTokens } from "../token-estimate";
 import type { ChatMessage } from "../wire/openai";
 import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
@@ -153,7 +154,39 @@ function namedTool(request: ChatRequest, said: string): Call | null {
   return { tool: tool.t.function.name, args };
 }
 
+/**
+ * A compaction's request (src/prompts/compaction-prompt.ts): a plain, deterministic summary of what the user asked
+ * in the messages, after the summary so far (cut short, so summaries stay small however long the session).
+ */
+function demoSummary(request: ChatRequest): string {
+  const body = request.messages.find((m) => m.role === "user")?.content ?? "";
+  const [before, transcript = ""] = body.split(MESSAGES_HEADING);
+  const soFar = before?.startsWith(SUMMARY_SO_FAR_HEADING) ? before.slice(SUMMARY_SO_FAR_HEADING.length).trim() : "";
+  const asked = [...transcript.matchAll(/^User: (.*)$/gm)].map((m) =>
+    (m[1] ?? "")
+      .replace(/\[\[script:[^\]]*\]\]/g, "")
+      .trim()
+      .slice(0, 60),
+  );
+  const agentReplies = [...transcript.matchAll(/^Agent: /gm)].length;
+  const parts = [
+    `${PREFIX} Summary:`,
+    soFar ? `Before that: ${soFar.replace(`${PREFIX} Summary: `, "").slice(0, 400)}` : "",
+    `The user sent ${asked.length} message${asked.length === 1 ? "" : "s"} and the agent replied ${agentReplies} time${agentReplies === 1 ? "" : "s"}.`,
+    asked.length > 0
+      ? `The user asked: ${asked
+          .slice(-5)
+          .map((a) => `"${a}"`)
+          .join("; ")}.`
+      : "",
+  ];
+  return parts.filter(Boolean).join(" ");
+}
+
 function decide(request: ChatRequest): Intent {
+  if (request.messages[0]?.role === "system" && request.messages[0].content === COMPACTION_INSTRUCTIONS) {
+    return { text: demoSummary(request) };
+  }
   const tools = offeredTools(request);
   const results = lastToolResults(request.messages);
   if (results.length > 0) {

@@ -22,6 +22,7 @@ import type {
 import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
+import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
@@ -62,6 +63,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly driver: TurnDriver;
   private readonly socket: SocketDoor;
   private readonly door: AgentDoor;
+  /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
+  readonly compaction: Compactor;
   private questions?: ElicitationDesk;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -103,7 +106,23 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
     });
-    driver = new TurnDriver({ store: this.store, loop: this.loop, desk, alarm: this.alarmClock, logger: this.logger });
+    const loop = this.loop;
+    this.compaction = new Compactor({
+      store: this.store,
+      config: () => settings(env).agent,
+      catalog: () => loop.catalog(),
+      access: (caller) => loop.modelAccess(caller, "agent_compaction"),
+      waitUntil,
+    });
+    const compaction = this.compaction;
+    driver = new TurnDriver({
+      store: this.store,
+      loop,
+      desk,
+      alarm: this.alarmClock,
+      logger: this.logger,
+      afterTurn: (caller) => compaction.afterTurn(caller),
+    });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
     this.socket = new SocketDoor({ ctx, store, events, frames, tickets, driver, desk });

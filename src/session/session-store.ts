@@ -207,6 +207,14 @@ export class SessionStore implements TurnStore {
     return rows.toArray().map(messageOfRow);
   }
 
+  /** Up to `limit` messages after `afterSeq` and before `beforeSeq`, in order (by the primary key's index). */
+  messagesBetween(afterSeq: number, beforeSeq: number, limit: number): ConversationMessage[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", afterSeq, beforeSeq, limit)
+      .toArray()
+      .map(messageOfRow);
+  }
+
   /** The messages after `seq`, in order. */
   messagesAfter(seq: number): ConversationMessage[] {
     return this.sql.exec<Row>("SELECT * FROM messages WHERE seq > ? ORDER BY seq", seq).toArray().map(messageOfRow);

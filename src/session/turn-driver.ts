@@ -34,6 +34,8 @@ export interface TurnDriverDeps {
   desk: () => ElicitationDesk;
   alarm: PauseAlarm;
   logger: JsonAdminLogger;
+  /** Called when a driven turn stops (ends or pauses), off its reply path: the conversation's compaction. */
+  afterTurn?: (caller: Caller | undefined) => void;
 }
 
 export class TurnDriver {
@@ -135,6 +137,7 @@ export class TurnDriver {
         if (this.controller === controller) this.controller = null;
         this.deps.loop.closeWhenIdle();
         await this.syncAlarm();
+        this.deps.afterTurn?.(options.caller);
       }
     })();
     this.running = running;
