@@ -36,6 +36,12 @@ export interface LocalWorkerOptions {
    * wrangler dev), instead of migrating here and running `npm run dev`; `database` is then not used.
    */
   throughNpmStart?: boolean;
+  /**
+   * Keep the local state (D1, Durable Objects' SQLite) in this directory and leave it when the worker stops, so a
+   * second worker started on it finds what the first wrote (an object restarted after eviction); set `database`
+   * false for the second. Without it, a throw-away directory.
+   */
+  stateDir?: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -84,7 +90,7 @@ async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: numbe
 }
 
 export async function startLocalWorker(options: LocalWorkerOptions = {}): Promise<LocalWorker> {
-  const stateDir = await mkdtemp(join(tmpdir(), "aptix-worker-"));
+  const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "aptix-worker-")));
   const config = ["--config", options.config ?? "wrangler.toml"];
   const env = {
     ...process.env,
@@ -149,7 +155,7 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
         }
       }
     }
-    await rm(stateDir, { recursive: true, force: true });
+    if (!options.stateDir) await rm(stateDir, { recursive: true, force: true });
   };
   try {
     await waitUntilReady(
