@@ -1,7 +1,6 @@
 // The offline demo model: a small rule-based ChatModel that drives real tool calls with no network,
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
-import { COMPACTION_INSTRUCTIONS, MESSAGES_HEADING, SUMMARY_SO_FAR_HEADING } from "../prompts/compaction-prompt";
 import { estimateTokens } from "../token-estimate";
 import type { ChatMessage } from "../wire/openai";
 import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
@@ -154,9 +153,24 @@ function namedTool(request: ChatRequest, said: string): Call | null {
   return { tool: tool.t.function.name, args };
 }
 
+// A compaction's request, known by its headings (src/prompts/compaction-prompt.ts writes them; prompts/ is a layer
+// above llm/, so they are repeated here, and test/llm/demo-model.test.ts answers a request made by compactionRequest).
+const SUMMARY_SO_FAR_HEADING = "Summary so far:";
+const MESSAGES_HEADING = "Messages to summarise:";
+
+function isCompaction(request: ChatRequest): boolean {
+  const asked = request.messages.find((m) => m.role === "user")?.content ?? "";
+  return (
+    request.messages.length === 2 &&
+    request.messages[0]?.role === "system" &&
+    request.messages[0].content.startsWith("You summarise the earlier part of a conversation") &&
+    (asked.startsWith(MESSAGES_HEADING) || asked.startsWith(SUMMARY_SO_FAR_HEADING))
+  );
+}
+
 /**
- * A compaction's request (src/prompts/compaction-prompt.ts): a plain, deterministic summary of what the user asked
- * in the messages, after the summary so far (cut short, so summaries stay small however long the session).
+ * A compaction's answer: a plain, deterministic summary of what the user asked in the messages, after the summary
+ * so far (cut short, so summaries stay small however long the session).
  */
 function demoSummary(request: ChatRequest): string {
   const body = request.messages.find((m) => m.role === "user")?.content ?? "";
@@ -184,9 +198,7 @@ function demoSummary(request: ChatRequest): string {
 }
 
 function decide(request: ChatRequest): Intent {
-  if (request.messages[0]?.role === "system" && request.messages[0].content === COMPACTION_INSTRUCTIONS) {
-    return { text: demoSummary(request) };
-  }
+  if (isCompaction(request)) return { text: demoSummary(request) };
   const tools = offeredTools(request);
   const results = lastToolResults(request.messages);
   if (results.length > 0) {
