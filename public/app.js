@@ -10,8 +10,10 @@ import {
   artifactItem,
   clientToolItem,
   downloadArtifact,
+  loadEarlierItem,
   messageItem,
   sessionEntry,
+  summaryItem,
   toolCallItem,
 } from "./js/views.js";
 import { fillSchemaForm, fillWorkflowForm, showWorkflowError, workflowList } from "./js/workflow-form.js";
@@ -44,6 +46,16 @@ const state = {
   /** @type {string | null} The newest ended turn of the session as last drawn. */ lastEndedTurnId: null,
   /** Turns the page has seen end, by id: the socket's turn_completed and a message sent over HTTP may both tell one. */
   endedTurns: new Set(),
+  /**
+   * The drawn session's messages the page has, by seq: each view's newest page, and older pages loaded on demand;
+   * whether older ones remain on the server; and the summary the model is sent in place of the earliest.
+   */
+  conversation: {
+    sessionId: "",
+    /** @type {Map<number, any>} */ messages: new Map(),
+    hasEarlier: false,
+    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string} | null} */ summary: null,
+  },
 };
 
 const el = {
@@ -285,7 +297,18 @@ async function drawSession(ticket) {
 function renderSession(view) {
   showMode(view.mode);
   state.status = view.status;
-  el.conversation.replaceChildren(...view.conversation.map(messageItem).filter(Boolean));
+  const held = state.conversation;
+  if (held.sessionId !== view.sessionId) {
+    state.conversation = {
+      sessionId: view.sessionId,
+      messages: new Map(),
+      hasEarlier: view.hasMoreMessages,
+      summary: null,
+    };
+  }
+  for (const message of view.conversation) state.conversation.messages.set(message.seq, message);
+  state.conversation.summary = view.summary ?? null;
+  drawConversation();
   el.artifacts.replaceChildren(...view.artifacts.map((artifact) => artifactItem(artifact, openArtifact)));
   const pending = view.pendingToolCalls ?? [];
   showApprovals(pending.filter((call) => call.approval === "pending"));
@@ -299,6 +322,39 @@ function renderSession(view) {
   else showWorking(view.status === "running" ? "running" : "waiting");
   el.app.dataset.status = view.status;
   state.lastEndedTurnId = view.turns.at(-1)?.turnId ?? null;
+}
+
+/** The messages the page has, oldest first, with the summary's marker where the summarised part ends. */
+function drawConversation() {
+  const { messages, hasEarlier, summary } = state.conversation;
+  const items = [];
+  if (hasEarlier) items.push(loadEarlierItem(() => void loadEarlier()));
+  let marked = summary === null;
+  for (const message of [...messages.values()].sort((a, b) => a.seq - b.seq)) {
+    if (!marked && summary && message.seq > summary.toSeq) {
+      items.push(summaryItem(summary));
+      marked = true;
+    }
+    const item = messageItem(message);
+    if (item) items.push(item);
+  }
+  if (!marked && summary) items.push(summaryItem(summary));
+  el.conversation.replaceChildren(...items);
+}
+
+/** The page of messages before the oldest one the page has, drawn above it. */
+async function loadEarlier() {
+  const held = state.conversation;
+  const oldest = Math.min(...held.messages.keys());
+  try {
+    const page = await state.api.getMessages(held.sessionId, oldest);
+    if (state.conversation !== held) return;
+    for (const message of page.messages) held.messages.set(message.seq, message);
+    held.hasEarlier = page.hasMore;
+    drawConversation();
+  } catch (error) {
+    say(`Could not load earlier messages: ${describe(error)}`, true);
+  }
 }
 
 /**

@@ -39,8 +39,9 @@ export interface LocalWorkerOptions {
    */
   throughNpmStart?: boolean;
   /**
-   * A state directory (D1, Durable Objects, their alarms) to keep: a later start on it finds what a killed worker
-   * left. Not deleted by stop() (its owner deletes it); migrated only when `database` says so.
+   * A state directory (D1, Durable Objects' SQLite, their alarms) to keep: a later start on it finds what a killed
+   * or stopped worker left (an object restarted after eviction). Not deleted by stop() (its owner deletes it);
+   * migrated only when `database` says so.
    */
   stateDir?: string;
 }

@@ -184,6 +184,11 @@ export class ApiClient {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}`);
   }
 
+  /** Older messages, newest first: those before seq `before`. @param {string} sessionId @param {number} before */
+  getMessages(sessionId, before) {
+    return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/messages?before=${before}`);
+  }
+
   /** @param {string} sessionId @param {string} content */
   sendMessage(sessionId, content) {
     return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/messages`, { content });

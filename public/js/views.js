@@ -37,6 +37,30 @@ export function messageItem(message) {
   );
 }
 
+/**
+ * Where the model was given a summary instead of the messages before it: a marker that opens to the summary.
+ * @param {{fromSeq: number, toSeq: number, text: string, createdAt: string}} summary
+ */
+export function summaryItem(summary) {
+  return h(
+    "li",
+    { class: "message summary", "data-summary-to-seq": String(summary.toSeq) },
+    h(
+      "details",
+      {},
+      h("summary", { text: "Earlier messages were summarised" }),
+      h("p", { class: "summary-text", text: summary.text }),
+    ),
+  );
+}
+
+/** The button at the top of a conversation with older messages still on the server. @param {() => void} onClick */
+export function loadEarlierItem(onClick) {
+  const button = h("button", { type: "button", class: "quiet", id: "load-earlier", text: "Load earlier messages" });
+  button.addEventListener("click", onClick);
+  return h("li", { class: "load-earlier" }, button);
+}
+
 /** Where a call runs: a tool of an MCP server says which server and which of its tools. */
 function callSource(call) {
   return call.mcp

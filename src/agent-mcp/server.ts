@@ -115,6 +115,12 @@ function transcript(view: SessionView): string {
     "",
     `Mode: ${view.mode} · Status: ${view.status} · Started ${view.createdAt}`,
   ];
+  if (view.hasMoreMessages) {
+    lines.push(
+      "",
+      `(The newest messages only: older ones from GET /context/sessions/${view.sessionId}/messages?before=${view.oldestSeq}.)`,
+    );
+  }
   for (const message of view.conversation) {
     if (message.role === "tool" || message.kind === "correction") continue;
     const who = message.role === "user" ? (message.kind === "workflow" ? "Workflow" : "You") : "Agent";

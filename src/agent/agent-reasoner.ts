@@ -124,8 +124,13 @@ export class AgentReasoner {
   /** A generous size of the first request of a turn: the message, the history it may carry, the prompt. */
   private firstCallChars(content: string): number {
     const { config, store } = this.deps;
-    const history = store.messages().reduce((sum, m) => sum + (m.content?.length ?? 0), 0);
     const chars = (tokens: number) => tokens * CHARS_PER_TOKEN;
+    // Read back only as far as the budget: a long session's first call costs no more to price than a short one's.
+    let history = 0;
+    for (const m of store.newestFirst()) {
+      history += m.content?.length ?? 0;
+      if (history >= chars(config.historyBudgetTokens)) break;
+    }
     return content.length + Math.min(history, chars(config.historyBudgetTokens)) + chars(config.promptBudgetTokens);
   }
 

@@ -1,8 +1,8 @@
-// Turns the stored conversation into the model's messages: bounded history, bounded tool results.
+// Turns the stored conversation into the model's messages: its summary, bounded history, bounded tool results.
 
 import { estimateTokens } from "../token-estimate";
 import type { ChatMessage } from "../wire/openai";
-import type { ConversationMessage } from "../wire/turn";
+import type { ConversationMessage, ConversationSummary } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import type { TurnState, TurnStore } from "./turn-store";
@@ -35,36 +35,63 @@ function toChatMessage(message: ConversationMessage): ChatMessage {
   };
 }
 
-const cost = (message: ConversationMessage) =>
+/** A message's estimated tokens, as the history budget counts them. */
+export const messageCost = (message: ConversationMessage) =>
   estimateTokens(message.content ?? "") + estimateTokens(JSON.stringify(message.toolCalls ?? []));
 
+/** How the model is told of the summarised part: a system message ahead of the turns that follow it. */
+export const SUMMARY_PREFIX = "Summary of the earlier conversation:";
+
+export function summaryMessage(summary: ConversationSummary): ChatMessage {
+  return { role: "system", content: `${SUMMARY_PREFIX}\n${summary.text}` };
+}
+
 /**
- * The current turn is always sent whole. Earlier turns are added newest first while they fit the
- * budget, each whole, so a tool result never arrives without the call it answers.
+ * The conversation's turns from the newest back, each whole and in seq order (a turn is its messages in a row with
+ * one turn id), read only as far as the caller goes, and never at or before `afterSeq` (what a summary covers).
+ */
+export function* turnsNewestFirst(
+  newestFirst: Iterable<ConversationMessage>,
+  afterSeq = 0,
+): Generator<ConversationMessage[], void, undefined> {
+  let turn: ConversationMessage[] = [];
+  for (const message of newestFirst) {
+    if (message.seq <= afterSeq) break;
+    if (turn.length > 0 && turn[0]?.turnId !== message.turnId) {
+      yield turn;
+      turn = [];
+    }
+    turn.unshift(message);
+  }
+  if (turn.length > 0) yield turn;
+}
+
+const turnCost = (turn: ConversationMessage[]) => turn.reduce((sum, m) => sum + messageCost(m), 0);
+
+/**
+ * The summary of the earlier conversation, when there is one, then the turns after it: the current turn is always
+ * sent whole; earlier turns are added newest first while they fit the budget (the summary counts in it), each
+ * whole, so a tool result never arrives without the call it answers. The conversation is read back from its newest
+ * message only as far as the budget reaches.
  */
 export function boundedHistory(
-  messages: ConversationMessage[],
+  newestFirst: Iterable<ConversationMessage>,
   currentTurnId: string,
   budgetTokens: number,
+  summary: ConversationSummary | null = null,
 ): ChatMessage[] {
-  const current = messages.filter((m) => m.turnId === currentTurnId);
-  const earlier = messages.filter((m) => m.turnId !== currentTurnId);
-  const turns: ConversationMessage[][] = [];
-  for (const message of earlier) {
-    const last = turns.at(-1);
-    if (last && last[0]?.turnId === message.turnId) last.push(message);
-    else turns.push([message]);
-  }
-  let used = current.reduce((sum, m) => sum + cost(m), 0);
+  let used = summary ? estimateTokens(summary.text) : 0;
   const kept: ConversationMessage[][] = [];
-  for (let i = turns.length - 1; i >= 0; i--) {
-    const turn = turns[i] ?? [];
-    const turnCost = turn.reduce((sum, m) => sum + cost(m), 0);
-    if (used + turnCost > budgetTokens) break;
-    used += turnCost;
+  for (const turn of turnsNewestFirst(newestFirst, summary?.toSeq ?? 0)) {
+    const cost = turnCost(turn);
+    if (turn[0]?.turnId !== currentTurnId) {
+      if (used + cost > budgetTokens) break;
+    }
+    used += cost;
     kept.unshift(turn);
   }
-  return [...kept.flat(), ...current].map(toChatMessage);
+  const messages = kept.flat().map(toChatMessage);
+  return summary ? [summaryMessage(summary), ...messages] : messages;
 }
 
 /** How a tool's result reaches a model in the JSON tool format: a user message naming the call. */

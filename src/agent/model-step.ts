@@ -5,13 +5,14 @@ import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { isRemoteToolReference } from "../modes/tool-references";
 import { type EnhancedPrompt, enhanceSystemPrompt, type ToolCallFormat } from "../prompts/system-prompt-enhancer";
-import type { FormattedRequest } from "../routing/model-router";
+import type { FormattedRequest, ModelRouter } from "../routing/model-router";
 import type { ToolCategory } from "../tools/categories";
 import { CLIENT_TOOL_CATEGORY } from "../tools/client-function-tool";
 import type { AgentTool } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ChatTool } from "../wire/openai";
 import type { AgentConfig } from "./agent-config";
+import { type ContextBudgets, contextBudgets } from "./context-budgets";
 import { boundedHistory, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";
 import type { TurnState, TurnStore } from "./turn-store";
@@ -26,6 +27,8 @@ export interface ModelStepDeps {
   remoteTools?: RemoteToolSource;
   /** Tools the client declared for this request (the OpenAI door), offered beside the mode's. */
   clientTools?: ClientToolSet;
+  /** Where the budgets come from when the mode's route declares a context length. */
+  router?: Pick<ModelRouter, "contextTokens">;
   /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
   prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
 }
@@ -55,6 +58,8 @@ export interface PromptInFormat {
 interface PromptForMode {
   /** The route the mode's model calls take. */
   route: string;
+  /** The history and prompt budgets on that route. */
+  budgets: ContextBudgets;
   /** The prompt in a tool format, made once per format. */
   inFormat(format: ToolCallFormat): PromptInFormat;
   approvalRequired: Set<string>;
@@ -113,9 +118,14 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
  * the route that serves it uses (the system prompt and the history's tool calls are written differently).
  */
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
-  const { store, config } = deps;
+  const { store } = deps;
   const forMode = await currentPromptForMode(deps);
-  const history = boundedHistory(store.messages(), turn.turnId, config.historyBudgetTokens);
+  const history = boundedHistory(
+    store.newestFirst(),
+    turn.turnId,
+    forMode.budgets.historyBudgetTokens,
+    store.summary(),
+  );
   return {
     route: forMode.route,
     inFormat: (format: ToolCallFormat) => forMode.inFormat(format),
@@ -219,12 +229,14 @@ async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: s
     clientTools: deps.clientTools,
   });
   const formats = new Map<ToolCallFormat, PromptInFormat>();
+  const budgets = contextBudgets(deps.config, await deps.router?.contextTokens?.(mode.modelRoute));
   return {
     route: mode.modelRoute,
+    budgets,
     inFormat(format) {
       let made = formats.get(format);
       if (!made) {
-        const enhanced = enhanceWith(basePrompt, deps.registry, found, format, deps.config.promptBudgetTokens);
+        const enhanced = enhanceWith(basePrompt, deps.registry, found, format, budgets.promptBudgetTokens);
         made = {
           prompt: enhanced.prompt,
           chatTools: enhanced.tools.map((tool): ChatTool => {

@@ -1,7 +1,13 @@
 // What the loop needs from the session's storage; the Durable Object implements it over SQLite. The shapes a
 // client also sees (a message, a turn's record, token usage) are the wire's (src/wire/turn.ts).
 import { z } from "zod";
-import { type ConversationMessage, type SessionStatus, TokenUsage, type TurnRecord } from "../wire/turn";
+import {
+  type ConversationMessage,
+  type ConversationSummary,
+  type SessionStatus,
+  TokenUsage,
+  type TurnRecord,
+} from "../wire/turn";
 import type { StoredToolCall } from "./agent-tool-call";
 
 export type NewMessage = Omit<ConversationMessage, "seq" | "createdAt">;
@@ -46,7 +52,12 @@ export interface TurnStore {
   turn(): TurnState | null;
   /** Writes the status and the open turn together. */
   saveTurn(status: SessionStatus, turn: TurnState | null): void;
+  /** The whole conversation (tests, exports): the loop walks it back with newestFirst instead. */
   messages(): ConversationMessage[];
+  /** The conversation from its newest message back, read only as far as the caller goes. */
+  newestFirst(): Iterable<ConversationMessage>;
+  /** The summary of the conversation's earlier part the model is sent in its place; null before there is one. */
+  summary(): ConversationSummary | null;
   appendMessage(message: NewMessage): ConversationMessage;
   toolCalls(turnId: string): StoredToolCall[];
   saveToolCall(call: StoredToolCall): void;

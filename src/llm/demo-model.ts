@@ -172,7 +172,52 @@ function namedTool(request: ChatRequest, said: string): Call | null {
   return { tool: tool.t.function.name, args };
 }
 
+// A compaction's request, known by its headings (src/prompts/compaction-prompt.ts writes them; prompts/ is a layer
+// above llm/, so they are repeated here, and test/llm/demo-model.test.ts answers a request made by compactionRequest).
+const SUMMARY_SO_FAR_HEADING = "Summary so far:";
+const MESSAGES_HEADING = "Messages to summarise:";
+
+function isCompaction(request: ChatRequest): boolean {
+  const asked = request.messages.find((m) => m.role === "user")?.content ?? "";
+  return (
+    request.messages.length === 2 &&
+    request.messages[0]?.role === "system" &&
+    request.messages[0].content.startsWith("You summarise the earlier part of a conversation") &&
+    (asked.startsWith(MESSAGES_HEADING) || asked.startsWith(SUMMARY_SO_FAR_HEADING))
+  );
+}
+
+/**
+ * A compaction's answer: a plain, deterministic summary of what the user asked in the messages, after the summary
+ * so far (cut short, so summaries stay small however long the session).
+ */
+function demoSummary(request: ChatRequest): string {
+  const body = request.messages.find((m) => m.role === "user")?.content ?? "";
+  const [before, transcript = ""] = body.split(MESSAGES_HEADING);
+  const soFar = before?.startsWith(SUMMARY_SO_FAR_HEADING) ? before.slice(SUMMARY_SO_FAR_HEADING.length).trim() : "";
+  const asked = [...transcript.matchAll(/^User: (.*)$/gm)].map((m) =>
+    (m[1] ?? "")
+      .replace(/\[\[script:[^\]]*\]\]/g, "")
+      .trim()
+      .slice(0, 60),
+  );
+  const agentReplies = [...transcript.matchAll(/^Agent: /gm)].length;
+  const parts = [
+    `${PREFIX} Summary:`,
+    soFar ? `Before that: ${soFar.replace(`${PREFIX} Summary: `, "").slice(0, 400)}` : "",
+    `The user sent ${asked.length} message${asked.length === 1 ? "" : "s"} and the agent replied ${agentReplies} time${agentReplies === 1 ? "" : "s"}.`,
+    asked.length > 0
+      ? `The user asked: ${asked
+          .slice(-5)
+          .map((a) => `"${a}"`)
+          .join("; ")}.`
+      : "",
+  ];
+  return parts.filter(Boolean).join(" ");
+}
+
 function decide(request: ChatRequest): Intent {
+  if (isCompaction(request)) return { text: demoSummary(request) };
   const tools = offeredTools(request);
   const results = lastToolResults(request.messages);
   if (results.length > 0) {

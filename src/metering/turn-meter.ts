@@ -59,7 +59,10 @@ export function orgTurnMeter(
   };
 }
 
-/** The session's rows: one per upstream call of a turn, whatever its end. */
+/**
+ * The session's rows: one per upstream call of a turn (`endpoint` `agent`), or of a compaction of its conversation
+ * (`agent_compaction`), whatever its end.
+ */
 export function turnUsageRecorder(
   env: Cloudflare.Env,
   caller: MeteredCaller,
@@ -67,6 +70,7 @@ export function turnUsageRecorder(
   logger: AdminLogger,
   defer: Defer,
   owner: object,
+  endpoint: "agent" | "agent_compaction" = "agent",
 ): (attempt: RouteAttempt) => void {
   return (attempt) => {
     const usage = attempt.usage ?? {
@@ -84,7 +88,7 @@ export function turnUsageRecorder(
           userId: caller.user,
           sessionId,
           mode,
-          endpoint: "agent",
+          endpoint,
           route: attempt.route.name,
           model: attempt.route.model,
           ...usage,

@@ -11,7 +11,10 @@ import {
   ApprovalsBody,
   CreateSessionBody,
   ElicitationAnswerBody,
+  MAX_MESSAGE_PAGE,
+  MESSAGE_PAGE,
   MessageBody,
+  MessagePage,
   SessionCreated,
   SessionList,
   SessionView,
@@ -36,6 +39,21 @@ const ListQuery = z.object({
     .max(200)
     .optional()
     .describe("Only sessions whose title contains this text (case-insensitive)."),
+});
+const MessagesQuery = z.object({
+  before: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Only messages with a smaller seq (the oldest seq seen so far); the newest without it."),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_MESSAGE_PAGE)
+    .default(MESSAGE_PAGE)
+    .describe(`Messages a page (1 to ${MAX_MESSAGE_PAGE}, ${MESSAGE_PAGE} by default).`),
 });
 const turn = (description: string) => json(AgentExecuteResponse, description);
 
@@ -95,12 +113,30 @@ export const contextSessionRoutes = routes()
     createRoute({
       method: "get",
       path: "/context/sessions/{sessionId}",
-      summary: "Mode, status, mode history, pending tool calls, conversation, turns, artifacts",
+      summary: "Mode, status, mode history, pending tool calls, the newest messages and turns, summary, artifacts",
       ...chat,
       request: { params: SessionId },
       responses: { 200: json(SessionView, "The session."), ...errors(401, 403, 404) },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sessionId).getSession(caller(c))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/context/sessions/{sessionId}/messages",
+      summary: "A page of the session's messages, newest first",
+      description:
+        "The session's view carries its newest messages; older ones come a page at a time: pass the oldest seq " +
+        "seen as `before` while `hasMore` is true.",
+      ...chat,
+      request: { params: SessionId, query: MessagesQuery },
+      responses: { 200: json(MessagePage, "A page of messages."), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { before, limit } = c.req.valid("query");
+      const stub = sessionStub(c.env, c.req.valid("param").sessionId);
+      return c.json(unwrap(await stub.getMessages(caller(c), { before: before ?? null, limit })), 200);
+    },
   )
   .openapi(
     createRoute({

@@ -48,6 +48,8 @@ export interface RoutedResponse {
 
 export interface ModelRouter {
   complete(route: string, call: RoutedCall): Promise<RoutedResponse>;
+  /** The context length the route `route` names declares (its chain's first route); null or absent: none declared. */
+  contextTokens?(route: string): Promise<number | null>;
 }
 
 /** The failures another route may not share: the route is down, slow, busy or broken, not the request. */
@@ -82,6 +84,10 @@ export interface ChainRouterDeps {
 
 export class ChainRouter implements ModelRouter {
   constructor(private readonly deps: ChainRouterDeps) {}
+
+  async contextTokens(name: string): Promise<number | null> {
+    return (await this.deps.routes()).chain(name)[0]?.contextTokens ?? null;
+  }
 
   async complete(name: string, call: RoutedCall): Promise<RoutedResponse> {
     const { breaker, logger } = this.deps;

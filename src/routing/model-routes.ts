@@ -15,6 +15,9 @@ export const MODEL_PROVIDERS = ["openai_compatible", "workers_ai"] as const;
 /** How many routes a chain may try after the first. */
 export const MAX_FALLBACKS = 5;
 export const MAX_ROUTE_TIMEOUT_MS = 600_000;
+/** The smallest and largest context length a route may declare (estimated tokens). */
+export const MIN_CONTEXT_TOKENS = 512;
+export const MAX_CONTEXT_TOKENS = 10_000_000;
 
 /** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
 export const ROUTE_NAME_PATTERN = KEY_NAME_PATTERN;
@@ -40,6 +43,8 @@ export const ModelRouteBody = z
     /** US dollars per million prompt (input) and completion (output) tokens: cost figures and cost limits. */
     inputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
     outputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
+    /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
+    contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
   })
   .superRefine((route, ctx) => {
     if (route.provider === "openai_compatible" && !route.baseUrl) {
@@ -69,6 +74,8 @@ export const ModelRoute = z.object({
   fallbacks: z.array(z.string()),
   inputPricePerMTok: z.number().nullable(),
   outputPricePerMTok: z.number().nullable(),
+  /** The model's context length (estimated tokens); null: the loop uses the global budgets. */
+  contextTokens: z.number().int().nullable(),
   /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
   source: z.enum(["vars", "stored"]),
   createdAt: z.string().nullable(),
@@ -87,6 +94,7 @@ const Row = z.object({
   fallbacks: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
   input_price_per_mtok: z.number().nullable(),
   output_price_per_mtok: z.number().nullable(),
+  context_tokens: z.number().int().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -104,6 +112,7 @@ function routeOfRow(row: unknown): ModelRoute {
     fallbacks: r.fallbacks,
     inputPricePerMTok: r.input_price_per_mtok,
     outputPricePerMTok: r.output_price_per_mtok,
+    contextTokens: r.context_tokens,
     source: "stored",
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -146,6 +155,7 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     fallbacks: [],
     inputPricePerMTok: null,
     outputPricePerMTok: null,
+    contextTokens: null,
     source: "vars",
     createdAt: null,
     updatedAt: null,
@@ -206,12 +216,13 @@ export class ModelRouteRegistry {
     await this.db
       .prepare(
         `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks,
-           input_price_per_mtok, output_price_per_mtok)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           input_price_per_mtok, output_price_per_mtok, context_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
            input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
+           context_tokens = excluded.context_tokens,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -225,6 +236,7 @@ export class ModelRouteRegistry {
         JSON.stringify(body.fallbacks),
         body.inputPricePerMTok,
         body.outputPricePerMTok,
+        body.contextTokens,
       )
       .run();
     const route = await this.get(name);

@@ -103,7 +103,7 @@ export function doorAction(turn: DoorTurn, status: SessionStatus, store: Session
 
 /** A new session's conversation starts with the client's history (tool exchanges as notes in the text). */
 export function seedConversation(store: SessionStore, seed: readonly Meaning[]): void {
-  if (seed.length === 0 || store.messages().length > 0) return;
+  if (seed.length === 0 || store.lastMessageSeq() > 0) return;
   for (const meaning of seed) {
     if (meaning.role === "user") {
       store.appendMessage({ turnId: "seed", role: "user", content: meaning.text, kind: "message" });
@@ -125,14 +125,14 @@ export function seedConversation(store: SessionStore, seed: readonly Meaning[]):
 /** The text of the assistant messages written since `afterSeq`, in order. */
 export function textSince(store: SessionStore, afterSeq: number): string {
   return store
-    .messages()
-    .filter((m) => m.seq > afterSeq && m.role === "assistant" && m.content)
+    .messagesAfter(afterSeq)
+    .filter((m) => m.role === "assistant" && m.content)
     .map((m) => m.content ?? "")
     .join("\n\n");
 }
 
 export function lastSeq(store: SessionStore): number {
-  return store.messages().at(-1)?.seq ?? 0;
+  return store.lastMessageSeq();
 }
 
 export interface AgentDoorDeps {

@@ -16,12 +16,14 @@ import type {
   ApprovalDecision,
   ClientToolResult,
   SessionListEntry,
+  MessagePage,
   SessionView,
   WorkflowRunResponse,
 } from "../wire/session";
 import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
+import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
@@ -65,6 +67,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly socket: SocketDoor;
   private readonly door: AgentDoor;
   private readonly keeper: SessionKeeper;
+  /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
+  readonly compaction: Compactor;
   private questions?: ElicitationDesk;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -106,13 +110,23 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
     });
+    const loop = this.loop;
+    this.compaction = new Compactor({
+      store: this.store,
+      config: () => settings(env).agent,
+      catalog: () => loop.catalog(),
+      access: (caller) => loop.modelAccess(caller, "agent_compaction"),
+      waitUntil,
+    });
+    const compaction = this.compaction;
     driver = new TurnDriver({
       store: this.store,
-      loop: this.loop,
+      loop,
       desk,
       alarm: this.alarmClock,
       logger: this.logger,
       resume: settings(env).resume,
+      afterTurn: (caller) => compaction.afterTurn(caller),
     });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
@@ -153,6 +167,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** Another org's caller gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
+  }
+
+  /** A page of the conversation, newest first: up to `limit` messages before `before` (the newest when null). */
+  async getMessages(caller: Caller, page: { before: number | null; limit: number }): Promise<Outcome<MessagePage>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: this.store.messagesPage(page.before, page.limit) };
   }
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {

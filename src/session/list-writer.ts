@@ -84,6 +84,6 @@ export class SessionListWriter {
 
 /** The list's title for a session: from its first message from the user; null before there is one. */
 export function firstMessageTitle(store: SessionStore): string | null {
-  const first = store.messages().find((m) => m.role === "user" && m.kind === "message" && m.content);
+  const first = store.firstUserMessage();
   return first?.content ? sessionTitle(first.content) : null;
 }

@@ -2,7 +2,7 @@
 // events and questions, made once, and per request the caller's model router, key budget, org meter and logger.
 // One AgentReasoner is built per request that drives the loop; the status questions need none (turn-status.ts).
 import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
-import type { ModelCallBudget } from "../agent/model-call-budget";
+import type { ModelCallBudget, TurnMeter } from "../agent/model-call-budget";
 import type { TurnEndingDeps } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
@@ -12,6 +12,7 @@ import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { envRouter } from "../routing/env-router";
+import type { ChainRouter } from "../routing/model-router";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { clientFunctionTool } from "../tools/client-function-tool";
@@ -127,30 +128,53 @@ export class SessionLoop {
   }
 
   /**
-   * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
-   * the request id. Everything else is the object's, built once.
+   * How the caller's model calls reach a model: the router (each upstream call a usage row, under `endpoint`), the
+   * org's meter when budgets are on, and the logger with the caller's request on its lines.
    */
-  reasoner(options: LoopOptions = {}): AgentReasoner {
+  modelAccess(
+    caller: Caller | undefined,
+    endpoint: "agent" | "agent_compaction" = "agent",
+  ): { router: ChainRouter; meter?: TurnMeter; logger: JsonAdminLogger } {
     const { env, store, waitUntil } = this.deps;
-    const { caller, reads } = options;
     const logger = callLogger(this.deps.logger, caller);
-    const budget =
-      options.budget ?? (caller ? keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger) : undefined);
-    const shared = this.sharedDeps();
     const session = () => {
       const { sessionId, mode } = store.identity();
       return { sessionId, mode };
     };
-    return new AgentReasoner({
-      ...shared,
-      router: envRouter(
-        env,
-        logger,
-        caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this) : undefined,
-      ),
+    const router = envRouter(
+      env,
+      logger,
+      caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
+    );
+    return {
+      router,
+      logger,
       ...(caller && settings(env).metering.budgets
         ? { meter: orgTurnMeter(env, caller, logger, waitUntil, this) }
         : {}),
+    };
+  }
+
+  /** The mode catalog the object's loop reads (D1, as new as its callers' bookmarks). */
+  catalog(): AgentModeCatalogService {
+    return this.sharedDeps().catalog;
+  }
+
+  /**
+   * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
+   * the request id. Everything else is the object's, built once.
+   */
+  reasoner(options: LoopOptions = {}): AgentReasoner {
+    const { env } = this.deps;
+    const { caller, reads } = options;
+    const { router, meter, logger } = this.modelAccess(caller);
+    const budget =
+      options.budget ?? (caller ? keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger) : undefined);
+    const shared = this.sharedDeps();
+    return new AgentReasoner({
+      ...shared,
+      router,
+      ...(meter ? { meter } : {}),
       ...(reads
         ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
         : caller?.bookmarkSent

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { Artifact, ModeHistoryEntry } from "../wire/session";
-import { ConversationMessage, SessionStatus, TurnError, TurnRecord } from "../wire/turn";
+import { ConversationMessage, type ConversationSummary, SessionStatus, TurnError, TurnRecord } from "../wire/turn";
 
 /** The session's record: who owns it, its mode and status, where it branched from, when. */
 export const SessionRecord = SessionIdentity.extend({
@@ -162,4 +162,16 @@ const ArtifactRow = z.object({
 export function artifactOfRow(row: unknown): Artifact {
   const r = parseRow(ArtifactRow, row, "artifact");
   return { id: r.id, kind: r.kind, title: r.title, content: r.content, createdAt: r.created_at };
+}
+
+const SummaryRow = z.object({
+  from_seq: z.number().int(),
+  to_seq: z.number().int(),
+  text: z.string(),
+  created_at: z.string(),
+});
+
+export function summaryOfRow(row: unknown): ConversationSummary {
+  const r = parseRow(SummaryRow, row, "summary");
+  return { fromSeq: r.from_seq, toSeq: r.to_seq, text: r.text, createdAt: r.created_at };
 }

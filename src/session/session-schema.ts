@@ -64,6 +64,19 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       sql.exec("CREATE INDEX IF NOT EXISTS turns_by_end ON turns (ended_at)");
     },
   },
+  {
+    version: 3,
+    name: "summaries of the conversation's earlier part (compaction)",
+    apply(sql) {
+      // One row per compaction, each covering the messages from_seq..to_seq (the one before it included); the model
+      // is sent the newest. Written once a compaction, read once an object's life.
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS summaries (
+           id INTEGER PRIMARY KEY AUTOINCREMENT, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,
+           text TEXT NOT NULL, created_at TEXT NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

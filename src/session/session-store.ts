@@ -1,10 +1,10 @@
-// The session's SQLite storage (inside its Durable Object): identity, status, conversation, tool calls, turns,
-// artifacts, mode history. Every row is parsed with its zod schema on the way in (session-rows.ts); the tables
+// The session's SQLite storage (inside its Durable Object): identity, status, conversation and its summaries, tool
+// calls, turns, artifacts, mode history. Every row is parsed with its zod schema on the way in (session-rows.ts); the tables
 // are the versioned schema's (session-schema.ts), which the object migrates before it constructs this store.
 import { StoredToolCall } from "../agent/agent-tool-call";
 import type { NewMessage, SessionIdentity, TurnState, TurnStore } from "../agent/turn-store";
 import type { Artifact, ModeHistoryEntry } from "../wire/session";
-import type { ConversationMessage, SessionStatus, TurnRecord } from "../wire/turn";
+import type { ConversationMessage, ConversationSummary, SessionStatus, TurnRecord } from "../wire/turn";
 import {
   artifactOfRow,
   messageOfRow,
@@ -12,24 +12,36 @@ import {
   parseStored,
   type SessionRecord,
   sessionOfRow,
+  summaryOfRow,
   turnRecordOfRow,
 } from "./session-rows";
 
 type Row = Record<string, SqlStorageValue>;
 const nowIso = () => new Date().toISOString();
 
+/** Messages read from storage at a time when a walk back through the conversation goes past what is kept. */
+const HISTORY_PAGE = 64;
+
 const byBatchAndPosition = (a: StoredToolCall, b: StoredToolCall) => a.batch - b.batch || a.position - b.position;
 
 /**
  * One store per object: it is the only writer of the object's storage, so it keeps what the loop reads again and
- * again (the session row with the open turn, the conversation, the open turn's calls) as it writes them, and a
- * read of them costs no statement. Each read returns a copy of its own.
+ * again (the session row with the open turn, the newest part of the conversation, the summary, the open turn's
+ * calls) as it writes them, and a read of them costs no statement. Each read returns a copy of its own. The
+ * conversation is never read whole on the loop's path: a model request walks it back from the newest message, by
+ * its index, only as far as its budget reaches, so a message costs the same in a session of any length.
  */
 export class SessionStore implements TurnStore {
   /** The session row as last read or written, with the open turn (each read gets a copy of its own). */
   private row: { record: SessionRecord; turn: TurnState | null } | null = null;
-  /** The conversation, append-only, once read. */
-  private conversation: ConversationMessage[] | null = null;
+  /**
+   * The newest messages, in seq order, contiguous up to the newest one (append-only): as far back as the latest walk
+   * went. Null until a walk first reads them; `tailComplete` when they reach the first message.
+   */
+  private tail: ConversationMessage[] | null = null;
+  private tailComplete = false;
+  /** The newest summary, once read (null: none yet). */
+  private latestSummary: ConversationSummary | null | undefined;
   /** The calls of the turn most recently asked for. */
   private calls: { turnId: string; calls: StoredToolCall[] } | null = null;
   /** The session was deleted: its storage is gone, and the store answers as for a session that never was. */
@@ -144,9 +156,122 @@ export class SessionStore implements TurnStore {
       .map(modeHistoryOfRow);
   }
 
+  /** The whole conversation, read from storage: for tests and exports, never on the loop's path. */
   messages(): ConversationMessage[] {
-    this.conversation ??= this.sql.exec<Row>("SELECT * FROM messages ORDER BY seq").toArray().map(messageOfRow);
-    return [...this.conversation];
+    return this.sql.exec<Row>("SELECT * FROM messages ORDER BY seq").toArray().map(messageOfRow);
+  }
+
+  /**
+   * The conversation from its newest message back, as far as the caller reads: from the messages kept in memory,
+   * then from storage a page at a time (by the primary key's index). What is kept afterwards is what this walk read.
+   */
+  *newestFirst(): Generator<ConversationMessage, void, undefined> {
+    let oldestRead: number | null = null;
+    try {
+      if (this.tail === null) {
+        this.tail = this.readBefore(null, HISTORY_PAGE).reverse();
+        this.tailComplete = this.tail.length < HISTORY_PAGE;
+      }
+      for (let i = this.tail.length - 1; ; i--) {
+        if (i < 0) {
+          if (this.tailComplete || this.tail.length === 0) return;
+          const older = this.readBefore(this.tail[0]?.seq ?? null, HISTORY_PAGE).reverse();
+          this.tailComplete = older.length < HISTORY_PAGE;
+          if (older.length === 0) return;
+          this.tail = [...older, ...this.tail];
+          i = older.length - 1;
+        }
+        const message = this.tail[i];
+        if (!message) return;
+        oldestRead = message.seq;
+        yield message;
+      }
+    } finally {
+      // Keep what this walk read and nothing older: memory stays what one request's history needs.
+      const from = oldestRead;
+      if (this.tail && from !== null && (this.tail[0]?.seq ?? from) < from) {
+        this.tail = this.tail.filter((m) => m.seq >= from);
+        this.tailComplete = false;
+      }
+    }
+  }
+
+  /** Up to `limit` messages before `before` (the newest when null), newest first, and whether older ones remain. */
+  messagesPage(before: number | null, limit: number): { messages: ConversationMessage[]; hasMore: boolean } {
+    const rows = this.readBefore(before, limit + 1);
+    return { messages: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  private readBefore(before: number | null, limit: number): ConversationMessage[] {
+    const rows =
+      before === null
+        ? this.sql.exec<Row>("SELECT * FROM messages ORDER BY seq DESC LIMIT ?", limit)
+        : this.sql.exec<Row>("SELECT * FROM messages WHERE seq < ? ORDER BY seq DESC LIMIT ?", before, limit);
+    return rows.toArray().map(messageOfRow);
+  }
+
+  /** Up to `limit` messages after `afterSeq` and before `beforeSeq`, in order (by the primary key's index). */
+  messagesBetween(afterSeq: number, beforeSeq: number, limit: number): ConversationMessage[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT ?", afterSeq, beforeSeq, limit)
+      .toArray()
+      .map(messageOfRow);
+  }
+
+  /** The messages after `seq`, in order. */
+  messagesAfter(seq: number): ConversationMessage[] {
+    return this.sql.exec<Row>("SELECT * FROM messages WHERE seq > ? ORDER BY seq", seq).toArray().map(messageOfRow);
+  }
+
+  /** The seq of the newest message, 0 before the first. */
+  lastMessageSeq(): number {
+    const kept = this.tail?.at(-1);
+    if (kept) return kept.seq;
+    const row = this.sql.exec<Row>("SELECT MAX(seq) AS seq FROM messages").one();
+    return typeof row.seq === "number" ? row.seq : 0;
+  }
+
+  /** The user's first message (the session list's title), or null before there is one. */
+  firstUserMessage(): ConversationMessage | null {
+    const row = this.sql
+      .exec<Row>(
+        "SELECT * FROM messages WHERE role = 'user' AND kind = 'message' AND content IS NOT NULL AND content != '' ORDER BY seq LIMIT 1",
+      )
+      .toArray()[0];
+    return row ? messageOfRow(row) : null;
+  }
+
+  /** The summary the model is sent in place of the conversation's earlier part; null before the first compaction. */
+  summary(): ConversationSummary | null {
+    if (this.latestSummary === undefined) {
+      const row = this.sql
+        .exec<Row>("SELECT from_seq, to_seq, text, created_at FROM summaries ORDER BY id DESC LIMIT 1")
+        .toArray()[0];
+      this.latestSummary = row ? summaryOfRow(row) : null;
+    }
+    return this.latestSummary ? { ...this.latestSummary } : null;
+  }
+
+  /**
+   * Stores a summary made from the conversation as it stood after `basedOn` (the summary it took in, or null) was
+   * the newest: false, storing nothing, when another summary was stored meanwhile, or when the messages it covers
+   * are no longer there (the range it covers is no longer the one to replace).
+   */
+  saveSummary(summary: Omit<ConversationSummary, "createdAt">, basedOn: ConversationSummary | null): boolean {
+    const newest = this.summary();
+    if ((newest?.toSeq ?? null) !== (basedOn?.toSeq ?? null) || summary.toSeq <= (newest?.toSeq ?? 0)) return false;
+    const covered = this.sql.exec<Row>("SELECT COUNT(*) AS n FROM messages WHERE seq = ?", summary.toSeq).one();
+    if (covered.n !== 1) return false;
+    const saved: ConversationSummary = { ...summary, createdAt: nowIso() };
+    this.sql.exec(
+      "INSERT INTO summaries (from_seq, to_seq, text, created_at) VALUES (?, ?, ?, ?)",
+      saved.fromSeq,
+      saved.toSeq,
+      saved.text,
+      saved.createdAt,
+    );
+    this.latestSummary = saved;
+    return true;
   }
 
   appendMessage(message: NewMessage): ConversationMessage {
@@ -164,7 +289,7 @@ export class SessionStore implements TurnStore {
       )
       .one();
     const appended: ConversationMessage = Object.freeze({ ...message, seq: Number(row.seq), createdAt });
-    this.conversation?.push(appended);
+    this.tail?.push(appended);
     return appended;
   }
 
@@ -215,6 +340,15 @@ export class SessionStore implements TurnStore {
     return this.sql.exec<Row>("SELECT * FROM turns ORDER BY started_at").toArray().map(turnRecordOfRow);
   }
 
+  /** The newest `limit` ended turns, oldest of them first (by the index on when each ended). */
+  recentTurns(limit: number): TurnRecord[] {
+    return this.sql
+      .exec<Row>("SELECT * FROM turns ORDER BY ended_at DESC LIMIT ?", limit)
+      .toArray()
+      .map(turnRecordOfRow)
+      .reverse();
+  }
+
   lastTurnOutcome(): TurnRecord | null {
     const row = this.sql.exec<Row>("SELECT * FROM turns ORDER BY ended_at DESC LIMIT 1").toArray()[0];
     return row ? turnRecordOfRow(row) : null;
@@ -252,7 +386,9 @@ export class SessionStore implements TurnStore {
   async erase(): Promise<void> {
     this.erased = true;
     this.row = null;
-    this.conversation = null;
+    this.tail = null;
+    this.tailComplete = false;
+    this.latestSummary = null;
     this.calls = null;
     await this.storage.deleteAlarm();
     await this.storage.deleteAll();

@@ -38,6 +38,8 @@ export interface TurnDriverDeps {
   logger: JsonAdminLogger;
   /** How many times a turn resumes by itself, and how far ahead the alarm is while a turn works. */
   resume: { maxResumes: number; checkMs: number };
+  /** Called when a driven turn stops (ends or pauses), off its reply path: the conversation's compaction. */
+  afterTurn?: (caller: Caller | undefined) => void;
 }
 
 export class TurnDriver {
@@ -191,6 +193,7 @@ export class TurnDriver {
         await armed;
         // The turn stopped (ended, or paused): the alarm is the pause's expiry, or none.
         await this.syncAlarm(false);
+        this.deps.afterTurn?.(options.caller);
       }
     })();
     this.running = running;

@@ -6,12 +6,18 @@ import {
   AgentToolCall,
   ApprovalState,
   ConversationMessage,
+  ConversationSummary,
   PendingElicitation,
   SessionStatus,
   TurnRecord,
 } from "./turn";
 
 export const MAX_MESSAGE_CHARS = 100_000;
+/** Messages in the session's view (its newest), and a page of GET .../messages by default and at most. */
+export const MESSAGE_PAGE = 50;
+export const MAX_MESSAGE_PAGE = 200;
+/** Ended turns in the session's view (its newest). */
+export const VIEW_TURNS = 50;
 
 /** A person's decision on one call that waits for approval. */
 export const ApprovalDecision = z.strictObject({
@@ -78,7 +84,15 @@ export const SessionView = z.object({
   /** A question a tool's MCP server asks the user, waiting for the answer (the turn is running). */
   pendingElicitation: PendingElicitation.optional(),
   parentSessionId: z.string().nullable(),
+  /** The newest messages (at most MESSAGE_PAGE), in order; older ones come from GET .../messages?before=oldestSeq. */
   conversation: z.array(ConversationMessage),
+  /** Messages older than `conversation` remain. */
+  hasMoreMessages: z.boolean(),
+  /** The seq of the first message in `conversation`; null when there is none. */
+  oldestSeq: z.number().int().nullable(),
+  /** The summary the model is sent in place of the messages it covers (fromSeq..toSeq); null before there is one. */
+  summary: ConversationSummary.nullable(),
+  /** The newest ended turns (at most VIEW_TURNS), in order. */
   turns: z.array(TurnRecord),
   artifacts: z.array(Artifact),
   createdAt: z.string(),
@@ -172,6 +186,14 @@ export const SessionList = z.object({
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: z.string().nullable(),
 });
+
+/** A page of a session's messages, newest first (GET /context/sessions/:id/messages). */
+export const MessagePage = z.object({
+  messages: z.array(ConversationMessage),
+  /** Messages older than the last one here remain: ask again with `before` set to its seq. */
+  hasMore: z.boolean(),
+});
+export type MessagePage = z.infer<typeof MessagePage>;
 
 export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
 export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });

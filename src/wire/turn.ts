@@ -32,6 +32,18 @@ export const ConversationMessage = z.object({
 });
 export type ConversationMessage = z.infer<typeof ConversationMessage>;
 
+/**
+ * What the model is told of the conversation's earlier part, in place of its messages: a summary of every message
+ * from `fromSeq` to `toSeq` (each summary takes in the one before it).
+ */
+export const ConversationSummary = z.object({
+  fromSeq: z.number().int(),
+  toSeq: z.number().int(),
+  text: z.string(),
+  createdAt: z.string(),
+});
+export type ConversationSummary = z.infer<typeof ConversationSummary>;
+
 export const TurnRecord = z.object({
   turnId: z.string(),
   status: z.enum(["completed", "failed", "cancelled"]),

@@ -1,6 +1,7 @@
 // The offline demo model drives real tool calls through the loop, and says what it is in every answer.
 import { describe, expect, it } from "vitest";
 import { DEMO_STORY, DemoChatModel } from "../../src/llm/demo-model";
+import { compactionRequest } from "../../src/prompts/compaction-prompt";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { inSessionObject } from "../fixtures/in-object";
 
@@ -11,6 +12,18 @@ const value = (outcome: { ok: true; value: AgentExecuteResponse } | { ok: false;
 };
 
 describe("offline demo model", () => {
+  it("answers the compaction prompt with a deterministic summary of what the user asked", async () => {
+    const request = compactionRequest(
+      "[offline demo model] Summary: They met.",
+      "User: read README.md\n\nAgent: Done.",
+    );
+    const answers = await Promise.all([1, 2].map(() => new DemoChatModel(0).complete({ messages: request })));
+    expect(answers.map((a) => a.content)).toEqual([
+      '[offline demo model] Summary: Before that: They met. The user sent 1 message and the agent replied 1 time. The user asked: "read README.md".',
+      '[offline demo model] Summary: Before that: They met. The user sent 1 message and the agent replied 1 time. The user asked: "read README.md".',
+    ]);
+  });
+
   it("lists the modes through agent_list_modes", async () => {
     const response = await inSessionObject(
       {},

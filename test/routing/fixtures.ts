@@ -15,6 +15,7 @@ export interface RouteBody {
   toolFormat?: "native" | "json";
   timeoutMs?: number;
   fallbacks?: string[];
+  contextTokens?: number;
 }
 
 /** Writes a route named `name` (a new unique name when absent); returns its name. */

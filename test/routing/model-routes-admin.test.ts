@@ -47,6 +47,20 @@ describe("model routes", () => {
     });
   });
 
+  it("stores a route's contextTokens and shows it; `default` declares none", async () => {
+    expect((await put("roomy", { ...openai, contextTokens: 128_000 })).status).toBe(201);
+    const { json } = await call("GET", "/admin/model-routes", undefined, admin);
+    const routes = (json as { routes: { name: string; contextTokens: number | null }[] }).routes;
+    expect(routes.filter((r) => r.name === "default" || r.name === "roomy").map((r) => r.contextTokens)).toEqual([
+      null,
+      128_000,
+    ]);
+  });
+
+  it("refuses a contextTokens below 512, naming the field", async () => {
+    expect(await refused("tiny", { ...openai, contextTokens: 100 })).toEqual({ status: 400, param: "contextTokens" });
+  });
+
   it("lists `default` first, made from the vars, then the stored routes", async () => {
     await put("spare", { provider: "workers_ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" });
     const { json } = await call("GET", "/admin/model-routes", undefined, admin);

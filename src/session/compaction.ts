@@ -1,0 +1,125 @@
+// Compaction: after a turn ends, when the history the next request would carry has passed COMPACT_AT of its budget,
+// the session has the mode's model fold the older turns (and the summary before them) into a new summary, off the
+// reply path. The call takes the mode's route (failover included), is reserved in the org's meter and recorded as
+// usage rows like a turn's calls; the summary is stored only if what it covers is still what it replaces. A
+// compaction that fails changes nothing (the oldest turns are left out, as without one) and is logged.
+import type { AgentConfig } from "../agent/agent-config";
+import { compactionTranscript, planCompaction } from "../agent/compaction-plan";
+import { contextBudgets } from "../agent/context-budgets";
+import type { TurnMeter } from "../agent/model-call-budget";
+import { ModelError } from "../llm/chat-model";
+import { deadline } from "../llm/deadline";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
+import type { JsonAdminLogger } from "../observability/admin-logger";
+import { compactionRequest } from "../prompts/compaction-prompt";
+import type { ModelRouter } from "../routing/model-router";
+import type { Caller } from "./caller";
+import type { SessionStore } from "./session-store";
+
+export const COMPACTION_LOG_TAG = "[AgentSession_Compaction]";
+
+export interface CompactionDeps {
+  store: SessionStore;
+  /** The agent settings (read when a compaction runs, as the loop reads them). */
+  config: () => Pick<AgentConfig, "historyBudgetTokens" | "promptBudgetTokens" | "turnTimeoutMs">;
+  catalog: () => AgentModeCatalogService;
+  /** The caller's way to the model: the router (usage rows), the org's meter, the logger. */
+  access: (caller: Caller | undefined) => {
+    router: Pick<ModelRouter, "complete" | "contextTokens">;
+    meter?: TurnMeter | undefined;
+    logger: JsonAdminLogger;
+  };
+  /** Keeps the object alive until the compaction ends. */
+  waitUntil: (work: Promise<unknown>) => void;
+}
+
+/** Why a compaction stored nothing, for the log. */
+class CompactionFailed extends Error {}
+
+export class Compactor {
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly deps: CompactionDeps) {}
+
+  /** After a turn ends (or pauses): a compaction starts off the reply path if one is due and none runs. */
+  afterTurn(caller?: Caller): void {
+    if (this.running) return;
+    const access = this.deps.access(caller);
+    const work = this.compact(access)
+      .catch((error: unknown) => this.logFailure(access.logger, error))
+      .finally(() => {
+        if (this.running === work) this.running = null;
+      });
+    this.running = work;
+    this.deps.waitUntil(work);
+  }
+
+  /** Resolves when the compaction running now (if any) has ended. */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private async compact(access: ReturnType<CompactionDeps["access"]>): Promise<void> {
+    const { store } = this.deps;
+    const config = this.deps.config();
+    if (!store.record()) return;
+    const { router, meter, logger } = access;
+    const catalog = this.deps.catalog();
+    const mode = (await catalog.getMode(store.identity().mode)) ?? (await catalog.getDefaultMode());
+    const route = mode.modelRoute;
+    const budgets = contextBudgets(config, await router.contextTokens?.(route));
+    const plan = planCompaction(store, budgets.historyBudgetTokens);
+    if (!plan) return;
+    const messages = compactionRequest(plan.basedOn?.text ?? null, compactionTranscript(plan.messages));
+    const admission = meter ? await meter.reserve(JSON.stringify(messages).length, route) : null;
+    if (admission && !admission.ok) throw new CompactionFailed(`The org's budget refused it: ${admission.message}`);
+    const reservation = admission?.reservation;
+    const timer = deadline(config.turnTimeoutMs);
+    let text: string;
+    try {
+      const { response, route: servedBy } = await router.complete(route, {
+        request: async () => ({ messages }),
+        signal: timer.signal,
+      });
+      reservation?.settle({
+        route: servedBy.name,
+        usage: response.usage ?? null,
+        answerChars: response.content?.length ?? 0,
+      });
+      text = (response.content ?? "").trim();
+    } catch (error) {
+      reservation?.settle(null);
+      throw error;
+    } finally {
+      timer.clear();
+    }
+    if (!text) throw new CompactionFailed("The model answered with no summary.");
+    const saved = store.saveSummary({ fromSeq: plan.fromSeq, toSeq: plan.toSeq, text }, plan.basedOn);
+    if (!saved) throw new CompactionFailed("Another summary was stored meanwhile; this one was dropped.");
+    logger.addCustomEvent("Message", COMPACTION_LOG_TAG, "The earlier conversation was summarised.", [
+      ["SessionId", store.identity().sessionId],
+      ["FromSeq", String(plan.fromSeq)],
+      ["ToSeq", String(plan.toSeq)],
+    ]);
+  }
+
+  private logFailure(logger: JsonAdminLogger, error: unknown): void {
+    const sessionId = this.deps.store.record()?.sessionId ?? "";
+    const detail =
+      error instanceof ModelError
+        ? `${error.code}: ${error.detail}`
+        : error instanceof CompactionFailed
+          ? error.message
+          : null;
+    if (detail === null) {
+      logger.addException(`${COMPACTION_LOG_TAG}__Exception`, error, [["SessionId", sessionId]]);
+      return;
+    }
+    logger.addCustomEvent(
+      "Warning",
+      COMPACTION_LOG_TAG,
+      `The earlier conversation could not be summarised; its oldest turns are left out instead. ${detail}`,
+      [["SessionId", sessionId]],
+    );
+  }
+}

@@ -1,0 +1,82 @@
+// A long conversation in the console: it draws the session's newest page of messages with a button that loads the
+// earlier ones, and marks where the earlier messages were summarised (compaction), opening to the summary. The
+// Worker runs the offline demo model with a small history budget, so a few turns are enough to compact.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
+import { launchChromium } from "./support.ts";
+
+const TURNS = 30;
+let worker: LocalWorker;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${worker.url}${path}`, {
+    method,
+    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  assert.ok(response.ok, `${method} ${path}: ${response.status}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** A session of TURNS turns, written through the API, whose earlier part has been summarised. */
+async function longSession(): Promise<string> {
+  const { sessionId } = (await api("POST", "/context/sessions", {})) as { sessionId: string };
+  for (let n = 1; n <= TURNS; n++) {
+    await api("POST", `/context/sessions/${sessionId}/messages`, { content: `Message ${n}: ${"notes ".repeat(40)}` });
+  }
+  // The newest compaction runs after the last turn's reply: its summary is there once it has ended.
+  for (let tries = 0; tries < 100; tries++) {
+    const view = await api("GET", `/context/sessions/${sessionId}`);
+    if (view.summary) return sessionId;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("no summary was written");
+}
+
+before(async () => {
+  worker = await startLocalWorker({ vars: { HISTORY_BUDGET_TOKENS: "1000" } });
+  browser = await launchChromium();
+  const sessionId = await longSession();
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await context.addInitScript((id) => sessionStorage.setItem("aptix.sessionId", id), sessionId);
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(worker.url);
+  await page.locator("#api-key").fill("dev-key");
+  await page.keyboard.press("Enter");
+  await page.locator("#conversation > li.message.user").first().waitFor();
+});
+
+after(async () => {
+  await context?.close();
+  await browser?.close();
+  await worker?.stop();
+});
+
+describe("a long conversation in the console", () => {
+  it("draws the newest 50 messages, and the earlier ones when asked", async () => {
+    const messages = page.locator("#conversation > li.message.user, #conversation > li.message.assistant");
+    assert.equal(await messages.count(), 50);
+    await page.locator("#load-earlier").click();
+    await page.waitForFunction(
+      (turns) => document.querySelectorAll("#conversation > li.message.user").length === turns,
+      TURNS,
+    );
+    assert.equal(await messages.count(), TURNS * 2);
+    assert.equal(await page.locator("#load-earlier").count(), 0, "no button once every message is there");
+    assert.match(await messages.first().innerText(), /Message 1:/);
+  });
+
+  it("marks where the earlier messages were summarised, and opens to the summary", async () => {
+    const marker = page.locator("#conversation > li.message.summary");
+    assert.equal(await marker.count(), 1);
+    assert.equal((await marker.locator("summary").innerText()).trim(), "Earlier messages were summarised");
+    await marker.locator("summary").click();
+    assert.match(await marker.locator(".summary-text").innerText(), /^\[offline demo model\] Summary:/);
+  });
+});

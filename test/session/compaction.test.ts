@@ -1,0 +1,173 @@
+// Compaction: when the earlier turns no longer fit the history budget, the session has the mode's model summarise
+// them after a turn (off its reply path), stores the summary with the range it covers, sends it ahead of the kept
+// turns, and shows it in the session's view; a compaction that fails leaves the oldest turns out and logs it.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { COMPACTION_INSTRUCTIONS } from "../../src/prompts/compaction-prompt";
+import type { AgentSession } from "../../src/session/agent-session";
+import type { ConversationSummary } from "../../src/wire/turn";
+import { createSession, getSession, sendMessage } from "../fixtures/sessions";
+import { scriptUpstream } from "../fixtures/upstream";
+import { modeOnRoute, toUpstreamA } from "../routing/fixtures";
+import type { ScriptStep } from "../upstream/script-types";
+
+type Sent = { role: string; content: string | null };
+
+const answer = (content: string): ScriptStep => ({ type: "completion", content });
+const refusal: ScriptStep = { type: "error", status: 400, body: { error: { message: "summaries refused" } } };
+const FILLER = "words ".repeat(160);
+
+const stubOf = (sessionId: string) => env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+const compactionIdle = (sessionId: string) =>
+  runInDurableObject(stubOf(sessionId), (instance: AgentSession) => instance.compaction.idle());
+const storedSummary = (sessionId: string) =>
+  runInDurableObject(stubOf(sessionId), (instance: AgentSession) => instance.store.summary());
+
+/**
+ * Three turns of long messages in a mode whose route declares a small context (history budget 600 tokens): after
+ * the second, the first no longer fits under 80% of it. `steps` answer the turns and the compactions, in order.
+ */
+async function longConversation(steps: ScriptStep[]) {
+  const script = await scriptUpstream(steps);
+  const sessionId = await createSession(await modeOnRoute(await toUpstreamA({ contextTokens: 1_000 })));
+  const say = (n: number) => sendMessage(sessionId, `turn ${n}: ${FILLER} ${script.marker}`);
+  await say(1);
+  await say(2);
+  await compactionIdle(sessionId);
+  const third = await say(3);
+  await compactionIdle(sessionId);
+  const bodies = (await script.bodies()) as { messages: Sent[] }[];
+  const turnThree = bodies.find(
+    (b) =>
+      b.messages.some((m) => m.content?.startsWith("turn 3:")) && b.messages[0]?.content !== COMPACTION_INSTRUCTIONS,
+  );
+  return { sessionId, third, bodies, turnThree: turnThree?.messages ?? [] };
+}
+
+/** The session's usage rows once `count` are written: the object writes them in a batch after its reply. */
+async function usageRows(sessionId: string, count: number): Promise<{ endpoint: string }[]> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    const { results } = await env.DB.prepare(
+      "SELECT endpoint FROM usage_records WHERE session_id = ? ORDER BY created_at, rowid",
+    )
+      .bind(sessionId)
+      .all<{ endpoint: string }>();
+    if (results.length >= count || Date.now() > deadline) return results;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const userTurns = (messages: Sent[]) =>
+  messages.filter((m) => m.role === "user").map((m) => (m.content ?? "").slice(0, 6));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("compaction", () => {
+  it("stores a summary of the turns that no longer fit, with the range of messages it covers", async () => {
+    const { sessionId } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      answer("The user sent turn 1."),
+      answer("ok 3"),
+      answer("The user sent turns 1 and 2."),
+    ]);
+    const summary = (await storedSummary(sessionId)) as ConversationSummary;
+    expect([summary.fromSeq, summary.text]).toEqual([1, "The user sent turns 1 and 2."]);
+    const view = await getSession(sessionId);
+    const lastOfTurnTwo = view.conversation.filter((m) => m.content === "ok 2")[0]?.seq;
+    expect(summary.toSeq).toBe(lastOfTurnTwo);
+  });
+
+  it("asks the mode's model with the fixed compaction prompt and the turns to fold in", async () => {
+    const { bodies } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      answer("The user sent turn 1."),
+      answer("ok 3"),
+      answer("The user sent turns 1 and 2."),
+    ]);
+    const compaction = bodies.find((b) => b.messages[0]?.content === COMPACTION_INSTRUCTIONS);
+    const asked = compaction?.messages[1]?.content ?? "";
+    expect([asked.includes("User: turn 1:"), asked.includes("Agent: ok 1"), asked.includes("turn 2:")]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+  });
+
+  it("sends the summary ahead of the kept turns in the next request", async () => {
+    const { turnThree } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      answer("The user sent turn 1."),
+      answer("ok 3"),
+      answer("The user sent turns 1 and 2."),
+    ]);
+    expect(turnThree.slice(1, 2)).toEqual([
+      { role: "system", content: "Summary of the earlier conversation:\nThe user sent turn 1." },
+    ]);
+    expect(userTurns(turnThree)).toEqual(["turn 2", "turn 3"]);
+  });
+
+  it("shows the summary and the range it covers in the session's view", async () => {
+    const { sessionId } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      answer("The user sent turn 1."),
+      answer("ok 3"),
+      answer("The user sent turns 1 and 2."),
+    ]);
+    const view = await getSession(sessionId);
+    expect(view.summary).toMatchObject({ fromSeq: 1, text: "The user sent turns 1 and 2." });
+    expect(view.conversation.map((m) => m.content?.slice(0, 6))).toEqual([
+      "turn 1",
+      "ok 1",
+      "turn 2",
+      "ok 2",
+      "turn 3",
+      "ok 3",
+    ]);
+  });
+
+  it("records the compaction's model call as a usage row of the session, endpoint agent_compaction", async () => {
+    const { sessionId } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      answer("The user sent turn 1."),
+      answer("ok 3"),
+      answer("The user sent turns 1 and 2."),
+    ]);
+    const rows = await usageRows(sessionId, 5);
+    expect(rows.map((r) => r.endpoint).sort()).toEqual([
+      "agent",
+      "agent",
+      "agent",
+      "agent_compaction",
+      "agent_compaction",
+    ]);
+  });
+
+  it("leaves the oldest turns out and logs it when the compaction fails, and the user's turn still completes", async () => {
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { sessionId, third, turnThree } = await longConversation([
+      answer("ok 1"),
+      answer("ok 2"),
+      refusal,
+      answer("ok 3"),
+      refusal,
+    ]);
+    expect([third.status, third.text]).toEqual(["completed", "ok 3"]);
+    expect(turnThree.some((m) => m.content?.startsWith("Summary of the earlier conversation:"))).toBe(false);
+    expect(userTurns(turnThree)).toEqual(["turn 2", "turn 3"]);
+    expect(await storedSummary(sessionId)).toBeNull();
+    const logged = warnings.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, string>);
+    expect(logged.filter((l) => l.tag === "[AgentSession_Compaction]").map((l) => [l.level, l.SessionId])).toEqual([
+      ["Warning", sessionId],
+      ["Warning", sessionId],
+    ]);
+  });
+});
