@@ -15,8 +15,8 @@ import type { LoggedFrame } from "../wire/frames";
 import type {
   ApprovalDecision,
   ClientToolResult,
-  SessionListEntry,
   MessagePage,
+  SessionListEntry,
   SessionView,
   WorkflowRunResponse,
 } from "../wire/session";
