@@ -518,10 +518,12 @@ const openActions = sessionActions({
       sessionStorage.removeItem(SESSION_STORAGE);
       await openSession(state.sessions[0]?.sessionId ?? null);
     }
-    drawSessions();
-    await refreshSessions();
-    say("The conversation was deleted.");
+    // The focus goes to the message box at once (the Manage button that had it is gone), not after the list's
+    // refresh: a person may start typing.
     el.composerInput.focus();
+    drawSessions();
+    say("The conversation was deleted.");
+    await refreshSessions();
   },
 });
 

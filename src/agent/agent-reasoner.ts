@@ -60,6 +60,8 @@ export interface AgentReasonerDeps {
   elicit?: (request: ElicitationRequest & { toolCallId: string }, signal: AbortSignal) => Promise<ElicitationAnswer>;
   /** Who the request acts for, kept with the turn so that a resumed run acts for them too. */
   caller?: TurnCaller;
+  /** The OpenAI door's request options, kept with the turn so that a resumed run has them too. */
+  door?: TurnState["door"];
   now?: () => number;
 }
 
@@ -112,6 +114,7 @@ export class AgentReasoner {
       batch: null,
       runSince: now,
       ...(this.deps.caller ? { caller: this.deps.caller } : {}),
+      ...(this.deps.door ? { door: this.deps.door } : {}),
     };
     this.deps.store.saveTurn("running", turn);
     this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
@@ -231,6 +234,8 @@ export class AgentReasoner {
     const since = this.now();
     turn.runSince = since;
     if (this.deps.caller) turn.caller = this.deps.caller;
+    if (this.deps.door) turn.door = this.deps.door;
+    else delete turn.door;
     this.deps.store.saveTurn("running", turn);
     return { since, signal, prepaid: false };
   }

@@ -190,7 +190,7 @@ export class ToolBatch {
     run: BatchRun,
     executor: AgentToolExecutor,
   ): Promise<StoredToolCall> {
-    const context = this.toolContext(run, call.id);
+    const context = this.toolContext(run, call.id, turn);
     const done = await executor.executeServerTool(call, context, run.signal);
     for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
     return done;
@@ -220,7 +220,7 @@ export class ToolBatch {
    * Who and where a tool runs for. With a run, the tool may ask the user for input: the turn waits in place, and
    * the wait is not working time.
    */
-  toolContext(run?: BatchRun, toolCallId?: string): AgentToolExecutionContext {
+  toolContext(run?: BatchRun, toolCallId?: string, turn?: TurnState): AgentToolExecutionContext {
     const identity = this.deps.store.identity();
     const context: AgentToolExecutionContext = {
       sessionId: identity.sessionId,
@@ -240,7 +240,13 @@ export class ToolBatch {
         try {
           return await elicit({ ...request, toolCallId }, signal);
         } finally {
-          run.since += this.deps.now() - asked;
+          const waited = this.deps.now() - asked;
+          run.since += waited;
+          // Stored too: a run a restart cuts off later counts its working time from runSince.
+          if (turn?.runSince !== undefined) {
+            turn.runSince += waited;
+            this.deps.store.saveTurn("running", turn);
+          }
         }
       },
     };

@@ -1,6 +1,7 @@
 // What the loop needs from the session's storage; the Durable Object implements it over SQLite. The shapes a
 // client also sees (a message, a turn's record, token usage) are the wire's (src/wire/turn.ts).
 import { z } from "zod";
+import type { ChatTool } from "../wire/openai";
 import {
   type ConversationMessage,
   type ConversationSummary,
@@ -39,6 +40,18 @@ export const TurnState = z.object({
   resumes: z.number().int().optional(),
   /** Who the current run acts for: a resumed run's model calls count against the same key and user. */
   caller: z.object({ org: z.string(), user: z.string(), keyId: z.string() }).optional(),
+  /**
+   * The current run came through the OpenAI door: the client's own tools (offered instead of the mode's client
+   * tools), and no one to answer an MCP server's question. A resumed run has them too.
+   */
+  door: z
+    .object({
+      clientTools: z.array(
+        z.custom<ChatTool>((v) => typeof v === "object" && v !== null && "function" in v, "a client's tool"),
+      ),
+      declineElicitations: z.boolean(),
+    })
+    .optional(),
 });
 export type TurnState = z.infer<typeof TurnState>;
 

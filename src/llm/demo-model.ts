@@ -52,7 +52,7 @@ export const DEMO_STORY = [
   ...Array.from(
     { length: 12 },
     (_, i) =>
-      `${i + 1}. The session object wrote line ${i + 1} to its log before it sent it, so a restart loses nothing.`,
+      `${i + 1}. The session object logs line ${i + 1} before it sends it; cut off, the turn goes on from its last step.`,
   ),
   "",
   "The end.",

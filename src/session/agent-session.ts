@@ -143,7 +143,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.keeper = new SessionKeeper({ ctx, store, db: this.db, driver: this.driver, frames, logger: this.logger });
     // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()).
     if (this.store.record() && this.driver.interrupted()) {
-      ctx.waitUntil(ctx.storage.setAlarm(Date.now()));
+      ctx.waitUntil(this.alarmClock.sync(Date.now()));
     }
   }
 
@@ -342,8 +342,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         ]);
         this.emit({ type: "turn_resumed", turnId, resumes, discardedChars: this.events.streamedText(turnId).length });
       });
-    } catch {
-      // Logged with its stack by the driver, which ended the turn.
+    } catch (error) {
+      // A failure of the turn itself was logged by the driver, which ended the turn; one before it ran is here.
+      if (this.driver.interrupted()) {
+        this.logger.addException("[AgentSession_Resume__Exception]", error, [["TurnId", turnId]]);
+      }
+      await this.driver.failedToResume();
     }
   }
 

@@ -17,7 +17,11 @@ export class SessionAlarm {
    * waits) compares with it, and the writes reach storage in the order of the calls.
    */
   async sync(at: number | null): Promise<void> {
-    if (this.at === undefined) this.at = await this.storage.getAlarm();
+    if (this.at === undefined) {
+      const stored = await this.storage.getAlarm();
+      // A call made while this one read (or the alarm firing) knows better.
+      if (this.at === undefined) this.at = stored;
+    }
     if (this.at === at) return;
     this.at = at;
     if (at === null) await this.storage.deleteAlarm();

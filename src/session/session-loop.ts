@@ -182,6 +182,14 @@ export class SessionLoop {
           : this.keptReads(shared.catalog)),
       logger,
       ...(caller ? { caller: { org: caller.org, user: caller.user, keyId: caller.keyId } } : {}),
+      ...(options.clientTools || options.declineElicitations
+        ? {
+            door: {
+              clientTools: options.clientTools ?? [],
+              declineElicitations: options.declineElicitations ?? false,
+            },
+          }
+        : {}),
       ...(budget ? { budget } : {}),
       ...(options.clientTools
         ? { clientTools: { tools: options.clientTools.map(clientFunctionTool), hideModeClientTools: true } }

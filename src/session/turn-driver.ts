@@ -42,6 +42,9 @@ export interface TurnDriverDeps {
   afterTurn?: (caller: Caller | undefined) => void;
 }
 
+/** While a turn waits for the answer to an MCP server's question, how far ahead the alarm is at least. */
+const QUESTION_CHECK_MS = 60_000;
+
 export class TurnDriver {
   /** The running turn's cancel switch (a running turn keeps the object in memory). */
   private controller: AbortController | null = null;
@@ -104,8 +107,10 @@ export class TurnDriver {
    * ahead, so an object that stops mid-turn wakes by then; at a paused turn's expiry; else none.
    */
   syncAlarm(working = this.running !== null): Promise<void> {
-    const { alarm, store, loop, resume } = this.deps;
-    if (working) return alarm.sync(Date.now() + resume.checkMs);
+    const { alarm, store, loop, resume, desk } = this.deps;
+    // While the turn waits for the answer to an MCP server's question (up to a day), the object wakes once a minute.
+    const ahead = desk().pending() ? Math.max(resume.checkMs, QUESTION_CHECK_MS) : resume.checkMs;
+    if (working) return alarm.sync(Date.now() + ahead);
     return alarm.sync(pauseExpiresAt(store, loop.ending().config));
   }
 
@@ -126,14 +131,31 @@ export class TurnDriver {
     const turn = this.deps.store.turn();
     if (!this.interrupted() || !turn) return null;
     const caller: Caller | undefined = turn.caller && { ...turn.caller, requestId: `resume-${turn.turnId}` };
-    if (!mayResumeInterruptedTurn(this.deps.loop.ending(caller), this.deps.resume.maxResumes)) {
+    // A turn stored by code that kept no caller (before resumption existed) would run unmetered: it ends instead.
+    const maxResumes = caller ? this.deps.resume.maxResumes : 0;
+    if (!mayResumeInterruptedTurn(this.deps.loop.ending(caller), maxResumes)) {
       await this.syncAlarm();
       return null;
     }
-    resuming((turn.resumes ?? 0) + 1);
-    return this.run((r, signal) => r.resumeInterrupted(lastSeenAt, signal).then((value) => ({ ok: true, value })), {
+    const { door } = turn;
+    const options: DriveOptions = {
       caller,
-    });
+      ...(door ? { clientTools: door.clientTools, declineElicitations: door.declineElicitations } : {}),
+    };
+    resuming((turn.resumes ?? 0) + 1);
+    return this.run(
+      (r, signal) => r.resumeInterrupted(lastSeenAt, signal).then((value) => ({ ok: true, value })),
+      options,
+    );
+  }
+
+  /**
+   * A resumption that failed before its turn ran (logged by the caller): the turn ends as broken, so the session
+   * takes messages again, and the alarm follows.
+   */
+  async failedToResume(): Promise<void> {
+    if (this.interrupted()) failBrokenTurn(this.deps.loop.ending());
+    await this.syncAlarm();
   }
 
   /** A running turn is cancelled through its signal; a paused one is ended at once. */

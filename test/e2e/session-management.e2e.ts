@@ -212,7 +212,7 @@ describe("managing conversations in the console", () => {
     await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent !== id, second);
     assert.equal(await status(second), 404);
     await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
-    assert.equal(await page.evaluate(() => document.activeElement?.id), "composer-input");
+    await page.waitForFunction(() => document.activeElement?.id === "composer-input");
   });
 
   it("logged no console errors or warnings", () => {

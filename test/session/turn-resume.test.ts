@@ -3,13 +3,14 @@
 // object's alarm wakes it. A model call in flight is made again; a tool call that may have started runs again only
 // if its tool is safe to repeat; a stored result never runs again; a turn resumes a bounded number of times.
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { INTERRUPTED_CALL } from "../../src/agent/tool-batch";
 import { BROKE_OFF, chunkStream, completionMeta } from "../../src/agent-wire/completion";
 import { mcpToolName } from "../../src/mcp/mcp-names";
 import { settings } from "../../src/settings";
 import type { SessionView } from "../../src/wire/session";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, getSession } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream, type UpstreamScript } from "../fixtures/upstream";
@@ -154,6 +155,79 @@ describe("a turn cut off by a restart", () => {
       error: { code: "internal_error", message: BROKE_OFF },
     });
     expect(broken).toHaveLength(1);
+  });
+
+  it("leaves a turn that waits for approval waiting after a restart: nothing of it runs again", async () => {
+    const write = { name: "workspace_write_file", arguments: '{"path":"a.txt","content":"x"}' };
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const id = await createSession("workspace");
+    const { status } = await call("POST", `/context/sessions/${id}/messages`, { content: `write ${script.marker}` });
+    expect(status).toBe(200);
+    await restartObject(id);
+
+    await wakeByAlarm(id);
+    const session = await getSession(id);
+    expect(session.status).toBe("awaiting_approval");
+    expect(session.pendingToolCalls.map((c) => c.name)).toEqual(["workspace_write_file"]);
+    expect((await script.requests()).length).toBe(1);
+  });
+
+  it("resumes a turn of the OpenAI door with the client's own tools", async () => {
+    const weather = {
+      type: "function",
+      function: { name: "get_weather", description: "The weather in a city.", parameters: { type: "object" } },
+    };
+    const script = await scriptUpstream([
+      { type: "hang" },
+      { type: "completion", toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }] },
+    ]);
+    void exports.default
+      .fetch("http://aptix.test/agent/v1/chat/completions", {
+        method: "POST",
+        headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "aptix-agent/general",
+          tools: [weather],
+          messages: [{ role: "user", content: `weather? ${script.marker}` }],
+        }),
+      })
+      .catch(() => undefined);
+    await requestsMade(script, 1);
+    // The door's session, as its owner's list shows it once its turn runs.
+    const running = async () => {
+      const { json } = await call("GET", "/context/sessions");
+      const { sessions } = json as { sessions: { sessionId: string; status: string }[] };
+      return sessions.find((s) => s.status === "running")?.sessionId ?? "";
+    };
+    const id = await until(running, (found) => found !== "", "the door's session in the list");
+    await restartObject(id);
+
+    await wakeByAlarm(id);
+    const session = await idle(id);
+    expect(session.status).toBe("awaiting_client");
+    expect(session.pendingToolCalls.map((c) => c.name)).toEqual(["get_weather"]);
+    const [first, again] = await script.bodies();
+    const names = (body: Record<string, unknown> | undefined) =>
+      ((body?.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name).sort();
+    expect(names(again)).toEqual(names(first));
+    expect(names(again)).toContain("get_weather");
+  });
+
+  it("ends a turn stored without its caller (by code before resumption) as turn_interrupted, unmetered calls never made", async () => {
+    const script = await scriptUpstream([{ type: "hang" }, { type: "completion", content: "never asked" }]);
+    const id = await createSession();
+    await startTurn(id, `think ${script.marker}`);
+    await requestsMade(script, 1);
+    await restartObject(id);
+    await runInDurableObject(stubOf(id), (_instance, state) => {
+      state.storage.sql.exec("UPDATE session SET turn_json = json_remove(turn_json, '$.caller') WHERE id = 1");
+    });
+    await restartObject(id);
+
+    await wakeByAlarm(id);
+    const session = await idle(id);
+    expect(session.turns.at(-1)?.error?.code).toBe("turn_interrupted");
+    expect((await script.requests()).length).toBe(1);
   });
 
   it("ends the turn as turn_interrupted once it has resumed AGENT_MAX_RESUMES times", async () => {
