@@ -212,16 +212,15 @@ export class TurnDriver {
       } finally {
         if (this.controller === controller) this.controller = null;
         this.deps.loop.closeWhenIdle();
-        await armed;
-        // The turn stopped (ended, or paused): the alarm is the pause's expiry, or none.
-        await this.syncAlarm(false);
-        this.deps.afterTurn?.(options.caller);
       }
     })();
     this.running = running;
-    // Handled either way: a failure nobody awaits any more is logged above, not left unhandled.
+    // Handled either way: a failure nobody awaits any more is logged above, not left unhandled. After the reply
+    // (not before it): the alarm follows the stopped turn (a pause's expiry, or none; still ahead if another turn
+    // started meanwhile), and the conversation's compaction may start.
     const ended = () => {
       if (this.running === running) this.running = null;
+      void this.afterStop(armed, options.caller);
     };
     running.then(ended, ended);
     try {
@@ -229,6 +228,16 @@ export class TurnDriver {
     } finally {
       next.dispose();
     }
+  }
+
+  private async afterStop(armed: Promise<void>, caller: Caller | undefined): Promise<void> {
+    try {
+      await armed;
+      await this.syncAlarm();
+    } catch (error) {
+      callLogger(this.deps.logger, caller).addException("[AgentSession_Alarm__Exception]", error);
+    }
+    this.deps.afterTurn?.(caller);
   }
 
   /**

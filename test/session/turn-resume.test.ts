@@ -103,6 +103,21 @@ describe("a turn cut off by a restart", () => {
     expect(again).toEqual(first);
   });
 
+  it("resumes a turn cut off mid model call on a route of the JSON tool format", async () => {
+    const mode = await modeOnRoute(await toUpstreamA({ toolFormat: "json" }));
+    const script = await scriptUpstream([{ type: "hang" }, { type: "completion", content: "Here in JSON's world." }]);
+    const id = await createSession(mode);
+    await startTurn(id, `think ${script.marker}`);
+    await requestsMade(script, 1);
+    await restartObject(id);
+
+    await wakeByAlarm(id);
+    const session = await idle(id);
+    expect(session.turns.map((t) => t.status)).toEqual(["completed"]);
+    expect(session.conversation.at(-1)).toMatchObject({ role: "assistant", content: "Here in JSON's world." });
+    expect(await script.messagesOf(1)).toEqual(await script.messagesOf(0));
+  });
+
   it("takes back the text a cut-off stream sent, and a socket that reconnects sees the frames carry on", async () => {
     const streamed =
       'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Half an ans"},"finish_reason":null}]}';
