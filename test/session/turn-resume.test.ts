@@ -295,47 +295,35 @@ for (const toolFormat of ["native", "json"] as const) {
       return messages.at(-1)?.content ?? "";
     }
 
-    it("runs a call of a tool that only reads again, and the turn completes with its result", async () => {
-      const { mode, name } = await slowSetup("slow-read");
-      const key = uniqueName("read");
+    /** A turn whose call of `tool` the object is stopped in, then woken; the session once the turn stopped. */
+    async function cutOffMidCall(tool: "slow-read" | "slow-write", answer: string) {
+      const { mode, name } = await slowSetup(tool);
+      const key = uniqueName(tool);
       const script = await scriptUpstream([
         callStep(name, { key, ms: 60_000 }),
-        { type: "completion", content: "Done." },
+        { type: "completion", content: answer },
       ]);
       const id = await createSession(mode);
-      await startTurn(id, `read it ${script.marker}`);
+      await startTurn(id, `${tool} ${script.marker}`);
       await until(
         () => slowCalls(key),
         (n) => n === 1,
         "the tool to start",
       );
       await restartObject(id);
-
       await wakeByAlarm(id);
-      const session = await idle(id);
+      return { session: await idle(id), key, script };
+    }
+
+    it("runs a call of a tool that only reads again, and the turn completes with its result", async () => {
+      const { session, key, script } = await cutOffMidCall("slow-read", "Done.");
       expect(session.turns.map((t) => t.status)).toEqual(["completed"]);
       expect(await slowCalls(key)).toBe(2);
       expect(await resultSent(script, 1)).toContain(`read ${key}`);
     });
 
     it("never runs a call of a tool that writes twice: the model is told it was interrupted", async () => {
-      const { mode, name } = await slowSetup("slow-write");
-      const key = uniqueName("write");
-      const script = await scriptUpstream([
-        callStep(name, { key, ms: 60_000 }),
-        { type: "completion", content: "It may not have been written." },
-      ]);
-      const id = await createSession(mode);
-      await startTurn(id, `write it ${script.marker}`);
-      await until(
-        () => slowCalls(key),
-        (n) => n === 1,
-        "the tool to start",
-      );
-      await restartObject(id);
-
-      await wakeByAlarm(id);
-      const session = await idle(id);
+      const { session, key, script } = await cutOffMidCall("slow-write", "It may not have been written.");
       expect(session.turns.map((t) => t.status)).toEqual(["completed"]);
       expect(await slowCalls(key)).toBe(1);
       expect(session.conversation.at(-1)?.content).toBe("It may not have been written.");
