@@ -155,9 +155,12 @@ export class SessionLoop {
     };
   }
 
-  /** The mode catalog the object's loop reads (D1, as new as its callers' bookmarks). */
+  /**
+   * The mode catalog as a turn without a bookmark reads it (the compaction after a turn): its modes from the
+   * isolate's kept copy (MODES_CACHE_MS), not a D1 read after every turn.
+   */
   catalog(): AgentModeCatalogService {
-    return this.sharedDeps().catalog;
+    return this.keptReads(this.sharedDeps().catalog).catalog;
   }
 
   /**

@@ -24,6 +24,15 @@ export async function newChatKey(org = "org-a", scopes: string[] = ["chat"]): Pr
   return { key, keyId, org };
 }
 
+/** A chat key of a user of its own (a session list is per user), in `org`. */
+export async function newUserKey(org = "org-a"): Promise<TestKey> {
+  const key = await newChatKey(org);
+  await env.DB.prepare("UPDATE api_keys SET user_id = ? WHERE id = ?")
+    .bind(`user-${crypto.randomUUID()}`, key.keyId)
+    .run();
+  return key;
+}
+
 type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface TestWorker {

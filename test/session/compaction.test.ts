@@ -59,6 +59,15 @@ async function usageRows(sessionId: string, count: number): Promise<{ endpoint: 
   }
 }
 
+/** Three turns, each answered; the summary after turn 2 (of turn 1), and after turn 3 (of turns 1 and 2). */
+const THREE_TURNS_TWO_SUMMARIES = [
+  answer("ok 1"),
+  answer("ok 2"),
+  answer("The user sent turn 1."),
+  answer("ok 3"),
+  answer("The user sent turns 1 and 2."),
+];
+
 const userTurns = (messages: Sent[]) =>
   messages.filter((m) => m.role === "user").map((m) => (m.content ?? "").slice(0, 6));
 
@@ -68,13 +77,7 @@ afterEach(() => {
 
 describe("compaction", () => {
   it("stores a summary of the turns that no longer fit, with the range of messages it covers", async () => {
-    const { sessionId } = await longConversation([
-      answer("ok 1"),
-      answer("ok 2"),
-      answer("The user sent turn 1."),
-      answer("ok 3"),
-      answer("The user sent turns 1 and 2."),
-    ]);
+    const { sessionId } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
     const summary = (await storedSummary(sessionId)) as ConversationSummary;
     expect([summary.fromSeq, summary.text]).toEqual([1, "The user sent turns 1 and 2."]);
     const view = await getSession(sessionId);
@@ -83,13 +86,7 @@ describe("compaction", () => {
   });
 
   it("asks the mode's model with the fixed compaction prompt and the turns to fold in", async () => {
-    const { bodies } = await longConversation([
-      answer("ok 1"),
-      answer("ok 2"),
-      answer("The user sent turn 1."),
-      answer("ok 3"),
-      answer("The user sent turns 1 and 2."),
-    ]);
+    const { bodies } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
     const compaction = bodies.find((b) => b.messages[0]?.content === COMPACTION_INSTRUCTIONS);
     const asked = compaction?.messages[1]?.content ?? "";
     expect([asked.includes("User: turn 1:"), asked.includes("Agent: ok 1"), asked.includes("turn 2:")]).toEqual([
@@ -100,13 +97,7 @@ describe("compaction", () => {
   });
 
   it("sends the summary ahead of the kept turns in the next request", async () => {
-    const { turnThree } = await longConversation([
-      answer("ok 1"),
-      answer("ok 2"),
-      answer("The user sent turn 1."),
-      answer("ok 3"),
-      answer("The user sent turns 1 and 2."),
-    ]);
+    const { turnThree } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
     expect(turnThree.slice(1, 2)).toEqual([
       { role: "system", content: "Summary of the earlier conversation:\nThe user sent turn 1." },
     ]);
@@ -114,13 +105,7 @@ describe("compaction", () => {
   });
 
   it("shows the summary and the range it covers in the session's view", async () => {
-    const { sessionId } = await longConversation([
-      answer("ok 1"),
-      answer("ok 2"),
-      answer("The user sent turn 1."),
-      answer("ok 3"),
-      answer("The user sent turns 1 and 2."),
-    ]);
+    const { sessionId } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
     const view = await getSession(sessionId);
     expect(view.summary).toMatchObject({ fromSeq: 1, text: "The user sent turns 1 and 2." });
     expect(view.conversation.map((m) => m.content?.slice(0, 6))).toEqual([
@@ -134,13 +119,7 @@ describe("compaction", () => {
   });
 
   it("records the compaction's model call as a usage row of the session, endpoint agent_compaction", async () => {
-    const { sessionId } = await longConversation([
-      answer("ok 1"),
-      answer("ok 2"),
-      answer("The user sent turn 1."),
-      answer("ok 3"),
-      answer("The user sent turns 1 and 2."),
-    ]);
+    const { sessionId } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
     const rows = await usageRows(sessionId, 5);
     expect(rows.map((r) => r.endpoint).sort()).toEqual([
       "agent",

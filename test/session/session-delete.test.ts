@@ -115,7 +115,7 @@ describe("DELETE /context/sessions/:id", () => {
     expect(((await again.json()) as ErrorBody).error.code).toBe("session_not_found");
   });
 
-  it("refuses a socket ticket issued before the delete (as any unknown ticket)", async () => {
+  it("refuses a socket ticket issued before the delete, like every unknown ticket", async () => {
     const id = await talkedSession();
     const ticket = await issueTicket(id);
     await remove(id);

@@ -3,18 +3,9 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionList } from "../../src/wire/session";
 import { scriptUpstream } from "../fixtures/upstream";
-import { newChatKey, type TestKey } from "../passthrough/harness";
+import { newUserKey, type TestKey } from "../passthrough/harness";
 
 type List = typeof SessionList._output;
-
-/** A chat key of its own user (the list is per user), in `org`. */
-async function newUser(org = "org-a"): Promise<TestKey> {
-  const key = await newChatKey(org);
-  await env.DB.prepare("UPDATE api_keys SET user_id = ? WHERE id = ?")
-    .bind(`user-${crypto.randomUUID()}`, key.keyId)
-    .run();
-  return key;
-}
 
 async function as(key: TestKey, method: string, path: string, body?: unknown) {
   const response = await exports.default.fetch(`http://aptix.test${path}`, {
@@ -49,7 +40,7 @@ async function listOnce(key: TestKey, match: (page: List) => boolean): Promise<L
 
 describe("GET /context/sessions", () => {
   it("lists the caller's sessions newest first, with mode, status, title and updated-at", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
     const first = await newSession(key);
     const second = await newSession(key, "workspace");
@@ -73,7 +64,7 @@ describe("GET /context/sessions", () => {
   });
 
   it("marks a session whose turn waits for approval as waiting for the user", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const script = await scriptUpstream([
       {
         type: "completion",
@@ -89,7 +80,7 @@ describe("GET /context/sessions", () => {
   });
 
   it("pages with nextCursor until the last page", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push(await newSession(key));
     const pages: string[][] = [];
@@ -107,9 +98,9 @@ describe("GET /context/sessions", () => {
   });
 
   it("shows only the caller's own sessions: another user's and another org's are not listed", async () => {
-    const mine = await newUser("org-a");
-    const colleague = await newUser("org-a");
-    const stranger = await newUser("org-b");
+    const mine = await newUserKey("org-a");
+    const colleague = await newUserKey("org-a");
+    const stranger = await newUserKey("org-b");
     const own = await newSession(mine);
     await newSession(colleague);
     await newSession(stranger);
@@ -117,21 +108,21 @@ describe("GET /context/sessions", () => {
   });
 
   it("refuses a cursor that is not one of the list's, naming the parameter", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const { status, json } = await as(key, "GET", "/context/sessions?cursor=not-a-cursor");
     expect(status).toBe(400);
     expect(json.error).toMatchObject({ code: "invalid_request", param: "cursor" });
   });
 
   it("refuses a page size above 100, naming the parameter", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const { status, json } = await as(key, "GET", "/context/sessions?limit=101");
     expect(status).toBe(400);
     expect(json.error).toMatchObject({ code: "invalid_request", param: "limit" });
   });
 
   it("lists and pages a session whose row has no updated-at (written before the list's migration) by its creation", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const recent = await newSession(key);
     const old = "0".repeat(63) + "1";
     await env.DB.prepare(

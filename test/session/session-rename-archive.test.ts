@@ -5,20 +5,11 @@ import { describe, expect, it } from "vitest";
 import type { SessionList, SessionListEntry } from "../../src/wire/session";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
-import { newChatKey, type TestKey } from "../passthrough/harness";
+import { newUserKey, type TestKey } from "../passthrough/harness";
 
 type List = typeof SessionList._output;
 type Entry = typeof SessionListEntry._output;
 type ErrorBody = { error: { message: string; type: string; code: string; param: string | null } };
-
-/** A chat key of its own user (the list is per user). */
-async function newUser(org = "org-a"): Promise<TestKey> {
-  const key = await newChatKey(org);
-  await env.DB.prepare("UPDATE api_keys SET user_id = ? WHERE id = ?")
-    .bind(`user-${crypto.randomUUID()}`, key.keyId)
-    .run();
-  return key;
-}
 
 async function as(key: string, method: string, path: string, body?: unknown) {
   const response = await exports.default.fetch(`http://aptix.test${path}`, {
@@ -55,7 +46,7 @@ async function entryOnce(key: TestKey, id: string, match: (entry: Entry) => bool
 
 describe("PATCH /context/sessions/:id", () => {
   it("renames a session: the list shows the person's title", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const id = await newSession(key);
     const renamed = await patch(key, id, { title: "  Launch   plan " });
     expect(renamed.status).toBe(200);
@@ -64,7 +55,7 @@ describe("PATCH /context/sessions/:id", () => {
   });
 
   it("keeps a person's title when the session's first message would give it an automatic one", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const id = await newSession(key);
     await patch(key, id, { title: "Mine" });
     const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
@@ -78,7 +69,7 @@ describe("PATCH /context/sessions/:id", () => {
   });
 
   it("gives the automatic title back with title: null", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const id = await newSession(key);
     const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
     await as(key.key, "POST", `/context/sessions/${id}/messages`, { content: `Plan the launch ${script.marker}` });
@@ -88,7 +79,7 @@ describe("PATCH /context/sessions/:id", () => {
   });
 
   it("archives a session: left out of the list, listed with archived=true, and back when unarchived", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const kept = await newSession(key);
     const archived = await newSession(key);
     const answer = await patch(key, archived, { archived: true });
@@ -110,7 +101,7 @@ describe("PATCH /context/sessions/:id", () => {
     [{}, null],
   ] as const) {
     it(`refuses ${JSON.stringify(body).slice(0, 40)} with 400 naming ${param ?? "the body"}, changing nothing`, async () => {
-      const key = await newUser();
+      const key = await newUserKey();
       const id = await newSession(key);
       await patch(key, id, { title: "Before" });
       const refused = await patch(key, id, body);
@@ -121,9 +112,9 @@ describe("PATCH /context/sessions/:id", () => {
   }
 
   it("answers another user of the org 403 and another org 404, changing nothing", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const id = await newSession(key);
-    const colleague = await newUser();
+    const colleague = await newUserKey();
     const forbidden = await patch(colleague, id, { title: "Theirs" });
     expect([forbidden.status, (forbidden.json as ErrorBody).error.code]).toEqual([403, "session_forbidden"]);
     const stranger = await as(TEST_KEYS.otherOrg.key, "PATCH", `/context/sessions/${id}`, { title: "Theirs" });
@@ -132,7 +123,7 @@ describe("PATCH /context/sessions/:id", () => {
   });
 
   it("lets an admin of the org rename another user's session", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const id = await newSession(key);
     const renamed = await as(TEST_KEYS.admin.key, "PATCH", `/context/sessions/${id}`, { title: "By the admin" });
     expect(renamed.status).toBe(200);
@@ -142,7 +133,7 @@ describe("PATCH /context/sessions/:id", () => {
 
 describe("GET /context/sessions?q=", () => {
   it("lists the sessions whose title contains q, ignoring case", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const [launch, budget, none] = [await newSession(key), await newSession(key), await newSession(key)];
     await patch(key, launch, { title: "Plan the LAUNCH" });
     await patch(key, budget, { title: "Budget review" });
@@ -153,7 +144,7 @@ describe("GET /context/sessions?q=", () => {
   });
 
   it("takes % and _ in q literally", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     const [percent, plain] = [await newSession(key), await newSession(key)];
     await patch(key, percent, { title: "100% done_now" });
     await patch(key, plain, { title: "100 percent done" });
@@ -162,7 +153,7 @@ describe("GET /context/sessions?q=", () => {
   });
 
   it("refuses archived=maybe and an empty q, naming the parameter", async () => {
-    const key = await newUser();
+    const key = await newUserKey();
     for (const [query, param] of [
       ["?archived=maybe", "archived"],
       ["?q=", "q"],

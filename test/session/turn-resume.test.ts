@@ -85,15 +85,19 @@ describe("a turn cut off by a restart", () => {
     await restartObject(id);
   });
 
-  it("resumes a turn cut off mid model call: the call is made again from the stored conversation", async () => {
-    const script = await scriptUpstream([{ type: "hang" }, { type: "completion", content: "Here after all." }]);
-    const id = await createSession();
+  /** A turn in `mode` whose first model call the object is stopped in, then woken; the model answers `answer`. */
+  async function cutOffMidModelCall(mode: string | undefined, answer: string) {
+    const script = await scriptUpstream([{ type: "hang" }, { type: "completion", content: answer }]);
+    const id = await createSession(mode);
     await startTurn(id, `think ${script.marker}`);
     await requestsMade(script, 1);
     await restartObject(id);
-
     await wakeByAlarm(id);
-    const session = await idle(id);
+    return { script, session: await idle(id) };
+  }
+
+  it("resumes a turn cut off mid model call: the call is made again from the stored conversation", async () => {
+    const { script, session } = await cutOffMidModelCall(undefined, "Here after all.");
     expect(session.turns.map((t) => t.status)).toEqual(["completed"]);
     expect(session.conversation.map((m) => [m.role, m.content])).toEqual([
       ["user", `think ${script.marker}`],
@@ -105,14 +109,7 @@ describe("a turn cut off by a restart", () => {
 
   it("resumes a turn cut off mid model call on a route of the JSON tool format", async () => {
     const mode = await modeOnRoute(await toUpstreamA({ toolFormat: "json" }));
-    const script = await scriptUpstream([{ type: "hang" }, { type: "completion", content: "Here in JSON's world." }]);
-    const id = await createSession(mode);
-    await startTurn(id, `think ${script.marker}`);
-    await requestsMade(script, 1);
-    await restartObject(id);
-
-    await wakeByAlarm(id);
-    const session = await idle(id);
+    const { script, session } = await cutOffMidModelCall(mode, "Here in JSON's world.");
     expect(session.turns.map((t) => t.status)).toEqual(["completed"]);
     expect(session.conversation.at(-1)).toMatchObject({ role: "assistant", content: "Here in JSON's world." });
     expect(await script.messagesOf(1)).toEqual(await script.messagesOf(0));
