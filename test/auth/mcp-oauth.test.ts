@@ -1,6 +1,5 @@
 // /mcp as an OAuth 2.1 protected resource: discovery, registration, sign-in and consent, tokens bound to /mcp,
 // refresh, grants listed and revoked; every way a client's request can be wrong is refused and grants nothing.
-import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
@@ -22,6 +21,7 @@ import {
   worker,
 } from "../fixtures/mcp-oauth";
 import { pkce, REDIRECT_URI } from "../oauth/client-flow.ts";
+import { trackedExecutionContext } from "../setup/pending-work";
 
 interface ErrorBody {
   error: { message: string; type: string; code: string; param: string | null };
@@ -46,7 +46,7 @@ describe("grant props", () => {
   it("are trusted only when the OAuth front door checked the token they came with", async () => {
     const { clientId } = await authorizedClient(TEST_KEYS.chat.key, "Props Client");
     const grant = (await grantsOf(TEST_KEYS.chat.key)).find((g) => g.clientId === clientId);
-    const ctx = createExecutionContext();
+    const ctx = trackedExecutionContext();
     Reflect.set(ctx, "props", { grantId: grant?.id, org: "org-a", user: "bob", scopes: ["chat"] });
     const request = new Request(`${ORIGIN}/mcp`, {
       method: "POST",

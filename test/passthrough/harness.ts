@@ -1,10 +1,11 @@
 // The passthrough seen by its real clients: the official `openai` SDK (and raw fetch) calling the Worker
 // inside the test runtime, each test with an API key of its own so the per-key rate limit counts it alone.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { createApp } from "../../src/app";
 import { hashApiKey } from "../../src/auth/api-keys";
+import { trackedExecutionContext } from "../setup/pending-work";
 
 export const BASE_URL = "http://localhost/v1";
 
@@ -57,7 +58,7 @@ export function workerWith(vars: PassthroughVars = {}): TestWorker {
   const contexts: ExecutionContext[] = [];
   return {
     fetch: async (input, init) => {
-      const ctx = createExecutionContext();
+      const ctx = trackedExecutionContext();
       contexts.push(ctx);
       return app.fetch(new Request(input, init), testEnv, ctx);
     },

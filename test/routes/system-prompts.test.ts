@@ -1,5 +1,4 @@
 // GET /v1/system-prompts/:id/enhanced?mode=KEY: the enhanced prompt our context endpoints send, with its tools.
-import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
@@ -8,6 +7,7 @@ import { settings } from "../../src/settings";
 import { freshDatabase } from "../fixtures/database";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import type { ErrorBody } from "../fixtures/sessions";
+import { trackedExecutionContext } from "../setup/pending-work";
 
 beforeEach(freshDatabase);
 
@@ -30,7 +30,7 @@ async function getEnhanced(
   const url = `http://aptix.test${path}`;
   const init = { headers: options.headers ?? authHeaders(TEST_KEYS.chat.key) };
   const response = options.vars
-    ? await createApp().fetch(new Request(url, init), { ...env, ...options.vars }, createExecutionContext())
+    ? await createApp().fetch(new Request(url, init), { ...env, ...options.vars }, trackedExecutionContext())
     : await exports.default.fetch(url, init);
   return { status: response.status, json: await response.json() };
 }
