@@ -7,7 +7,11 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
-import { TEST_UPSTREAM_API_KEY, TEST_UPSTREAM_B_API_KEY } from "./test/upstream/global-setup.ts";
+import {
+  TEST_ANTHROPIC_API_KEY,
+  TEST_UPSTREAM_API_KEY,
+  TEST_UPSTREAM_B_API_KEY,
+} from "./test/upstream/global-setup.ts";
 
 export interface WorkersProjectOptions {
   name: string;
@@ -51,6 +55,9 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   // The secrets model routes to the two upstreams name (`apiKeySecret`).
                   UPSTREAM_A_KEY: TEST_UPSTREAM_API_KEY,
                   UPSTREAM_B_KEY: TEST_UPSTREAM_B_API_KEY,
+                  // The scripted Anthropic Messages API upstream, and its key.
+                  TEST_ANTHROPIC_URL: inject("anthropicUpstreamUrl"),
+                  TEST_ANTHROPIC_API_KEY: TEST_ANTHROPIC_API_KEY,
                   // Two real OpenID providers (oidc-provider) on loopback: the one sign-in tests use, and another.
                   TEST_IDP_ISSUER: inject("idpIssuer"),
                   TEST_IDP_OTHER_ISSUER: inject("idpOtherIssuer"),
@@ -60,6 +67,7 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
               : {
                   TEST_UPSTREAM_URL: "",
                   TEST_UPSTREAM_B_URL: "",
+                  TEST_ANTHROPIC_URL: "",
                   LLM_BASE_URL: "",
                   TEST_IDP_ISSUER: "",
                   TEST_IDP_OTHER_ISSUER: "",

@@ -6,6 +6,10 @@ declare namespace Cloudflare {
     TEST_UPSTREAM_URL: string;
     /** A second scripted upstream (its key is UPSTREAM_B_KEY), for model routes; "" in `offline`. */
     TEST_UPSTREAM_B_URL: string;
+    /** The scripted Anthropic Messages API upstream (test/upstream/scripted-anthropic.ts), "" in `offline`. */
+    TEST_ANTHROPIC_URL: string;
+    /** Its key; unset in `offline`. */
+    TEST_ANTHROPIC_API_KEY?: string;
     UPSTREAM_A_KEY?: string;
     UPSTREAM_B_KEY?: string;
     /** The MCP reference server (server-everything) in Streamable HTTP mode, started by test/mcp/. */

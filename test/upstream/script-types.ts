@@ -81,3 +81,72 @@ export function scriptMarker(id: string): string {
 
 /** Every marker in a text (global: use with matchAll). */
 export const SCRIPT_MARKER_PATTERN = /\[\[script:([a-z0-9-]+)\]\]/g;
+
+// The scripted Anthropic upstream (scripted-anthropic.ts) reads the same markers and keeps the same records; its
+// steps answer in the Messages API's shapes.
+
+/** A text block of the scripted message. */
+export interface AnthropicScriptedText {
+  type: "text";
+  text: string;
+}
+
+/** A tool_use block; `input` is streamed as `input_json_delta` fragments of its JSON text. */
+export interface AnthropicScriptedToolUse {
+  type: "tool_use";
+  /** Default `toolu_scripted_<seq>_<index>`. */
+  id?: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** The error types the Messages API names in `error.type`. */
+export type AnthropicErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "request_too_large"
+  | "rate_limit_error"
+  | "api_error"
+  | "overloaded_error";
+
+export interface AnthropicScriptedError {
+  type: AnthropicErrorType;
+  message: string;
+}
+
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal";
+
+export type AnthropicScriptStep =
+  /** A message: JSON, or the Messages event stream when the request says `stream: true`. */
+  | (Timing & {
+      type: "message";
+      /** The message id (default `msg_scripted_<seq>`). */
+      id?: string;
+      content: (AnthropicScriptedText | AnthropicScriptedToolUse)[];
+      /** Default `tool_use` when a tool_use block is there, else `end_turn`. */
+      stopReason?: AnthropicStopReason;
+      stopSequence?: string | null;
+      /** Default: input a quarter of the request's characters, output a quarter of the answer's. */
+      usage?: { input_tokens: number; output_tokens: number };
+      /** Characters per text_delta or input_json_delta fragment (default 8). */
+      chunkSize?: number;
+      /** Wait between streamed events. */
+      chunkDelayMs?: number;
+      /**
+       * Streamed only: after `afterEvents` events (default: every content event, before message_delta), an
+       * `event: error` with this error, and the stream ends. A JSON answer ignores it.
+       */
+      streamError?: AnthropicScriptedError & { afterEvents?: number };
+    })
+  /** An error answer in the Messages API's shape, with a `request-id` header (and `retry-after` when given). */
+  | (Timing & {
+      type: "error";
+      status: number;
+      error: AnthropicScriptedError;
+      /** Seconds, sent as the `retry-after` header. */
+      retryAfter?: number;
+      headers?: Record<string, string>;
+    })
+  | Extract<ScriptStep, { type: "json" | "sse" | "hang" }>;

@@ -34,15 +34,20 @@ interface Script {
 }
 
 const DEFAULT_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A wall clock with sub-millisecond resolution, comparable across code in this process. */
-const now = () => performance.timeOrigin + performance.now();
+export const now = () => performance.timeOrigin + performance.now();
 
 function openAIError(message: string, type: string, code: string | null = null) {
   return { error: { message, type, code, param: null } };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   res.writeHead(status, {
     "content-type": typeof body === "string" ? "text/plain" : "application/json",
@@ -52,7 +57,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -61,7 +66,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function chunks(text: string, size: number): string[] {
+export function chunks(text: string, size: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;

@@ -1,0 +1,38 @@
+// The scripted Anthropic upstream as code in workerd reaches it: started beside the Workers runtime by
+// global-setup.ts, scripted through test/fixtures/upstream.ts, answering in the Messages API's shapes.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { scriptAnthropic } from "../fixtures/upstream";
+
+const post = (body: unknown, key = env.TEST_ANTHROPIC_API_KEY ?? "") =>
+  fetch(`${env.TEST_ANTHROPIC_URL}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+describe("scripted Anthropic upstream", () => {
+  it("answers the script named by the marker with a message and records the request", async () => {
+    const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "Hi there." }] }]);
+    const response = await post({
+      model: "claude-scripted-1",
+      max_tokens: 64,
+      messages: [{ role: "user", content: `hello ${script.marker}` }],
+    });
+    const body = (await response.json()) as { type: string; content: { type: string; text: string }[] };
+    expect(body.type).toBe("message");
+    expect(body.content).toEqual([{ type: "text", text: "Hi there." }]);
+    expect((await script.bodies())[0]?.max_tokens).toBe(64);
+  });
+
+  it("refuses a wrong key with 401 authentication_error", async () => {
+    const response = await post(
+      { model: "claude-scripted-1", max_tokens: 64, messages: [{ role: "user", content: "hi" }] },
+      "sk-ant-wrong",
+    );
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { type: string; error: { type: string } };
+    expect(body.type).toBe("error");
+    expect(body.error.type).toBe("authentication_error");
+  });
+});
