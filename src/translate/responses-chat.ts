@@ -32,7 +32,12 @@ export type ChatRequestOutcome =
 type ChatMessage = ChatCompletionRequest["messages"][number];
 
 /** Fields of the Responses API the agent cannot honour, refused rather than dropped: each would change the answer. */
-const REFUSED_FIELDS: ReadonlyArray<{ field: string; refused: (value: unknown) => boolean; why: string }> = [
+const REFUSED_FIELDS: ReadonlyArray<{
+  field: string;
+  param?: string;
+  refused: (value: unknown) => boolean;
+  why: string;
+}> = [
   {
     field: "conversation",
     refused: (v) => v != null,
@@ -50,6 +55,7 @@ const REFUSED_FIELDS: ReadonlyArray<{ field: string; refused: (value: unknown) =
   },
   {
     field: "text",
+    param: "text.format",
     refused: (v) => textFormatOf(v) !== "text",
     why: "only plain text answers are available (text.format of type 'text')",
   },
@@ -138,8 +144,8 @@ export function responseEcho(req: ResponsesRequest): ResponseEcho {
  * (temperature, top_p, max_output_tokens as max_completion_tokens...) are carried as chat completions spells them.
  */
 export function responsesToChatRequest(req: ResponsesRequest): ChatRequestOutcome {
-  for (const { field, refused, why } of REFUSED_FIELDS) {
-    if (refused(req[field])) return refusal(field, `${quoted(field)} is not supported: ${why}.`);
+  for (const { field, param = field, refused, why } of REFUSED_FIELDS) {
+    if (refused(req[field])) return refusal(param, `${quoted(param)} is not supported: ${why}.`);
   }
   const choice = chatToolChoice(req.tool_choice);
   if (!choice.ok) return choice;

@@ -239,7 +239,7 @@ describe("what a Responses request cannot ask, refused naming its param", () => 
     { param: "top_logprobs", body: { top_logprobs: 2 } },
     { param: "max_tool_calls", body: { max_tool_calls: 3 } },
     { param: "truncation", body: { truncation: "auto" } },
-    { param: "text", body: { text: { format: { type: "json_schema", name: "x", schema: {} } } } },
+    { param: "text.format", body: { text: { format: { type: "json_schema", name: "x", schema: {} } } } },
     { param: "tool_choice", body: { tool_choice: { type: "web_search_preview" } } },
     { param: "tool_choice", body: { tool_choice: { type: "allowed_tools", mode: "auto", tools: [] } } },
     {
@@ -529,6 +529,23 @@ describe("the official openai SDK reading the mapped answers", () => {
     expect([final.output.map((item) => item.type), final.output_text]).toEqual([
       ["message", "function_call"],
       "Let me look.",
+    ]);
+  });
+
+  it("resolves the SDK's final response as failed, with the text so far, when the door's stream breaks", async () => {
+    const mapper = new ResponsesStreamMapper(meta());
+    const events = [
+      ...mapper.start(),
+      ...mapper.push(chunk({ content: "Hel" })),
+      ...mapper.push(errorBody("agent_model_failed", "The mode's model failed.")),
+    ];
+    const client = sdkClient(() => sseResponse(events));
+    const final = await client.responses.stream({ model: MODEL, input: "hi" }).finalResponse();
+    expect([final.status, final.error?.code, final.error?.message, final.output_text]).toEqual([
+      "failed",
+      "agent_model_failed",
+      "The mode's model failed.",
+      "Hel",
     ]);
   });
 
