@@ -234,7 +234,7 @@ export type AnthropicErrorType = keyof typeof ANTHROPIC_ERROR_STATUS;
 export const isAnthropicErrorType = (type: string): type is AnthropicErrorType =>
   Object.hasOwn(ANTHROPIC_ERROR_STATUS, type);
 
-/** An error body; its type is read as any string, since Anthropic adds types. */
+/** An error body; its type is read as a plain string, since Anthropic adds types. */
 export const AnthropicErrorBody = z.looseObject({
   type: z.literal("error"),
   error: z.looseObject({ type: z.string(), message: z.string() }),

@@ -420,7 +420,7 @@ describe("a chat completions request as an Anthropic request", () => {
 
   it.each([
     ["auto", "auto", { type: "auto" }],
-    ["required, as any", "required", { type: "any" }],
+    ["required, to any", "required", { type: "any" }],
     ["none", "none", { type: "none" }],
     ["a function, as tool", { type: "function", function: { name: "read" } }, { type: "tool", name: "read" }],
   ])("maps tool_choice %s", (_name, toolChoice, expected) => {
