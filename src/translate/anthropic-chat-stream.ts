@@ -270,7 +270,12 @@ export class MessageEventsToChatChunks {
   }
 }
 
-/** An object without its null and undefined fields, so a later usage does not erase an earlier count. */
-function definedOnly<T extends Record<string, unknown>>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+/** Usage counts without their null and undefined fields, so a later usage does not erase an earlier count. */
+function definedOnly(usage: UsageCounts): Partial<UsageCounts> {
+  const out: Partial<UsageCounts> = {};
+  if (usage.input_tokens != null) out.input_tokens = usage.input_tokens;
+  out.output_tokens = usage.output_tokens;
+  if (usage.cache_creation_input_tokens != null) out.cache_creation_input_tokens = usage.cache_creation_input_tokens;
+  if (usage.cache_read_input_tokens != null) out.cache_read_input_tokens = usage.cache_read_input_tokens;
+  return out;
 }

@@ -12,8 +12,9 @@ import {
   type AnthropicUsage,
   anthropicErrorBody,
   type ContentBlock,
-  type ContentBlockParam,
+  type ImageBlockParam,
   isAnthropicErrorType,
+  isKnownBlockParam,
   type MessageParam,
   type MessagesRequest,
   type StopReason,
@@ -211,29 +212,28 @@ function chatMessagesOf(message: MessageParam, at: string): Translated<ChatMessa
   for (const [j, block] of message.content.entries()) {
     const param = `${at}.content[${j}]`;
     const refused = (why: string) => refuse(param, `A ${block.type} block ${why}.`);
+    if (!isKnownBlockParam(block)) return refused("has no chat completions equivalent");
     switch (block.type) {
       case "text":
-        parts.push({ type: "text", text: String(block.text) });
+        parts.push({ type: "text", text: block.text });
         break;
       case "image": {
         if (message.role === "assistant") return refused("in an assistant message has no chat completions equivalent");
-        const image = imagePart(block as Extract<ContentBlockParam, { type: "image" }>);
-        parts.push(image);
+        parts.push(imagePart(block));
         break;
       }
       case "tool_use": {
         if (message.role !== "assistant") return refused("belongs in an assistant message");
-        const use = block as Extract<ContentBlockParam, { type: "tool_use" }>;
         toolCalls.push({
-          id: use.id,
+          id: block.id,
           type: "function",
-          function: { name: use.name, arguments: JSON.stringify(use.input) },
+          function: { name: block.name, arguments: JSON.stringify(block.input) },
         });
         break;
       }
       case "tool_result": {
         if (message.role !== "user") return refused("belongs in a user message");
-        const result = toolResultMessage(block as ToolResultBlockParam, param);
+        const result = toolResultMessage(block, param);
         if (!result.ok) return result;
         out.push(result.value);
         break;
@@ -244,8 +244,6 @@ function chatMessagesOf(message: MessageParam, at: string): Translated<ChatMessa
         break;
       case "document":
         return refused("has no chat completions equivalent on this route");
-      default:
-        return refused("has no chat completions equivalent");
     }
   }
   if (message.role === "assistant") {
@@ -262,7 +260,7 @@ function chatMessagesOf(message: MessageParam, at: string): Translated<ChatMessa
   return ok(out);
 }
 
-function imagePart(block: Extract<ContentBlockParam, { type: "image" }>): ChatPart {
+function imagePart(block: ImageBlockParam): ChatPart {
   const source = block.source;
   const url = source.type === "base64" ? `data:${source.media_type};base64,${source.data}` : source.url;
   return { type: "image_url", image_url: { url } };
@@ -372,8 +370,8 @@ export function chatResponseToMessage(resp: ChatCompletionIn, model: string): Tr
 
 /** An error type for a status, as Anthropic would answer it. */
 export function anthropicErrorTypeOf(status: number): AnthropicErrorType {
-  const exact = Object.entries(ANTHROPIC_ERROR_STATUS).find(([, s]) => s === status);
-  if (exact) return exact[0] as AnthropicErrorType;
+  for (const type of Object.keys(ANTHROPIC_ERROR_STATUS))
+    if (isAnthropicErrorType(type) && ANTHROPIC_ERROR_STATUS[type] === status) return type;
   if (status === 503) return "overloaded_error";
   return status >= 500 ? "api_error" : "invalid_request_error";
 }

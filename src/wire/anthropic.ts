@@ -71,6 +71,18 @@ export const RedactedThinkingBlockParam = z.looseObject({ type: z.literal("redac
 
 const KNOWN_BLOCK_PARAMS = ["text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"];
 
+/** The block kinds the translation knows. */
+export const KnownBlockParam = z.discriminatedUnion("type", [
+  TextBlockParam,
+  ImageBlockParam,
+  DocumentBlockParam,
+  ToolUseBlockParam,
+  ToolResultBlockParam,
+  ThinkingBlockParam,
+  RedactedThinkingBlockParam,
+]);
+export type KnownBlockParam = z.infer<typeof KnownBlockParam>;
+
 /**
  * A block of a kind Anthropic has beyond the ones above (server tool blocks, search results...): kept by its type,
  * so the translation can name it in a refusal instead of failing the parse with a generic message.
@@ -79,19 +91,11 @@ export const OtherBlockParam = z.looseObject({
   type: z.string().refine((type) => !KNOWN_BLOCK_PARAMS.includes(type), "is a known block type with a wrong shape"),
 });
 
-export const ContentBlockParam = z.union([
-  z.discriminatedUnion("type", [
-    TextBlockParam,
-    ImageBlockParam,
-    DocumentBlockParam,
-    ToolUseBlockParam,
-    ToolResultBlockParam,
-    ThinkingBlockParam,
-    RedactedThinkingBlockParam,
-  ]),
-  OtherBlockParam,
-]);
+export const ContentBlockParam = z.union([KnownBlockParam, OtherBlockParam]);
 export type ContentBlockParam = z.infer<typeof ContentBlockParam>;
+
+export const isKnownBlockParam = (block: ContentBlockParam): block is KnownBlockParam =>
+  KNOWN_BLOCK_PARAMS.includes(block.type);
 
 export const MessageParam = z.looseObject({
   role: z.enum(["user", "assistant"]),
