@@ -664,6 +664,29 @@ describe("a chat completions stream as Anthropic events", () => {
     expect(events.at(-2)).toMatchObject({ type: "message_delta", delta: { stop_reason: "tool_use" } });
   });
 
+  it.each([
+    ["stop", "end_turn"],
+    ["length", "max_tokens"],
+    ["tool_calls", "tool_use"],
+    ["content_filter", "refusal"],
+  ])("streams finish_reason %s as stop_reason %s", (finish, stopReason) => {
+    const events = toMessageEvents(chunks(choice({ content: "x" }), choice({}, finish), usageChunk));
+    expect(events.at(-2)).toMatchObject({ type: "message_delta", delta: { stop_reason: stopReason } });
+  });
+
+  it("streams the stop sequence the upstream names", () => {
+    const stop = { choices: [{ index: 0, delta: {}, finish_reason: "stop", stop_reason: "END" }] };
+    const events = toMessageEvents(chunks(choice({ content: "x" }), stop, usageChunk));
+    expect(events.at(-2)).toMatchObject({ delta: { stop_reason: "stop_sequence", stop_sequence: "END" } });
+  });
+
+  it("ends the message in the chunk that carries both the finish reason and the usage", () => {
+    const machine = new ChatChunksToMessageEvents({ model: "m" });
+    const [first, last] = chunks(choice({ content: "x" }), { ...choice({}, "stop"), usage: usageChunk.usage });
+    const events = [...(first ? machine.push(first) : []), ...(last ? machine.push(last) : [])];
+    expect([events.at(-1)?.type, machine.end()]).toEqual(["message_stop", []]);
+  });
+
   it("ends the message at the end of a stream without a usage chunk", () => {
     const events = toMessageEvents(chunks(choice({ content: "x" }), choice({}, "length")));
     expect(events.slice(-2)).toEqual([
@@ -776,6 +799,20 @@ describe("an Anthropic stream as chat completion chunks", () => {
         prompt_tokens_details: { cached_tokens: 5 },
       },
     });
+  });
+
+  it.each([
+    ["end_turn", "stop"],
+    ["stop_sequence", "stop"],
+    ["max_tokens", "length"],
+    ["tool_use", "tool_calls"],
+    ["refusal", "content_filter"],
+    ["pause_turn", "stop"],
+    ["model_context_window_exceeded", "length"],
+  ])("streams stop_reason %s as finish_reason %s", (stopReason, finish) => {
+    const messageDelta = { type: "message_delta", delta: { stop_reason: stopReason }, usage: { output_tokens: 1 } };
+    const [item] = toChatChunks([messageStart, messageDelta], false).slice(1);
+    expect(item && "choices" in item ? item.choices[0]?.finish_reason : null).toBe(finish);
   });
 
   it("sends no usage chunk when the client did not ask for usage", () => {
