@@ -193,6 +193,12 @@ describe("a turn cut off by a restart", () => {
       { type: "hang" },
       { type: "completion", toolCalls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }] },
     ]);
+    const listed = async () => {
+      const { json } = await call("GET", "/context/sessions");
+      return (json as { sessions: { sessionId: string; status: string }[] }).sessions;
+    };
+    // The sessions of earlier tests, some of which their list may still show as running.
+    const earlier = new Set((await listed()).map((s) => s.sessionId));
     void exports.default
       .fetch("http://aptix.test/agent/v1/chat/completions", {
         method: "POST",
@@ -205,12 +211,9 @@ describe("a turn cut off by a restart", () => {
       })
       .catch(() => undefined);
     await requestsMade(script, 1);
-    // The door's session, as its owner's list shows it once its turn runs.
-    const running = async () => {
-      const { json } = await call("GET", "/context/sessions");
-      const { sessions } = json as { sessions: { sessionId: string; status: string }[] };
-      return sessions.find((s) => s.status === "running")?.sessionId ?? "";
-    };
+    // The door's session: the new one, as its owner's list shows it once its turn runs.
+    const running = async () =>
+      (await listed()).find((s) => s.status === "running" && !earlier.has(s.sessionId))?.sessionId ?? "";
     const id = await until(running, (found) => found !== "", "the door's session in the list");
     await restartObject(id);
 
