@@ -7,18 +7,20 @@ import { describe, expect, it } from "vitest";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, sendMessage } from "../fixtures/sessions";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
+import { BASE_URL, newChatKey, worker } from "../passthrough/harness";
 import type { AnthropicScriptStep } from "../upstream/script-types";
 import { modeOnRoute, putRoute, toUpstreamB } from "./fixtures";
 
+const anthropicBody = () => ({
+  provider: "anthropic" as const,
+  model: "claude-test",
+  baseUrl: env.TEST_ANTHROPIC_URL,
+  apiKeySecret: "TEST_ANTHROPIC_API_KEY",
+});
+
 /** An anthropic route to the scripted Anthropic upstream, with its key by secret. */
 const toAnthropic = (body: { fallbacks?: string[]; apiKeySecret?: string; anthropicVersion?: string } = {}) =>
-  putRoute({
-    provider: "anthropic",
-    model: "claude-test",
-    baseUrl: env.TEST_ANTHROPIC_URL,
-    apiKeySecret: "TEST_ANTHROPIC_API_KEY",
-    ...body,
-  });
+  putRoute({ ...anthropicBody(), ...body });
 
 /** A session in a mode on an anthropic route, and the script its upstream answers from. */
 async function anthropicSession(steps: AnthropicScriptStep[], route?: string) {
@@ -176,6 +178,26 @@ describe("anthropic routes in the admin API", () => {
     expect([status, parsed.error.param]).toEqual([400, "baseUrl"]);
   });
 
+  it("refuses the json tool format on an anthropic route, naming toolFormat", async () => {
+    const { status, json } = await call(
+      "PUT",
+      "/admin/model-routes/claude-json",
+      { ...anthropicBody(), toolFormat: "json" },
+      TEST_KEYS.admin.key,
+    );
+    expect([status, (json as { error: { param: string } }).error.param]).toEqual([400, "toolFormat"]);
+  });
+
+  it("refuses anthropicVersion on a route of another provider, naming anthropicVersion", async () => {
+    const { status, json } = await call(
+      "PUT",
+      "/admin/model-routes/openai-versioned",
+      { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1", anthropicVersion: "2023-06-01" },
+      TEST_KEYS.admin.key,
+    );
+    expect([status, (json as { error: { param: string } }).error.param]).toEqual([400, "anthropicVersion"]);
+  });
+
   it("stores an anthropic route with the default anthropic-version", async () => {
     const name = await toAnthropic();
     const { json } = await call("GET", `/admin/model-routes/${name}`, undefined, TEST_KEYS.admin.key);
@@ -204,3 +226,19 @@ async function sessionRows(sessionId: string): Promise<UsageRow[]> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe("anthropic routes in the chat completions passthrough", () => {
+  it("fails over from an anthropic route, which the passthrough does not serve, to its fallback", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toAnthropic({ fallbacks: [fallback] });
+    const b = await scriptUpstream([{ type: "completion", content: "from B" }], env.TEST_UPSTREAM_B_URL);
+    const { key } = await newChatKey();
+    const response = await worker.fetch(`${BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: route, messages: [{ role: "user", content: `hi ${b.marker}` }] }),
+    });
+    const body = (await response.json()) as { choices: { message: { content: string } }[] };
+    expect([response.status, body.choices[0]?.message.content]).toEqual([200, "from B"]);
+  });
+});
