@@ -5,13 +5,14 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import { KEY_NAME_PATTERN } from "../key-name";
+import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import { DEMO_MODEL_ID } from "../llm/demo-openai-upstream";
 import { aiBinding } from "../llm/workers-ai";
 import { SecretName } from "../secret-name";
 import type { Settings } from "../settings";
 
 export const DEFAULT_ROUTE = "default";
-export const MODEL_PROVIDERS = ["openai_compatible", "workers_ai"] as const;
+export const MODEL_PROVIDERS = ["openai_compatible", "workers_ai", "anthropic"] as const;
 /** How many routes a chain may try after the first. */
 export const MAX_FALLBACKS = 5;
 export const MAX_ROUTE_TIMEOUT_MS = 600_000;
@@ -33,7 +34,10 @@ export const ModelRouteBody = z
     baseUrl: z
       .string()
       .trim()
-      .regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL, the upstream's OpenAI base URL ending in /v1")
+      .regex(
+        /^https?:\/\/[^\s]+$/,
+        "must be an http(s) URL: the upstream's OpenAI base URL ending in /v1, or for anthropic the URL Anthropic's SDKs take",
+      )
       .transform((v) => v.replace(/\/+$/, ""))
       .optional(),
     apiKeySecret: SecretName.optional(),
@@ -45,10 +49,41 @@ export const ModelRouteBody = z
     outputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
     /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
     contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
+    /** The anthropic-version header an `anthropic` route sends (default 2023-06-01); only for that provider. */
+    anthropicVersion: z
+      .string()
+      .trim()
+      .regex(/^\d{4}-\d{2}-\d{2}$/, "must be an anthropic-version date such as 2023-06-01")
+      .optional(),
   })
   .superRefine((route, ctx) => {
     if (route.provider === "openai_compatible" && !route.baseUrl) {
       ctx.addIssue({ code: "custom", path: ["baseUrl"], message: "is required for the openai_compatible provider" });
+    }
+    if (route.provider === "anthropic") {
+      if (!route.baseUrl) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["baseUrl"],
+          message: "is required for the anthropic provider (for example https://api.anthropic.com)",
+        });
+      }
+      if (!route.apiKeySecret) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["apiKeySecret"],
+          message: "is required for the anthropic provider (the secret holding its x-api-key)",
+        });
+      }
+      if (route.toolFormat !== "native") {
+        ctx.addIssue({
+          code: "custom",
+          path: ["toolFormat"],
+          message: "must be 'native' for the anthropic provider (the Messages API takes tools natively)",
+        });
+      }
+    } else if (route.anthropicVersion !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["anthropicVersion"], message: "is only for the anthropic provider" });
     }
     if (route.provider === "workers_ai" && (route.baseUrl || route.apiKeySecret)) {
       const field = route.baseUrl ? "baseUrl" : "apiKeySecret";
@@ -76,6 +111,8 @@ export const ModelRoute = z.object({
   outputPricePerMTok: z.number().nullable(),
   /** The model's context length (estimated tokens); null: the loop uses the global budgets. */
   contextTokens: z.number().int().nullable(),
+  /** The anthropic-version header an `anthropic` route sends; null for the other providers. */
+  anthropicVersion: z.string().nullable(),
   /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
   source: z.enum(["vars", "stored"]),
   createdAt: z.string().nullable(),
@@ -95,6 +132,7 @@ const Row = z.object({
   input_price_per_mtok: z.number().nullable(),
   output_price_per_mtok: z.number().nullable(),
   context_tokens: z.number().int().nullable(),
+  anthropic_version: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -113,6 +151,7 @@ function routeOfRow(row: unknown): ModelRoute {
     inputPricePerMTok: r.input_price_per_mtok,
     outputPricePerMTok: r.output_price_per_mtok,
     contextTokens: r.context_tokens,
+    anthropicVersion: r.provider === "anthropic" ? (r.anthropic_version ?? DEFAULT_ANTHROPIC_VERSION) : null,
     source: "stored",
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -156,6 +195,7 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     inputPricePerMTok: null,
     outputPricePerMTok: null,
     contextTokens: null,
+    anthropicVersion: null,
     source: "vars",
     createdAt: null,
     updatedAt: null,
@@ -216,13 +256,13 @@ export class ModelRouteRegistry {
     await this.db
       .prepare(
         `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks,
-           input_price_per_mtok, output_price_per_mtok, context_tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
            input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
-           context_tokens = excluded.context_tokens,
+           context_tokens = excluded.context_tokens, anthropic_version = excluded.anthropic_version,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -237,6 +277,7 @@ export class ModelRouteRegistry {
         body.inputPricePerMTok,
         body.outputPricePerMTok,
         body.contextTokens,
+        body.provider === "anthropic" ? (body.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
       )
       .run();
     const route = await this.get(name);

@@ -1,8 +1,9 @@
 // What stands behind a route: the model the loop calls (a ChatModel) and the OpenAI-compatible face the
 // passthrough forwards to (a fetch). One place per provider: an OpenAI-compatible upstream with the key its
-// secret holds, the Workers AI binding (its events for the loop, its OpenAI face for the passthrough), or the
+// secret holds, an Anthropic Messages API upstream (for the loop only), the Workers AI binding (its events for the loop, its OpenAI face for the passthrough), or the
 // offline demo model.
 
+import { AnthropicChatModel } from "../llm/anthropic-chat-model";
 import type { ChatModel } from "../llm/chat-model";
 import { ModelError } from "../llm/chat-model";
 import { DemoChatModel } from "../llm/demo-model";
@@ -24,7 +25,7 @@ export function routeKey(route: ModelRoute, env: object): string | null {
 
 /** Why a route cannot be used as configured (a secret or binding it needs is missing), or null. */
 export function routeProblem(route: ModelRoute, env: object): string | null {
-  if (route.provider === "openai_compatible" && routeKey(route, env) === null) {
+  if ((route.provider === "openai_compatible" || route.provider === "anthropic") && routeKey(route, env) === null) {
     return `the secret ${route.apiKeySecret} that model route '${route.name}' needs is not set`;
   }
   if (route.provider === "workers_ai" && !aiBinding(env)) {
@@ -37,6 +38,14 @@ export function routeProblem(route: ModelRoute, env: object): string | null {
 export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
   const problem = routeProblem(route, env);
   if (problem) throw new ModelError("model_unavailable", problem);
+  // The OpenAI face of a Messages API upstream is not made here: the chat completions passthrough does not
+  // translate to it, so it refuses such a route (and fails over to the route's fallbacks).
+  if (route.provider === "anthropic") {
+    throw new ModelError(
+      "model_unavailable",
+      `model route '${route.name}' is an anthropic route, which the chat completions passthrough does not serve`,
+    );
+  }
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) return workersAiFetch(ai, route.model);
   if (route.provider === "offline_demo" || !route.baseUrl) return demoOpenAIFetch;
@@ -53,6 +62,15 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) {
     return new WorkersAiChatModel({ ai, model: route.model, callTimeoutMs });
+  }
+  if (route.provider === "anthropic") {
+    return new AnthropicChatModel({
+      baseUrl: route.baseUrl ?? "",
+      apiKey: routeKey(route, env) ?? "",
+      model: route.model,
+      ...(route.anthropicVersion ? { anthropicVersion: route.anthropicVersion } : {}),
+      callTimeoutMs,
+    });
   }
   return new OpenAIChatModel({
     baseUrl: route.baseUrl ?? "",

@@ -8,7 +8,7 @@ import { uniqueName } from "../mcp/fixtures";
 const admin = TEST_KEYS.admin.key;
 
 export interface RouteBody {
-  provider?: "openai_compatible" | "workers_ai";
+  provider?: "openai_compatible" | "workers_ai" | "anthropic";
   model?: string;
   baseUrl?: string;
   apiKeySecret?: string;
@@ -16,6 +16,7 @@ export interface RouteBody {
   timeoutMs?: number;
   fallbacks?: string[];
   contextTokens?: number;
+  anthropicVersion?: string;
 }
 
 /** Writes a route named `name` (a new unique name when absent); returns its name. */
