@@ -1,9 +1,11 @@
 // The passthrough on Anthropic's Messages wire, seen by the official `@anthropic-ai/sdk` (base URL our host): a
 // chat completions route (the scripted OpenAI upstream) answers text, tool calls and streams, translated both ways.
+
+import { env } from "cloudflare:workers";
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
-import { newChatKey, type TestKey, type TestWorker, worker } from "./harness";
+import { newChatKey, type TestKey, type TestWorker, worker, workerWith } from "./harness";
 
 function anthropic(key: TestKey, through: TestWorker = worker): Anthropic {
   return new Anthropic({
@@ -196,5 +198,43 @@ describe("POST /v1/messages on a chat completions route", () => {
       type: "error",
       error: { type: "api_error" },
     });
+  });
+
+  it("records the upstream call's usage for the key, as the chat completions passthrough does", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "ok", usage }]);
+    const key = await newChatKey("org-b");
+    const through = workerWith();
+    await anthropic(key, through).messages.create({
+      model: "claude-usage",
+      max_tokens: 8,
+      messages: [{ role: "user", content: script.marker }],
+    });
+    await through.settled();
+    const { results } = await env.DB.prepare(
+      "SELECT org, endpoint, model, prompt_tokens, completion_tokens, outcome FROM usage_records WHERE key_id = ?",
+    )
+      .bind(key.keyId)
+      .all();
+    expect(results).toEqual([
+      {
+        org: "org-b",
+        endpoint: "/v1/messages",
+        model: "claude-usage",
+        prompt_tokens: 12,
+        completion_tokens: 5,
+        outcome: "ok",
+      },
+    ]);
+  });
+
+  it("ends a stream whose upstream breaks mid-answer with an error event, which the SDK raises", async () => {
+    const chunk = 'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}';
+    const script = await scriptUpstream([{ type: "sse", events: [chunk], eventDelayMs: 20, end: "destroy" }]);
+    const error = await anthropic(await newChatKey())
+      .messages.stream({ model: "m", max_tokens: 8, messages: [{ role: "user", content: script.marker }] })
+      .finalMessage()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(error instanceof Error ? error.message : "").toContain("The upstream LLM stream failed before it ended");
   });
 });
