@@ -3,7 +3,9 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { DEMO_MODEL_ID } from "../../src/llm/demo-openai-upstream";
-import { newChatKey, workerWith } from "../passthrough/harness";
+import { newChatKey, type TestKey, worker, workerWith } from "../passthrough/harness";
+import { OFFLINE_MODEL_CALL_LIMIT } from "./limit";
+import { awayFromWindowEdge } from "./window";
 
 async function client(): Promise<Anthropic> {
   const through = workerWith({ LLM_BASE_URL: "" });
@@ -53,5 +55,28 @@ describe("POST /v1/messages without an upstream (the offline demo)", () => {
       .finalMessage();
     expect(message.content[0]?.type === "text" ? message.content[0].text : "").toMatch(/^\[offline demo model\]/);
     expect(message.stop_reason).toBe("end_turn");
+  });
+
+  it("answers a key past its model call limit with the SDK's RateLimitError in Anthropic's shape, with Retry-After", async () => {
+    await awayFromWindowEdge();
+    const key: TestKey = await newChatKey();
+    for (let i = 0; i < OFFLINE_MODEL_CALL_LIMIT; i++) {
+      const response = await worker.fetch("http://localhost/v1/models", { headers: { "x-api-key": key.key } });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    const error = await new Anthropic({
+      apiKey: key.key,
+      baseURL: "http://localhost",
+      maxRetries: 0,
+      fetch: (input, init) => worker.fetch(input, init),
+    }).messages
+      .create({ model: DEMO_MODEL_ID, max_tokens: 16, messages: [{ role: "user", content: "Hi" }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+    expect(error instanceof Anthropic.APIError ? [error.error, error.headers?.get("retry-after")] : null).toEqual([
+      { type: "error", error: { type: "rate_limit_error", message: expect.stringContaining("Rate limit reached") } },
+      "60",
+    ]);
   });
 });
