@@ -13,6 +13,8 @@ import { ApiError, errorBody } from "./errors";
 import { type AppBindings, d1Session, errors, notJsonBody } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
+import { anthropicErrorShape } from "./passthrough/anthropic-errors";
+import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminKeyRoutes } from "./routes/admin-keys";
@@ -64,6 +66,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
     c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
     await next();
   });
+  // The Messages wire answers every error in Anthropic's shape: put first, it sees every answer of its routes.
+  app.use("/v1/messages/*", anthropicErrorShape);
   // Settings first: a malformed var answers every request, /healthz included, with its name.
   app.use(async (c, next) => {
     try {
@@ -99,6 +103,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.use("*", requireApiKey);
   app.route("/", sessionAuthRoutes);
   app.route("/", passthroughRoutes);
+  app.route("/", messagesRoutes);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
   app.route("/", adminMcpServerRoutes);
@@ -117,6 +122,12 @@ export function createApp(): OpenAPIHono<AppBindings> {
     type: "http",
     scheme: "bearer",
     description: "An aptix API key: `Authorization: Bearer <key>`.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "anthropicApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "An aptix API key as Anthropic's clients send it (read when there is no Authorization header).",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "browserSession", {
     type: "apiKey",

@@ -99,6 +99,7 @@ export const ERROR_CODES = {
   upstream_unreachable: upstream,
   upstream_auth_failed: upstream,
   upstream_stream_failed: upstream,
+  upstream_invalid_answer: upstream,
   upstream_timeout: slowUpstream,
   upstream_idle_timeout: slowUpstream,
 } as const satisfies Record<string, Entry> & Record<RefusalCode, Entry>;

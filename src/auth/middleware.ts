@@ -1,5 +1,5 @@
 // Hono middleware: every route but /healthz (and the sign-in flow's) needs a caller: an MCP client's OAuth token on
-// /mcp, `Authorization: Bearer <key>`, Cloudflare Access's assertion (when CF_ACCESS_TEAM_DOMAIN is set), or the
+// /mcp, `Authorization: Bearer <key>` (or `x-api-key: <key>`, as Anthropic's clients send it), Cloudflare Access's assertion (when CF_ACCESS_TEAM_DOMAIN is set), or the
 // console's browser session cookie after single sign-on (with its CSRF token on anything that changes state).
 // Some routes need a scope. The caller's user is recorded as seen, off the reply path.
 import type { Context } from "hono";
@@ -19,9 +19,8 @@ import { isUserDisabled, noteSeen } from "./users";
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** What the bearer key stands for; refuses an unknown, expired or disabled user's key. */
-async function principalOfKey(c: Context<AppBindings>, header: string): Promise<Principal> {
-  const key = BEARER.exec(header)?.[1];
+/** What the key stands for (a bearer token's, or x-api-key's); refuses an unknown, expired or disabled user's key. */
+async function principalOfKey(c: Context<AppBindings>, key: string | undefined): Promise<Principal> {
   let found = key ? await authenticateApiKey(c.var.db, key) : null;
   // A key the nearest replica does not know yet (just created) is looked up where it was written.
   if (key && found && !found.ok && found.reason === "unknown") {
@@ -87,7 +86,10 @@ export async function authenticate(c: Context<AppBindings>): Promise<Principal> 
   const granted = await principalOfToken(c);
   if (granted) return granted;
   const header = c.req.header("authorization");
-  if (header) return principalOfKey(c, header);
+  if (header) return principalOfKey(c, BEARER.exec(header)?.[1]);
+  // Anthropic's clients send the key as x-api-key (read only when there is no Authorization header).
+  const apiKey = c.req.header("x-api-key");
+  if (apiKey) return principalOfKey(c, apiKey.trim());
   const { access } = settings(c.env).auth;
   const assertion = access ? c.req.header(ACCESS_HEADER) : undefined;
   if (access && assertion) {

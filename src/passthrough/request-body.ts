@@ -34,7 +34,8 @@ export interface PassthroughRequest {
 
 const decoder = new TextDecoder();
 
-export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
+/** The body as a JSON object, or `invalid_json`. */
+export function jsonObjectOf(bytes: ArrayBuffer): object {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(bytes));
@@ -44,6 +45,11 @@ export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new ApiError("invalid_json", "The request body must be a JSON object.");
   }
+  return value;
+}
+
+export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
+  const value = jsonObjectOf(bytes);
   const body = parseWith(PassthroughBody, value, "request body");
   return {
     bytes,

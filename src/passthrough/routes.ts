@@ -218,7 +218,12 @@ async function admit(c: AppContext, request: PassthroughRequest, routing: Passth
   return reserved.reservation;
 }
 
-async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
+/**
+ * One passthrough request through the route chain: the model call limit and the meter's reservation, the upstream
+ * call (with failover), usage rows; the answer mirrored (JSON, or the event stream relayed). The Messages wire
+ * (messages.ts) sends its translated request through here too.
+ */
+export async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
   const routing = routingFor(await envRouteTable(c.env, c.var.logger), request);
@@ -302,8 +307,8 @@ async function forwardBody(c: AppContext, path: string): Promise<Response> {
 }
 
 /** GET /v1/models counts as a call on the key's limit; a generation request is admitted in `forward` (limit and budget). */
-const guards = [requireScope("chat"), passthroughRateLimit] as const;
-const generationGuards = [requireScope("chat")] as const;
+export const guards = [requireScope("chat"), passthroughRateLimit] as const;
+export const generationGuards = [requireScope("chat")] as const;
 
 /**
  * The passthrough's routes in /openapi.json. They are declared for the document only: their bodies must

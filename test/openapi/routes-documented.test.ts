@@ -37,6 +37,14 @@ describe("GET /openapi.json", () => {
     expect([...new Set(served)].filter((route) => !documented.includes(route))).toEqual([]);
   });
 
+  it("documents the Messages wire's routes, which also take the key as x-api-key", async () => {
+    const doc = await document();
+    expect(doc.components?.securitySchemes?.anthropicApiKey).toMatchObject({ in: "header", name: "x-api-key" });
+    for (const path of ["/v1/messages", "/v1/messages/count_tokens"]) {
+      expect(doc.paths[path]?.post?.security).toContainEqual({ anthropicApiKey: [] });
+    }
+  });
+
   it("says every route but /healthz, the ticketed socket, sign-in and OAuth's needs the bearer key", async () => {
     const doc = await document();
     expect(doc.components?.securitySchemes?.bearer).toMatchObject({ type: "http", scheme: "bearer" });

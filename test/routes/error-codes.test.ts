@@ -5,6 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createBrowserSession } from "../../src/auth/browser-sessions";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors";
+import { anthropicErrorTypeOf } from "../../src/translate/anthropic-chat";
 import { beginSignIn, callback, signInAtProvider, ssoWorker } from "../fixtures/idp";
 import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
@@ -25,7 +26,9 @@ const app: Fetch = (input, init) => exports.default.fetch(input, init);
 type Trigger =
   | { http: () => Promise<Response> }
   | { frame: () => Promise<{ code: string }> }
-  | { event: () => Promise<{ code: string; type: string }> };
+  | { event: () => Promise<{ code: string; type: string }> }
+  /** A code only the Messages wire answers: Anthropic's shape, whose error type follows the status. */
+  | { anthropic: () => Promise<Response> };
 
 /** The error event that ends a streamed passthrough answer. */
 async function errorEvent(response: Response): Promise<{ code: string; type: string }> {
@@ -403,6 +406,23 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       return errorEvent(streamed);
     },
   },
+  upstream_invalid_answer: {
+    anthropic: async () => {
+      // Tool call arguments that are not a JSON object cannot become a tool_use input.
+      const call = { id: "c", type: "function", function: { name: "f", arguments: "[1]" } };
+      const answer = {
+        id: "x",
+        choices: [{ message: { content: null, tool_calls: [call] }, finish_reason: "tool_calls" }],
+      };
+      const script = await scriptUpstream([{ type: "json", body: answer }]);
+      return request(
+        "POST",
+        "/v1/messages",
+        { model: "m", max_tokens: 16, messages: [{ role: "user", content: script.marker }] },
+        { key: (await newChatKey()).key },
+      );
+    },
+  },
   upstream_timeout: {
     http: async () => {
       const script = await scriptUpstream([{ type: "hang" }]);
@@ -437,6 +457,12 @@ describe("every error code", () => {
       }
       if ("event" in trigger) {
         expect(await trigger.event()).toMatchObject({ code, type });
+        return;
+      }
+      if ("anthropic" in trigger) {
+        const response = await trigger.anthropic();
+        const body = (await response.json()) as { type: string; error: { type: string } };
+        expect([response.status, body.type, body.error.type]).toEqual([status, "error", anthropicErrorTypeOf(status)]);
         return;
       }
       const response = await trigger.http();

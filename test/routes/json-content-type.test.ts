@@ -56,6 +56,8 @@ describe("JSON routes and the content type", () => {
       await exports.default.fetch("http://aptix.test/openapi.json", { headers: authHeaders() })
     ).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
     const answers: Record<string, string> = {};
+    // The Messages wire answers in Anthropic's shape (`{"type":"error","error":{"type","message"}}`): no code.
+    const anthropicAnswers: Record<string, string> = {};
     for (const [path, operations] of Object.entries(doc.paths)) {
       // The MCP server speaks JSON-RPC: its transport refuses other media types in that protocol's own shape.
       if (path === "/mcp") continue;
@@ -66,10 +68,19 @@ describe("JSON routes and the content type", () => {
           headers: { ...authHeaders(), "content-type": "text/plain" },
           body: "{}",
         });
+        if (path.startsWith("/v1/messages")) {
+          const body = (await response.json()) as { type: string; error: { type: string } };
+          anthropicAnswers[`${method} ${path}`] = `${response.status} ${body.type} ${body.error.type}`;
+          continue;
+        }
         answers[`${method} ${path}`] = `${response.status} ${((await response.json()) as ErrorBody).error.code}`;
       }
     }
     expect(Object.keys(answers).length).toBeGreaterThan(15);
     expect(new Set(Object.values(answers))).toEqual(new Set(["415 unsupported_media_type"]));
+    expect(anthropicAnswers).toEqual({
+      "post /v1/messages": "415 error invalid_request_error",
+      "post /v1/messages/count_tokens": "415 error invalid_request_error",
+    });
   });
 });
