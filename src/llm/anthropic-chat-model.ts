@@ -7,9 +7,9 @@ import { chatRequestToMessages, chatUsageOf, messageToChatResponse } from "../tr
 import { AnthropicMessage } from "../wire/anthropic";
 import { anthropicStreamEvents } from "./anthropic-stream-events";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
-import { deadline } from "./deadline";
+import { callWithRetries, DETAIL_CHARS, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
-import { backoff, describeError, RETRYABLE_STATUSES } from "./retry";
+import { RETRYABLE_STATUSES } from "./retry";
 
 /** The anthropic-version header a route sends unless it names another. */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
@@ -30,9 +30,6 @@ export interface AnthropicChatModelOptions {
   fetch?: typeof fetch;
 }
 
-/** How much of an upstream's error body the log keeps. */
-const DETAIL_CHARS = 500;
-
 export class AnthropicChatModel implements ChatModel {
   readonly name: string;
   constructor(private readonly options: AnthropicChatModelOptions) {
@@ -40,59 +37,28 @@ export class AnthropicChatModel implements ChatModel {
   }
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    const { options } = this;
     const body = this.requestBody(request);
-    const maxRetries = request.maxRetries ?? this.options.maxRetries ?? 2;
-    for (let attempt = 0; ; attempt++) {
-      request.signal?.throwIfAborted();
-      const timer = deadline(this.options.callTimeoutMs, request.signal);
-      try {
-        let response: Response;
-        try {
-          response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl.replace(/\/+$/, "")}/v1/messages`, {
-            method: "POST",
-            headers: {
-              "x-api-key": this.options.apiKey,
-              "anthropic-version": this.options.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION,
-              "content-type": "application/json",
-            },
-            body,
-            signal: timer.signal,
-          });
-        } catch (error) {
-          request.signal?.throwIfAborted();
-          if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
-          if (attempt < maxRetries) {
-            await backoff(this.retryDelay(attempt, null), request.signal);
-            continue;
-          }
-          throw new ModelError("model_unavailable", this.redact(`unreachable: ${describeError(error)}`));
-        }
-        if (response.ok) {
-          try {
-            return await this.readAnswer(response, request.onTextDelta);
-          } catch (error) {
-            request.signal?.throwIfAborted();
-            if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
-            if (error instanceof ModelError) throw error;
-            throw new ModelError(
-              "model_bad_response",
-              this.redact(`reading the answer failed: ${describeError(error)}`),
-            );
-          }
-        }
-        const text = await response.text().catch(() => "");
-        if (ANTHROPIC_RETRYABLE.has(response.status) && attempt < maxRetries) {
-          await backoff(this.retryDelay(attempt, response.headers.get("retry-after")), request.signal);
-          continue;
-        }
-        throw ModelError.fromStatus(
-          response.status,
-          this.redact(`HTTP ${response.status}: ${text.slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
-        );
-      } finally {
-        timer.clear();
-      }
-    }
+    return callWithRetries({
+      send: (signal) =>
+        (options.fetch ?? fetch)(`${options.baseUrl.replace(/\/+$/, "")}/v1/messages`, {
+          method: "POST",
+          headers: {
+            "x-api-key": options.apiKey,
+            "anthropic-version": options.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION,
+            "content-type": "application/json",
+          },
+          body,
+          signal,
+        }),
+      read: (response) => this.readAnswer(response, request.onTextDelta),
+      retryable: ANTHROPIC_RETRYABLE,
+      maxRetries: request.maxRetries ?? options.maxRetries ?? 2,
+      callTimeoutMs: options.callTimeoutMs,
+      retryBaseMs: options.retryBaseMs,
+      signal: request.signal,
+      redact: (text) => this.redact(text),
+    });
   }
 
   /** The Messages request for our chat request; one the translation cannot carry is refused before any call. */
@@ -119,17 +85,8 @@ export class AnthropicChatModel implements ChatModel {
     return JSON.stringify(translated.value);
   }
 
-  /** Our own key never reaches a log line, even when an upstream quotes it back in an error. */
   private redact(text: string): string {
-    const key = this.options.apiKey;
-    return key.length >= 4 ? text.replaceAll(key, "[redacted]") : text;
-  }
-
-  private retryDelay(attempt: number, retryAfter: string | null): number {
-    const fromHeader = retryAfter ? Number(retryAfter) * 1000 : Number.NaN;
-    return Number.isFinite(fromHeader)
-      ? Math.min(fromHeader, 10_000)
-      : (this.options.retryBaseMs ?? 250) * 2 ** attempt;
+    return redactKey(this.options.apiKey, text);
   }
 
   /** A 200 is an answer only if it is one: a Messages JSON message, or (when we streamed) an event stream that ends. */

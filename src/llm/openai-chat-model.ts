@@ -2,10 +2,10 @@
 
 import { ChatCompletionJson } from "../wire/openai";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
-import { deadline } from "./deadline";
+import { callWithRetries, DETAIL_CHARS, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
 import { openAIStreamEvents } from "./openai-stream-events";
-import { backoff, describeError, RETRYABLE_STATUSES } from "./retry";
+import { RETRYABLE_STATUSES } from "./retry";
 
 export interface OpenAIChatModelOptions {
   baseUrl: string;
@@ -18,9 +18,6 @@ export interface OpenAIChatModelOptions {
   fetch?: typeof fetch;
 }
 
-/** How much of an upstream's error body the log keeps. */
-const DETAIL_CHARS = 500;
-
 export class OpenAIChatModel implements ChatModel {
   readonly name: string;
   constructor(private readonly options: OpenAIChatModelOptions) {
@@ -28,75 +25,33 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    const maxRetries = request.maxRetries ?? this.options.maxRetries ?? 2;
-    for (let attempt = 0; ; attempt++) {
-      request.signal?.throwIfAborted();
-      const timer = deadline(this.options.callTimeoutMs, request.signal);
-      try {
-        let response: Response;
-        try {
-          response = await (this.options.fetch ?? fetch)(
-            `${this.options.baseUrl.replace(/\/+$/, "")}/chat/completions`,
-            {
-              method: "POST",
-              headers: { authorization: `Bearer ${this.options.apiKey}`, "content-type": "application/json" },
-              body: JSON.stringify({
-                model: this.options.model,
-                messages: request.messages,
-                ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-                ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
-              }),
-              signal: timer.signal,
-            },
-          );
-        } catch (error) {
-          request.signal?.throwIfAborted();
-          if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
-          if (attempt < maxRetries) {
-            await backoff(this.retryDelay(attempt, null), request.signal);
-            continue;
-          }
-          throw new ModelError("model_unavailable", this.redact(`unreachable: ${describeError(error)}`));
-        }
-        if (response.ok) {
-          try {
-            return await this.readAnswer(response, request.onTextDelta);
-          } catch (error) {
-            request.signal?.throwIfAborted();
-            if (timer.signal.aborted) throw ModelError.timeout(this.options.callTimeoutMs);
-            if (error instanceof ModelError) throw error;
-            throw new ModelError(
-              "model_bad_response",
-              this.redact(`reading the answer failed: ${describeError(error)}`),
-            );
-          }
-        }
-        const text = await response.text().catch(() => "");
-        if (RETRYABLE_STATUSES.has(response.status) && attempt < maxRetries) {
-          await backoff(this.retryDelay(attempt, response.headers.get("retry-after")), request.signal);
-          continue;
-        }
-        throw ModelError.fromStatus(
-          response.status,
-          this.redact(`HTTP ${response.status}: ${text.slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
-        );
-      } finally {
-        timer.clear();
-      }
-    }
+    const { options } = this;
+    const body = JSON.stringify({
+      model: options.model,
+      messages: request.messages,
+      ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+      ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
+    });
+    return callWithRetries({
+      send: (signal) =>
+        (options.fetch ?? fetch)(`${options.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${options.apiKey}`, "content-type": "application/json" },
+          body,
+          signal,
+        }),
+      read: (response) => this.readAnswer(response, request.onTextDelta),
+      retryable: RETRYABLE_STATUSES,
+      maxRetries: request.maxRetries ?? options.maxRetries ?? 2,
+      callTimeoutMs: options.callTimeoutMs,
+      retryBaseMs: options.retryBaseMs,
+      signal: request.signal,
+      redact: (text) => this.redact(text),
+    });
   }
 
-  /** Our own key never reaches a log line, even when an upstream quotes it back in an error. */
   private redact(text: string): string {
-    const key = this.options.apiKey;
-    return key.length >= 4 ? text.replaceAll(key, "[redacted]") : text;
-  }
-
-  private retryDelay(attempt: number, retryAfter: string | null): number {
-    const fromHeader = retryAfter ? Number(retryAfter) * 1000 : Number.NaN;
-    return Number.isFinite(fromHeader)
-      ? Math.min(fromHeader, 10_000)
-      : (this.options.retryBaseMs ?? 250) * 2 ** attempt;
+    return redactKey(this.options.apiKey, text);
   }
 
   /**

@@ -1,0 +1,83 @@
+// One model call over HTTP, as every HTTP provider's ChatModel makes it: a timeout per attempt, the caller's abort,
+// retries with backoff on the statuses worth another try (Retry-After honoured), the answer read by the provider,
+// and every failure a ModelError whose detail never carries our key.
+import { type ChatResponse, ModelError } from "./chat-model";
+import { deadline } from "./deadline";
+import { backoff, describeError } from "./retry";
+
+/** How much of an upstream's error body the log keeps. */
+export const DETAIL_CHARS = 500;
+
+/** The longest wait a Retry-After header may ask for before a retry. */
+const MAX_RETRY_AFTER_MS = 10_000;
+
+export interface HttpModelCall {
+  /** Sends one attempt. */
+  send(signal: AbortSignal): Promise<Response>;
+  /** Reads a 2xx answer (throws a ModelError when it is not one). */
+  read(response: Response): Promise<ChatResponse>;
+  /** The statuses retried. */
+  retryable: ReadonlySet<number>;
+  maxRetries: number;
+  callTimeoutMs: number;
+  /** First backoff; doubled each retry (default 250 ms). */
+  retryBaseMs?: number | undefined;
+  /** The caller's cancel switch. */
+  signal?: AbortSignal | undefined;
+  /** Takes our key out of a detail. */
+  redact(text: string): string;
+}
+
+/** Our own key never reaches a log line, even when an upstream quotes it back in an error. */
+export function redactKey(key: string, text: string): string {
+  return key.length >= 4 ? text.replaceAll(key, "[redacted]") : text;
+}
+
+function retryDelay(attempt: number, retryAfter: string | null, baseMs: number): number {
+  const fromHeader = retryAfter ? Number(retryAfter) * 1000 : Number.NaN;
+  return Number.isFinite(fromHeader) ? Math.min(fromHeader, MAX_RETRY_AFTER_MS) : baseMs * 2 ** attempt;
+}
+
+export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse> {
+  const { signal, redact } = call;
+  const baseMs = call.retryBaseMs ?? 250;
+  for (let attempt = 0; ; attempt++) {
+    signal?.throwIfAborted();
+    const timer = deadline(call.callTimeoutMs, signal);
+    try {
+      let response: Response;
+      try {
+        response = await call.send(timer.signal);
+      } catch (error) {
+        signal?.throwIfAborted();
+        if (timer.signal.aborted) throw ModelError.timeout(call.callTimeoutMs);
+        if (attempt < call.maxRetries) {
+          await backoff(retryDelay(attempt, null, baseMs), signal);
+          continue;
+        }
+        throw new ModelError("model_unavailable", redact(`unreachable: ${describeError(error)}`));
+      }
+      if (response.ok) {
+        try {
+          return await call.read(response);
+        } catch (error) {
+          signal?.throwIfAborted();
+          if (timer.signal.aborted) throw ModelError.timeout(call.callTimeoutMs);
+          if (error instanceof ModelError) throw error;
+          throw new ModelError("model_bad_response", redact(`reading the answer failed: ${describeError(error)}`));
+        }
+      }
+      const text = await response.text().catch(() => "");
+      if (call.retryable.has(response.status) && attempt < call.maxRetries) {
+        await backoff(retryDelay(attempt, response.headers.get("retry-after"), baseMs), signal);
+        continue;
+      }
+      throw ModelError.fromStatus(
+        response.status,
+        redact(`HTTP ${response.status}: ${text.slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
+      );
+    } finally {
+      timer.clear();
+    }
+  }
+}
