@@ -7,7 +7,7 @@ import { chatRequestToMessages, chatUsageOf, messageToChatResponse } from "../tr
 import { AnthropicMessage } from "../wire/anthropic";
 import { anthropicStreamEvents } from "./anthropic-stream-events";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
-import { callWithRetries, DETAIL_CHARS, redactKey } from "./http-model-call";
+import { callWithRetries, DETAIL_CHARS, jsonAnswer, mediaTypeOf, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
 import { RETRYABLE_STATUSES } from "./retry";
 
@@ -91,7 +91,7 @@ export class AnthropicChatModel implements ChatModel {
 
   /** A 200 is an answer only if it is one: a Messages JSON message, or (when we streamed) an event stream that ends. */
   private async readAnswer(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
-    const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+    const type = mediaTypeOf(response);
     if (type === "text/event-stream" && onTextDelta) {
       if (!response.body) throw new ModelError("model_bad_response", "200 event stream with no body");
       return responseOf(
@@ -105,24 +105,11 @@ export class AnthropicChatModel implements ChatModel {
   }
 
   private async readJson(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new ModelError("model_bad_response", this.redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
-    }
-    const parsed = AnthropicMessage.safeParse(json);
-    if (!parsed.success) {
-      throw new ModelError(
-        "model_bad_response",
-        this.redact(`200 body is not a Messages message: ${text.slice(0, DETAIL_CHARS)}`),
-      );
-    }
-    const choice = messageToChatResponse(parsed.data, 0).choices[0];
+    const answer = await jsonAnswer(response, AnthropicMessage, "a Messages message", (text) => this.redact(text));
+    const choice = messageToChatResponse(answer, 0).choices[0];
     const content = choice?.message.content || null;
     if (content && onTextDelta) onTextDelta(content);
-    const usage = chatUsageOf(parsed.data.usage);
+    const usage = chatUsageOf(answer.usage);
     return {
       content,
       toolCalls: (choice?.message.tool_calls ?? []).map((c) => ({

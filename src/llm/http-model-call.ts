@@ -1,6 +1,7 @@
 // One model call over HTTP, as every HTTP provider's ChatModel makes it: a timeout per attempt, the caller's abort,
 // retries with backoff on the statuses worth another try (Retry-After honoured), the answer read by the provider,
 // and every failure a ModelError whose detail never carries our key.
+import type { z } from "zod";
 import { type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
 import { backoff, describeError } from "./retry";
@@ -80,4 +81,30 @@ export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse
       timer.clear();
     }
   }
+}
+
+/** A 200's media type, lower case, without its parameters ("" when it has none). */
+export function mediaTypeOf(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+/** A 200's JSON body as `schema` reads it (`what` it must be); anything else is a bad response, its detail redacted. */
+export async function jsonAnswer<T>(
+  response: Response,
+  schema: z.ZodType<T>,
+  what: string,
+  redact: (text: string) => string,
+): Promise<T> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ModelError("model_bad_response", redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new ModelError("model_bad_response", redact(`200 body is not ${what}: ${text.slice(0, DETAIL_CHARS)}`));
+  }
+  return parsed.data;
 }

@@ -2,7 +2,7 @@
 
 import { ChatCompletionJson } from "../wire/openai";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
-import { callWithRetries, DETAIL_CHARS, redactKey } from "./http-model-call";
+import { callWithRetries, jsonAnswer, mediaTypeOf, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
 import { openAIStreamEvents } from "./openai-stream-events";
 import { RETRYABLE_STATUSES } from "./retry";
@@ -60,7 +60,7 @@ export class OpenAIChatModel implements ChatModel {
    * short is a bad response, never an empty answer.
    */
   private async readAnswer(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
-    const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+    const type = mediaTypeOf(response);
     if (type === "text/event-stream" && onTextDelta) return this.readStream(response, onTextDelta);
     // A server that ignores `stream: true` and answers with one JSON completion has still answered.
     if (type === "application/json" || type.endsWith("+json")) return this.readJson(response, onTextDelta);
@@ -69,21 +69,8 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   private async readJson(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new ModelError("model_bad_response", this.redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
-    }
-    const parsed = ChatCompletionJson.safeParse(json);
-    if (!parsed.success) {
-      throw new ModelError(
-        "model_bad_response",
-        this.redact(`200 body is not a chat completion: ${text.slice(0, DETAIL_CHARS)}`),
-      );
-    }
-    const choice = parsed.data.choices[0];
+    const answer = await jsonAnswer(response, ChatCompletionJson, "a chat completion", (text) => this.redact(text));
+    const choice = answer.choices[0];
     const content = choice?.message.content ?? null;
     if (content && onTextDelta) onTextDelta(content);
     return {
@@ -94,7 +81,7 @@ export class OpenAIChatModel implements ChatModel {
         arguments: c.function.arguments,
       })),
       finishReason: choice?.finish_reason ?? null,
-      ...(parsed.data.usage ? { usage: parsed.data.usage } : {}),
+      ...(answer.usage ? { usage: answer.usage } : {}),
     };
   }
 
