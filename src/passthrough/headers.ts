@@ -6,6 +6,7 @@ const REQUEST_HEADERS = new Set(["content-type", "accept"]);
 /** Response headers a client may act on (rate-limit hints, retry advice, OpenAI's metadata). */
 const RESPONSE_HEADERS = new Set(["content-type", "retry-after"]);
 const PASSED_PREFIXES = ["openai-", "anthropic-"];
+const ANTHROPIC_PREFIXES = ["anthropic-"];
 /**
  * Never crossed, either way: a client must not choose which organization or project our LLM_API_KEY
  * bills, and the upstream's answer must not tell clients our account's ids.
@@ -18,18 +19,34 @@ function hasPrefix(name: string, prefixes: readonly string[]): boolean {
   return false;
 }
 
+/** How an upstream takes our key: OpenAI's bearer token, or (with an `anthropicVersion`) Anthropic's x-api-key. */
+export interface UpstreamCredentials {
+  apiKey: string;
+  /** The route's anthropic-version, sent unless the client sent its own: the upstream speaks the Messages API. */
+  anthropicVersion?: string | null;
+}
+
 /**
  * The headers sent upstream: the client's allowlisted ones, the request id (the client's own when it
- * sent a valid one, so both sides' logs share it) and the server's key in place of the client's.
+ * sent a valid one, so both sides' logs share it) and the server's key in place of the client's. An
+ * Anthropic upstream gets the key as `x-api-key`, the client's `anthropic-*` headers (`anthropic-beta`,
+ * its own `anthropic-version`) and no `openai-*` ones.
  */
-export function upstreamRequestHeaders(incoming: Headers, apiKey: string, requestId: string): Headers {
+export function upstreamRequestHeaders(incoming: Headers, upstream: UpstreamCredentials, requestId: string): Headers {
+  const anthropic = upstream.anthropicVersion != null;
+  const prefixes = anthropic ? ANTHROPIC_PREFIXES : PASSED_PREFIXES;
   const out = new Headers();
   for (const [name, value] of incoming) {
     if (ACCOUNT_HEADERS.has(name)) continue;
-    if (REQUEST_HEADERS.has(name) || hasPrefix(name, PASSED_PREFIXES)) out.set(name, value);
+    if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out.set(name, value);
   }
   out.set("x-request-id", requestId);
-  out.set("authorization", `Bearer ${apiKey}`);
+  if (upstream.anthropicVersion != null) {
+    out.set("x-api-key", upstream.apiKey);
+    if (!out.has("anthropic-version")) out.set("anthropic-version", upstream.anthropicVersion);
+  } else {
+    out.set("authorization", `Bearer ${upstream.apiKey}`);
+  }
   return out;
 }
 

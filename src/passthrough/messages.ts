@@ -1,96 +1,79 @@
 // The passthrough on Anthropic's Messages wire (issue 28): POST /v1/messages and /v1/messages/count_tokens for
-// clients whose base URL is ours. A model naming an OpenAI-compatible route (or none: `default`) is translated to
-// chat completions (src/translate/), sent through the chat completions passthrough's own path (route chain, model
-// call limit, meter, usage rows: `forward`) and translated back. Errors are in Anthropic's shape
-// (anthropic-errors.ts). docs/anthropic.md says what maps to what.
+// clients whose base URL is ours. A model naming an `anthropic` route is relayed to it byte for byte; a model
+// naming an OpenAI-compatible route (or none: `default`) is translated to chat completions (src/translate/) and
+// back. Both go the chat completions passthrough's own path (route chain, failover across wires, model call limit,
+// meter, usage rows: `forward`). Errors are in Anthropic's shape (anthropic-errors.ts). docs/anthropic.md says more.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, json, jsonBody, parseWith, requireJsonBody, routes } from "../http";
+import { envRouteTable } from "../routing/env-router";
 import { estimateTokens } from "../token-estimate";
-import { ChatCompletionIn, chatResponseToMessage, messagesToChatRequest } from "../translate/anthropic-chat";
+import { messagesToChatRequest } from "../translate/anthropic-chat";
 import { AnthropicErrorBody, AnthropicMessage, MessagesRequest } from "../wire/anthropic";
-import { messageEventStream } from "./messages-stream";
 import { jsonObjectOf, type PassthroughRequest } from "./request-body";
 import { forward, generationGuards } from "./routes";
+import { wireOf } from "./wire-crossing";
 
-/** A Messages request, read and translated; a refusal of the translation names the param that cannot be carried. */
+/** A Messages request, read and translated for the estimate; a refusal names the param that cannot be carried. */
 function translated(body: MessagesRequest) {
   const chat = messagesToChatRequest(body);
   if (!chat.ok) throw new ApiError("invalid_request", chat.message, { param: chat.param });
   return chat.value;
 }
 
-async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.output<S>> {
+/** The client's bytes (sent upstream as they are but for `model`) and their parse with `schema`. */
+async function readBody<S extends z.ZodType>(
+  c: AppContext,
+  schema: S,
+): Promise<{ bytes: ArrayBuffer; body: z.output<S> }> {
   requireJsonBody(c);
-  return parseWith(schema, jsonObjectOf(await c.req.arrayBuffer()), "request body");
+  const bytes = await c.req.arrayBuffer();
+  return { bytes, body: parseWith(schema, jsonObjectOf(bytes), "request body") };
 }
 
-/** An upstream answer the translation cannot read: the upstream's fault, answered 502 with the route's headers. */
-function unreadable(answer: Response, what: string): ApiError {
-  const headers: Record<string, string> = {};
-  for (const name of ["x-aptix-route", "x-aptix-route-failed"]) {
-    const value = answer.headers.get(name);
-    if (value !== null) headers[name] = value;
-  }
-  const route = headers["x-aptix-route"];
-  return new ApiError(
-    "upstream_invalid_answer",
-    `The upstream LLM's answer could not be translated to the Messages API${route ? ` (model route '${route}')` : ""}: ${what}`,
-    { headers },
-  );
-}
-
+/**
+ * A model naming an `anthropic` route is relayed to it byte for byte (only `model` set to the route's); any other
+ * route gets it translated to chat completions and answers through the translation back (wire-crossing.ts). Every
+ * request goes the chat completions passthrough's way (`forward`): the route chain and failover across both wires,
+ * the model call limit, the meter, usage rows.
+ */
 async function messages(c: AppContext): Promise<Response> {
-  const body = await readBody(c, MessagesRequest);
-  // ANTHROPIC ROUTE RELAY (issue 28, left for the `anthropic` provider): a model naming an `anthropic` route is to
-  // be relayed here to its upstream byte for byte (no translation), before anything below. Until that provider
-  // exists every route is OpenAI-compatible (or Workers AI), and a model that names no route goes to `default`
-  // with the client's model, as POST /v1/chat/completions does.
-  const chat = translated(body);
+  const { bytes, body } = await readBody(c, MessagesRequest);
   const request: PassthroughRequest = {
-    bytes: await new Response(JSON.stringify(chat)).arrayBuffer(),
+    bytes,
+    wire: "anthropic",
     model: body.model,
     stream: body.stream === true,
     maxTokens: body.max_tokens,
-    // The translation asks a stream for its usage (an Anthropic stream always reports it): nothing to hold back.
+    // An Anthropic stream always reports its usage, and the translation to chat completions asks for it.
     includeUsage: true,
   };
-  const answer = await forward(c, "/chat/completions", request);
-  // An error answer is mirrored; anthropicErrorShape puts it in Anthropic's shape.
-  if (!answer.ok) return answer;
-  const headers = new Headers(answer.headers);
-  const isStream = headers.get("content-type")?.startsWith("text/event-stream") ?? false;
-  if (request.stream) {
-    if (!isStream || !answer.body) {
-      await answer.body?.cancel();
-      throw unreadable(answer, "it answered a stream request without an event stream.");
-    }
-    return new Response(messageEventStream(answer.body, body.model), { status: 200, headers });
-  }
-  let value: unknown = null;
-  try {
-    value = await answer.json();
-  } catch {
-    throw unreadable(answer, "it is not JSON.");
-  }
-  const completion = ChatCompletionIn.safeParse(value);
-  if (!completion.success) throw unreadable(answer, "it is not a chat completion.");
-  const message = chatResponseToMessage(completion.data, body.model);
-  if (!message.ok) throw unreadable(answer, `${message.param}: ${message.message}`);
-  headers.set("content-type", "application/json");
-  return new Response(JSON.stringify(message.value), { status: 200, headers });
+  return forward(c, "/messages", request);
 }
 
 /** count_tokens takes a Messages request without `max_tokens`. */
 const CountTokensRequest = MessagesRequest.extend({ max_tokens: MessagesRequest.shape.max_tokens.optional() });
 
 /**
- * The request's input tokens as the repo's one estimate (src/token-estimate.ts) reads the translated chat request:
- * an estimate, not a tokenizer's count, for every route that is not an Anthropic one.
+ * On an `anthropic` route, the upstream's own count (the request relayed to its /v1/messages/count_tokens, outside
+ * the model call limit and the meter). On any other route, the request's input tokens as the repo's one estimate
+ * (src/token-estimate.ts) reads the translated chat request: an estimate, not a tokenizer's count.
  */
 async function countTokens(c: AppContext): Promise<Response> {
-  const body = await readBody(c, CountTokensRequest);
+  const { bytes, body } = await readBody(c, CountTokensRequest);
+  const route = (await envRouteTable(c.env, c.var.logger)).get(body.model);
+  if (route && wireOf(route) === "anthropic") {
+    const request: PassthroughRequest = {
+      bytes,
+      wire: "anthropic",
+      model: body.model,
+      stream: false,
+      maxTokens: null,
+      includeUsage: false,
+    };
+    return forward(c, "/messages/count_tokens", request, { uncounted: true });
+  }
   const { messages: chatMessages, tools } = translated({ ...body, max_tokens: body.max_tokens ?? 1, stream: false });
   return c.json({ input_tokens: estimateTokens(JSON.stringify({ messages: chatMessages, tools: tools ?? [] })) });
 }
@@ -116,7 +99,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
     path: "/v1/messages",
     tags,
     security,
-    summary: "Anthropic's Messages API, translated to the model route's chat completions and back",
+    summary: "Anthropic's Messages API: relayed to an anthropic model route, translated for any other route",
     request: jsonBody(MessagesRequest, "An Anthropic Messages API request."),
     responses: {
       200: json(AnthropicMessage, "The answer as a Messages API message (an event stream with `stream: true`)."),
@@ -129,10 +112,13 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
     path: "/v1/messages/count_tokens",
     tags,
     security,
-    summary: "The input tokens of a Messages request (an estimate on routes that are not Anthropic's)",
+    summary: "The input tokens of a Messages request (the upstream's count on an anthropic route, else an estimate)",
     request: jsonBody(CountTokensRequest, "A Messages API request; `max_tokens` may be left out."),
     responses: {
-      200: json(z.object({ input_tokens: z.number().int() }), "The estimated input tokens."),
+      200: json(
+        z.object({ input_tokens: z.number().int() }),
+        "The input tokens (estimated unless the route is anthropic).",
+      ),
       ...failures,
     },
   });

@@ -21,9 +21,14 @@ const PassthroughBody = z.looseObject({
     .catch(null),
 });
 
+/** The two wires: OpenAI's (chat completions and the rest of /v1) and Anthropic's Messages API. */
+export type Wire = "openai" | "anthropic";
+
 export interface PassthroughRequest {
   /** Exactly the bytes the client sent. */
   bytes: ArrayBuffer;
+  /** The wire the client speaks (its bytes are in it); an answer from a route of the other wire is translated back. */
+  wire: Wire;
   model: string;
   stream: boolean;
   /** The most the answer may take, when the client said (max_tokens, max_completion_tokens, max_output_tokens). */
@@ -53,6 +58,7 @@ export function parsePassthroughBody(bytes: ArrayBuffer): PassthroughRequest {
   const body = parseWith(PassthroughBody, value, "request body");
   return {
     bytes,
+    wire: "openai",
     model: body.model,
     stream: body.stream === true,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? null,

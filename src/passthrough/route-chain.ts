@@ -2,6 +2,7 @@
 // route's model and key, and on to its fallbacks when one fails before its first byte (unreachable, its own
 // timeout, 429, 5xx), as long as nothing was committed to the client; any other `model` goes to `default`,
 // its bytes untouched, as before routes existed. The client's prompt is never rewritten: only `model` is.
+import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type CircuitBreaker, isolateBreaker } from "../routing/circuit-breaker";
@@ -11,6 +12,7 @@ import type { RouteTable } from "../routing/route-table";
 import { type UpstreamExchange, UpstreamTimeout } from "./exchange";
 import { upstreamRequestHeaders } from "./headers";
 import type { PassthroughRequest } from "./request-body";
+import { type WireBodies, wireOf } from "./wire-crossing";
 
 /** Where a request goes: the routes to try, in order, and whether its body names one (its `model` is rewritten). */
 export interface PassthroughRouting {
@@ -38,17 +40,17 @@ export interface ChainState {
 const encoder = new TextEncoder();
 
 /**
- * The client's body with `model` set to the route's and, for a stream the meter must see the usage of,
- * `stream_options.include_usage` on; every other field as the client wrote it. Otherwise its bytes, untouched.
+ * The body in the route's wire with `model` set to the route's and, for an OpenAI stream the meter must see the
+ * usage of, `stream_options.include_usage` on; every other field as it was written. Otherwise its bytes, untouched.
  */
 function bodyFor(
   route: ModelRoute,
-  request: PassthroughRequest,
+  bytes: ArrayBuffer | Uint8Array,
   rewritesModel: boolean,
   askUsage: boolean,
 ): ArrayBuffer | Uint8Array {
-  if (!rewritesModel && !askUsage) return request.bytes;
-  const body = JSON.parse(new TextDecoder().decode(request.bytes)) as Record<string, unknown>;
+  if (!rewritesModel && !askUsage) return bytes;
+  const body = JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
   if (rewritesModel) body.model = route.model;
   if (askUsage) {
     const options = typeof body.stream_options === "object" && body.stream_options !== null ? body.stream_options : {};
@@ -57,12 +59,36 @@ function bodyFor(
   return encoder.encode(JSON.stringify(body));
 }
 
+/**
+ * What a route is sent: GET `path` without a request; else the request's body in the route's wire (wire-crossing.ts).
+ * A route whose wire the request cannot reach cannot serve it, as a route whose secret is missing cannot.
+ */
+function upstreamCall(
+  route: ModelRoute,
+  options: ChainOptions,
+): { path: string; body: ArrayBuffer | Uint8Array | null } {
+  if (!options.bodies) return { path: options.path, body: null };
+  const wire = wireOf(route);
+  const sent = options.bodies.for(wire);
+  if (!sent?.ok) {
+    const why = sent && !sent.ok ? `: ${sent.param}: ${sent.message}` : "";
+    throw new ModelError(
+      "model_unavailable",
+      `model route '${route.name}' (${route.provider}) cannot serve ${options.path}${why}`,
+    );
+  }
+  const askUsage = options.askUsage && wire === "openai";
+  return { path: sent.value.path, body: bodyFor(route, sent.value.bytes, options.routing.rewritesModel, askUsage) };
+}
+
 export interface ChainOptions {
   env: object;
   routing: PassthroughRouting;
+  /** The client's path after /v1. */
   path: string;
-  request: PassthroughRequest | null;
-  /** Ask a stream's upstream for its usage (the client did not). */
+  /** The request's body for each wire; null for a GET (/models). */
+  bodies: WireBodies | null;
+  /** Ask an OpenAI stream's upstream for its usage (the client did not). */
   askUsage: boolean;
   incoming: Headers;
   requestId: string;
@@ -116,10 +142,15 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         : null;
     try {
       const send = routeFetch(route, options.env);
-      const response = await send(options.path, {
-        method: options.request ? "POST" : "GET",
-        headers: upstreamRequestHeaders(options.incoming, routeKey(route, options.env) ?? "", options.requestId),
-        body: options.request ? bodyFor(route, options.request, routing.rewritesModel, options.askUsage) : null,
+      const call = upstreamCall(route, options);
+      const credentials = {
+        apiKey: routeKey(route, options.env) ?? "",
+        anthropicVersion: wireOf(route) === "anthropic" ? (route.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
+      };
+      const response = await send(call.path, {
+        method: call.body ? "POST" : "GET",
+        headers: upstreamRequestHeaders(options.incoming, credentials, options.requestId),
+        body: call.body,
         signal: attempt.signal,
       });
       if (!isRouteFailure(response.status)) {

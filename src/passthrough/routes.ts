@@ -24,15 +24,18 @@ import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
 import { estimateTokens } from "../token-estimate";
 import type { TokenUsage } from "../wire/turn";
+import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
+import { streamFramesOf } from "./stream-frames";
 import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
 import { SseUsageScanner, usageOfJson } from "./usage";
 import { UsageHoldback } from "./usage-holdback";
+import { WireBodies, wireOf } from "./wire-crossing";
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const decoder = new TextDecoder();
@@ -182,10 +185,6 @@ async function answerJson(
   });
 }
 
-function isEventStream(response: Response): boolean {
-  return response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
-}
-
 /** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
 const ASKS_FOR_USAGE = new Set(["/chat/completions", "/completions"]);
 
@@ -218,16 +217,35 @@ async function admit(c: AppContext, request: PassthroughRequest, routing: Passth
   return reserved.reservation;
 }
 
+/** How `forward` treats a request that is not a model call. */
+export interface ForwardOptions {
+  /**
+   * A call that generates nothing (count_tokens): sent to the named route alone, outside the key's model call
+   * limit, the org's budget and the usage rows.
+   */
+  uncounted?: boolean;
+}
+
 /**
  * One passthrough request through the route chain: the model call limit and the meter's reservation, the upstream
- * call (with failover), usage rows; the answer mirrored (JSON, or the event stream relayed). The Messages wire
- * (messages.ts) sends its translated request through here too.
+ * call (with failover), usage rows; the answer mirrored (JSON, or the event stream relayed). Each route is sent
+ * the request in its own wire (wire-crossing.ts: relayed on the client's wire, translated on the other), and an
+ * answer from a route of the other wire is translated back to the client's.
  */
-export async function forward(c: AppContext, path: string, request: PassthroughRequest | null): Promise<Response> {
+export async function forward(
+  c: AppContext,
+  path: string,
+  request: PassthroughRequest | null,
+  options: ForwardOptions = {},
+): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
-  const routing = routingFor(await envRouteTable(c.env, c.var.logger), request);
-  const metered = request ? new MeteredRequest(c, request, routing, await admit(c, request, routing)) : null;
+  const named = routingFor(await envRouteTable(c.env, c.var.logger), request);
+  const bodies = request ? new WireBodies(path, request) : null;
+  const sole = options.uncounted ? { ...named, chain: [named.first] } : named;
+  const routing = bodies ? bodies.check(sole, c.var.logger) : sole;
+  const metered =
+    request && !options.uncounted ? new MeteredRequest(c, request, routing, await admit(c, request, routing)) : null;
   const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
   const holdback =
@@ -243,7 +261,7 @@ export async function forward(c: AppContext, path: string, request: PassthroughR
       env: c.env,
       routing,
       path,
-      request,
+      bodies,
       askUsage: holdback !== undefined,
       incoming: c.req.raw.headers,
       requestId: c.var.requestId,
@@ -253,51 +271,62 @@ export async function forward(c: AppContext, path: string, request: PassthroughR
       logger: c.var.logger,
     }),
   );
+  let answer: Response;
   try {
-    if (!request?.stream) return await answerJson(exchange, await upstream, config, state, metered, c.var.logger);
-
-    // A stream: wait one keepalive interval for the upstream's headers. If they come, mirror their
-    // status; if not, commit to a 200 event stream now and keep the client's connection alive.
-    const early = await settleWithin(upstream, config.keepaliveMs);
-    if (early.settled && (!early.value.ok || !isEventStream(early.value))) {
-      return await answerJson(exchange, early.value, config, state, metered, c.var.logger);
+    // A stream waits one keepalive interval for the upstream's headers. If they come, their status is mirrored;
+    // if not, it commits to a 200 event stream now and keeps the client's connection alive.
+    const early = request?.stream ? await settleWithin(upstream, config.keepaliveMs) : null;
+    if (!early || (early.settled && (!early.value.ok || !isEventStream(early.value)))) {
+      answer = await answerJson(
+        exchange,
+        early?.settled ? early.value : await upstream,
+        config,
+        state,
+        metered,
+        c.var.logger,
+      );
+    } else {
+      // From here the client has a 200: the route being tried is the one that answers, whatever it does.
+      state.committed = true;
+      const wire = wireOf(state.route);
+      const scanner = new SseUsageScanner();
+      const relay = relayEventStream({
+        exchange,
+        upstream,
+        keepaliveNow: !early.settled,
+        keepaliveMs: config.keepaliveMs,
+        idleTimeoutMs: config.idleTimeoutMs,
+        routes: () => state,
+        frames: streamFramesOf(wire),
+        // What asking for usage changed is only in an OpenAI stream: an Anthropic one always reports its usage.
+        ...(holdback && wire === "openai" ? { holdback } : {}),
+        onChunk: (chunk) => scanner.push(chunk),
+        onFailure: (failure) => logUpstreamFailure(c, failure),
+        logger: c.var.logger,
+      });
+      c.executionCtx.waitUntil(
+        relay.done.then((outcome) => {
+          const cut = outcome !== "complete";
+          const answered = scanner.usage !== null || scanner.answerChars > 0;
+          metered?.end(
+            state,
+            cut ? (answered ? "partial" : "error") : "ok",
+            scanner.usage,
+            answered ? scanner.answerChars : null,
+          );
+        }),
+      );
+      const headers = eventStreamHeaders(early.settled ? early.value.headers : undefined);
+      for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
+      answer = new Response(relay.body, { status: 200, headers });
     }
-    // From here the client has a 200: the route being tried is the one that answers, whatever it does.
-    state.committed = true;
-    const scanner = new SseUsageScanner();
-    const relay = relayEventStream({
-      exchange,
-      upstream,
-      keepaliveNow: !early.settled,
-      keepaliveMs: config.keepaliveMs,
-      idleTimeoutMs: config.idleTimeoutMs,
-      routes: () => state,
-      ...(holdback ? { holdback } : {}),
-      onChunk: (chunk) => scanner.push(chunk),
-      onFailure: (failure) => logUpstreamFailure(c, failure),
-      logger: c.var.logger,
-    });
-    c.executionCtx.waitUntil(
-      relay.done.then((outcome) => {
-        const cut = outcome !== "complete";
-        const answered = scanner.usage !== null || scanner.answerChars > 0;
-        metered?.end(
-          state,
-          cut ? (answered ? "partial" : "error") : "ok",
-          scanner.usage,
-          answered ? scanner.answerChars : null,
-        );
-      }),
-    );
-    const headers = eventStreamHeaders(early.settled ? early.value.headers : undefined);
-    for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
-    return new Response(relay.body, { status: 200, headers });
   } catch (error) {
     exchange.abort(error);
     metered?.end(state, "error", null, null);
     if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
     throw upstreamFailure(error, state);
   }
+  return bodies ? await bodies.answer(answer, wireOf(state.route)) : answer;
 }
 
 async function forwardBody(c: AppContext, path: string): Promise<Response> {

@@ -1,17 +1,11 @@
 // Relays an upstream event stream to the client byte for byte: each chunk is written on as it arrives
-// (no buffering, no re-serialisation), with keepalive comments until the first byte and an OpenAI
-// error frame when the upstream fails, stalls or never answers after the response was committed.
-import { errorBody } from "../errors";
+// (no buffering, no re-serialisation), with keepalives until the first byte and an error frame when the upstream
+// fails, stalls or never answers after the response was committed, both in the upstream's wire (stream-frames.ts).
+import { ApiError } from "../errors";
 import type { AdminLogger } from "../observability/admin-logger";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
-import {
-  credentialsOf,
-  errorFrame,
-  type FailedRoutes,
-  routeClause,
-  upstreamErrorBody,
-  upstreamFailure,
-} from "./upstream-errors";
+import { type StreamFrames, streamFramesOf } from "./stream-frames";
+import { credentialsOf, type FailedRoutes, routeClause, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
 import type { UsageHoldback } from "./usage-holdback";
 
 export interface SseRelayOptions {
@@ -30,6 +24,8 @@ export interface SseRelayOptions {
   logger: AdminLogger;
   /** The model route being relayed, named in an error frame. */
   routes?: () => FailedRoutes;
+  /** The keepalive and error frames of the upstream's wire (OpenAI's when absent). */
+  frames?: StreamFrames;
   /** Takes back what asking the upstream for usage changed, for a client that did not ask (usage-holdback.ts). */
   holdback?: UsageHoldback;
 }
@@ -44,18 +40,18 @@ export interface SseRelay {
 }
 
 const encoder = new TextEncoder();
-const KEEPALIVE = ": keepalive\n\n";
 const LF = 0x0a;
 
 export function relayEventStream(options: SseRelayOptions): SseRelay {
   const { exchange } = options;
+  const frames = options.frames ?? streamFramesOf("openai");
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   // A client that disconnects cancels our readable, which errors the writable: stop the upstream too.
   writer.closed.catch(() => exchange.abort(new ClientGone()));
 
   const keepalive = () => {
-    writer.write(encoder.encode(KEEPALIVE)).catch(() => exchange.abort(new ClientGone()));
+    writer.write(frames.keepalive).catch(() => exchange.abort(new ClientGone()));
   };
   let keepaliveTimer: ReturnType<typeof setInterval> | null = setInterval(keepalive, options.keepaliveMs);
   const stopKeepalive = () => {
@@ -90,7 +86,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
           logger: options.logger,
           ...(routes ? { credentials: credentialsOf(routes.route), route: routes.route.name } : {}),
         };
-        await send(errorFrame(upstreamErrorBody(response.status, text, context).body));
+        const refused = upstreamErrorBody(response.status, text, context);
+        await send(frames.error(refused.body, refused.status));
         upstreamRefused = true;
       } else if (response.body) {
         reader = response.body.getReader();
@@ -129,14 +126,14 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       if (rest) await writer.write(rest).catch(() => {});
       options.onFailure?.(error);
       const routes = options.routes?.();
-      const body =
+      const failure =
         response === undefined || error instanceof UpstreamTimeout
-          ? upstreamFailure(error, routes).toBody()
-          : errorBody(
+          ? upstreamFailure(error, routes)
+          : new ApiError(
               "upstream_stream_failed",
               `The upstream LLM stream failed before it ended${routeClause(routes)}.`,
             );
-      const frame = errorFrame(body);
+      const frame = frames.error(failure.toBody(), failure.status);
       try {
         if (!atEventEnd) await writer.write(encoder.encode("\n\n"));
         await writer.write(frame);

@@ -1,11 +1,23 @@
-// Token usage the upstream reports (a JSON answer's `usage`, a stream's `include_usage` chunk or the
-// Responses API's `response.completed` event), read from a copy on the side and written to D1 later.
+// Token usage the upstream reports (a JSON answer's `usage`, a stream's `include_usage` chunk, the Responses
+// API's `response.completed` event, or Anthropic's `message_start` and `message_delta` events), read from a copy
+// on the side and written to D1 later.
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
 import type { TokenUsage } from "../wire/turn";
 
 const count = z.number().int().nonnegative();
-// Chat and legacy completions and embeddings say prompt/completion; the Responses API says input/output.
+/** Anthropic counts the cache's writes and reads apart from `input_tokens`: all three are input. */
+function inputTokensOf(u: {
+  input_tokens?: number | null | undefined;
+  cache_creation_input_tokens?: number | null | undefined;
+  cache_read_input_tokens?: number | null | undefined;
+}): number | undefined {
+  if (u.input_tokens == null) return undefined;
+  return u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+}
+
+// Chat and legacy completions and embeddings say prompt/completion; the Responses API and Anthropic's Messages
+// API say input/output (Anthropic's with the cache's tokens apart).
 const UsageJson = z
   .object({
     prompt_tokens: count.optional(),
@@ -13,9 +25,11 @@ const UsageJson = z
     input_tokens: count.optional(),
     output_tokens: count.optional(),
     total_tokens: count.optional(),
+    cache_creation_input_tokens: count.nullish(),
+    cache_read_input_tokens: count.nullish(),
   })
   .transform((u): TokenUsage | null => {
-    const prompt = u.prompt_tokens ?? u.input_tokens;
+    const prompt = u.prompt_tokens ?? inputTokensOf(u);
     const completion = u.completion_tokens ?? u.output_tokens ?? 0;
     if (prompt === undefined && u.total_tokens === undefined) return null;
     const promptTokens = prompt ?? 0;
@@ -24,13 +38,38 @@ const UsageJson = z
 const WithUsage = z.object({
   usage: UsageJson.nullish(),
   response: z.object({ usage: UsageJson.nullish() }).nullish(),
+  // Anthropic's `message_start` event.
+  message: z.object({ usage: UsageJson.nullish() }).nullish(),
 });
 
 /** The usage a parsed answer or chunk carries, if any. */
 export function usageOf(value: unknown): TokenUsage | null {
   const parsed = WithUsage.safeParse(value);
   if (!parsed.success) return null;
-  return parsed.data.usage ?? parsed.data.response?.usage ?? null;
+  return parsed.data.usage ?? parsed.data.response?.usage ?? parsed.data.message?.usage ?? null;
+}
+
+/**
+ * Anthropic's `message_delta`: its usage has the output tokens so far (and, from newer API versions, the input
+ * tokens again); the input counted at `message_start` stands unless it says them.
+ */
+const MessageDelta = z.object({
+  type: z.literal("message_delta"),
+  usage: z.object({
+    output_tokens: count,
+    input_tokens: count.nullish(),
+    cache_creation_input_tokens: count.nullish(),
+    cache_read_input_tokens: count.nullish(),
+  }),
+});
+
+/** The usage of a stream so far, after one more parsed event. */
+function streamUsage(before: TokenUsage | null, value: unknown): TokenUsage | null {
+  const delta = MessageDelta.safeParse(value);
+  if (!delta.success) return usageOf(value) ?? before;
+  const promptTokens = inputTokensOf(delta.data.usage) ?? before?.promptTokens ?? 0;
+  const completionTokens = delta.data.usage.output_tokens;
+  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
 }
 
 export function usageOfJson(bytes: ArrayBuffer): TokenUsage | null {
@@ -62,7 +101,7 @@ export class SseUsageScanner {
     if (!hasUsage && !data.includes('"delta"')) return;
     try {
       const parsed: unknown = JSON.parse(data);
-      if (hasUsage) this.usage = usageOf(parsed) ?? this.usage;
+      if (hasUsage) this.usage = streamUsage(this.usage, parsed);
       this.answerChars += deltaChars(parsed);
     } catch {
       // An event that is not JSON carries no usage; the client gets it unchanged all the same.
@@ -85,14 +124,17 @@ const Delta = z.object({
       }),
     )
     .nullish(),
-  // The Responses API streams `response.output_text.delta` events with the text in `delta`.
-  delta: z.string().nullish(),
+  // The Responses API streams `response.output_text.delta` events with the text in `delta`; Anthropic's
+  // `content_block_delta` has an object there, with its `text` or its tool input's `partial_json`.
+  delta: z.union([z.string(), z.object({ text: z.string().nullish(), partial_json: z.string().nullish() })]).nullish(),
 });
 
 function deltaChars(value: unknown): number {
   const parsed = Delta.safeParse(value);
   if (!parsed.success) return 0;
-  let chars = parsed.data.delta?.length ?? 0;
+  const delta = parsed.data.delta;
+  let chars =
+    typeof delta === "string" ? delta.length : (delta?.text?.length ?? 0) + (delta?.partial_json?.length ?? 0);
   for (const choice of parsed.data.choices ?? []) {
     chars += choice.delta?.content?.length ?? 0;
     for (const call of choice.delta?.tool_calls ?? []) chars += call.function?.arguments?.length ?? 0;

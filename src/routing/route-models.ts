@@ -1,7 +1,7 @@
-// What stands behind a route: the model the loop calls (a ChatModel) and the OpenAI-compatible face the
-// passthrough forwards to (a fetch). One place per provider: an OpenAI-compatible upstream with the key its
-// secret holds, an Anthropic Messages API upstream (for the loop only), the Workers AI binding (its events for the loop, its OpenAI face for the passthrough), or the
-// offline demo model.
+// What stands behind a route: the model the loop calls (a ChatModel) and the upstream the passthrough forwards to
+// (a fetch). One place per provider: an OpenAI-compatible upstream with the key its secret holds, an Anthropic
+// Messages API upstream (the passthrough relays to it or translates for it), the Workers AI binding (its events for
+// the loop, its OpenAI face for the passthrough), or the offline demo model.
 
 import { AnthropicChatModel } from "../llm/anthropic-chat-model";
 import type { ChatModel } from "../llm/chat-model";
@@ -15,7 +15,7 @@ import { workersAiFetch } from "../llm/workers-ai-openai-face";
 import { secretValue } from "../secret-name";
 import type { ModelRoute } from "./model-routes";
 
-/** An OpenAI base URL's face: `path` is what follows /v1 (`/chat/completions`, `/models`). */
+/** An upstream's face: `path` is what follows /v1 (`/chat/completions`, `/models`, `/messages`). */
 export type UpstreamFetch = (path: string, init: RequestInit) => Promise<Response>;
 
 /** The key a route's secret holds ("" for a route that names none); null when the named secret is not set. */
@@ -34,17 +34,15 @@ export function routeProblem(route: ModelRoute, env: object): string | null {
   return null;
 }
 
-/** The upstream of a route for the passthrough, with the route's key; throws a ModelError when it is unusable. */
+/** The upstream of a route for the passthrough; throws a ModelError when it is unusable. */
 export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
   const problem = routeProblem(route, env);
   if (problem) throw new ModelError("model_unavailable", problem);
-  // The OpenAI face of a Messages API upstream is not made here: the chat completions passthrough does not
-  // translate to it, so it refuses such a route (and fails over to the route's fallbacks).
+  // A Messages API upstream's base URL is Anthropic's (no /v1): its paths are /v1/messages and /v1/messages/count_tokens.
+  // The passthrough sends it bodies in its own wire (src/passthrough/wire-crossing.ts).
   if (route.provider === "anthropic") {
-    throw new ModelError(
-      "model_unavailable",
-      `model route '${route.name}' is an anthropic route, which the chat completions passthrough does not serve`,
-    );
+    const base = route.baseUrl ?? "";
+    return (path, init) => fetch(`${base}/v1${path}`, init);
   }
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) return workersAiFetch(ai, route.model);
