@@ -228,17 +228,44 @@ async function sessionRows(sessionId: string): Promise<UsageRow[]> {
 }
 
 describe("anthropic routes in the chat completions passthrough", () => {
-  it("fails over from an anthropic route, which the passthrough does not serve, to its fallback", async () => {
-    const fallback = await toUpstreamB();
-    const route = await toAnthropic({ fallbacks: [fallback] });
-    const b = await scriptUpstream([{ type: "completion", content: "from B" }], env.TEST_UPSTREAM_B_URL);
+  /** A chat completions request for `route` whose message carries the markers. */
+  const chat = async (route: string, markers: string) => {
     const { key } = await newChatKey();
-    const response = await worker.fetch(`${BASE_URL}/chat/completions`, {
+    return worker.fetch(`${BASE_URL}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: route, messages: [{ role: "user", content: `hi ${b.marker}` }] }),
+      body: JSON.stringify({ model: route, messages: [{ role: "user", content: `hi ${markers}` }] }),
     });
+  };
+
+  it("serves a chat completions request on an anthropic route, translated to the Messages API and back", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toAnthropic({ fallbacks: [fallback] });
+    const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "from Claude" }] }]);
+    const response = await chat(route, script.marker);
     const body = (await response.json()) as { choices: { message: { content: string } }[] };
-    expect([response.status, body.choices[0]?.message.content]).toEqual([200, "from B"]);
+    expect([response.status, response.headers.get("x-aptix-route"), body.choices[0]?.message.content]).toEqual([
+      200,
+      route,
+      "from Claude",
+    ]);
+    const [sent] = await script.requests();
+    expect([sent?.path, JSON.parse(sent?.body ?? "{}").model]).toEqual(["/v1/messages", "claude-test"]);
+  });
+
+  it("fails over from an anthropic route answering 529 to its OpenAI-compatible fallback", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toAnthropic({ fallbacks: [fallback] });
+    const script = await scriptAnthropic([
+      { type: "error", status: 529, error: { type: "overloaded_error", message: "Overloaded" } },
+    ]);
+    const b = await scriptUpstream([{ type: "completion", content: "from B" }], env.TEST_UPSTREAM_B_URL);
+    const response = await chat(route, `${script.marker} ${b.marker}`);
+    const body = (await response.json()) as { choices: { message: { content: string } }[] };
+    expect([response.status, response.headers.get("x-aptix-route-failed"), body.choices[0]?.message.content]).toEqual([
+      200,
+      route,
+      "from B",
+    ]);
   });
 });
