@@ -43,7 +43,6 @@ describe("POST /v1/messages on an anthropic route", () => {
       model: route,
       max_tokens: 64,
       system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }],
-      temperature: 0.2,
       stop_sequences: ["\n\nHuman:"],
       metadata: { user_id: "user-7" },
       messages: [{ role: "user", content: [{ type: "text", text: `Hi ${script.marker}` }] }],
