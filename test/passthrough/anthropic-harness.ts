@@ -17,10 +17,7 @@ export function toAnthropic(body: RouteBody = {}): Promise<string> {
 }
 
 /** The official client with its base URL our host; `sent` collects the bodies it sent, as it sent them. */
-export function anthropic(
-  key: TestKey,
-  options: { through?: TestWorker; sent?: string[] } = {},
-): Anthropic {
+export function anthropic(key: TestKey, options: { through?: TestWorker; sent?: string[] } = {}): Anthropic {
   const through = options.through ?? worker;
   return new Anthropic({
     apiKey: key.key,
