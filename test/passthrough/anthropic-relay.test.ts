@@ -246,4 +246,40 @@ describe("POST /v1/messages on an anthropic route", () => {
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect(error instanceof Error ? error.message : "").toContain("Overloaded");
   });
+
+  it("ends a relayed stream whose upstream breaks mid-answer with Anthropic's error event", async () => {
+    const route = await toAnthropic();
+    const start = {
+      type: "message_start",
+      message: {
+        id: "msg_cut",
+        type: "message",
+        role: "assistant",
+        model: "claude-test",
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 3, output_tokens: 1 },
+      },
+    };
+    const script = await scriptAnthropic([
+      {
+        type: "sse",
+        events: [`event: message_start\ndata: ${JSON.stringify(start)}`],
+        eventDelayMs: 20,
+        end: "destroy",
+      },
+    ]);
+    const response = await post("/messages", await newChatKey(), {
+      model: route,
+      max_tokens: 8,
+      stream: true,
+      messages: [{ role: "user", content: script.marker }],
+    });
+    const last = sseEvents(await response.text()).at(-1) ?? "";
+    expect(/^event: (.*)$/m.exec(last)?.[1]).toBe("error");
+    expect(JSON.parse(/^data: (.*)$/m.exec(last)?.[1] ?? "{}")).toEqual({
+      type: "error",
+      error: { type: "api_error", message: expect.stringContaining("The upstream LLM stream failed before it ended") },
+    });
+  });
 });

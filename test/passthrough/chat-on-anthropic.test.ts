@@ -268,4 +268,27 @@ describe("POST /v1/chat/completions on an anthropic route", () => {
       { route, model: "claude-test", prompt_tokens: 21, completion_tokens: 4, total_tokens: 25, outcome: "ok" },
     ]);
   });
+
+  it("ends a stream whose Anthropic upstream sends an error event with an error the SDK raises", async () => {
+    const route = await toAnthropic();
+    const script = await scriptAnthropic([
+      {
+        type: "message",
+        content: [{ type: "text", text: "partial answer" }],
+        streamError: { type: "overloaded_error", message: "Overloaded", afterEvents: 3 },
+      },
+    ]);
+    const stream = await openai(await newChatKey()).chat.completions.create({
+      model: route,
+      stream: true,
+      messages: [{ role: "user", content: script.marker }],
+    });
+    const error = await (async () => {
+      for await (const _chunk of stream) {
+        // Read to the end.
+      }
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error instanceof Error ? error.message : "").toContain("Overloaded");
+  });
 });
