@@ -1,7 +1,8 @@
 // The passthrough's model routes: a request whose `model` names a route goes to that route's upstream with the
 // route's model and key, and on to its fallbacks when one fails before its first byte (unreachable, its own
 // timeout, 429, 5xx), as long as nothing was committed to the client; any other `model` goes to `default`,
-// its bytes untouched, as before routes existed. The client's prompt is never rewritten: only `model` is.
+// its bytes untouched, as before routes existed. The client's prompt is never rewritten: only `model` is. A route
+// of the other wire than the client's gets the request translated (wire-crossing.ts), with its own key header.
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";

@@ -1,35 +1,22 @@
 // The OpenAI-compatible passthrough (design decision 4): /v1/models and the /v1 generation endpoints
-// forward the client's own request, system prompt untouched, to the upstream LLM, with our key.
+// forward the client's own request, system prompt untouched, to the upstream LLM, with our key. `forward` is the
+// one path of every passthrough request, the Messages wire's too (messages.ts), on routes of either wire.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
-import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import { ModelError } from "../llm/chat-model";
-import {
-  amountOf,
-  COMPLETION_ESTIMATE_TOKENS,
-  estimateOf,
-  type Reservation,
-  reserveCall,
-  WORKER,
-} from "../metering/meter";
-import { takeModelCall } from "../metering/model-call-limit";
-import type { Amount } from "../metering/org-meter";
-import { recordUsage, type UsageOutcome } from "../metering/usage-records";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
-import type { ModelRoute } from "../routing/model-routes";
 import { type Settings, settings } from "../settings";
-import { estimateTokens } from "../token-estimate";
-import type { TokenUsage } from "../wire/turn";
 import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders } from "./headers";
+import { MeteredRequest } from "./metered-request";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
-import { type ChainState, type PassthroughRouting, routingFor, sendThroughChain } from "./route-chain";
+import { type ChainState, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
 import { streamFramesOf } from "./stream-frames";
 import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
@@ -45,110 +32,6 @@ function logUpstreamFailure(c: AppContext, error: unknown): void {
   // A model's failure (a Workers AI stream that broke) says what happened in its detail, not its fixed message.
   const detail: [string, string][] = error instanceof ModelError ? [["detail", error.detail]] : [];
   c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
-}
-
-/** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
-interface Served {
-  route: ModelRoute;
-  model: string;
-}
-
-function served(route: ModelRoute, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
-  // `default` forwards the client's `model` to an OpenAI-compatible upstream; Workers AI runs the route's.
-  const clients = !routing.rewritesModel && request && route.provider === "openai_compatible";
-  return { route, model: clients ? request.model : route.model };
-}
-
-/**
- * One metered request (issue 14): its reservation in the org's meter, taken before the upstream call, and its
- * end: a usage row for every upstream call it made (failed attempts of a failover included) and the reservation
- * settled with what the answer used. Written after the response, off the client's path; never thrown.
- */
-class MeteredRequest {
-  private readonly startedAt = Date.now();
-  private ended = false;
-
-  constructor(
-    private readonly c: AppContext,
-    private readonly request: PassthroughRequest,
-    private readonly routing: PassthroughRouting,
-    private readonly reservation: Reservation,
-  ) {}
-
-  /** The tokens the request is reserved for: its body's estimate and what its answer may take. */
-  static estimate(request: PassthroughRequest, route: ModelRoute): Amount {
-    return estimateOf(request.bytes.byteLength, request.maxTokens ?? COMPLETION_ESTIMATE_TOKENS, route);
-  }
-
-  /**
-   * The request ended: `usage` as the upstream reported it, else an estimate from the answer's characters so far
-   * (`answerChars`, null when there was no answer).
-   */
-  end(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null, answerChars: number | null): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.c.executionCtx.waitUntil(this.write(state, outcome, usage, answerChars));
-  }
-
-  private async write(
-    state: ChainState,
-    outcome: UsageOutcome,
-    reported: TokenUsage | null,
-    answerChars: number | null,
-  ): Promise<void> {
-    // After the response is on its way: even a large JSON answer's usage is read after it was sent.
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    const { c, request } = this;
-    const usage =
-      reported ??
-      (answerChars === null
-        ? null
-        : {
-            promptTokens: estimateTokens(request.bytes.byteLength),
-            completionTokens: estimateTokens(answerChars),
-            totalTokens: estimateTokens(request.bytes.byteLength) + estimateTokens(answerChars),
-          });
-    const answered = served(state.route, this.routing, request);
-    const amount = usage ? amountOf(usage, state.route) : null;
-    const { org, keyId, user } = c.var.principal;
-    const row = (route: ModelRoute, model: string) => ({
-      org,
-      keyId,
-      userId: user,
-      sessionId: null,
-      mode: null,
-      endpoint: c.req.path,
-      route: route.name,
-      model,
-    });
-    try {
-      await Promise.all([
-        this.reservation.settle(amount),
-        ...state.attempts.map((attempt) =>
-          recordUsage(c.env.DB, {
-            ...row(attempt.route, served(attempt.route, this.routing, request).model),
-            promptTokens: 0,
-            completionTokens: 0,
-            totalTokens: 0,
-            latencyMs: attempt.latencyMs,
-            outcome: "error",
-            costMicros: 0,
-          }),
-        ),
-        recordUsage(c.env.DB, {
-          ...row(answered.route, answered.model),
-          promptTokens: usage?.promptTokens ?? 0,
-          completionTokens: usage?.completionTokens ?? 0,
-          totalTokens: usage?.totalTokens ?? 0,
-          latencyMs: Date.now() - this.startedAt,
-          outcome,
-          costMicros: amount?.costMicros ?? 0,
-        }),
-      ]);
-    } catch (error) {
-      c.var.logger.addException("[passthrough_usage]", error);
-    }
-  }
 }
 
 /** A whole (non-streamed) answer: read within the idle limit, mirrored with its status and the route's headers. */
@@ -188,35 +71,6 @@ async function answerJson(
 /** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
 const ASKS_FOR_USAGE = new Set(["/chat/completions", "/completions"]);
 
-/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
-const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
-
-/**
- * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
- * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
- */
-async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
-  const { org, keyId } = c.var.principal;
-  const [grant, reserved] = await Promise.all([
-    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
-    settings(c.env).metering.budgets
-      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger, {
-          leaseCalls: settings(c.env).metering.leaseCalls,
-          owner: WORKER,
-          defer: (work) => c.executionCtx.waitUntil(work),
-        })
-      : UNMETERED,
-  ]);
-  if (!grant.ok) {
-    if (reserved.ok) void reserved.reservation.settle(null);
-    throw new ApiError("rate_limit_exceeded", grant.message, {
-      headers: { "retry-after": String(grant.retryAfterSeconds) },
-    });
-  }
-  if (!reserved.ok) throw ApiError.from(reserved.refusal);
-  return reserved.reservation;
-}
-
 /** How `forward` treats a request that is not a model call. */
 export interface ForwardOptions {
   /**
@@ -244,8 +98,7 @@ export async function forward(
   const bodies = request ? new WireBodies(path, request) : null;
   const sole = options.uncounted ? { ...named, chain: [named.first] } : named;
   const routing = bodies ? bodies.check(sole, c.var.logger) : sole;
-  const metered =
-    request && !options.uncounted ? new MeteredRequest(c, request, routing, await admit(c, request, routing)) : null;
+  const metered = request && !options.uncounted ? await MeteredRequest.admit(c, request, routing) : null;
   const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
   const holdback =

@@ -1,0 +1,160 @@
+// The metering of one passthrough request (issue 14): admitted against the key's model call limit and the org's
+// budget before any upstream call, and ended with a usage row for every upstream call it made.
+
+import { ApiError } from "../errors";
+import type { AppContext } from "../http";
+import {
+  amountOf,
+  COMPLETION_ESTIMATE_TOKENS,
+  estimateOf,
+  type Reservation,
+  reserveCall,
+  WORKER,
+} from "../metering/meter";
+import { takeModelCall } from "../metering/model-call-limit";
+import type { Amount } from "../metering/org-meter";
+import { recordUsage, type UsageOutcome } from "../metering/usage-records";
+import type { ModelRoute } from "../routing/model-routes";
+import { settings } from "../settings";
+import { estimateTokens } from "../token-estimate";
+import type { TokenUsage } from "../wire/turn";
+import type { PassthroughRequest } from "./request-body";
+import type { ChainState, PassthroughRouting } from "./route-chain";
+
+/** The route that answered, and the model it sent upstream (the route's, or the client's own for `default`). */
+interface Served {
+  route: ModelRoute;
+  model: string;
+}
+
+function served(route: ModelRoute, routing: PassthroughRouting, request: PassthroughRequest | null): Served {
+  // `default` forwards the client's `model` to an OpenAI-compatible upstream; Workers AI runs the route's.
+  const clients = !routing.rewritesModel && request && route.provider === "openai_compatible";
+  return { route, model: clients ? request.model : route.model };
+}
+
+/**
+ * One metered request (issue 14): its reservation in the org's meter, taken before the upstream call, and its
+ * end: a usage row for every upstream call it made (failed attempts of a failover included) and the reservation
+ * settled with what the answer used. Written after the response, off the client's path; never thrown.
+ */
+export class MeteredRequest {
+  private readonly startedAt = Date.now();
+  private ended = false;
+
+  constructor(
+    private readonly c: AppContext,
+    private readonly request: PassthroughRequest,
+    private readonly routing: PassthroughRouting,
+    private readonly reservation: Reservation,
+  ) {}
+
+  /** The request admitted (`admit`): its model call taken and its reservation made, or refused. */
+  static async admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<MeteredRequest> {
+    return new MeteredRequest(c, request, routing, await admit(c, request, routing));
+  }
+
+  /** The tokens the request is reserved for: its body's estimate and what its answer may take. */
+  static estimate(request: PassthroughRequest, route: ModelRoute): Amount {
+    return estimateOf(request.bytes.byteLength, request.maxTokens ?? COMPLETION_ESTIMATE_TOKENS, route);
+  }
+
+  /**
+   * The request ended: `usage` as the upstream reported it, else an estimate from the answer's characters so far
+   * (`answerChars`, null when there was no answer).
+   */
+  end(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null, answerChars: number | null): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.c.executionCtx.waitUntil(this.write(state, outcome, usage, answerChars));
+  }
+
+  private async write(
+    state: ChainState,
+    outcome: UsageOutcome,
+    reported: TokenUsage | null,
+    answerChars: number | null,
+  ): Promise<void> {
+    // After the response is on its way: even a large JSON answer's usage is read after it was sent.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const { c, request } = this;
+    const usage =
+      reported ??
+      (answerChars === null
+        ? null
+        : {
+            promptTokens: estimateTokens(request.bytes.byteLength),
+            completionTokens: estimateTokens(answerChars),
+            totalTokens: estimateTokens(request.bytes.byteLength) + estimateTokens(answerChars),
+          });
+    const answered = served(state.route, this.routing, request);
+    const amount = usage ? amountOf(usage, state.route) : null;
+    const { org, keyId, user } = c.var.principal;
+    const row = (route: ModelRoute, model: string) => ({
+      org,
+      keyId,
+      userId: user,
+      sessionId: null,
+      mode: null,
+      endpoint: c.req.path,
+      route: route.name,
+      model,
+    });
+    try {
+      await Promise.all([
+        this.reservation.settle(amount),
+        ...state.attempts.map((attempt) =>
+          recordUsage(c.env.DB, {
+            ...row(attempt.route, served(attempt.route, this.routing, request).model),
+            promptTokens: 0,
+            completionTokens: 0,
+            totalTokens: 0,
+            latencyMs: attempt.latencyMs,
+            outcome: "error",
+            costMicros: 0,
+          }),
+        ),
+        recordUsage(c.env.DB, {
+          ...row(answered.route, answered.model),
+          promptTokens: usage?.promptTokens ?? 0,
+          completionTokens: usage?.completionTokens ?? 0,
+          totalTokens: usage?.totalTokens ?? 0,
+          latencyMs: Date.now() - this.startedAt,
+          outcome,
+          costMicros: amount?.costMicros ?? 0,
+        }),
+      ]);
+    } catch (error) {
+      c.var.logger.addException("[passthrough_usage]", error);
+    }
+  }
+}
+
+/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
+const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
+
+/**
+ * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
+ * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
+ */
+async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
+  const { org, keyId } = c.var.principal;
+  const [grant, reserved] = await Promise.all([
+    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+    settings(c.env).metering.budgets
+      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger, {
+          leaseCalls: settings(c.env).metering.leaseCalls,
+          owner: WORKER,
+          defer: (work) => c.executionCtx.waitUntil(work),
+        })
+      : UNMETERED,
+  ]);
+  if (!grant.ok) {
+    if (reserved.ok) void reserved.reservation.settle(null);
+    throw new ApiError("rate_limit_exceeded", grant.message, {
+      headers: { "retry-after": String(grant.retryAfterSeconds) },
+    });
+  }
+  if (!reserved.ok) throw ApiError.from(reserved.refusal);
+  return reserved.reservation;
+}
