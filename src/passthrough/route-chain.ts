@@ -3,6 +3,7 @@
 // timeout, 429, 5xx), as long as nothing was committed to the client; any other `model` goes to `default`,
 // its bytes untouched, as before routes existed. The client's prompt is never rewritten: only `model` is. A route
 // of the other wire than the client's gets the request translated (wire-crossing.ts), with its own key header.
+import { ApiError } from "../errors";
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
@@ -26,6 +27,28 @@ export function routingFor(table: RouteTable, request: PassthroughRequest | null
   const named = request ? table.get(request.model) : null;
   if (!named) return { first: table.fallback, chain: [table.fallback], rewritesModel: false };
   return { first: named, chain: table.chain(named.name), rewritesModel: true };
+}
+
+/**
+ * The chain without the fallbacks whose wire cannot carry the request (logged). The first route's refusal is the
+ * client's: a 400 naming the param, before any upstream is called.
+ */
+export function routesCarrying(
+  bodies: WireBodies,
+  routing: PassthroughRouting,
+  logger: AdminLogger,
+): PassthroughRouting {
+  const first = bodies.for(wireOf(routing.first));
+  if (first && !first.ok) throw new ApiError("invalid_request", first.message, { param: first.param });
+  const chain = routing.chain.filter((route) => {
+    const body = route === routing.first ? null : bodies.for(wireOf(route));
+    if (!body || body.ok) return true;
+    logger.addCustomEvent("Warning", "[passthrough_wire_skip]", `${body.param}: ${body.message}`, [
+      ["Route", route.name],
+    ]);
+    return false;
+  });
+  return { ...routing, chain };
 }
 
 /** What the walk did so far: the route answering (or being tried) now, the ones that failed, a commitment. */

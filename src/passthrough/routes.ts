@@ -16,7 +16,7 @@ import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { MeteredRequest } from "./metered-request";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
-import { type ChainState, routingFor, sendThroughChain } from "./route-chain";
+import { type ChainState, routesCarrying, routingFor, sendThroughChain } from "./route-chain";
 import { relayEventStream } from "./sse-pipe";
 import { streamFramesOf } from "./stream-frames";
 import { credentialsOf, routeHeaders, upstreamErrorResponse, upstreamFailure } from "./upstream-errors";
@@ -97,7 +97,7 @@ export async function forward(
   const named = routingFor(await envRouteTable(c.env, c.var.logger), request);
   const bodies = request ? new WireBodies(path, request) : null;
   const sole = options.uncounted ? { ...named, chain: [named.first] } : named;
-  const routing = bodies ? bodies.check(sole, c.var.logger) : sole;
+  const routing = bodies ? routesCarrying(bodies, sole, c.var.logger) : sole;
   const metered = request && !options.uncounted ? await MeteredRequest.admit(c, request, routing) : null;
   const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.

@@ -4,7 +4,6 @@
 import type { z } from "zod";
 import { ApiError } from "../errors";
 import { parseWith } from "../http";
-import type { AdminLogger } from "../observability/admin-logger";
 import type { ModelRoute } from "../routing/model-routes";
 import { ChatRequestIn, messagesToChatRequest, ok, refuse, type Translated } from "../translate/anthropic-chat";
 import { chatRequestToMessages } from "../translate/chat-anthropic";
@@ -12,7 +11,6 @@ import { MessagesRequest } from "../wire/anthropic";
 import { messageAnswerAsChat } from "./answer-as-chat";
 import { chatAnswerAsMessage } from "./answer-as-message";
 import { jsonObjectOf, type PassthroughRequest, type Wire } from "./request-body";
-import type { PassthroughRouting } from "./route-chain";
 
 /** The wire of a route's upstream: Anthropic's Messages API for `anthropic`, OpenAI's for every other provider. */
 export function wireOf(route: Pick<ModelRoute, "provider">): Wire {
@@ -97,24 +95,6 @@ export class WireBodies {
       ? ok({ path: crossing.path, bytes: encoder.encode(JSON.stringify(translated.value)) })
       : translated;
     return this.crossed;
-  }
-
-  /**
-   * The chain without the fallbacks whose wire cannot carry the request (logged). The first route's refusal is
-   * the client's: a 400 naming the param, before any upstream is called.
-   */
-  check(routing: PassthroughRouting, logger: AdminLogger): PassthroughRouting {
-    const first = this.for(wireOf(routing.first));
-    if (first && !first.ok) throw new ApiError("invalid_request", first.message, { param: first.param });
-    const chain = routing.chain.filter((route) => {
-      const body = route === routing.first ? null : this.for(wireOf(route));
-      if (!body || body.ok) return true;
-      logger.addCustomEvent("Warning", "[passthrough_wire_skip]", `${body.param}: ${body.message}`, [
-        ["Route", route.name],
-      ]);
-      return false;
-    });
-    return { ...routing, chain };
   }
 
   /** An answer from a route of `wire` in the client's wire. */
