@@ -81,7 +81,8 @@ export class WireBodies {
   ) {}
 
   private crossing(): Crossing | null {
-    return CROSSINGS[this.request.wire][this.path] ?? null;
+    const crossings = CROSSINGS[this.request.wire];
+    return Object.hasOwn(crossings, this.path) ? (crossings[this.path] ?? null) : null;
   }
 
   /** The body for a route of `wire`, a refusal of the translation, or null when the client's path cannot cross. */
