@@ -5,6 +5,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { agentMcpRoutes } from "./agent-mcp/routes";
+import { responsesDoorRoutes } from "./agent-wire/responses-door";
 import { agentWireRoutes } from "./agent-wire/routes";
 import { corsForListedOrigins } from "./auth/cors";
 import { requireApiKey } from "./auth/middleware";
@@ -116,6 +117,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", sessionManagementRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);
+  app.route("/", responsesDoorRoutes);
   app.route("/", agentMcpRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

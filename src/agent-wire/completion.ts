@@ -8,6 +8,7 @@ import { sseData } from "../llm/sse-lines";
 import { approvalRequest } from "../session/approval-words";
 import type { ServerFrame } from "../wire/frames";
 import {
+  type ChatChunkDelta,
   type ChatChunkJson,
   type CompletionBase,
   chatCompletion,
@@ -79,6 +80,8 @@ export interface StreamedAnswer {
   toolCalls: OpenAIToolCall[];
   /** The turn ended in a way this wire reports as an error (sent as an error event). */
   failed: boolean;
+  /** The turn that answered, as its frames name it. */
+  turnId: string | null;
 }
 
 /** What a streamed door answer says when the model's stream broke mid-answer and the step started again. */
@@ -109,7 +112,7 @@ export async function* doorChunks(
   meta: CompletionBase,
   options: DoorStreamOptions,
 ): AsyncGenerator<DoorStreamItem> {
-  const chunk = (delta: Record<string, unknown>, finish: string | null): DoorStreamItem => ({
+  const chunk = (delta: ChatChunkDelta, finish: string | null): DoorStreamItem => ({
     kind: "chunk",
     chunk: chunkJson(meta, delta, finish, options.includeUsage),
   });
@@ -117,7 +120,7 @@ export async function* doorChunks(
     kind: "error",
     body: errorBody(code, message),
   });
-  const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false };
+  const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false, turnId: null };
   // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
   let newParagraph = false;
   const said = (text: string): DoorStreamItem[] => {
@@ -136,6 +139,7 @@ export async function* doorChunks(
         | ServerFrame
         | { type: "error"; code: string; message: string }
         | { type: "door_usage"; usage: TokenUsage | null };
+      if ("turnId" in frame && typeof frame.turnId === "string") answer.turnId = frame.turnId;
       if (frame.type === "assistant_delta") yield* said(frame.text);
       else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed") {
         // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.

@@ -82,6 +82,8 @@ export interface DoorPlace {
   sessionId: string;
   /** The session's head after this answer (agent_threads.head), once answered; a Responses door's response keeps it. */
   head: () => string | null;
+  /** The turn that answered, once answered. */
+  turnId: () => string | null;
   /**
    * With `holdHead`: writes the head together with the door's own rows (one round trip), before its answer goes out.
    * Without it the head is written as the turn answers, and this writes only `rows`.
@@ -159,10 +161,12 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   const meta = completionMeta(body.model);
   const headers = { [SESSION_HEADER]: sessionId };
   let head: string | null = null;
+  let turnId: string | null = null;
   const db = c.env.DB;
   const place: DoorPlace = {
     sessionId,
     head: () => head,
+    turnId: () => turnId,
     save: async (rows) => {
       const all = request.holdHead && head !== null ? [headStatement(db, sessionId, keyId, head), ...rows] : rows;
       if (all.length > 0) await db.batch(all);
@@ -188,7 +192,10 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     const items = doorChunks(frames, meta, {
       clientTools: names,
       includeUsage: request.includeUsage,
-      onEnd: (answer) => remember(answer.content, answer.toolCalls),
+      onEnd: (answer) => {
+        turnId = answer.turnId;
+        return remember(answer.content, answer.toolCalls);
+      },
       onBreak: (error) => c.var.logger.addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
     });
     return { kind: "stream", place, items };
@@ -203,6 +210,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     names,
   );
   const content = answerText(answer.response, answer.content);
+  turnId = answer.turnId;
   await remember(content, calls);
   return { kind: "answer", place, completion: completionJson(meta, content, calls, answer.usage) };
 }

@@ -229,9 +229,16 @@ export async function changeSessionEntry(
     .run();
 }
 
-/** A deleted session leaves the index (its usage rows stay: they hold no text of the conversation). */
+/**
+ * A deleted session leaves the index, and takes with it what the agent's doors kept of it (its head, its stored
+ * responses); its usage rows stay: they hold no text of the conversation.
+ */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
-  await db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId).run();
+  await db.batch(
+    ["session_index", "agent_threads", "agent_responses"].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).bind(sessionId),
+    ),
+  );
 }
 
 /** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */

@@ -214,10 +214,17 @@ export function chatCompletion(
  * One `chat.completion.chunk` as an SSE event. `usageField`: a stream that will end with a usage event carries
  * `usage: null` on every other chunk, as OpenAI's does.
  */
+/** What one chunk adds to the answer. */
+export interface ChatChunkDelta {
+  role?: "assistant";
+  content?: string;
+  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }>;
+}
+
 /** A `chat.completion.chunk` as an object: one choice's delta and finish reason. */
 export function chunkJson(
   base: CompletionBase,
-  delta: Record<string, unknown>,
+  delta: ChatChunkDelta,
   finish: string | null = null,
   usageField = false,
 ) {
@@ -237,7 +244,7 @@ export type ChatChunkJson = Omit<ReturnType<typeof chunkJson>, "choices" | "usag
 
 export function chunkEvent(
   base: CompletionBase,
-  delta: Record<string, unknown>,
+  delta: ChatChunkDelta,
   finish: string | null = null,
   usageField = false,
 ): string {
