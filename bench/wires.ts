@@ -15,6 +15,7 @@ import { startScriptedAnthropic } from "../test/upstream/scripted-anthropic.ts";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { sseData } from "./support/sse-data.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
 const UPSTREAM_KEY = "sk-bench-upstream";
@@ -184,28 +185,14 @@ async function timeStream(url: string, way: Way, i: number): Promise<void> {
   const events: Record<string, unknown>[] = [];
   let text = "";
   let tokenAt: number | null = null;
-  let buffer = "";
-  for await (const piece of response.body.pipeThrough(new TextDecoderStream())) {
-    buffer += piece;
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const data = buffer
-        .slice(0, end)
-        .split("\n")
-        .filter((line) => line.startsWith("data: "))
-        .map((line) => line.slice(6))
-        .join("\n");
-      buffer = buffer.slice(end + 2);
-      end = buffer.indexOf("\n\n");
-      if (!data || data === "[DONE]") continue;
-      const parsed = JSON.parse(data) as Record<string, unknown>;
-      failIfError(parsed, path);
-      events.push(parsed);
-      const added = way.textOf(parsed);
-      if (added) {
-        tokenAt ??= now();
-        text += added;
-      }
+  for await (const data of sseData(response.body)) {
+    const parsed = JSON.parse(data) as Record<string, unknown>;
+    failIfError(parsed, path);
+    events.push(parsed);
+    const added = way.textOf(parsed);
+    if (added) {
+      tokenAt ??= now();
+      text += added;
     }
   }
   const endAt = now();

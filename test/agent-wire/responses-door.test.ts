@@ -46,6 +46,16 @@ function weatherScript() {
   ]);
 }
 
+/** The client's output for the scripted call, continuing from the response that handed it the call. */
+function answerCall(openai: OpenAI, previousResponseId: string, output: string) {
+  return openai.responses.create({
+    model: "aptix-agent/general",
+    previous_response_id: previousResponseId,
+    input: [{ type: "function_call_output", call_id: "call_paris", output }],
+    tools: [weather],
+  });
+}
+
 async function sessionCount(): Promise<number> {
   const row = await env.DB.prepare("SELECT count(*) AS n FROM session_index").first<{ n: number }>();
   return row?.n ?? 0;
@@ -106,12 +116,7 @@ describe("/agent/v1/responses with the openai client", () => {
     const call = first.output.find((item) => item.type === "function_call");
     expect(call).toMatchObject({ type: "function_call", call_id: "call_paris", name: "get_weather" });
     expect(JSON.parse(call?.type === "function_call" ? call.arguments : "null")).toEqual({ city: "Paris" });
-    const second = await openai.responses.create({
-      model: "aptix-agent/general",
-      previous_response_id: first.id,
-      input: [{ type: "function_call_output", call_id: "call_paris", output: '{"sky":"sunny"}' }],
-      tools: [weather],
-    });
+    const second = await answerCall(openai, first.id, '{"sky":"sunny"}');
     expect(second.output_text).toBe("It is sunny in Paris.");
     expect(second.previous_response_id).toBe(first.id);
     expect(sessions).toHaveLength(2);
@@ -132,12 +137,7 @@ describe("/agent/v1/responses with the openai client", () => {
     for await (const event of stream) if (event.type === "response.function_call_arguments.delta") args += event.delta;
     const first = await stream.finalResponse();
     expect(JSON.parse(args)).toEqual({ city: "Paris" });
-    const second = await openai.responses.create({
-      model: "aptix-agent/general",
-      previous_response_id: first.id,
-      input: [{ type: "function_call_output", call_id: "call_paris", output: "sunny" }],
-      tools: [weather],
-    });
+    const second = await answerCall(openai, first.id, "sunny");
     expect(second.output_text).toBe("It is sunny in Paris.");
     expect(sessions[1]).toBe(sessions[0]);
   });
