@@ -125,7 +125,8 @@ async function messages(c: AppContext): Promise<Response> {
   }
   const message = chatResponseToMessage(ChatCompletionIn.parse(outcome.completion), body.model);
   if (!message.ok) {
-    // Only the model's own tool call arguments can fail here (not a JSON object): the mode's model is at fault.
+    // Only a tool call's arguments can fail here (not a JSON object): the model's fault. The tool's preflight
+    // checks them against the client's schema first, so this is not expected to happen.
     throw new ApiError(
       "agent_model_failed",
       `The agent's model answered a tool call Anthropic's wire cannot carry: ${message.message}`,

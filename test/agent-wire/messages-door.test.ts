@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
+import { mcpMode } from "../mcp/fixtures";
 import { newChatKey } from "../passthrough/harness";
 
 const ORIGIN = "http://aptix.test";
@@ -216,7 +217,82 @@ describe("/agent/v1/messages client tools with the Anthropic SDK", () => {
   });
 });
 
+describe("/agent/v1/messages conversations with the Anthropic SDK", () => {
+  it("asks for approval in words with end_turn, and runs the call when the next message says yes", async () => {
+    const mode = await mcpMode(["agent_hello_world"], ["agent_hello_world"]);
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: "agent_hello_world", arguments: '{"name":"Dana"}' }] },
+      { type: "completion", content: "Done with the greeting." },
+    ]);
+    const ask: Anthropic.MessageParam = { role: "user", content: `greet Dana ${script.marker}` };
+    const asked = await client().messages.create({ model: `aptix-agent/${mode}`, max_tokens: 64, messages: [ask] });
+    expect(asked.stop_reason).toBe("end_turn");
+    expect(asked.content[0]?.type === "text" ? asked.content[0].text : "").toMatch(
+      /^I need your approval for this tool call:\n1\. agent_hello_world with \{"name":"Dana"\}/,
+    );
+    const done = await client().messages.create({
+      model: `aptix-agent/${mode}`,
+      max_tokens: 64,
+      messages: [ask, { role: "assistant", content: asked.content }, { role: "user", content: "yes" }],
+    });
+    expect(done.content).toEqual([{ type: "text", text: "Done with the greeting." }]);
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
+    expect(toolMessage?.content).toContain("Hello, Dana");
+  });
+
+  it("takes a request over 1 MiB, as tool results with whole files make them", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Read it." }]);
+    const message = await client().messages.create({
+      model: "aptix-agent/general",
+      max_tokens: 64,
+      messages: [{ role: "user", content: `${"x".repeat(1_500_000)} ${script.marker}` }],
+    });
+    expect(message.content).toEqual([{ type: "text", text: "Read it." }]);
+  });
+});
+
 describe("/agent/v1/messages errors in Anthropic's shape", () => {
+  it("answers a failed turn's model with 502 api_error, naming the session", async () => {
+    const script = await scriptUpstream([
+      { type: "error", status: 401, body: { error: { message: "bad key", type: "invalid_request_error" } } },
+    ]);
+    const answer = await post({
+      model: "aptix-agent/general",
+      max_tokens: 8,
+      messages: [{ role: "user", content: script.marker }],
+    });
+    expect(answer.status).toBe(502);
+    expect(answer.body).toEqual({
+      type: "error",
+      error: { type: "api_error", message: expect.stringContaining("agent's turn failed") },
+    });
+    expect(answer.headers.get("x-aptix-session")).toMatch(SESSION);
+  });
+
+  it("answers 409 as invalid_request_error for a new message while the client's tool calls wait", async () => {
+    const script = await weatherScript();
+    const first = await client()
+      .messages.create({
+        model: "aptix-agent/general",
+        max_tokens: 64,
+        tools: [weather],
+        messages: [{ role: "user", content: `weather in Paris? ${script.marker}` }],
+      })
+      .withResponse();
+    expect(first.data.stop_reason).toBe("tool_use");
+    const answer = await post(
+      {
+        model: "aptix-agent/general",
+        max_tokens: 64,
+        tools: [weather],
+        messages: [{ role: "user", content: "hello?" }],
+      },
+      { "x-aptix-session": first.response.headers.get("x-aptix-session") ?? "" },
+    );
+    expect(answer.status).toBe(409);
+    expect(answer.body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+  });
+
   it("answers 404 not_found_error for another org's X-Aptix-Session", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Mine." }]);
     const { response } = await client()
