@@ -15,13 +15,14 @@ import { jsonObjectOf, type PassthroughRequest } from "./request-body";
 import { forward, generationGuards } from "./routes";
 
 /** A Messages request, read and translated; a refusal of the translation names the param that cannot be carried. */
-function translated(body: MessagesRequest) {
+export function translated(body: MessagesRequest) {
   const chat = messagesToChatRequest(body);
   if (!chat.ok) throw new ApiError("invalid_request", chat.message, { param: chat.param });
   return chat.value;
 }
 
-async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.output<S>> {
+/** The body as `schema` reads it: JSON only, a zod failure naming the field (the agent's Messages door reads it so too). */
+export async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.output<S>> {
   requireJsonBody(c);
   return parseWith(schema, jsonObjectOf(await c.req.arrayBuffer()), "request body");
 }
@@ -83,33 +84,46 @@ async function messages(c: AppContext): Promise<Response> {
 }
 
 /** count_tokens takes a Messages request without `max_tokens`. */
-const CountTokensRequest = MessagesRequest.extend({ max_tokens: MessagesRequest.shape.max_tokens.optional() });
+export const CountTokensRequest = MessagesRequest.extend({ max_tokens: MessagesRequest.shape.max_tokens.optional() });
 
 /**
  * The request's input tokens as the repo's one estimate (src/token-estimate.ts) reads the translated chat request:
- * an estimate, not a tokenizer's count, for every route that is not an Anthropic one.
+ * an estimate, not a tokenizer's count, for every route that is not an Anthropic one (and for the agent's Messages
+ * door, POST /agent/v1/messages/count_tokens).
  */
-async function countTokens(c: AppContext): Promise<Response> {
+export async function countTokens(c: AppContext): Promise<Response> {
   const body = await readBody(c, CountTokensRequest);
   const { messages: chatMessages, tools } = translated({ ...body, max_tokens: body.max_tokens ?? 1, stream: false });
   return c.json({ input_tokens: estimateTokens(JSON.stringify({ messages: chatMessages, tools: tools ?? [] })) });
 }
 
+/** An error answer of the Messages wire in /openapi.json. */
+export const anthropicError = (description: string) => json(AnthropicErrorBody, description);
+
+/** The refusals every Messages wire route can answer, in /openapi.json. */
+export const MESSAGES_FAILURES = {
+  400: anthropicError("The request is wrong; the message starts with the field (`invalid_request_error`)."),
+  401: anthropicError("No key, or an unknown or revoked key (`authentication_error`)."),
+  403: anthropicError("The key lacks the `chat` scope (`permission_error`)."),
+  415: anthropicError("The body is not sent as JSON."),
+};
+
+/** The Messages wire takes our key as a bearer token or as `x-api-key`, as Anthropic's clients send it. */
+export const MESSAGES_SECURITY: { [scheme: string]: string[] }[] = [
+  { bearer: [] },
+  { anthropicApiKey: [] },
+  { browserSession: [] },
+];
+
 /** Both routes in /openapi.json; their bodies are read by the route (errors in Anthropic's shape), not a validator. */
 function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
-  const anthropicError = (description: string) => json(AnthropicErrorBody, description);
-  const failures = {
-    400: anthropicError("The request is wrong; the message starts with the field (`invalid_request_error`)."),
-    401: anthropicError("No key, or an unknown or revoked key (`authentication_error`)."),
-    403: anthropicError("The key lacks the `chat` scope (`permission_error`)."),
-    415: anthropicError("The body is not sent as JSON."),
-  };
+  const failures = MESSAGES_FAILURES;
   const upstreamFailures = {
     429: anthropicError("The key's model call limit or the org's budget is spent (`rate_limit_error`)."),
     502: anthropicError("The upstream LLM failed (`api_error`)."),
     504: anthropicError("The upstream LLM was too slow (`timeout_error`)."),
   };
-  const security: { [scheme: string]: string[] }[] = [{ bearer: [] }, { anthropicApiKey: [] }, { browserSession: [] }];
+  const security = MESSAGES_SECURITY;
   const tags = ["passthrough"];
   app.openAPIRegistry.registerPath({
     method: "post",

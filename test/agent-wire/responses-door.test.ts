@@ -168,6 +168,18 @@ describe("/agent/v1/responses with the openai client", () => {
     expect(sessions[1]).toBe(sessions[0]);
   });
 
+  it("takes a function call's output over 1 MiB, as tool results with whole files make them", async () => {
+    const script = await weatherScript();
+    const { openai } = client();
+    const first = await openai.responses.create({
+      model: "aptix-agent/general",
+      input: `weather in Paris? ${script.marker}`,
+      tools: [weather],
+    });
+    const second = await answerCall(openai, first.id, "x".repeat(1_500_000));
+    expect(second.output_text).toBe("It is sunny in Paris.");
+  });
+
   it("reads a kept response back by its id", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Kept." }]);
     const { openai } = client();
