@@ -185,16 +185,41 @@ export async function* doorChunks(
   }
 }
 
-/** The door's chunks as chat completions' event stream, ended by `[DONE]`. */
-export function chatEventStream(items: AsyncIterable<DoorStreamItem>): ReadableStream<Uint8Array> {
+/** How a wire writes the door's items: the bytes of one item (none is fine), and the stream's last bytes. */
+export interface DoorWire {
+  write(item: DoorStreamItem): Uint8Array[];
+  finish(): Uint8Array[] | Promise<Uint8Array[]>;
+}
+
+/**
+ * The door's items as an event stream, read as the client reads it: a client that goes away stops the turn's
+ * stream (the turn itself goes on in its session).
+ */
+export function doorEventStream(items: AsyncGenerator<DoorStreamItem>, wire: DoorWire): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      for await (const item of items) {
-        const data = item.kind === "chunk" ? item.chunk : item.body;
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(data)}\n\n`));
+    async pull(controller) {
+      // Until something is written: an item that writes nothing must not leave the reader waiting.
+      for (;;) {
+        const next = await items.next();
+        const out = next.done ? await wire.finish() : wire.write(next.value);
+        for (const bytes of out) controller.enqueue(bytes);
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        if (out.length > 0) return;
       }
-      controller.enqueue(encoder.encode(DONE_EVENT));
-      controller.close();
     },
+    async cancel() {
+      await items.return(undefined);
+    },
+  });
+}
+
+/** The door's chunks as chat completions' event stream, ended by `[DONE]`. */
+export function chatEventStream(items: AsyncGenerator<DoorStreamItem>): ReadableStream<Uint8Array> {
+  return doorEventStream(items, {
+    write: (item) => [encoder.encode(`data: ${JSON.stringify(item.kind === "chunk" ? item.chunk : item.body)}\n\n`)],
+    finish: () => [encoder.encode(DONE_EVENT)],
   });
 }

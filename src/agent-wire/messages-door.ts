@@ -28,7 +28,7 @@ import {
 import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
 import { AnthropicMessage, type MessageStreamEvent, MessagesRequest } from "../wire/anthropic";
 import { firstProblem } from "../zod-issues";
-import type { DoorStreamItem } from "./completion";
+import { type DoorStreamItem, doorEventStream } from "./completion";
 import { runDoorTurn, SESSION_HEADER } from "./door";
 import { AgentChatBody } from "./transcript";
 
@@ -74,37 +74,18 @@ function errorEvent(body: OpenAIErrorBody): MessageStreamEvent {
   return { type: "error", error: openAIErrorToAnthropic(statusOfCode(body.error.code), body).error };
 }
 
-/**
- * The door's chunks as Anthropic's event stream (`event: <type>` + `data:`), through the one stream translation.
- * An error item becomes an `error` event and ends the stream; a client that goes away ends the turn's stream.
- */
+/** The door's chunks as Anthropic's event stream (`event: <type>` + `data:`), through the one stream translation. */
 function messageEvents(items: AsyncGenerator<DoorStreamItem>, model: string): ReadableStream<Uint8Array> {
   const events = new ChatChunksToMessageEvents({ model });
   let failed = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      // Until something is written: a chunk that translates to no event must not leave the reader waiting.
-      for (;;) {
-        const next = await items.next();
-        if (next.done) {
-          if (!failed) for (const event of events.end()) controller.enqueue(messageEventBytes(event));
-          controller.close();
-          return;
-        }
-        const item = next.value;
-        let out: MessageStreamEvent[];
-        if (item.kind === "chunk") out = events.push(ChatChunkIn.parse(item.chunk));
-        else {
-          failed = true;
-          out = [errorEvent(item.body)];
-        }
-        for (const event of out) controller.enqueue(messageEventBytes(event));
-        if (out.length > 0) return;
-      }
+  return doorEventStream(items, {
+    write: (item) => {
+      if (item.kind === "chunk") return events.push(ChatChunkIn.parse(item.chunk)).map(messageEventBytes);
+      // An error item becomes an `error` event, and nothing follows it.
+      failed = true;
+      return [messageEventBytes(errorEvent(item.body))];
     },
-    async cancel() {
-      await items.return(undefined);
-    },
+    finish: () => (failed ? [] : events.end().map(messageEventBytes)),
   });
 }
 

@@ -18,7 +18,7 @@ import {
 } from "../translate/responses-chat";
 import { ResponsesStreamMapper } from "../translate/responses-chat-stream";
 import { type ResponseObject, ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../wire/responses";
-import type { DoorStreamItem } from "./completion";
+import { type DoorStreamItem, doorEventStream } from "./completion";
 import { type DoorPlace, runDoorTurn, SESSION_HEADER } from "./door";
 import { findResponse, hideResponse, insertResponse, newResponseId } from "./response-store";
 import { AgentChatBody } from "./transcript";
@@ -78,35 +78,37 @@ function responseEventStream(
   keep: (response: ResponseObject) => Promise<void>,
 ): ReadableStream<Uint8Array> {
   const mapper = new ResponsesStreamMapper(meta);
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const held: Extract<ResponsesStreamEvent, { response: ResponseObject }>[] = [];
-      const write = (events: ResponsesStreamEvent[]) => {
-        for (const event of events) {
-          if (isTerminal(event)) held.push(event);
-          else controller.enqueue(encoder.encode(responsesEventSse(event)));
-        }
-      };
-      write(mapper.start());
-      for await (const item of items) write(item.kind === "chunk" ? mapper.push(item.chunk) : mapper.fail(item.body));
-      write(mapper.end());
-      const last = held[0];
-      if (last) {
-        try {
-          await keep(last.response);
-          controller.enqueue(encoder.encode(responsesEventSse(last)));
-        } catch (error) {
-          c.var.logger.addException("[responses_store]", error, [["ResponseId", meta.id]]);
-          const failed = failedResponse(
-            errorBody("internal_error", "The response could not be kept; send the request again."),
-            meta,
-            { output: last.response.output, usage: last.response.usage },
-          );
-          const event = { type: "response.failed" as const, response: failed, sequence_number: last.sequence_number };
-          controller.enqueue(encoder.encode(responsesEventSse(event)));
-        }
+  let terminal: Extract<ResponsesStreamEvent, { response: ResponseObject }> | null = null;
+  const bytes = (events: ResponsesStreamEvent[]) =>
+    events.flatMap((event) => {
+      if (!isTerminal(event)) return [encoder.encode(responsesEventSse(event))];
+      terminal ??= event;
+      return [];
+    });
+  let started = false;
+  return doorEventStream(items, {
+    write: (item) => {
+      const first = started ? [] : bytes(mapper.start());
+      started = true;
+      return [...first, ...bytes(item.kind === "chunk" ? mapper.push(item.chunk) : mapper.fail(item.body))];
+    },
+    finish: async () => {
+      const out = [...bytes(mapper.end())];
+      const last = terminal;
+      if (!last) return out;
+      try {
+        await keep(last.response);
+        return [...out, encoder.encode(responsesEventSse(last))];
+      } catch (error) {
+        c.var.logger.addException("[responses_store]", error, [["ResponseId", meta.id]]);
+        const failed = failedResponse(
+          errorBody("internal_error", "The response could not be kept; send the request again."),
+          meta,
+          { output: last.response.output, usage: last.response.usage },
+        );
+        const event = { type: "response.failed" as const, response: failed, sequence_number: last.sequence_number };
+        return [...out, encoder.encode(responsesEventSse(event))];
       }
-      controller.close();
     },
   });
 }
