@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { sseData } from "./support/sse-data.ts";
 import { fixed, percentile } from "./support/stats.ts";
 
 const UPSTREAM_KEY = "sk-bench-upstream";
@@ -74,32 +75,15 @@ async function readAnswer(response: Response, path: string): Promise<{ text: str
   if (response.status !== 200 || !response.body) {
     throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
   }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
   let text = "";
   let tokenAt: number | null = null;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const data = buffer
-        .slice(0, end)
-        .split("\n")
-        .filter((line) => line.startsWith("data: "))
-        .map((line) => line.slice(6))
-        .join("\n");
-      buffer = buffer.slice(end + 2);
-      end = buffer.indexOf("\n\n");
-      if (!data || data === "[DONE]") continue;
-      const parsed = JSON.parse(data) as { error?: unknown; choices?: { delta?: { content?: string } }[] };
-      if (parsed.error) throw new Error(`${path} streamed an error: ${data}`);
-      const content = parsed.choices?.[0]?.delta?.content;
-      if (content) {
-        tokenAt ??= now();
-        text += content;
-      }
+  for await (const data of sseData(response.body)) {
+    const parsed = JSON.parse(data) as { error?: unknown; choices?: { delta?: { content?: string } }[] };
+    if (parsed.error) throw new Error(`${path} streamed an error: ${data}`);
+    const content = parsed.choices?.[0]?.delta?.content;
+    if (content) {
+      tokenAt ??= now();
+      text += content;
     }
   }
   return { text, tokenAt };

@@ -5,6 +5,8 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { agentMcpRoutes } from "./agent-mcp/routes";
+import { agentMessagesRoutes } from "./agent-wire/messages-door";
+import { responsesDoorRoutes } from "./agent-wire/responses-door";
 import { agentWireRoutes } from "./agent-wire/routes";
 import { corsForListedOrigins } from "./auth/cors";
 import { requireApiKey } from "./auth/middleware";
@@ -34,8 +36,9 @@ import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
 
-/** The routes that carry tool results (whole files): /context's, the agent's OpenAI door and its MCP server. */
-const TOOL_RESULTS_PATH = /^(\/context\/sessions\/[^/]+\/tool-results|\/agent\/v1\/chat\/completions|\/mcp)$/;
+/** The routes that carry tool results (whole files): /context's, the agent's three doors and its MCP server. */
+const TOOL_RESULTS_PATH =
+  /^(\/context\/sessions\/[^/]+\/tool-results|\/agent\/v1\/(chat\/completions|responses|messages)|\/mcp)$/;
 
 /** The largest body `path` takes: tool results carry whole files, so their routes take more. */
 export function maxBodyBytes(env: object, path = ""): number {
@@ -68,6 +71,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   });
   // The Messages wire answers every error in Anthropic's shape: put first, it sees every answer of its routes.
   app.use("/v1/messages/*", anthropicErrorShape);
+  app.use("/agent/v1/messages/*", anthropicErrorShape);
   // Settings first: a malformed var answers every request, /healthz included, with its name.
   app.use(async (c, next) => {
     try {
@@ -116,6 +120,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", sessionManagementRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);
+  app.route("/", responsesDoorRoutes);
+  app.route("/", agentMessagesRoutes);
   app.route("/", agentMcpRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   system_prompt_not_found: missing,
   mode_not_found: missing,
   model_not_found: missing,
+  response_not_found: missing,
   not_offered_by_demo: missing,
   mcp_server_not_found: missing,
   model_route_not_found: missing,

@@ -8,14 +8,16 @@ import { sseData } from "../llm/sse-lines";
 import { approvalRequest } from "../session/approval-words";
 import type { ServerFrame } from "../wire/frames";
 import {
+  type ChatChunkDelta,
+  type ChatChunkJson,
   type CompletionBase,
   chatCompletion,
-  chunkEvent,
+  chunkJson,
   DONE_EVENT,
   type OpenAIToolCall,
   type OpenAIUsage,
   openAIUsage,
-  usageEvent,
+  usageChunkJson,
 } from "../wire/openai";
 import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
 
@@ -78,6 +80,8 @@ export interface StreamedAnswer {
   toolCalls: OpenAIToolCall[];
   /** The turn ended in a way this wire reports as an error (sent as an error event). */
   failed: boolean;
+  /** The turn that answered, as its frames name it. */
+  turnId: string | null;
 }
 
 /** What a streamed door answer says when the model's stream broke mid-answer and the step started again. */
@@ -85,90 +89,137 @@ export const RESTARTED_NOTE = "(The model service failed in the middle of this a
 
 const encoder = new TextEncoder();
 
+/** A chunk of the door's stream as an object (what `chunkEvent` writes), or an error event's body. */
+export type DoorStreamItem =
+  | { kind: "chunk"; chunk: ChatChunkJson }
+  | { kind: "error"; body: ReturnType<typeof errorBody> };
+
+export interface DoorStreamOptions {
+  clientTools: ReadonlySet<string>;
+  includeUsage: boolean;
+  /** Sees what was answered (for the session's head) before the stream's last chunks go out. */
+  onEnd: (answer: StreamedAnswer) => Promise<void>;
+  /** Told of an unexpected failure while the stream runs (its stack goes to the log, never to the client). */
+  onBreak: (error: unknown) => void;
+}
+
 /**
- * The frames of a turn as chat completion chunks. `onEnd` sees what was answered (for the session's head)
- * before `[DONE]` goes out, so the client's next request finds it.
+ * The frames of a turn as chat completion chunks (objects; each wire writes them its own way). `onEnd` runs before
+ * the finish chunk, so a client that sends its next request as soon as its stream ends finds the session's head.
  */
-export function chunkStream(
+export async function* doorChunks(
   frames: ReadableStream<Uint8Array>,
   meta: CompletionBase,
-  options: {
-    clientTools: ReadonlySet<string>;
-    includeUsage: boolean;
-    onEnd: (answer: StreamedAnswer) => Promise<void>;
-    /** Told of an unexpected failure while the stream runs (its stack goes to the log, never to the client). */
-    onBreak: (error: unknown) => void;
-  },
-): ReadableStream<Uint8Array> {
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-    chunkEvent(meta, delta, finish, options.includeUsage);
-  const usageChunk = (usage: TokenUsage | undefined) => usageEvent(meta, usageJson(usage));
-
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (text: string) => controller.enqueue(encoder.encode(text));
-      const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false };
-      // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
-      let newParagraph = false;
-      const say = (text: string) => {
-        if (!text) return;
-        const piece = newParagraph && answer.content ? `\n\n${text}` : text;
-        newParagraph = false;
-        answer.content += piece;
-        send(chunk({ content: piece }, null));
-      };
-      let finish: string | null = null;
-      let usage: TokenUsage | undefined;
-      send(chunk({ role: "assistant", content: "" }, null));
-      try {
-        for await (const data of sseData(frames)) {
-          const frame = JSON.parse(data) as
-            | ServerFrame
-            | { type: "error"; code: string; message: string }
-            | { type: "door_usage"; usage: TokenUsage | null };
-          if (frame.type === "assistant_delta") say(frame.text);
-          else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed") {
-            // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.
-            newParagraph = true;
-            say(RESTARTED_NOTE);
-            newParagraph = true;
-          } else if (frame.type === "tool_call_started") newParagraph = true;
-          else if (frame.type === "client_tool_required") {
-            answer.toolCalls = clientToolCalls(frame.toolCalls, options.clientTools);
-            if (answer.toolCalls.length > 0) {
-              send(chunk({ tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null));
-            }
-            finish = answer.toolCalls.length > 0 ? "tool_calls" : "stop";
-          } else if (frame.type === "approval_required") {
-            newParagraph = true;
-            say(approvalRequest(frame.toolCalls.filter((c) => c.approval === "pending")));
-            finish = "stop";
-          } else if (frame.type === "door_usage") {
-            // This request's tokens (a resumed turn's earlier requests not counted again), sent as the turn stops.
-            usage = frame.usage ?? undefined;
-          } else if (frame.type === "turn_completed") {
-            const failure = turnFailure(frame.response);
-            if (failure) {
-              answer.failed = true;
-              send(`data: ${JSON.stringify(errorBody(failure.code, failure.message))}\n\n`);
-            }
-            finish = "stop";
-          } else if (frame.type === "error") {
-            answer.failed = true;
-            send(`data: ${JSON.stringify(errorBody(frame.code as ErrorCode, frame.message))}\n\n`);
-          }
+  options: DoorStreamOptions,
+): AsyncGenerator<DoorStreamItem> {
+  const chunk = (delta: ChatChunkDelta, finish: string | null): DoorStreamItem => ({
+    kind: "chunk",
+    chunk: chunkJson(meta, delta, finish, options.includeUsage),
+  });
+  const failure = (code: ErrorCode, message: string): DoorStreamItem => ({
+    kind: "error",
+    body: errorBody(code, message),
+  });
+  const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false, turnId: null };
+  // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
+  let newParagraph = false;
+  const said = (text: string): DoorStreamItem[] => {
+    if (!text) return [];
+    const piece = newParagraph && answer.content ? `\n\n${text}` : text;
+    newParagraph = false;
+    answer.content += piece;
+    return [chunk({ content: piece }, null)];
+  };
+  let finish: string | null = null;
+  let usage: TokenUsage | undefined;
+  yield chunk({ role: "assistant", content: "" }, null);
+  try {
+    for await (const data of sseData(frames)) {
+      const frame = JSON.parse(data) as
+        | ServerFrame
+        | { type: "error"; code: string; message: string }
+        | { type: "door_usage"; usage: TokenUsage | null };
+      if ("turnId" in frame && typeof frame.turnId === "string") answer.turnId = frame.turnId;
+      if (frame.type === "assistant_delta") yield* said(frame.text);
+      else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed") {
+        // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.
+        newParagraph = true;
+        yield* said(RESTARTED_NOTE);
+        newParagraph = true;
+      } else if (frame.type === "tool_call_started") newParagraph = true;
+      else if (frame.type === "client_tool_required") {
+        answer.toolCalls = clientToolCalls(frame.toolCalls, options.clientTools);
+        if (answer.toolCalls.length > 0) {
+          yield chunk({ tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null);
         }
-        if (!answer.failed) {
-          send(chunk({}, finish ?? "stop"));
-          if (options.includeUsage) send(usageChunk(usage));
-          await options.onEnd(answer);
+        finish = answer.toolCalls.length > 0 ? "tool_calls" : "stop";
+      } else if (frame.type === "approval_required") {
+        newParagraph = true;
+        yield* said(approvalRequest(frame.toolCalls.filter((c) => c.approval === "pending")));
+        finish = "stop";
+      } else if (frame.type === "door_usage") {
+        // This request's tokens (a resumed turn's earlier requests not counted again), sent as the turn stops.
+        usage = frame.usage ?? undefined;
+      } else if (frame.type === "turn_completed") {
+        const failed = turnFailure(frame.response);
+        if (failed) {
+          answer.failed = true;
+          yield failure(failed.code, failed.message);
         }
-      } catch (error) {
-        options.onBreak(error);
-        send(`data: ${JSON.stringify(errorBody("internal_error", BROKE_OFF))}\n\n`);
+        finish = "stop";
+      } else if (frame.type === "error") {
+        answer.failed = true;
+        yield failure(frame.code as ErrorCode, frame.message);
       }
-      send(DONE_EVENT);
-      controller.close();
+    }
+    if (!answer.failed) {
+      await options.onEnd(answer);
+      yield chunk({}, finish ?? "stop");
+      if (options.includeUsage) {
+        yield { kind: "chunk", chunk: usageChunkJson(meta, usageJson(usage)) };
+      }
+    }
+  } catch (error) {
+    options.onBreak(error);
+    yield failure("internal_error", BROKE_OFF);
+  }
+}
+
+/** How a wire writes the door's items: the bytes of one item (none is fine), and the stream's last bytes. */
+export interface DoorWire {
+  write(item: DoorStreamItem): Uint8Array[];
+  finish(): Uint8Array[] | Promise<Uint8Array[]>;
+}
+
+/**
+ * The door's items as an event stream, read as the client reads it: a client that goes away stops the turn's
+ * stream (the turn itself goes on in its session).
+ */
+export function doorEventStream(items: AsyncGenerator<DoorStreamItem>, wire: DoorWire): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // Until something is written: an item that writes nothing must not leave the reader waiting.
+      for (;;) {
+        const next = await items.next();
+        const out = next.done ? await wire.finish() : wire.write(next.value);
+        for (const bytes of out) controller.enqueue(bytes);
+        if (next.done) {
+          controller.close();
+          return;
+        }
+        if (out.length > 0) return;
+      }
     },
+    async cancel() {
+      await items.return(undefined);
+    },
+  });
+}
+
+/** The door's chunks as chat completions' event stream, ended by `[DONE]`. */
+export function chatEventStream(items: AsyncGenerator<DoorStreamItem>): ReadableStream<Uint8Array> {
+  return doorEventStream(items, {
+    write: (item) => [encoder.encode(`data: ${JSON.stringify(item.kind === "chunk" ? item.chunk : item.body)}\n\n`)],
+    finish: () => [encoder.encode(DONE_EVENT)],
   });
 }

@@ -56,13 +56,12 @@ export async function resolveThread(
 }
 
 /** After an answer: the session's head is the history with our answer appended. */
-export async function recordHead(db: Db, sessionId: string, keyId: string, head: string): Promise<void> {
-  await db
+export function headStatement(db: Db, sessionId: string, keyId: string, head: string): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO agent_threads (session_id, key_id, head) VALUES (?, ?, ?)
        ON CONFLICT (session_id) DO UPDATE SET key_id = excluded.key_id, head = excluded.head,
          updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
     )
-    .bind(sessionId, keyId, head)
-    .run();
+    .bind(sessionId, keyId, head);
 }

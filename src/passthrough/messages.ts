@@ -15,21 +15,26 @@ import { jsonObjectOf, type PassthroughRequest } from "./request-body";
 import { forward, generationGuards } from "./routes";
 import { wireOf } from "./wire-crossing";
 
-/** A Messages request, read and translated for the estimate; a refusal names the param that cannot be carried. */
-function translated(body: MessagesRequest) {
+/** A Messages request, read and translated (for the estimate, and the agent's door); a refusal names the param. */
+export function translated(body: MessagesRequest) {
   const chat = messagesToChatRequest(body);
   if (!chat.ok) throw new ApiError("invalid_request", chat.message, { param: chat.param });
   return chat.value;
 }
 
 /** The client's bytes (sent upstream as they are but for `model`) and their parse with `schema`. */
-async function readBody<S extends z.ZodType>(
+async function readRequest<S extends z.ZodType>(
   c: AppContext,
   schema: S,
 ): Promise<{ bytes: ArrayBuffer; body: z.output<S> }> {
   requireJsonBody(c);
   const bytes = await c.req.arrayBuffer();
   return { bytes, body: parseWith(schema, jsonObjectOf(bytes), "request body") };
+}
+
+/** The body as `schema` reads it: JSON only, a zod failure naming the field (the agent's Messages door reads it so too). */
+export async function readBody<S extends z.ZodType>(c: AppContext, schema: S): Promise<z.output<S>> {
+  return (await readRequest(c, schema)).body;
 }
 
 /**
@@ -39,7 +44,7 @@ async function readBody<S extends z.ZodType>(
  * the model call limit, the meter, usage rows.
  */
 async function messages(c: AppContext): Promise<Response> {
-  const { bytes, body } = await readBody(c, MessagesRequest);
+  const { bytes, body } = await readRequest(c, MessagesRequest);
   const request: PassthroughRequest = {
     bytes,
     wire: "anthropic",
@@ -53,46 +58,69 @@ async function messages(c: AppContext): Promise<Response> {
 }
 
 /** count_tokens takes a Messages request without `max_tokens`. */
-const CountTokensRequest = MessagesRequest.extend({ max_tokens: MessagesRequest.shape.max_tokens.optional() });
+export const CountTokensRequest = MessagesRequest.extend({ max_tokens: MessagesRequest.shape.max_tokens.optional() });
 
 /**
- * On an `anthropic` route, the upstream's own count (the request relayed to its /v1/messages/count_tokens, outside
- * the model call limit and the meter). On any other route, the request's input tokens as the repo's one estimate
- * (src/token-estimate.ts) reads the translated chat request: an estimate, not a tokenizer's count.
+ * The request's input tokens as the repo's one estimate (src/token-estimate.ts) reads the translated chat request:
+ * an estimate, not a tokenizer's count, for every route that is not an Anthropic one (and for the agent's Messages
+ * door, POST /agent/v1/messages/count_tokens).
  */
-async function countTokens(c: AppContext): Promise<Response> {
-  const { bytes, body } = await readBody(c, CountTokensRequest);
-  const route = (await envRouteTable(c.env, c.var.logger)).get(body.model);
-  if (route && wireOf(route) === "anthropic") {
-    const request: PassthroughRequest = {
-      bytes,
-      wire: "anthropic",
-      model: body.model,
-      stream: false,
-      maxTokens: null,
-      includeUsage: false,
-    };
-    return forward(c, "/messages/count_tokens", request, { uncounted: true });
-  }
+function estimatedCount(c: AppContext, body: z.output<typeof CountTokensRequest>): Response {
   const { messages: chatMessages, tools } = translated({ ...body, max_tokens: body.max_tokens ?? 1, stream: false });
   return c.json({ input_tokens: estimateTokens(JSON.stringify({ messages: chatMessages, tools: tools ?? [] })) });
 }
 
+/** The estimate of a count_tokens request (the agent's Messages door answers its count_tokens with it). */
+export async function countTokens(c: AppContext): Promise<Response> {
+  return estimatedCount(c, await readBody(c, CountTokensRequest));
+}
+
+/**
+ * POST /v1/messages/count_tokens: on an `anthropic` route, the upstream's own count (the request relayed to its
+ * /v1/messages/count_tokens, outside the model call limit and the meter); on any other route, the estimate.
+ */
+async function countTokensOnRoute(c: AppContext): Promise<Response> {
+  const { bytes, body } = await readRequest(c, CountTokensRequest);
+  const route = (await envRouteTable(c.env, c.var.logger)).get(body.model);
+  if (!route || wireOf(route) !== "anthropic") return estimatedCount(c, body);
+  const request: PassthroughRequest = {
+    bytes,
+    wire: "anthropic",
+    model: body.model,
+    stream: false,
+    maxTokens: null,
+    includeUsage: false,
+  };
+  return forward(c, "/messages/count_tokens", request, { uncounted: true });
+}
+
+/** An error answer of the Messages wire in /openapi.json. */
+export const anthropicError = (description: string) => json(AnthropicErrorBody, description);
+
+/** The refusals every Messages wire route can answer, in /openapi.json. */
+export const MESSAGES_FAILURES = {
+  400: anthropicError("The request is wrong; the message starts with the field (`invalid_request_error`)."),
+  401: anthropicError("No key, or an unknown or revoked key (`authentication_error`)."),
+  403: anthropicError("The key lacks the `chat` scope (`permission_error`)."),
+  415: anthropicError("The body is not sent as JSON."),
+};
+
+/** The Messages wire takes our key as a bearer token or as `x-api-key`, as Anthropic's clients send it. */
+export const MESSAGES_SECURITY: { [scheme: string]: string[] }[] = [
+  { bearer: [] },
+  { anthropicApiKey: [] },
+  { browserSession: [] },
+];
+
 /** Both routes in /openapi.json; their bodies are read by the route (errors in Anthropic's shape), not a validator. */
 function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
-  const anthropicError = (description: string) => json(AnthropicErrorBody, description);
-  const failures = {
-    400: anthropicError("The request is wrong; the message starts with the field (`invalid_request_error`)."),
-    401: anthropicError("No key, or an unknown or revoked key (`authentication_error`)."),
-    403: anthropicError("The key lacks the `chat` scope (`permission_error`)."),
-    415: anthropicError("The body is not sent as JSON."),
-  };
+  const failures = MESSAGES_FAILURES;
   const upstreamFailures = {
     429: anthropicError("The key's model call limit or the org's budget is spent (`rate_limit_error`)."),
     502: anthropicError("The upstream LLM failed (`api_error`)."),
     504: anthropicError("The upstream LLM was too slow (`timeout_error`)."),
   };
-  const security: { [scheme: string]: string[] }[] = [{ bearer: [] }, { anthropicApiKey: [] }, { browserSession: [] }];
+  const security = MESSAGES_SECURITY;
   const tags = ["passthrough"];
   app.openAPIRegistry.registerPath({
     method: "post",
@@ -120,6 +148,8 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
         "The input tokens (estimated unless the route is anthropic).",
       ),
       ...failures,
+      502: anthropicError("An anthropic route's upstream failed (`api_error`)."),
+      504: anthropicError("An anthropic route's upstream was too slow (`timeout_error`)."),
     },
   });
   return app;
@@ -127,4 +157,4 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
 
 export const messagesRoutes = describe(routes())
   .post("/v1/messages", ...generationGuards, messages)
-  .post("/v1/messages/count_tokens", ...generationGuards, countTokens);
+  .post("/v1/messages/count_tokens", ...generationGuards, countTokensOnRoute);

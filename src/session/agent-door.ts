@@ -44,6 +44,8 @@ export interface DoorAnswer {
   content: string;
   /** The calls that wait for the client's results now. */
   waitingForClient: string[];
+  /** The turn this request drove (still waiting for the client, or ended). */
+  turnId: string | null;
   /** The tokens of this request's model calls (a resumed turn's earlier requests not counted again). */
   usage?: TokenUsage;
 }
@@ -179,6 +181,7 @@ export class AgentDoor {
         response: outcome.value,
         content: textSince(store, prepared.afterSeq),
         waitingForClient,
+        turnId: store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null,
         ...usageField(usageSince(before, outcome.value.usage)),
       },
     };

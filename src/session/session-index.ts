@@ -229,9 +229,17 @@ export async function changeSessionEntry(
     .run();
 }
 
-/** A deleted session leaves the index (its usage rows stay: they hold no text of the conversation). */
+/**
+ * A deleted session leaves the index and takes its kept responses (the Responses door's, which hold its text) with
+ * it. Its usage rows and its head on the agent's door (a fingerprint, no text) stay: a client that resends the
+ * deleted conversation's history is told the session is gone rather than starting it again.
+ */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
-  await db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId).run();
+  await db.batch(
+    ["session_index", "agent_responses"].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).bind(sessionId),
+    ),
+  );
 }
 
 /** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */

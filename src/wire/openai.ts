@@ -214,32 +214,50 @@ export function chatCompletion(
  * One `chat.completion.chunk` as an SSE event. `usageField`: a stream that will end with a usage event carries
  * `usage: null` on every other chunk, as OpenAI's does.
  */
-export function chunkEvent(
+/** What one chunk adds to the answer. */
+export interface ChatChunkDelta {
+  role?: "assistant";
+  content?: string;
+  tool_calls?: Array<{ index: number; id?: string; type?: "function"; function: { name?: string; arguments: string } }>;
+}
+
+/** A `chat.completion.chunk` as an object: one choice's delta and finish reason. */
+export function chunkJson(
   base: CompletionBase,
-  delta: Record<string, unknown>,
+  delta: ChatChunkDelta,
   finish: string | null = null,
   usageField = false,
-): string {
-  return `data: ${JSON.stringify({
+) {
+  return {
     id: base.id,
-    object: "chat.completion.chunk",
+    object: "chat.completion.chunk" as const,
     created: base.created,
     model: base.model,
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
     ...(usageField ? { usage: null } : {}),
-  })}\n\n`;
+  };
+}
+export type ChatChunkJson = Omit<ReturnType<typeof chunkJson>, "choices" | "usage"> & {
+  choices: ReturnType<typeof chunkJson>["choices"];
+  usage?: OpenAIUsage | null;
+};
+
+export function chunkEvent(
+  base: CompletionBase,
+  delta: ChatChunkDelta,
+  finish: string | null = null,
+  usageField = false,
+): string {
+  return `data: ${JSON.stringify(chunkJson(base, delta, finish, usageField))}\n\n`;
 }
 
 /** The last chunk of a stream whose client asked for usage: no choices, the usage. */
+export function usageChunkJson(base: CompletionBase, usage: OpenAIUsage): ChatChunkJson {
+  return { ...chunkJson(base, {}), choices: [], usage };
+}
+
 export function usageEvent(base: CompletionBase, usage: OpenAIUsage): string {
-  return `data: ${JSON.stringify({
-    id: base.id,
-    object: "chat.completion.chunk",
-    created: base.created,
-    model: base.model,
-    choices: [],
-    usage,
-  })}\n\n`;
+  return `data: ${JSON.stringify(usageChunkJson(base, usage))}\n\n`;
 }
 
 /** The event that ends every stream. */

@@ -37,4 +37,32 @@ describe("x-api-key", () => {
       error: { type: "authentication_error", message: "Invalid API key." },
     });
   });
+
+  it("authenticates the agent's Messages door with x-api-key, as on /v1/messages", async () => {
+    const response = await worker.fetch("http://localhost/agent/v1/messages/count_tokens", {
+      method: "POST",
+      headers: { "x-api-key": (await newChatKey()).key, "content-type": "application/json" },
+      body: JSON.stringify({ model: "aptix-agent/general", messages: [{ role: "user", content: "Hi" }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
+  });
+
+  it("refuses a wrong x-api-key on /agent/v1/messages with 401 in Anthropic's shape", async () => {
+    const response = await worker.fetch("http://localhost/agent/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": "sk-aptix-not-a-key", "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "aptix-agent/general",
+        max_tokens: 8,
+        messages: [{ role: "user", content: "Hi" }],
+      }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("request-id")).toBeTruthy();
+    expect(await response.json()).toEqual({
+      type: "error",
+      error: { type: "authentication_error", message: "Invalid API key." },
+    });
+  });
 });

@@ -1,9 +1,11 @@
 // The README's /agent/v1 transcript, as `npm start` serves it: the official openai client pointed at the
 // agent's OpenAI door, chatting with the Workspace agent (the offline demo model) including a tool of the
-// client's own, carried out by the client.
+// client's own, carried out by the client; and the OpenAI Agents SDK on its default model (the Responses API).
 import { exports } from "cloudflare:workers";
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { newChatKey } from "../passthrough/harness";
 
 describe("the README's /agent/v1 transcript", () => {
@@ -42,6 +44,40 @@ describe("the README's /agent/v1 transcript", () => {
     const second = await client.chat.completions.create({ model: "aptix-agent/workspace", messages, tools });
     expect(second.choices[0]?.message.content).toBe(
       '[offline demo model] The tool get_weather answered: {"sky":"sunny","celsius":24}',
+    );
+  });
+});
+
+describe("the README's Agents SDK transcript", () => {
+  // No traces sent to OpenAI from a test.
+  setTracingDisabled(true);
+
+  it("runs an agent on its default model (the Responses API) whose function tool the SDK calls", async () => {
+    const key = await newChatKey();
+    setDefaultOpenAIClient(
+      new OpenAI({
+        apiKey: key.key,
+        baseURL: "http://localhost/agent/v1",
+        maxRetries: 0,
+        fetch: (input, init) => exports.default.fetch(input, init),
+      }),
+    );
+    const agent = new Agent({
+      name: "Weather",
+      instructions: "Answer weather questions.",
+      model: "aptix-agent/workspace",
+      tools: [
+        tool({
+          name: "get_weather",
+          description: "The weather in a city.",
+          parameters: z.object({ city: z.string() }),
+          execute: async ({ city }) => ({ city, sky: "sunny" }),
+        }),
+      ],
+    });
+    const result = await run(agent, "use get_weather for Paris");
+    expect(result.finalOutput).toBe(
+      '[offline demo model] The tool get_weather answered: {"city":"Paris","sky":"sunny"}',
     );
   });
 });

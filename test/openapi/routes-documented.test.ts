@@ -37,10 +37,15 @@ describe("GET /openapi.json", () => {
     expect([...new Set(served)].filter((route) => !documented.includes(route))).toEqual([]);
   });
 
-  it("documents the Messages wire's routes, which also take the key as x-api-key", async () => {
+  it("documents the Messages wire's routes (the passthrough's and the agent's), which also take the key as x-api-key", async () => {
     const doc = await document();
     expect(doc.components?.securitySchemes?.anthropicApiKey).toMatchObject({ in: "header", name: "x-api-key" });
-    for (const path of ["/v1/messages", "/v1/messages/count_tokens"]) {
+    for (const path of [
+      "/v1/messages",
+      "/v1/messages/count_tokens",
+      "/agent/v1/messages",
+      "/agent/v1/messages/count_tokens",
+    ]) {
       expect(doc.paths[path]?.post?.security).toContainEqual({ anthropicApiKey: [] });
     }
   });

@@ -221,6 +221,7 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
         headers: { authorization: `Bearer ${(await newChatKey()).key}` },
       }),
   },
+  response_not_found: { http: () => request("GET", "/agent/v1/responses/resp_nowhere") },
   not_offered_by_demo: {
     http: async () =>
       workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/embeddings", {

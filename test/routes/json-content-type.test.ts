@@ -56,7 +56,7 @@ describe("JSON routes and the content type", () => {
       await exports.default.fetch("http://aptix.test/openapi.json", { headers: authHeaders() })
     ).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
     const answers: Record<string, string> = {};
-    // The Messages wire answers in Anthropic's shape (`{"type":"error","error":{"type","message"}}`): no code.
+    // The Messages wire (the passthrough's and the agent's) answers in Anthropic's shape (`{"type":"error","error":{"type","message"}}`): no code.
     const anthropicAnswers: Record<string, string> = {};
     for (const [path, operations] of Object.entries(doc.paths)) {
       // The MCP server speaks JSON-RPC: its transport refuses other media types in that protocol's own shape.
@@ -68,7 +68,7 @@ describe("JSON routes and the content type", () => {
           headers: { ...authHeaders(), "content-type": "text/plain" },
           body: "{}",
         });
-        if (path.startsWith("/v1/messages")) {
+        if (path.startsWith("/v1/messages") || path.startsWith("/agent/v1/messages")) {
           const body = (await response.json()) as { type: string; error: { type: string } };
           anthropicAnswers[`${method} ${path}`] = `${response.status} ${body.type} ${body.error.type}`;
           continue;
@@ -81,6 +81,8 @@ describe("JSON routes and the content type", () => {
     expect(anthropicAnswers).toEqual({
       "post /v1/messages": "415 error invalid_request_error",
       "post /v1/messages/count_tokens": "415 error invalid_request_error",
+      "post /agent/v1/messages": "415 error invalid_request_error",
+      "post /agent/v1/messages/count_tokens": "415 error invalid_request_error",
     });
   });
 });

@@ -1,6 +1,6 @@
 // PATCH /context/sessions/:id and the list's filters: a person renames a session (the automatic title never
 // replaces theirs) and archives it (left out of the list unless archived=true); q searches titles.
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionList, SessionListEntry } from "../../src/wire/session";
 import { TEST_KEYS } from "../fixtures/keys";

@@ -6,7 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { INTERRUPTED_CALL } from "../../src/agent/tool-batch";
-import { BROKE_OFF, chunkStream, completionMeta } from "../../src/agent-wire/completion";
+import { BROKE_OFF, chatEventStream, completionMeta, doorChunks } from "../../src/agent-wire/completion";
 import { mcpToolName } from "../../src/mcp/mcp-names";
 import { settings } from "../../src/settings";
 import type { SessionView } from "../../src/wire/session";
@@ -155,12 +155,14 @@ describe("a turn cut off by a restart", () => {
       },
     });
     const broken: unknown[] = [];
-    const stream = chunkStream(frames, completionMeta("aptix-agent/general"), {
-      clientTools: new Set(),
-      includeUsage: false,
-      onEnd: async () => {},
-      onBreak: (error) => broken.push(error),
-    });
+    const stream = chatEventStream(
+      doorChunks(frames, completionMeta("aptix-agent/general"), {
+        clientTools: new Set(),
+        includeUsage: false,
+        onEnd: async () => {},
+        onBreak: (error) => broken.push(error),
+      }),
+    );
     const events = (await new Response(stream).text()).split("\n\n").filter(Boolean);
     expect(events.at(-1)).toBe("data: [DONE]");
     expect(JSON.parse(events.at(-2)?.slice("data: ".length) ?? "null")).toMatchObject({

@@ -1,0 +1,216 @@
+// One turn of the agent through its doors (/agent/v1): the chat completions door, and the Responses and Messages
+// doors that translate their requests to a chat completions request and run it here. The request's model names the
+// mode; its history (or the session it names) says which session it continues; the client's tools are checked
+// against the tool contract. The answer is a chat completion, or the turn's chunks as objects for each wire to write.
+
+import { BOOKMARK_HEADER } from "../db";
+import { ApiError } from "../errors";
+import type { AppContext } from "../http";
+import { takeModelCall } from "../metering/model-call-limit";
+import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { quoted } from "../quote";
+import { refuse } from "../refusal";
+import type { DoorTurn } from "../session/agent-door";
+import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
+import { cachedTurnReads, readTurnReads } from "../session/session-model";
+import { settings } from "../settings";
+import { clientFunctionTool, clientToolRegistry } from "../tools/client-function-tool";
+import { AgentToolContractError } from "../tools/registry";
+import type { OpenAIToolCall } from "../wire/openai";
+import {
+  answerText,
+  clientToolCalls,
+  completionJson,
+  completionMeta,
+  type DoorStreamItem,
+  doorChunks,
+  turnFailure,
+} from "./completion";
+import { modeKeyOfModel, modelOfMode } from "./models";
+import { headStatement, resolveThread } from "./threads";
+import {
+  type AgentChatBody,
+  canonicalArguments,
+  declaredTools,
+  fingerprintChain,
+  meaningOf,
+  nextFingerprint,
+  trailingInput,
+} from "./transcript";
+
+/** The header that names the session a request continues, and that every answer carries. */
+export const SESSION_HEADER = "X-Aptix-Session";
+
+export async function modelNotFound(c: AppContext, model: string): Promise<never> {
+  const modes = await new D1AgentModeCatalogService(c.var.db).getAllModes();
+  const known = modes.map((m) => modelOfMode(m).id).join(", ");
+  throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
+    param: "model",
+  });
+}
+
+/**
+ * The mode and base prompt of a turn: this isolate's copy (MODES_CACHE_MS), unless the client sent a D1
+ * bookmark, which asks to read at least what its last answer had seen (its own writes included).
+ */
+function turnReadsOf(c: AppContext, key: string) {
+  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.var.db, key);
+  return cachedTurnReads(c.env.DB, c.var.db, key, settings(c.env).modes.cacheMs);
+}
+
+/**
+ * The client's tools, each checked against the tool contract and against the built-in tools' names (400 naming
+ * the first bad one), in a registry that makes none of the built-in tools.
+ */
+function checkClientTools(c: AppContext, body: AgentChatBody) {
+  const declared = declaredTools(body);
+  if (declared.length === 0) return declared;
+  const registry = clientToolRegistry(c.var.logger);
+  declared.forEach((tool, index) => {
+    try {
+      registry.registerTool(clientFunctionTool(tool));
+    } catch (error) {
+      if (!(error instanceof AgentToolContractError)) throw error;
+      throw new ApiError("invalid_request", `Invalid 'tools.${index}': ${error.message}`, { param: `tools.${index}` });
+    }
+  });
+  return declared;
+}
+
+/** Where a door's turn is: its session, and the head after its answer (the session's latest answer). */
+export interface DoorPlace {
+  sessionId: string;
+  /** The session's head after this answer (agent_threads.head), once answered; a Responses door's response keeps it. */
+  head: () => string | null;
+  /** The turn that answered, once answered. */
+  turnId: () => string | null;
+  /**
+   * With `holdHead`: writes the head together with the door's own rows (one round trip), before its answer goes out.
+   * Without it the head is written as the turn answers, and this writes only `rows`.
+   */
+  save: (rows: D1PreparedStatement[]) => Promise<void>;
+}
+
+export type DoorOutcome =
+  | { kind: "answer"; place: DoorPlace; completion: ReturnType<typeof completionJson> }
+  | { kind: "stream"; place: DoorPlace; items: AsyncGenerator<DoorStreamItem> };
+
+export interface DoorRequest {
+  body: AgentChatBody;
+  /** The session this request continues, as named by the client (X-Aptix-Session, or a Responses previous_response_id). */
+  sessionId: string | null;
+  /** With a stream: the usage chunk at its end. */
+  includeUsage: boolean;
+  /** The door writes the session's head itself, with rows of its own (`DoorPlace.save`). */
+  holdHead?: boolean;
+}
+
+/**
+ * One turn of the agent for a chat completions request: the mode, the session, the client's tools, the key's model
+ * call budget; then the session's object runs the turn. Bad input and a failed turn throw ApiError (OpenAI's
+ * shape, the session header on a failed turn). The session's head is recorded before the answer goes out.
+ */
+export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<DoorOutcome> {
+  const { body } = request;
+  const { keyId, org, user } = c.var.principal;
+  const key = modeKeyOfModel(body.model);
+  const clientTools = checkClientTools(c, body);
+  const meanings = body.messages.map(meaningOf);
+  const input = trailingInput(meanings);
+  if ("problem" in input) {
+    throw new ApiError("invalid_request", `Invalid '${input.param}': ${input.problem}.`, { param: input.param });
+  }
+  // At once: the mode and base prompt (one round trip to D1), the key's model call budget for the turn's
+  // first call, and the session the history belongs to. The first model call then starts without a read.
+  const chain = fingerprintChain(meanings);
+  const [reads, grant, thread] = await Promise.all([
+    key ? turnReadsOf(c, key) : null,
+    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+    chain.then((fingerprints) =>
+      // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds
+      // after it, and a client of the OpenAI wire carries no bookmark.
+      resolveThread(c.env.DB, keyId, request.sessionId, meanings, fingerprints, input),
+    ),
+  ]);
+  const mode = reads?.mode;
+  if (!reads || !mode) return modelNotFound(c, body.model);
+  if (thread.kind === "refused") {
+    throw new ApiError("invalid_request", thread.message, { param: thread.param });
+  }
+  if (!grant.ok) {
+    throw ApiError.from(refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds }));
+  }
+  // A new session is created by the turn's own call to its object.
+  const sessionId = thread.kind === "continue" ? thread.sessionId : c.env.AGENT_SESSION.newUniqueId().toString();
+  const stub =
+    thread.kind === "continue"
+      ? sessionStub(c.env, sessionId)
+      : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
+  const turn: DoorTurn = {
+    input:
+      input.type === "message"
+        ? { type: "message", content: input.content }
+        : { type: "tool_results", results: input.results },
+    seed: thread.kind === "new" ? thread.seed : [],
+    clientTools,
+    reads: { mode, basePrompt: reads.basePrompt },
+    prepaid: true,
+    ...(thread.kind === "new" ? { create: { org, user, mode: mode.key } } : {}),
+  };
+  const names = new Set(clientTools.map((t) => t.function.name));
+  const meta = completionMeta(body.model);
+  const headers = { [SESSION_HEADER]: sessionId };
+  let head: string | null = null;
+  let turnId: string | null = null;
+  const db = c.env.DB;
+  const place: DoorPlace = {
+    sessionId,
+    head: () => head,
+    turnId: () => turnId,
+    save: async (rows) => {
+      const all = request.holdHead && head !== null ? [headStatement(db, sessionId, keyId, head), ...rows] : rows;
+      if (all.length > 0) await db.batch(all);
+    },
+  };
+  // The session's head: the history with this answer appended, as the client will send it back.
+  const remember = async (content: string, calls: OpenAIToolCall[]) => {
+    const reply = {
+      role: "assistant" as const,
+      text: content,
+      calls: calls.map((t) => ({
+        id: t.id,
+        name: t.function.name,
+        arguments: canonicalArguments(t.function.arguments),
+      })),
+    };
+    head = await nextFingerprint((await chain).at(-1) ?? "", reply);
+    if (!request.holdHead) await headStatement(db, sessionId, keyId, head).run();
+  };
+
+  if (body.stream) {
+    const frames = unwrap(await stub.doorTurnStream(callerOf(c), turn));
+    const items = doorChunks(frames, meta, {
+      clientTools: names,
+      includeUsage: request.includeUsage,
+      onEnd: (answer) => {
+        turnId = answer.turnId;
+        return remember(answer.content, answer.toolCalls);
+      },
+      onBreak: (error) => c.var.logger.addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
+    });
+    return { kind: "stream", place, items };
+  }
+
+  const answer = unwrap(await stub.doorTurn(callerOf(c), turn));
+  const failure = turnFailure(answer.response);
+  if (failure) throw new ApiError(failure.code, failure.message, { headers });
+  const waiting = new Set(answer.waitingForClient);
+  const calls = clientToolCalls(
+    answer.response.toolCalls.filter((t) => waiting.has(t.id)),
+    names,
+  );
+  const content = answerText(answer.response, answer.content);
+  turnId = answer.turnId;
+  await remember(content, calls);
+  return { kind: "answer", place, completion: completionJson(meta, content, calls, answer.usage) };
+}

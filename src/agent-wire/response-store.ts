@@ -1,0 +1,62 @@
+// The responses the agent's Responses door keeps (D1 `agent_responses`, migration 0019): each tied to its org, the
+// session and turn that answered it, and the session's head after it, so a later request's previous_response_id
+// finds the session to continue, and tells whether that response is still the session's latest.
+import type { Db } from "../db";
+import type { ResponseObject } from "../wire/responses";
+
+export function newResponseId(): string {
+  return `resp_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+export interface ResponsePlace {
+  org: string;
+  sessionId: string;
+  turnId: string | null;
+  head: string | null;
+}
+
+/** The statement that keeps a response (run in one batch with the session's head). */
+export function insertResponse(db: Db, place: ResponsePlace, response: ResponseObject): D1PreparedStatement {
+  return db
+    .prepare(
+      "INSERT INTO agent_responses (id, org, session_id, turn_id, head, response_json) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(response.id, place.org, place.sessionId, place.turnId, place.head, JSON.stringify(response));
+}
+
+export interface StoredResponse {
+  sessionId: string;
+  response: ResponseObject;
+  /** No answer of the session came after it (its head is still the session's head). */
+  latest: boolean;
+}
+
+/** A response of the org that was not deleted; another org's is not found. */
+export async function findResponse(db: Db, org: string, id: string): Promise<StoredResponse | null> {
+  const row = await db
+    .prepare(
+      `SELECT r.session_id, r.response_json, r.head IS NOT NULL AND r.head = t.head AS latest
+       FROM agent_responses r LEFT JOIN agent_threads t ON t.session_id = r.session_id
+       WHERE r.id = ? AND r.org = ? AND r.deleted_at IS NULL`,
+    )
+    .bind(id, org)
+    .first<{ session_id: string; response_json: string; latest: number | null }>();
+  if (!row) return null;
+  return {
+    sessionId: row.session_id,
+    response: JSON.parse(row.response_json) as ResponseObject,
+    latest: row.latest === 1,
+  };
+}
+
+/** Hides a response from view (GET and previous_response_id no longer find it); false when there was none. */
+export async function hideResponse(db: Db, org: string, id: string): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `UPDATE agent_responses SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE id = ? AND org = ? AND deleted_at IS NULL`,
+    )
+    .bind(id, org)
+    .run();
+  return result.meta.changes > 0;
+}
