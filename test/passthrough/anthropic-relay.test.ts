@@ -8,6 +8,20 @@ import { scriptAnthropic } from "../fixtures/upstream";
 import { anthropic, toAnthropic, weather } from "./anthropic-harness";
 import { newChatKey, post, sseEvents, workerWith } from "./harness";
 
+/** A stream's first event, as the scripted upstream writes a raw one. */
+const messageStart = `event: message_start\ndata: ${JSON.stringify({
+  type: "message_start",
+  message: {
+    id: "msg_raw",
+    type: "message",
+    role: "assistant",
+    model: "claude-test",
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 3, output_tokens: 1 },
+  },
+})}`;
+
 /** What the scripted upstream received, the body parsed. */
 async function sentTo(script: {
   requests(): Promise<{ path: string; headers: Record<string, string>; body: string }[]>;
@@ -247,28 +261,26 @@ describe("POST /v1/messages on an anthropic route", () => {
     expect(error instanceof Error ? error.message : "").toContain("Overloaded");
   });
 
+  it("ends a relayed stream whose upstream stalls with Anthropic's timeout_error event", async () => {
+    const route = await toAnthropic();
+    const script = await scriptAnthropic([{ type: "sse", events: [messageStart], end: "stall" }]);
+    const response = await post(
+      "/messages",
+      await newChatKey(),
+      { model: route, max_tokens: 8, stream: true, messages: [{ role: "user", content: script.marker }] },
+      {},
+      workerWith({ PASSTHROUGH_IDLE_TIMEOUT_MS: "200" }),
+    );
+    const last = sseEvents(await response.text()).at(-1) ?? "";
+    expect(JSON.parse(/^data: (.*)$/m.exec(last)?.[1] ?? "{}")).toEqual({
+      type: "error",
+      error: { type: "timeout_error", message: expect.stringContaining("stalled") },
+    });
+  });
+
   it("ends a relayed stream whose upstream breaks mid-answer with Anthropic's error event", async () => {
     const route = await toAnthropic();
-    const start = {
-      type: "message_start",
-      message: {
-        id: "msg_cut",
-        type: "message",
-        role: "assistant",
-        model: "claude-test",
-        content: [],
-        stop_reason: null,
-        usage: { input_tokens: 3, output_tokens: 1 },
-      },
-    };
-    const script = await scriptAnthropic([
-      {
-        type: "sse",
-        events: [`event: message_start\ndata: ${JSON.stringify(start)}`],
-        eventDelayMs: 20,
-        end: "destroy",
-      },
-    ]);
+    const script = await scriptAnthropic([{ type: "sse", events: [messageStart], eventDelayMs: 20, end: "destroy" }]);
     const response = await post("/messages", await newChatKey(), {
       model: route,
       max_tokens: 8,
