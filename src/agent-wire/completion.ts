@@ -191,6 +191,16 @@ export interface DoorWire {
   finish(): Uint8Array[] | Promise<Uint8Array[]>;
 }
 
+function joined(parts: Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    all.set(part, at);
+    at += part.byteLength;
+  }
+  return all;
+}
+
 /**
  * The door's items as an event stream, read as the client reads it: a client that goes away stops the turn's
  * stream (the turn itself goes on in its session).
@@ -202,7 +212,8 @@ export function doorEventStream(items: AsyncGenerator<DoorStreamItem>, wire: Doo
       for (;;) {
         const next = await items.next();
         const out = next.done ? await wire.finish() : wire.write(next.value);
-        for (const bytes of out) controller.enqueue(bytes);
+        // One write for all of an item's events (a text delta often comes with the events that open its block).
+        if (out.length > 0) controller.enqueue(out.length === 1 ? (out[0] as Uint8Array) : joined(out));
         if (next.done) {
           controller.close();
           return;

@@ -97,8 +97,11 @@ export type DoorOutcome =
 
 export interface DoorRequest {
   body: AgentChatBody;
-  /** The session this request continues, as named by the client (X-Aptix-Session, or a Responses previous_response_id). */
-  sessionId: string | null;
+  /**
+   * The session this request continues, as named by the client (X-Aptix-Session, or a Responses previous_response_id,
+   * looked up while the turn's other reads run; its refusal refuses the request).
+   */
+  sessionId: string | null | Promise<string | null>;
   /** With a stream: the usage chunk at its end. */
   includeUsage: boolean;
   /** The door writes the session's head itself, with rows of its own (`DoorPlace.save`). */
@@ -126,10 +129,10 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   const [reads, grant, thread] = await Promise.all([
     key ? turnReadsOf(c, key) : null,
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
-    chain.then((fingerprints) =>
+    Promise.all([chain, request.sessionId]).then(([fingerprints, named]) =>
       // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds
       // after it, and a client of the OpenAI wire carries no bookmark.
-      resolveThread(c.env.DB, keyId, request.sessionId, meanings, fingerprints, input),
+      resolveThread(c.env.DB, keyId, named, meanings, fingerprints, input),
     ),
   ]);
   const mode = reads?.mode;

@@ -136,8 +136,10 @@ export const responsesDoorRoutes = routes()
       if (!translated.ok) {
         throw new ApiError("invalid_request", translated.message, { param: translated.param });
       }
-      const sessionId = await sessionOf(c, translated.previousResponseId);
       const body = parseWith(AgentChatBody, translated.chat, "request");
+      // The previous response is read while the turn's other reads run.
+      const sessionId = sessionOf(c, translated.previousResponseId);
+      sessionId.catch(() => {});
       const meta: ResponseMeta = {
         id: newResponseId(),
         createdAt: Math.floor(Date.now() / 1000),

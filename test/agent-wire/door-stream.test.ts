@@ -38,6 +38,18 @@ describe("doorEventStream", () => {
     expect(stopped).toBe(true);
   });
 
+  it("writes all of an item's events at once, so a text delta is not held behind the events that open its block", async () => {
+    async function* items(): AsyncGenerator<DoorStreamItem> {
+      yield chunk("a");
+    }
+    const stream = doorEventStream(items(), {
+      write: () => [encoder.encode("open;"), encoder.encode("delta;")],
+      finish: () => [],
+    });
+    const first = await stream.getReader().read();
+    expect(new TextDecoder().decode(first.value)).toBe("open;delta;");
+  });
+
   it("skips items that write nothing and ends with the wire's last bytes", async () => {
     async function* items(): AsyncGenerator<DoorStreamItem> {
       yield chunk("");
