@@ -3,6 +3,7 @@
 // approval request in words), ended by `[DONE]`. The client's tool calls are OpenAI `tool_calls`; the mode's
 // own tools run inside the session and are not shown.
 
+import { joinBytes } from "../bytes";
 import { type ErrorCode, errorBody } from "../errors";
 import { sseData } from "../llm/sse-lines";
 import { approvalRequest } from "../session/approval-words";
@@ -191,16 +192,6 @@ export interface DoorWire {
   finish(): Uint8Array[] | Promise<Uint8Array[]>;
 }
 
-function joined(parts: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.byteLength;
-  }
-  return all;
-}
-
 /**
  * The door's items as an event stream, read as the client reads it: a client that goes away stops the turn's
  * stream (the turn itself goes on in its session).
@@ -213,7 +204,7 @@ export function doorEventStream(items: AsyncGenerator<DoorStreamItem>, wire: Doo
         const next = await items.next();
         const out = next.done ? await wire.finish() : wire.write(next.value);
         // One write for all of an item's events (a text delta often comes with the events that open its block).
-        if (out.length > 0) controller.enqueue(out.length === 1 ? (out[0] as Uint8Array) : joined(out));
+        if (out.length > 0) controller.enqueue(joinBytes(out));
         if (next.done) {
           controller.close();
           return;

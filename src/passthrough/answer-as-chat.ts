@@ -1,8 +1,10 @@
 // An `anthropic` route's answer for a client of chat completions (issue 28): the JSON message as a chat completion,
 // the relayed Messages event stream as chat completion chunks ending with `[DONE]` (the usage chunk only when the
 // client asked for it), an error answer in Anthropic's shape as OpenAI's. docs/anthropic.md has the tables.
+
 import { createParser } from "eventsource-parser";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { joinBytes } from "../bytes";
 import { errorBody } from "../errors";
 import { anthropicErrorToOpenAI } from "../translate/anthropic-chat";
 import { MessageEventsToChatChunks, STREAM_CUT_MESSAGE } from "../translate/anthropic-chat-stream";
@@ -95,7 +97,8 @@ export function chatChunkStream(events: ReadableStream<Uint8Array>, includeUsage
     onComment: () => queue.push(KEEPALIVE),
   });
   const flushTo = (controller: TransformStreamDefaultController<Uint8Array>) => {
-    for (const bytes of queue) controller.enqueue(bytes);
+    // One write for all the events of one upstream chunk.
+    if (queue.length > 0) controller.enqueue(joinBytes(queue));
     queue = [];
   };
   return events.pipeThrough(

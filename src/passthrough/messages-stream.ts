@@ -1,7 +1,9 @@
 // A relayed chat completions event stream as Anthropic's message events: each upstream chunk parsed and pushed
 // through the one stream translation (ChatChunksToMessageEvents), each event written `event: <type>` + `data:`.
 // Our keepalive comments become `ping` events; an error frame of the relay becomes an `error` event.
+
 import { createParser } from "eventsource-parser";
+import { joinBytes } from "../bytes";
 import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
 import type { MessageStreamEvent } from "../wire/anthropic";
 
@@ -36,7 +38,8 @@ export function messageEventStream(chat: ReadableStream<Uint8Array>, model: stri
     onComment: () => write([{ type: "ping" }]),
   });
   const flushTo = (controller: TransformStreamDefaultController<Uint8Array>) => {
-    for (const bytes of queue) controller.enqueue(bytes);
+    // One write for all the events of one upstream chunk.
+    if (queue.length > 0) controller.enqueue(joinBytes(queue));
     queue = [];
   };
   return chat.pipeThrough(
