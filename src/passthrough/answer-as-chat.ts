@@ -2,9 +2,7 @@
 // the relayed Messages event stream as chat completion chunks ending with `[DONE]` (the usage chunk only when the
 // client asked for it), an error answer in Anthropic's shape as OpenAI's. docs/anthropic.md has the tables.
 
-import { createParser } from "eventsource-parser";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { joinBytes } from "../bytes";
 import { errorBody } from "../errors";
 import { anthropicErrorToOpenAI } from "../translate/anthropic-chat";
 import { MessageEventsToChatChunks, STREAM_CUT_MESSAGE } from "../translate/anthropic-chat-stream";
@@ -12,6 +10,7 @@ import { messageToChatResponse } from "../translate/chat-anthropic";
 import { AnthropicErrorBody, AnthropicMessage, MessageStreamEvent } from "../wire/anthropic";
 import { isEventStream, unreadable } from "./answer-as-message";
 import type { PassthroughRequest } from "./request-body";
+import { translateEventStream } from "./sse-translate";
 
 const CHAT_COMPLETIONS = "chat completions";
 const encoder = new TextEncoder();
@@ -71,47 +70,26 @@ async function anthropicErrorAsOpenAI(answer: Response): Promise<Response> {
  */
 export function chatChunkStream(events: ReadableStream<Uint8Array>, includeUsage: boolean): ReadableStream<Uint8Array> {
   const chunks = new MessageEventsToChatChunks({ created: nowSeconds(), includeUsage });
-  const decoder = new TextDecoder();
-  let queue: Uint8Array[] = [];
   let ended = false;
-  const parser = createParser({
-    onEvent: (event) => {
-      if (ended) return;
+  return translateEventStream(events, {
+    event: (event) => {
+      if (ended) return [];
       let value: unknown;
       try {
         value = JSON.parse(event.data);
       } catch {
-        // Not JSON: no event to translate. A stream that never stops ends with an error frame (flush).
-        return;
+        // Not JSON: no event to translate. A stream that never stops ends with an error frame (end).
+        return [];
       }
       const parsed = MessageStreamEvent.safeParse(value);
-      if (!parsed.success) return;
-      if (parsed.data.type === "ping") {
-        queue.push(KEEPALIVE);
-        return;
-      }
-      for (const item of chunks.push(parsed.data)) queue.push(dataFrame(item));
-      if (parsed.data.type === "message_stop") queue.push(DONE);
+      if (!parsed.success) return [];
+      if (parsed.data.type === "ping") return [KEEPALIVE];
+      const out = chunks.push(parsed.data).map(dataFrame);
+      if (parsed.data.type === "message_stop") out.push(DONE);
       if (parsed.data.type === "message_stop" || parsed.data.type === "error") ended = true;
+      return out;
     },
-    onComment: () => queue.push(KEEPALIVE),
+    comment: () => [KEEPALIVE],
+    end: () => (ended ? [] : [dataFrame(errorBody("upstream_stream_failed", STREAM_CUT_MESSAGE))]),
   });
-  const flushTo = (controller: TransformStreamDefaultController<Uint8Array>) => {
-    // One write for all the events of one upstream chunk.
-    if (queue.length > 0) controller.enqueue(joinBytes(queue));
-    queue = [];
-  };
-  return events.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(bytes, controller) {
-        parser.feed(decoder.decode(bytes, { stream: true }));
-        flushTo(controller);
-      },
-      flush(controller) {
-        parser.feed(decoder.decode());
-        if (!ended) queue.push(dataFrame(errorBody("upstream_stream_failed", STREAM_CUT_MESSAGE)));
-        flushTo(controller);
-      },
-    }),
-  );
 }

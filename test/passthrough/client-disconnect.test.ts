@@ -35,3 +35,27 @@ describe("client disconnects before the upstream answers", () => {
     await vi.waitFor(async () => expect((await script.requests())[0]?.disconnected).toBe(true), { timeout: 5_000 });
   });
 });
+
+describe("client disconnects from a translated stream", () => {
+  it("stops the upstream when a Messages client on a chat completions route cancels its stream", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "a long answer, slowly", chunkSize: 2, chunkDelayMs: 300 },
+    ]);
+    const key = await newChatKey();
+    const response = await workerWith().fetch("http://localhost/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": key.key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "m",
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: "user", content: script.marker }],
+      }),
+    });
+    const reader = response.body?.getReader();
+    const first = await reader?.read();
+    expect(new TextDecoder().decode(first?.value)).toContain("event: message_start");
+    await reader?.cancel();
+    await vi.waitFor(async () => expect((await script.requests())[0]?.disconnected).toBe(true), { timeout: 5_000 });
+  });
+});
