@@ -146,6 +146,23 @@ export interface MessagesToChatOptions {
 /** A tool result's marker when `is_error` is set: tool messages have no error flag, so the model reads it. */
 export const TOOL_ERROR_PREFIX = "[tool error] ";
 
+/**
+ * Fields of Anthropic's API beyond the request schema (its betas) that change the answer: refused on a chat route
+ * rather than passed over unread (the schema lets unknown fields through, as Anthropic adds them).
+ */
+const REFUSED_BETA_FIELDS: ReadonlyArray<{ field: string; refused: (value: unknown) => boolean; why: string }> = [
+  {
+    field: "mcp_servers",
+    refused: (v) => Array.isArray(v) && v.length > 0,
+    why: "MCP servers called by the model (the MCP connector) have no chat completions equivalent on this route.",
+  },
+  {
+    field: "container",
+    refused: (v) => v != null,
+    why: "A code execution container has no chat completions equivalent on this route.",
+  },
+];
+
 export function messagesToChatRequest(
   req: MessagesRequest,
   options: MessagesToChatOptions = {},
@@ -153,6 +170,9 @@ export function messagesToChatRequest(
   if (req.top_k !== undefined) return refuse("top_k", "top_k has no chat completions equivalent.");
   if (req.thinking && req.thinking.type !== "disabled")
     return refuse("thinking", "Extended thinking has no chat completions equivalent on this route.");
+  for (const { field, refused, why } of REFUSED_BETA_FIELDS) {
+    if (refused(req[field])) return refuse(field, why);
+  }
   const messages: ChatMessageOut[] = [];
   if (req.system !== undefined) {
     const system = typeof req.system === "string" ? req.system : req.system.map((block) => block.text).join("\n\n");

@@ -235,6 +235,12 @@ describe("an Anthropic request as a chat completions request", () => {
 
   it.each([
     ["top_k", { top_k: 5 }, "top_k"],
+    [
+      "MCP servers for the model (the MCP connector)",
+      { mcp_servers: [{ type: "url", url: "https://mcp.example/sse", name: "x" }] },
+      "mcp_servers",
+    ],
+    ["a code execution container", { container: "container_1" }, "container"],
     ["extended thinking", { thinking: { type: "enabled", budget_tokens: 2000 } }, "thinking"],
     ["a server tool", { tools: [{ type: "web_search_20250305", name: "web_search" }] }, "tools[0].type"],
     [
