@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
+import { mcpMode } from "../mcp/fixtures";
 
 const BASE_URL = "http://aptix.test/agent/v1";
 
@@ -178,6 +179,28 @@ describe("/agent/v1/responses with the openai client", () => {
     });
     const second = await answerCall(openai, first.id, "x".repeat(1_500_000));
     expect(second.output_text).toBe("It is sunny in Paris.");
+  });
+
+  it("asks for approval in words and runs the call when the next input, by previous_response_id, says yes", async () => {
+    const mode = await mcpMode(["agent_hello_world"], ["agent_hello_world"]);
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: "agent_hello_world", arguments: '{"name":"Dana"}' }] },
+      { type: "completion", content: "Done with the greeting." },
+    ]);
+    const { openai } = client();
+    const asked = await openai.responses.create({ model: `aptix-agent/${mode}`, input: `greet Dana ${script.marker}` });
+    expect(asked.status).toBe("completed");
+    expect(asked.output_text).toMatch(
+      /^I need your approval for this tool call:\n1\. agent_hello_world with \{"name":"Dana"\}/,
+    );
+    const done = await openai.responses.create({
+      model: `aptix-agent/${mode}`,
+      previous_response_id: asked.id,
+      input: "yes",
+    });
+    expect(done.output_text).toBe("Done with the greeting.");
+    const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
+    expect(toolMessage?.content).toContain("Hello, Dana");
   });
 
   it("reads a kept response back by its id", async () => {
