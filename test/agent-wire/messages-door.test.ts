@@ -35,6 +35,18 @@ function weatherScript() {
 }
 
 /** A raw POST to the door, its answer parsed. */
+/** The first message of the weather round trip, answered with its response's headers. */
+function askWeather(marker: string) {
+  return client()
+    .messages.create({
+      model: "aptix-agent/general",
+      max_tokens: 64,
+      tools: [weather],
+      messages: [{ role: "user", content: `weather in Paris? ${marker}` }],
+    })
+    .withResponse();
+}
+
 async function post(body: unknown, headers: Record<string, string> = {}) {
   const response = await exports.default.fetch(`${ORIGIN}/agent/v1/messages`, {
     method: "POST",
@@ -159,14 +171,7 @@ describe("/agent/v1/messages client tools with the Anthropic SDK", () => {
 
   it("resumes the turn from only the tool_result message when X-Aptix-Session names the session", async () => {
     const script = await weatherScript();
-    const first = await client()
-      .messages.create({
-        model: "aptix-agent/general",
-        max_tokens: 64,
-        tools: [weather],
-        messages: [{ role: "user", content: `weather in Paris? ${script.marker}` }],
-      })
-      .withResponse();
+    const first = await askWeather(script.marker);
     const call = first.data.content.find((block) => block.type === "tool_use");
     if (call?.type !== "tool_use") throw new Error("no tool_use block");
     const sessionId = first.response.headers.get("x-aptix-session") ?? "";
@@ -271,14 +276,7 @@ describe("/agent/v1/messages errors in Anthropic's shape", () => {
 
   it("answers 409 as invalid_request_error for a new message while the client's tool calls wait", async () => {
     const script = await weatherScript();
-    const first = await client()
-      .messages.create({
-        model: "aptix-agent/general",
-        max_tokens: 64,
-        tools: [weather],
-        messages: [{ role: "user", content: `weather in Paris? ${script.marker}` }],
-      })
-      .withResponse();
+    const first = await askWeather(script.marker);
     expect(first.data.stop_reason).toBe("tool_use");
     const answer = await post(
       {
