@@ -8,14 +8,33 @@ import { cors } from "hono/cors";
 import type { AppBindings } from "../http";
 import { settings } from "../settings";
 
-/** The headers a web app sends: its key, JSON bodies, the session it continues, its D1 bookmark, SSE resumption. */
-const ALLOW_HEADERS = ["authorization", "content-type", "accept", "x-aptix-session", "x-d1-bookmark", "last-event-id"];
+/**
+ * The headers a web app sends: its key (as a bearer token, or as `x-api-key` from Anthropic's clients), JSON bodies,
+ * the session it continues, its D1 bookmark, SSE resumption.
+ */
+const ALLOW_HEADERS = [
+  "authorization",
+  "content-type",
+  "accept",
+  "x-aptix-session",
+  "x-d1-bookmark",
+  "last-event-id",
+  "x-api-key",
+];
+
+/**
+ * Headers the official SDKs add in a browser, by family: their own description and retry count (`x-stainless-*`,
+ * from both the `openai` and `@anthropic-ai/sdk` clients) and their API's version and beta flags (`anthropic-*`,
+ * `openai-*`). A preflight asking for one of these is answered with it; the server reads only what it knows.
+ */
+const SDK_HEADER_PREFIXES = ["x-stainless-", "anthropic-", "openai-"];
 
 /** The answer headers a web app may read: the session an agent turn used, the bookmark, the request id, limits, routes. */
 const EXPOSE_HEADERS = [
   "x-aptix-session",
   "x-d1-bookmark",
   "x-request-id",
+  "request-id",
   "retry-after",
   "x-aptix-route",
   "x-aptix-route-failed",
@@ -24,18 +43,32 @@ const EXPOSE_HEADERS = [
 /** How long a browser may keep a preflight's answer. */
 const PREFLIGHT_MAX_AGE_S = 600;
 
-const listedCors = cors({
-  origin: (origin) => origin,
-  allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-  allowHeaders: ALLOW_HEADERS,
-  exposeHeaders: EXPOSE_HEADERS,
-  maxAge: PREFLIGHT_MAX_AGE_S,
-  credentials: false,
-});
+/** The headers a preflight is answered with: ours, and those of the SDKs' families it asks for. */
+export function allowedHeaders(requested: string | undefined): string[] {
+  const asked = (requested ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => SDK_HEADER_PREFIXES.some((prefix) => name.startsWith(prefix)));
+  return [...ALLOW_HEADERS, ...new Set(asked)];
+}
+
+const corsWith = (allowHeaders: string[]) =>
+  cors({
+    origin: (origin) => origin,
+    allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+    allowHeaders,
+    exposeHeaders: EXPOSE_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_S,
+    credentials: false,
+  });
+
+const listedCors = corsWith(ALLOW_HEADERS);
 
 /** CORS for a request from a listed origin; every other request (same origin, no origin) passes as it is. */
 export const corsForListedOrigins: MiddlewareHandler<AppBindings> = async (c, next) => {
   const origin = c.req.header("origin");
   if (origin === undefined || !settings(c.env).http.corsAllowedOrigins.includes(origin)) return next();
-  return listedCors(c, next);
+  const requested = c.req.method === "OPTIONS" ? c.req.header("access-control-request-headers") : undefined;
+  const headers = allowedHeaders(requested);
+  return (headers.length === ALLOW_HEADERS.length ? listedCors : corsWith(headers))(c, next);
 };

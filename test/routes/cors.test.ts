@@ -32,10 +32,46 @@ describe("CORS for the listed origins", () => {
     }).toEqual({
       origin: APP,
       methods: "GET,POST,PUT,PATCH,DELETE",
-      headers: ["authorization", "content-type", "accept", "x-aptix-session", "x-d1-bookmark", "last-event-id"],
+      headers: [
+        "authorization",
+        "content-type",
+        "accept",
+        "x-aptix-session",
+        "x-d1-bookmark",
+        "last-event-id",
+        "x-api-key",
+      ],
       credentials: null,
       maxAge: "600",
     });
+  });
+
+  it("lets the official SDKs' own headers through a listed origin's preflight, and nothing else it asks for", async () => {
+    const answer = await listing.fetch("http://aptix.test/v1/messages", {
+      method: "OPTIONS",
+      headers: {
+        origin: APP,
+        "access-control-request-method": "POST",
+        "access-control-request-headers":
+          "x-api-key, anthropic-version, anthropic-dangerous-direct-browser-access, x-stainless-os, X-Stainless-Retry-Count, x-evil",
+      },
+    });
+    const allowed = answer.headers.get("access-control-allow-headers")?.split(",") ?? [];
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        "x-api-key",
+        "anthropic-version",
+        "anthropic-dangerous-direct-browser-access",
+        "x-stainless-os",
+        "x-stainless-retry-count",
+      ]),
+    );
+    expect(allowed).not.toContain("x-evil");
+  });
+
+  it("exposes Anthropic's request-id to a listed origin", async () => {
+    const answer = await listing.fetch("http://aptix.test/modes", { headers: { ...authHeaders(), origin: APP } });
+    expect(answer.headers.get("access-control-expose-headers")?.split(",")).toContain("request-id");
   });
 
   it("marks a listed origin's answer readable by it, the session and bookmark headers exposed", async () => {
