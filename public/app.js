@@ -248,8 +248,16 @@ async function openSession(storedId) {
   connectSocket();
 }
 
+/**
+ * The calls the user has just decided. A redraw of the session as it was before the server took the decisions (one
+ * asked for earlier and answered later) must not ask for them again. Forgotten when the server asks for approvals
+ * again, refuses an action, or the socket connects (again, or for another session): a redraw then shows what waits.
+ */
+const decidedIds = new Set();
+
 function connectSocket() {
   state.socket?.close();
+  decidedIds.clear();
   const socket = new SessionSocket(state.api, state.sessionId, {
     onFrame: handleFrame,
     onStatus: (connected) => {
@@ -257,6 +265,8 @@ function connectSocket() {
       el.app.dataset.socket = connected ? "open" : "closed";
       if (!connected && wasOpen) say("The connection to the session dropped; reconnecting…", true);
       if (connected && el.statusLine.textContent.startsWith("The connection")) say("Reconnected.");
+      // A decision sent just before the connection dropped may never have arrived: what still waits is asked again.
+      if (connected) decidedIds.clear();
     },
   });
   state.socket = socket;
@@ -299,6 +309,7 @@ function renderSession(view) {
   state.status = view.status;
   const held = state.conversation;
   if (held.sessionId !== view.sessionId) {
+    decidedIds.clear();
     state.conversation = {
       sessionId: view.sessionId,
       messages: new Map(),
@@ -670,6 +681,8 @@ function handleFrame(frame) {
       removeClientRequest(frame.toolCall.id);
       break;
     case "approval_required":
+      // What the server says waits now: nothing decided earlier holds it back (a call id may come again).
+      decidedIds.clear();
       for (const call of frame.toolCalls) upsertToolCall(call);
       showWorking("waiting");
       el.app.dataset.status = "awaiting_approval";
@@ -706,6 +719,7 @@ function handleFrame(frame) {
       void reloadSession().then(() => turnEnded(frame.turnId, frame.response));
       break;
     case "error":
+      decidedIds.clear();
       say(frame.message, true);
       restoreDraft();
       // A refused action leaves the session as it was: redraw it, so nothing waits unseen.
@@ -731,7 +745,8 @@ let pendingApprovals = [];
 /** The ids the dialog was last built for: the same calls again keep the user's choices and the dialog's state. */
 let approvalIds = "";
 
-function showApprovals(calls) {
+function showApprovals(waiting) {
+  const calls = waiting.filter((call) => !decidedIds.has(call.id));
   const ids = calls.map((call) => call.id).join(" ");
   if (ids === approvalIds) return;
   approvalIds = ids;
@@ -766,14 +781,16 @@ el.approvalForm.addEventListener("submit", async (event) => {
     )?.value.trim();
     return { toolCallId: call.id, approved: choice?.value !== "deny", ...(reason ? { reason } : {}) };
   });
+  for (const decision of decisions) decidedIds.add(decision.toolCallId);
   el.approvalDialog.close();
   pendingApprovals = [];
-  // If the server refuses these decisions, the next redraw opens the dialog again.
+  // If the server refuses these decisions, its error forgets them, and the next redraw opens the dialog again.
   approvalIds = "";
   if (state.socket?.send({ type: "approval", decisions })) return;
   try {
     await state.api.submitApprovals(state.sessionId, decisions);
   } catch (error) {
+    decidedIds.clear();
     say(describe(error), true);
   }
   await reloadSession();
