@@ -1,10 +1,12 @@
 // The passthrough seen by its real clients: the official `openai` SDK (and raw fetch) calling the Worker
 // inside the test runtime, each test with an API key of its own so the per-key rate limit counts it alone.
+
 import { waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { createApp } from "../../src/app";
 import { hashApiKey } from "../../src/auth/api-keys";
+import type { WorkersAiBinding } from "../../src/llm/workers-ai";
 import { trackedExecutionContext } from "../setup/pending-work";
 
 export const BASE_URL = "http://localhost/v1";
@@ -43,7 +45,11 @@ export interface TestWorker {
 }
 
 /** Vars and bindings to change for one worker: short timeouts, another upstream, a broken binding. */
-export type PassthroughVars = Partial<Cloudflare.Env>;
+/**
+ * The vars a test Worker runs with; its AI binding may be a stand-in that answers only `run` (the one method the
+ * Workers AI route calls), which the runtime's full `Ai` type does not take.
+ */
+export type PassthroughVars = Partial<Omit<Cloudflare.Env, "AI">> & { AI?: WorkersAiBinding };
 
 /** The deployed Worker's own entry point, with the vars of wrangler.toml and vitest.config.ts. */
 export const worker: TestWorker = {
@@ -54,7 +60,8 @@ export const worker: TestWorker = {
 /** The same app with some vars changed (short timeouts), whose waitUntil work a test can wait for. */
 export function workerWith(vars: PassthroughVars = {}): TestWorker {
   const app = createApp();
-  const testEnv: Cloudflare.Env = { ...env, ...vars };
+  // The app reads the AI binding only through aiBinding(), as a WorkersAiBinding.
+  const testEnv = { ...env, ...vars } as Cloudflare.Env;
   const contexts: ExecutionContext[] = [];
   return {
     fetch: async (input, init) => {
