@@ -53,6 +53,7 @@ async function messages(c: AppContext): Promise<Response> {
     maxTokens: body.max_tokens,
     // An Anthropic stream always reports its usage, and the translation to chat completions asks for it.
     includeUsage: true,
+    messages: body,
   };
   return forward(c, "/messages", request);
 }

@@ -1,8 +1,10 @@
 // The little a passthrough must know about a client's body: a JSON object, its `model`, whether it
 // streams. The bytes themselves go upstream untouched, so nothing here may rewrite them.
+
 import { z } from "zod";
 import { ApiError } from "../errors";
 import { parseWith } from "../http";
+import type { MessagesRequest } from "../wire/anthropic";
 
 // Loose: every other field (messages, tools, tool_choice, stream_options, response_format, unknown
 // ones) is the upstream's business; the parsed copy is only read, never re-serialised.
@@ -35,6 +37,8 @@ export interface PassthroughRequest {
   maxTokens: number | null;
   /** The client asked a stream for its usage (`stream_options.include_usage`). */
   includeUsage: boolean;
+  /** A Messages request as its route already read it, so a crossing to chat completions does not parse it again. */
+  messages?: MessagesRequest;
 }
 
 const decoder = new TextDecoder();

@@ -21,7 +21,7 @@ interface Crossing {
   /** The upstream path on the route's wire (what follows /v1). */
   path: string;
   /** The client's body in the route's wire; a refusal names what that wire cannot carry. */
-  request(bytes: ArrayBuffer): Translated<unknown>;
+  request(request: PassthroughRequest): Translated<unknown>;
   /** The route's answer (JSON, the relayed stream, or an error answer) in the client's wire. */
   answer(answer: Response, request: PassthroughRequest): Promise<Response>;
 }
@@ -40,8 +40,8 @@ const CROSSINGS: Record<Wire, Record<string, Crossing>> = {
   anthropic: {
     "/messages": {
       path: "/chat/completions",
-      request: (bytes) => {
-        const body = parsed(bytes, MessagesRequest);
+      request: ({ bytes, messages }) => {
+        const body = messages ? ok(messages) : parsed(bytes, MessagesRequest);
         return body.ok ? messagesToChatRequest(body.value) : body;
       },
       answer: chatAnswerAsMessage,
@@ -50,7 +50,7 @@ const CROSSINGS: Record<Wire, Record<string, Crossing>> = {
   openai: {
     "/chat/completions": {
       path: "/messages",
-      request: (bytes) => {
+      request: ({ bytes }) => {
         const body = parsed(bytes, ChatRequestIn);
         return body.ok ? chatRequestToMessages(body.value) : body;
       },
@@ -91,7 +91,7 @@ export class WireBodies {
     const crossing = this.crossing();
     if (!crossing) return null;
     if (this.crossed) return this.crossed;
-    const translated = crossing.request(this.request.bytes);
+    const translated = crossing.request(this.request);
     this.crossed = translated.ok
       ? ok({ path: crossing.path, bytes: encoder.encode(JSON.stringify(translated.value)) })
       : translated;
