@@ -15,6 +15,7 @@ import { ApiError, errorBody } from "./errors";
 import { type AppBindings, d1Session, errors, notJsonBody } from "./http";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
+import { httpSpan } from "./http-span";
 import { anthropicErrorShape } from "./passthrough/anthropic-errors";
 import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
@@ -52,6 +53,8 @@ const reportedMisconfiguration = new WeakSet<object>();
 export function createApp(): OpenAPIHono<AppBindings> {
   const app = new OpenAPIHono<AppBindings>();
 
+  // First: the request's span covers everything, its refusals included.
+  app.use(httpSpan);
   app.use(requestId());
   app.use(async (c, next) => {
     await next();

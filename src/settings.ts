@@ -2,6 +2,7 @@
 // ones (wrangler.toml documents them), it is parsed once per isolate, and a malformed value is an error that
 // names the variable, never silently replaced by a default.
 import { z } from "zod";
+import { TRACING_VARS, type TracingSettings, tracingOf } from "./tracing-settings";
 import { firstProblem } from "./zod-issues";
 
 /** A whole number of at least 1, as wrangler.toml writes it (a string) or as a JSON var (a number). */
@@ -229,6 +230,8 @@ const SettingsShape = z.object({
         .filter(Boolean),
     )
     .default([...DEFAULT_PROTECTED_PATHS]),
+  /** OpenTelemetry traces (src/observability/tracing/tracing-settings.ts; docs/observability.md). */
+  ...TRACING_VARS,
 });
 
 /** Single sign-on needs its client and an org: a half-configured issuer is refused, naming what is missing. */
@@ -312,6 +315,8 @@ export interface Settings {
   /** The host names requests may name; empty: any. */
   http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
+  /** null: tracing is off (no OTLP endpoint, or OTEL_SDK_DISABLED). */
+  tracing: TracingSettings | null;
   auth: {
     /** Single sign-on, or null when OIDC_ISSUER is empty. */
     oidc: OidcSettings | null;
@@ -382,6 +387,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
     sessions: { retentionDays: v.SESSION_RETENTION_DAYS, retentionBatch: v.SESSION_RETENTION_BATCH },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
+    tracing: tracingOf(v),
     auth: {
       oidc:
         v.OIDC_ISSUER === ""

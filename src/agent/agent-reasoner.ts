@@ -30,6 +30,7 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
+import type { TurnObserver } from "../observability/turn-observer";
 import { refusalForApprovals, refusalForToolResults, refusalToStart } from "./turn-status";
 import type { TurnState, TurnStore } from "./turn-store";
 
@@ -62,6 +63,8 @@ export interface AgentReasonerDeps {
   caller?: TurnCaller;
   /** The OpenAI door's request options, kept with the turn so that a resumed run has them too. */
   door?: TurnState["door"];
+  /** Hears what each run of a turn does (the turn's timeline, its trace). */
+  observer?: TurnObserver | undefined;
   now?: () => number;
 }
 
@@ -119,6 +122,7 @@ export class AgentReasoner {
     this.deps.store.saveTurn("running", turn);
     this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
     this.deps.events?.turnStarted?.(turn.turnId);
+    this.deps.observer?.runStarted(turn.turnId, "start");
     const run: Run = { since: now, signal, prepaid: grant !== undefined };
     if (admission?.ok) run.reservation = admission.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
@@ -151,7 +155,10 @@ export class AgentReasoner {
     );
     if (refused) return refused;
     const turn = this.currentTurn();
+    const pausedAt = turn.pausedAt;
     const run = this.resume(turn, signal);
+    this.deps.observer?.runStarted(turn.turnId, "resume_pause");
+    this.deps.observer?.wait("approval", { name: "approval", ...(pausedAt ? { startedAt: pausedAt } : {}) }).end();
     const executor = this.tools.executorFor(await registryForMode(this.stepDeps));
     for (const decision of decisions) {
       const call = this.findCall(turn, decision.toolCallId);
@@ -182,9 +189,20 @@ export class AgentReasoner {
       const problem = this.tools.checkClientResult(this.findCall(turn, result.toolCallId), result.resultJson);
       if (problem) return refuse("invalid_tool_result", `Invalid tool result: ${problem}.`, { param: "results" });
     }
+    const pausedAt = turn.pausedAt;
     const run = this.resume(turn, signal);
+    const { observer } = this.deps;
+    observer?.runStarted(turn.turnId, "resume_pause");
+    observer?.wait("client", { name: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) }).end();
     for (const result of results) {
       const call = this.findCall(turn, result.toolCallId);
+      observer
+        ?.toolCall({ id: call.id, name: call.name, ranOn: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) })
+        .end(
+          result.resultJson !== undefined
+            ? { result: result.resultJson }
+            : { error: result.errorMessage ?? "The client could not execute the tool." },
+        );
       this.tools.settle(
         result.resultJson !== undefined
           ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
@@ -211,6 +229,7 @@ export class AgentReasoner {
     }
     turn.resumes = (turn.resumes ?? 0) + 1;
     const run = this.resume(turn, signal);
+    this.deps.observer?.runStarted(turn.turnId, "resume_restart");
     await this.tools.resumeOpen(turn, run, this.tools.executorFor(await registryForMode(this.stepDeps)));
     return this.continueTurn(turn, run);
   }
@@ -242,15 +261,22 @@ export class AgentReasoner {
 
   /** The loop: each step's NextStep, until one ends this run (an answer, a pause, a failure). */
   private async continueTurn(turn: TurnState, run: Run): Promise<AgentExecuteResponse> {
+    // A run that throws (a broken turn) is ended as `broken` by its driver.
+    let outcome = "broken";
     try {
       for (;;) {
         const step = await this.nextStep(turn, run);
         if (step.type === "run_tools") await this.tools.plan(turn, step, run);
-        else if (step.type !== "next_model_call") return this.endRun(turn, run, step);
+        else if (step.type !== "next_model_call") {
+          const response = this.endRun(turn, run, step);
+          outcome = response.status;
+          return response;
+        }
       }
     } finally {
       // A run that ended before its first model call gives that call's reservation back.
       run.reservation?.settle(null);
+      this.deps.observer?.runEnded(outcome, { iterations: turn.iterations, usage: turn.usage ?? null });
     }
   }
 

@@ -13,6 +13,7 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import type { TurnLimit } from "./turn-limits";
+import type { TurnObserver } from "../observability/turn-observer";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AskModelDeps {
@@ -22,6 +23,8 @@ export interface AskModelDeps {
   logger: AdminLogger;
   events?: TurnEvents | undefined;
   meter?: TurnMeter | undefined;
+  /** Hears each model call (the turn's timeline and trace). */
+  observer?: TurnObserver | undefined;
   now: () => number;
 }
 
@@ -59,7 +62,7 @@ export async function askModel(
 type Called = NextStep | { type: "model_answered"; response: ChatResponse; route: ServedBy };
 
 async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request: ModelRequest): Promise<Called> {
-  const { config, events, meter } = deps;
+  const { config, events, meter, observer } = deps;
   let reservation = run.reservation;
   delete run.reservation;
   if (!reservation && meter) {
@@ -80,6 +83,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
       signal: timer.signal,
       ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
       ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
+      ...(observer ? { observe: (route, input) => observer.modelCall(route, input) } : {}),
     });
     turn.iterations++;
     turn.stepFormat = route.toolFormat;

@@ -13,6 +13,7 @@ import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { NEXT_MODEL_CALL, type NextStep } from "./next-step";
 import type { TurnEvents } from "./turn-events";
+import type { TurnObserver } from "../observability/turn-observer";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface ToolBatchDeps {
@@ -27,6 +28,8 @@ export interface ToolBatchDeps {
   elicit?:
     | ((request: ElicitationRequest & { toolCallId: string }, signal: AbortSignal) => Promise<ElicitationAnswer>)
     | undefined;
+  /** Hears each tool call and each wait for an MCP server's question (the turn's timeline, its trace). */
+  observer?: TurnObserver | undefined;
   now: () => number;
 }
 
@@ -191,7 +194,16 @@ export class ToolBatch {
     executor: AgentToolExecutor,
   ): Promise<StoredToolCall> {
     const context = this.toolContext(run, call.id, turn);
-    const done = await executor.executeServerTool(call, context, run.signal);
+    const watch = this.deps.observer?.toolCall({
+      id: call.id,
+      name: call.name,
+      ranOn: call.mcp ? "mcp" : "server",
+      mcpServer: call.mcp?.server,
+      arguments: call.argumentsJson,
+    });
+    const execute = () => executor.executeServerTool(call, context, run.signal);
+    const done = watch ? await watch.within(execute) : await execute();
+    watch?.end(done.errorMessage ? { error: done.errorMessage } : { result: done.resultJson });
     for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
     return done;
   }
@@ -237,9 +249,11 @@ export class ToolBatch {
       toolCallId,
       elicit: async (request, signal) => {
         const asked = this.deps.now();
+        const waiting = this.deps.observer?.wait("elicitation", { name: request.server, toolCallId });
         try {
           return await elicit({ ...request, toolCallId }, signal);
         } finally {
+          waiting?.end();
           const waited = this.deps.now() - asked;
           run.since += waited;
           // Stored too: a run a restart cuts off later counts its working time from runSince.

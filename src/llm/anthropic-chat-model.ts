@@ -51,7 +51,7 @@ export class AnthropicChatModel implements ChatModel {
           body,
           signal,
         }),
-      read: (response) => this.readAnswer(response, request.onTextDelta),
+      read: (response) => this.readAnswer(response, request.onTextDelta, request.onFirstChunk),
       retryable: ANTHROPIC_RETRYABLE,
       maxRetries: request.maxRetries ?? options.maxRetries ?? 2,
       callTimeoutMs: options.callTimeoutMs,
@@ -90,16 +90,25 @@ export class AnthropicChatModel implements ChatModel {
   }
 
   /** A 200 is an answer only if it is one: a Messages JSON message, or (when we streamed) an event stream that ends. */
-  private async readAnswer(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
+  private async readAnswer(
+    response: Response,
+    onTextDelta?: (text: string) => void,
+    onFirstChunk?: () => void,
+  ): Promise<ChatResponse> {
     const type = mediaTypeOf(response);
     if (type === "text/event-stream" && onTextDelta) {
       if (!response.body) throw new ModelError("model_bad_response", "200 event stream with no body");
       return responseOf(
         anthropicStreamEvents(response.body, (text) => this.redact(text)),
         onTextDelta,
+        onFirstChunk,
       );
     }
-    if (type === "application/json" || type.endsWith("+json")) return this.readJson(response, onTextDelta);
+    if (type === "application/json" || type.endsWith("+json")) {
+      const answer = await this.readJson(response, onTextDelta);
+      onFirstChunk?.();
+      return answer;
+    }
     await response.body?.cancel().catch(() => {});
     throw new ModelError("model_bad_response", `200 with content-type '${type || "(none)"}'`);
   }

@@ -15,6 +15,8 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Receives the answer's text as it streams, when the model streams. */
   onTextDelta?: (text: string) => void;
+  /** Told once, when the first piece of the answer (text, a tool call, anything) arrives: time to first token. */
+  onFirstChunk?: () => void;
   /** Retries of a failed call in place (the model's own default when absent; 0 when a router has another route). */
   maxRetries?: number;
 }

@@ -300,6 +300,20 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The request's onTextDelta, telling onFirstChunk at the first piece (a call's answer tells it when it returns). */
+function firstChunkThen(request: ChatRequest): ChatRequest["onTextDelta"] {
+  const { onTextDelta, onFirstChunk } = request;
+  if (!onTextDelta || !onFirstChunk) return onTextDelta;
+  let told = false;
+  return (text) => {
+    if (!told) {
+      told = true;
+      onFirstChunk();
+    }
+    onTextDelta(text);
+  };
+}
+
 export class DemoChatModel implements ChatModel {
   readonly name = "offline-demo";
 
@@ -308,7 +322,8 @@ export class DemoChatModel implements ChatModel {
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
     request.signal?.throwIfAborted();
-    const response = await this.answer(request);
+    const response = await this.answer({ ...request, onTextDelta: firstChunkThen(request) });
+    request.onFirstChunk?.();
     // Estimated as the prompt budget estimates (about four characters a token): no tokenizer, no bill.
     const promptTokens =
       estimateTokens(JSON.stringify(request.messages)) + estimateTokens(JSON.stringify(request.tools ?? []));

@@ -24,12 +24,18 @@ export type ModelEvent =
 export async function responseOf(
   events: AsyncIterable<ModelEvent> | Iterable<ModelEvent>,
   onTextDelta?: (text: string) => void,
+  onFirstChunk?: () => void,
 ): Promise<ChatResponse> {
   let content = "";
   let finishReason: string | null = null;
   let usage: TokenUsage | undefined;
   const calls: { id: string; name: string; arguments: string }[] = [];
+  let first = onFirstChunk;
   for await (const event of events) {
+    if (first) {
+      first();
+      first = undefined;
+    }
     switch (event.type) {
       case "text":
         content += event.text;

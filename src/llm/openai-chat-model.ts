@@ -40,7 +40,7 @@ export class OpenAIChatModel implements ChatModel {
           body,
           signal,
         }),
-      read: (response) => this.readAnswer(response, request.onTextDelta),
+      read: (response) => this.readAnswer(response, request.onTextDelta, request.onFirstChunk),
       retryable: RETRYABLE_STATUSES,
       maxRetries: request.maxRetries ?? options.maxRetries ?? 2,
       callTimeoutMs: options.callTimeoutMs,
@@ -59,11 +59,19 @@ export class OpenAIChatModel implements ChatModel {
    * event stream of chat completion chunks that finishes. An HTML page, an empty body or a stream cut
    * short is a bad response, never an empty answer.
    */
-  private async readAnswer(response: Response, onTextDelta?: (text: string) => void): Promise<ChatResponse> {
+  private async readAnswer(
+    response: Response,
+    onTextDelta?: (text: string) => void,
+    onFirstChunk?: () => void,
+  ): Promise<ChatResponse> {
     const type = mediaTypeOf(response);
-    if (type === "text/event-stream" && onTextDelta) return this.readStream(response, onTextDelta);
+    if (type === "text/event-stream" && onTextDelta) return this.readStream(response, onTextDelta, onFirstChunk);
     // A server that ignores `stream: true` and answers with one JSON completion has still answered.
-    if (type === "application/json" || type.endsWith("+json")) return this.readJson(response, onTextDelta);
+    if (type === "application/json" || type.endsWith("+json")) {
+      const answer = await this.readJson(response, onTextDelta);
+      onFirstChunk?.();
+      return answer;
+    }
     await response.body?.cancel().catch(() => {});
     throw new ModelError("model_bad_response", `200 with content-type '${type || "(none)"}'`);
   }
@@ -85,11 +93,16 @@ export class OpenAIChatModel implements ChatModel {
     };
   }
 
-  private async readStream(response: Response, onTextDelta: (text: string) => void): Promise<ChatResponse> {
+  private async readStream(
+    response: Response,
+    onTextDelta: (text: string) => void,
+    onFirstChunk?: () => void,
+  ): Promise<ChatResponse> {
     if (!response.body) throw new ModelError("model_bad_response", "200 event stream with no body");
     return responseOf(
       openAIStreamEvents(response.body, (text) => this.redact(text)),
       onTextDelta,
+      onFirstChunk,
     );
   }
 }

@@ -34,7 +34,7 @@ export class WorkersAiChatModel implements ChatModel {
       const timer = deadline(callTimeoutMs, request.signal);
       try {
         const answer = await runWorkersAi(ai, model, inputs, timer.signal);
-        const response = await responseOf(answer.events, request.onTextDelta);
+        const response = await responseOf(answer.events, request.onTextDelta, request.onFirstChunk);
         // An answer asked for whole keeps empty text as "" (null beside tool calls), as a chat.completion has it.
         if (!streamed && response.content === null && response.toolCalls.length === 0) {
           return { ...response, content: "" };

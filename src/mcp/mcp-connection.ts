@@ -16,6 +16,9 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { ATTR } from "../observability/tracing/attributes";
+import { startChildSpan, traceCarrier, tracedFetch } from "../observability/tracing/tracing";
 import { secretValue } from "../secret-name";
 import type { ElicitationRequest } from "../tools/elicitation";
 import { type ElicitationAnswer, ElicitationSchema } from "../wire/elicitation";
@@ -153,7 +156,11 @@ export class McpConnection {
       );
       return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) } satisfies ElicitResult;
     });
-    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers } });
+    // Each HTTP request carries the active trace context (the MCP call's span), so it shows in the server's trace.
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+      requestInit: { headers },
+      fetch: tracedFetch,
+    });
     const connected = client.connect(transport, { timeout: timeoutMs }).then(() => client);
     connected.catch(() => {
       if (this.client === connected) this.client = null;
@@ -214,18 +221,55 @@ export class McpConnection {
           }
         }
       : null;
-    try {
-      const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        signal,
-        // The SDK's own timeout would keep counting while the user answers: the timer above replaces it.
-        timeout: MAX_TIMER_MS,
-      });
+    const url = new URL(this.config.url);
+    const traced = startChildSpan(`tools/call ${name}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR.mcpMethodName]: "tools/call",
+        [ATTR.toolName]: name,
+        [ATTR.mcpServer]: this.config.name,
+        [ATTR.serverAddress]: url.hostname,
+        [ATTR.serverPort]: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+        "network.transport": "tcp",
+        "network.protocol.name": "http",
+      },
+    });
+    const call = async () => {
+      // The trace context also rides in the request's `_meta` (the MCP conventions), for servers behind a proxy
+      // that drops headers.
+      const meta = traced ? traceCarrier(traced.context) : {};
+      const result = await client.callTool(
+        { name, arguments: args, ...(meta.traceparent ? { _meta: meta } : {}) },
+        CallToolResultSchema,
+        {
+          signal,
+          // The SDK's own timeout would keep counting while the user answers: the timer above replaces it.
+          timeout: MAX_TIMER_MS,
+        },
+      );
       return result as CallToolResult;
+    };
+    try {
+      const result = traced ? await context.with(traced.context, call) : await call();
+      if (traced && result.isError) {
+        traced.span.setAttribute(ATTR.errorType, "tool_error");
+        traced.span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return result;
     } catch (error) {
+      if (traced) {
+        traced.span.setAttribute(
+          ATTR.errorType,
+          error instanceof McpError ? String(error.code) : error instanceof Error ? error.name : "error",
+        );
+        if (error instanceof McpError) traced.span.setAttribute("rpc.response.status_code", String(error.code));
+        traced.span.setStatus({ code: SpanStatusCode.ERROR });
+      }
       // A broken connection is made again next time; a refused, timed-out or cancelled call leaves it as it is.
       if (!signal.aborted && !(error instanceof McpError)) await this.drop();
       throw error;
     } finally {
+      traced?.span.end();
       timer.clear();
       this.elicit = null;
     }

@@ -1,6 +1,7 @@
 // The metering of one passthrough request (issue 14): admitted against the key's model call limit and the org's
 // budget before any upstream call, and ended with a usage row for every upstream call it made.
 
+import { type Context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import {
@@ -14,6 +15,8 @@ import {
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
+import { ATTR, OPERATION, providerName } from "../observability/tracing/attributes";
+import { startChildSpan } from "../observability/tracing/tracing";
 import type { ModelRoute } from "../routing/model-routes";
 import { settings } from "../settings";
 import { estimateTokens } from "../token-estimate";
@@ -41,6 +44,8 @@ function served(route: ModelRoute, routing: PassthroughRouting, request: Passthr
 export class MeteredRequest {
   private readonly startedAt = Date.now();
   private ended = false;
+  /** The request's GenAI span, when tracing is on: ended with the request, once its usage is known. */
+  private span: Span | null = null;
 
   constructor(
     private readonly c: AppContext,
@@ -60,13 +65,63 @@ export class MeteredRequest {
   }
 
   /**
+   * Starts the request's span (`chat {model}`, `embeddings {model}`, ...) under the active one, and answers the
+   * context the upstream call runs in (its `traceparent` goes upstream); null when tracing is off.
+   */
+  traced(path: string): Context | null {
+    const operation = operationOf(path);
+    const { first } = this.routing;
+    const started = startChildSpan(`${operation} ${this.request.model}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR.operationName]: operation,
+        [ATTR.providerName]: providerName(first.provider),
+        [ATTR.requestModel]: this.request.model,
+        [ATTR.requestStream]: this.request.stream,
+        [ATTR.passthroughPath]: path,
+        [ATTR.modelRoute]: first.name,
+      },
+    });
+    if (!started) return null;
+    this.span = started.span;
+    return started.context;
+  }
+
+  /** The upstream's status, on the span. */
+  upstreamStatus(status: number): void {
+    this.span?.setAttribute(ATTR.upstreamStatus, status);
+  }
+
+  /**
    * The request ended: `usage` as the upstream reported it, else an estimate from the answer's characters so far
    * (`answerChars`, null when there was no answer).
    */
   end(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null, answerChars: number | null): void {
     if (this.ended) return;
     this.ended = true;
+    this.endSpan(state, outcome, usage);
     this.c.executionCtx.waitUntil(this.write(state, outcome, usage, answerChars));
+  }
+
+  private endSpan(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null): void {
+    const { span } = this;
+    if (!span) return;
+    const answered = served(state.route, this.routing, this.request);
+    span.setAttributes({
+      [ATTR.modelRoute]: state.route.name,
+      [ATTR.providerName]: providerName(state.route.provider),
+      [ATTR.responseModel]: answered.model,
+      "aptix.outcome": outcome,
+    });
+    if (usage) {
+      span.setAttributes({ [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens });
+    }
+    for (const failed of state.failed) span.addEvent("aptix.model_route.failover", { from: failed });
+    if (outcome === "error") {
+      span.setAttribute(ATTR.errorType, "upstream_error");
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
   }
 
   private async write(
@@ -128,6 +183,13 @@ export class MeteredRequest {
       c.var.logger.addException("[passthrough_usage]", error);
     }
   }
+}
+
+/** The GenAI operation a passthrough path is. */
+function operationOf(path: string): string {
+  if (path === "/embeddings") return OPERATION.embeddings;
+  if (path === "/completions") return OPERATION.textCompletion;
+  return OPERATION.chat;
 }
 
 /** Budgets off (METER_BUDGETS): nothing to reserve or settle. */

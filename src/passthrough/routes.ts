@@ -1,7 +1,9 @@
 // The OpenAI-compatible passthrough (design decision 4): /v1/models and the /v1 generation endpoints
 // forward the client's own request, system prompt untouched, to the upstream LLM, with our key. `forward` is the
 // one path of every passthrough request, the Messages wire's too (messages.ts), on routes of either wire.
+
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { context } from "@opentelemetry/api";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
@@ -50,6 +52,7 @@ async function answerJson(
     for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
     return headers;
   };
+  metered?.upstreamStatus(response.status);
   if (!response.ok) {
     metered?.end(state, "error", null, null);
     const error = upstreamErrorResponse(response, decoder.decode(bytes), {
@@ -109,7 +112,9 @@ export async function forward(
   const clientSignal = c.req.raw.signal;
   if (clientSignal.aborted) exchange.abort(new ClientGone());
   else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
-  const upstream = exchange.race(
+  // The upstream call runs in the request's span: its `traceparent` goes upstream.
+  const traced = metered?.traced(path) ?? null;
+  const send = () =>
     sendThroughChain({
       env: c.env,
       routing,
@@ -122,8 +127,8 @@ export async function forward(
       state,
       breakerOptions: { failures: all.routing.breakerFailures, cooldownMs: all.routing.breakerCooldownMs },
       logger: c.var.logger,
-    }),
-  );
+    });
+  const upstream = exchange.race(traced ? context.with(traced, send) : send());
   let answer: Response;
   try {
     // A stream waits one keepalive interval for the upstream's headers. If they come, their status is mirrored;
@@ -141,6 +146,7 @@ export async function forward(
     } else {
       // From here the client has a 200: the route being tried is the one that answers, whatever it does.
       state.committed = true;
+      if (early.settled) metered?.upstreamStatus(early.value.status);
       const wire = wireOf(state.route);
       const scanner = new SseUsageScanner();
       const relay = relayEventStream({

@@ -4,6 +4,7 @@
 // hands the call to the next one. After a first byte (streamed text already shown), the step is started again
 // from scratch on the next route once, and the caller is told to drop what was shown.
 
+import type { ModelCallObservation, RouteRef } from "../observability/turn-observer";
 import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { ChatMessage, ChatTool } from "../wire/openai";
@@ -27,6 +28,8 @@ export interface RoutedCall {
   onTextDelta?: (text: string) => void;
   /** The text streamed so far is void: the step starts again on another route. */
   onRestart?: (restart: StepRestart) => void;
+  /** Watches the call (the turn's timeline and trace): told the first route, each failover, the end. */
+  observe?: (route: RouteRef, input: () => readonly ChatMessage[]) => ModelCallObservation;
 }
 
 export interface StepRestart {
@@ -100,26 +103,34 @@ export class ChainRouter implements ModelRouter {
       ]);
     }
     let restarted = false;
+    let sent: FormattedRequest | null = null;
+    const first = candidates[0];
+    const watch = first && call.observe?.(first, () => sent?.messages ?? []);
     for (const [index, route] of candidates.entries()) {
       const next = candidates[index + 1];
       let streamed = 0;
       const startedAt = Date.now();
       try {
         const request = await call.request(route.toolFormat);
-        const response = await this.deps.modelFor(route).complete({
-          ...request,
-          ...(call.signal ? { signal: call.signal } : {}),
-          // With a route to hand over to, a failing one is not retried in place.
-          ...(next ? { maxRetries: 0 } : {}),
-          ...(call.onTextDelta
-            ? {
-                onTextDelta: (text: string) => {
-                  streamed += text.length;
-                  call.onTextDelta?.(text);
-                },
-              }
-            : {}),
-        });
+        sent = request;
+        const model = this.deps.modelFor(route);
+        const ask = () =>
+          model.complete({
+            ...request,
+            ...(watch ? { onFirstChunk: () => watch.firstChunk() } : {}),
+            ...(call.signal ? { signal: call.signal } : {}),
+            // With a route to hand over to, a failing one is not retried in place.
+            ...(next ? { maxRetries: 0 } : {}),
+            ...(call.onTextDelta
+              ? {
+                  onTextDelta: (text: string) => {
+                    streamed += text.length;
+                    call.onTextDelta?.(text);
+                  },
+                }
+              : {}),
+          });
+        const response = watch ? await watch.within(ask) : await ask();
         breaker.succeeded(route.name, logger);
         this.deps.onAttempt?.({
           route,
@@ -128,6 +139,24 @@ export class ChainRouter implements ModelRouter {
           usage: response.usage ?? null,
           answerChars:
             (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+        });
+        watch?.end({
+          route,
+          usage: response.usage ?? null,
+          finishReason: response.finishReason,
+          output: {
+            role: "assistant",
+            content: response.content,
+            ...(response.toolCalls.length > 0
+              ? {
+                  tool_calls: response.toolCalls.map((c) => ({
+                    id: c.id,
+                    type: "function" as const,
+                    function: { name: c.name, arguments: c.arguments },
+                  })),
+                }
+              : {}),
+          },
         });
         return { response, route: servedBy(route) };
       } catch (error) {
@@ -138,10 +167,17 @@ export class ChainRouter implements ModelRouter {
           usage: null,
           answerChars: streamed,
         });
-        if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) throw error;
+        const code = call.signal?.aborted ? "cancelled" : error instanceof ModelError ? error.code : "model_error";
+        if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) {
+          watch?.end({ route, error: code });
+          throw error;
+        }
         breaker.failed(route.name, this.deps.breakerOptions, logger);
         // After a first byte, one fresh start on another route; a second broken stream ends the step.
-        if (!next || (streamed > 0 && restarted)) throw error;
+        if (!next || (streamed > 0 && restarted)) {
+          watch?.end({ route, error: code });
+          throw error;
+        }
         logger.addCustomEvent("Warning", "[ModelRouter_Failover]", error.detail, [
           ["Route", route.name],
           ["Code", error.code],
@@ -150,7 +186,10 @@ export class ChainRouter implements ModelRouter {
         ]);
         if (streamed > 0) {
           restarted = true;
+          watch?.restart(route.name, next.name, streamed);
           call.onRestart?.({ failedRoute: route.name, route: next.name, discardedChars: streamed });
+        } else {
+          watch?.failover(route.name, next.name, code);
         }
       }
     }

@@ -12,6 +12,7 @@ import { OpenAIChatModel } from "../llm/openai-chat-model";
 import { aiBinding } from "../llm/workers-ai";
 import { WorkersAiChatModel } from "../llm/workers-ai-chat-model";
 import { workersAiFetch } from "../llm/workers-ai-openai-face";
+import { tracedFetch } from "../observability/tracing/tracing";
 import { secretValue } from "../secret-name";
 import type { ModelRoute } from "./model-routes";
 
@@ -42,13 +43,13 @@ export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
   // The passthrough sends it bodies in its own wire (src/passthrough/wire-crossing.ts).
   if (route.provider === "anthropic") {
     const base = route.baseUrl ?? "";
-    return (path, init) => fetch(`${base}/v1${path}`, init);
+    return (path, init) => tracedFetch(`${base}/v1${path}`, init);
   }
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) return workersAiFetch(ai, route.model);
   if (route.provider === "offline_demo" || !route.baseUrl) return demoOpenAIFetch;
   const base = route.baseUrl;
-  return (path, init) => fetch(`${base}${path}`, init);
+  return (path, init) => tracedFetch(`${base}${path}`, init);
 }
 
 /** The model behind a route for the agent loop; one whose secret or binding is missing fails every call. */
@@ -68,6 +69,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
       model: route.model,
       ...(route.anthropicVersion ? { anthropicVersion: route.anthropicVersion } : {}),
       callTimeoutMs,
+      fetch: tracedFetch,
     });
   }
   return new OpenAIChatModel({
@@ -75,6 +77,8 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
     apiKey: routeKey(route, env) ?? "",
     model: route.model,
     callTimeoutMs,
+    // The model call's trace context goes along, so the call shows in the provider's trace too.
+    fetch: tracedFetch,
   });
 }
 

@@ -17,6 +17,11 @@ export interface Caller {
    * the base prompt from D1 rather than from the isolate's kept copy (MODES_CACHE_MS).
    */
   bookmarkSent?: boolean;
+  /**
+   * The W3C trace context of the caller's request (`traceparent`, `tracestate`), when it is traced: a Durable
+   * Object's RPC call carries no context of its own, so the object's spans continue the request's trace from this.
+   */
+  trace?: Record<string, string>;
 }
 
 /** The object's logger, with the caller's request and key on every line (the object's own lines without one). */

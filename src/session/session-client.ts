@@ -3,6 +3,7 @@
 import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
+import { traceCarrier } from "../observability/tracing/tracing";
 import { type Outcome, sessionNotFound } from "../refusal";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { SessionView } from "../wire/session";
@@ -70,7 +71,9 @@ export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
 /** The request's principal as a session object's caller. */
 export function callerOf(c: AppContext): Caller {
   const { org, user, keyId, scopes } = c.var.principal;
+  const trace = traceCarrier();
   return {
+    ...(trace.traceparent ? { trace } : {}),
     org,
     user,
     keyId,

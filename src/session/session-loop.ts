@@ -11,6 +11,9 @@ import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
+import { secretRedactor } from "../observability/tracing/content";
+import { tracingFor } from "../observability/tracing/tracing";
+import { type TimelineSink, TurnRecorder } from "./turn-recorder";
 import { envRouter } from "../routing/env-router";
 import type { ChainRouter } from "../routing/model-router";
 import { settings } from "../settings";
@@ -46,6 +49,8 @@ export interface SessionLoopDeps {
   createBranch: (mode: string) => Promise<string>;
   /** Keeps the object alive for work that finishes after the reply (usage records, meter settles). */
   waitUntil: (work: Promise<unknown>) => void;
+  /** Where each turn's steps are recorded (its timeline). */
+  steps?: TimelineSink | undefined;
 }
 
 type SharedDeps = Pick<
@@ -63,6 +68,7 @@ type SharedDeps = Pick<
 
 export class SessionLoop {
   private shared?: SharedDeps;
+  private redact?: (text: string) => string;
   /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
   private mcp?: McpToolSource;
 
@@ -163,6 +169,22 @@ export class SessionLoop {
     return this.keptReads(this.sharedDeps().catalog).catalog;
   }
 
+  /** What records a run's steps (the timeline) and, when tracing is on, its spans under the caller's trace. */
+  private recorder(caller: Caller | undefined, logger: JsonAdminLogger): TurnRecorder {
+    const { env, store, steps } = this.deps;
+    return new TurnRecorder({
+      steps,
+      tracing: tracingFor(env, logger),
+      parent: caller?.trace,
+      sessionId: store.identity().sessionId,
+      mode: () => store.identity().mode,
+      redact: (text) => {
+        this.redact ??= secretRedactor(env);
+        return this.redact(text);
+      },
+    });
+  }
+
   /**
    * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
    * the request id. Everything else is the object's, built once.
@@ -176,6 +198,7 @@ export class SessionLoop {
     const shared = this.sharedDeps();
     return new AgentReasoner({
       ...shared,
+      observer: this.recorder(caller, logger),
       router,
       ...(meter ? { meter } : {}),
       ...(reads

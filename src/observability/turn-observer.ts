@@ -2,6 +2,7 @@
 // tokens), each tool call (where it ran), each wait for a person, the client or an MCP server's question, and each
 // restart. One seam for two listeners: the turn's timeline (the session object's own record, always kept) and its
 // OpenTelemetry spans (when tracing is configured). The loop names no span and no table.
+import type { ChatMessage } from "../wire/openai";
 import type { TokenUsage } from "../wire/turn";
 
 /** Where a tool call ran: on this server, in the client (an IDE reading a file), or on an MCP server. */
@@ -25,6 +26,8 @@ export interface ModelCallEnd {
   finishReason?: string | null | undefined;
   /** The error's code when the call failed (`model_unavailable`, `cancelled`, ...). */
   error?: string | undefined;
+  /** The answer as an assistant message (for content capture, when it is on). */
+  output?: ChatMessage | undefined;
 }
 
 /** One logical model call: retries and failovers stay inside it. */
@@ -47,6 +50,8 @@ export interface ToolCallStart {
   /** The MCP server, for a tool of one. */
   mcpServer?: string | undefined;
   arguments?: string | undefined;
+  /** When it started, if before now (a client's call, which ran while the turn was paused). */
+  startedAt?: number | undefined;
 }
 
 export interface ToolCallObservation {
@@ -65,7 +70,8 @@ export interface TurnObserver {
   runStarted(turnId: string, how: "start" | "resume_pause" | "resume_restart"): void;
   /** The run ended: the turn answered, paused, failed. */
   runEnded(outcome: string, details: { iterations: number; usage?: TokenUsage | null | undefined }): void;
-  modelCall(route: RouteRef): ModelCallObservation;
+  /** A model call starts on `route` (the first of its chain); `input`: its messages, asked for only if captured. */
+  modelCall(route: RouteRef, input?: () => readonly ChatMessage[]): ModelCallObservation;
   toolCall(call: ToolCallStart): ToolCallObservation;
   /** A wait starts now (`startedAt` in the past for one that started in an earlier run: a pause). */
   wait(kind: WaitKind, detail: { name: string; toolCallId?: string; startedAt?: number }): WaitObservation;

@@ -1,0 +1,61 @@
+// The Worker's request as a SERVER span: an incoming W3C `traceparent` is continued, the span is active for
+// everything the request does (its session object call, its upstream requests), and it ends with the route, the
+// status and who called (the key's id and the user, never the key). Tracing off: one settings lookup, then next().
+import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import type { AppBindings } from "./http";
+import type { Principal } from "./principal";
+import { settings } from "./settings";
+import { ATTR } from "./observability/tracing/attributes";
+import { contextFromHeaders, contextWith, tracingFor } from "./observability/tracing/tracing";
+
+export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
+  let tracing: ReturnType<typeof tracingFor> = null;
+  try {
+    if (settings(c.env).tracing) tracing = tracingFor(c.env);
+  } catch {
+    // A malformed var: answered by the settings middleware, untraced.
+  }
+  if (!tracing) return next();
+  const method = c.req.method;
+  const parent = contextFromHeaders(c.req.raw.headers);
+  const span = tracing.tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: method, [ATTR.urlPath]: c.req.path } },
+    parent,
+  );
+  try {
+    await context.with(contextWith(tracing, span, parent), next);
+  } finally {
+    const route = matchedRoute(c);
+    if (route) {
+      span.updateName(`${method} ${route}`);
+      span.setAttribute(ATTR.httpRoute, route);
+    }
+    const status = c.res.status;
+    span.setAttribute(ATTR.httpStatus, status);
+    const requestId = c.var.requestId;
+    if (requestId) span.setAttribute(ATTR.requestId, requestId);
+    // Absent when the request was refused before its key was read.
+    const principal = c.get("principal") as Principal | undefined;
+    if (principal) {
+      span.setAttributes({ [ATTR.org]: principal.org, [ATTR.keyId]: principal.keyId, [ATTR.userId]: principal.user });
+    }
+    if (status >= 500) {
+      span.setAttribute(ATTR.errorType, String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  }
+};
+
+/** The route the request matched (`/context/sessions/:sessionId`), or null when none but middleware did. */
+function matchedRoute(c: Parameters<MiddlewareHandler<AppBindings>>[0]): string | null {
+  try {
+    const path = routePath(c, -1);
+    return path === "*" || path === "/*" ? null : path;
+  } catch {
+    return null;
+  }
+}

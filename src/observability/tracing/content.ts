@@ -1,0 +1,76 @@
+// Content on spans, only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT opts in: prompts, completions,
+// tool arguments and results, in the GenAI conventions' JSON shapes, cut to a size, and with every secret the
+// Worker knows taken out first (its secret bindings: the LLM key, route keys, MCP tokens, the collector's
+// headers, the single sign-on client's secret; and aptix's own key and token formats).
+
+import { SettingsVars } from "../../settings";
+import type { ChatMessage } from "../../wire/openai";
+
+/** The most characters one content attribute carries. */
+export const CONTENT_CHARS = 16_384;
+
+/** Settings that are secrets although the settings schema names them. */
+const SECRET_SETTINGS = new Set(["LLM_API_KEY", "OIDC_CLIENT_SECRET", "OTEL_EXPORTER_OTLP_HEADERS"]);
+const PUBLIC_SETTINGS = new Set(Object.keys(SettingsVars.shape).filter((name) => !SECRET_SETTINGS.has(name)));
+
+/** aptix's own credentials (API keys, browser sessions, socket tickets, OAuth grants) by their formats. */
+const OWN_TOKENS = /\b(?:ak|bs|wst|sk-aptix)[_-][A-Za-z0-9_-]{8,}/g;
+
+/**
+ * Takes every secret value of `env` out of `text`: each string binding that is not a public setting (secrets,
+ * route and MCP keys, which have names of the operator's choosing), and the collector headers' values.
+ */
+export function secretRedactor(env: object): (text: string) => string {
+  const secrets: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== "string" || PUBLIC_SETTINGS.has(name)) continue;
+    if (value.length >= 6) secrets.push(value);
+    if (name === "OTEL_EXPORTER_OTLP_HEADERS") {
+      for (const pair of value.split(",")) {
+        const secret = pair.slice(pair.indexOf("=") + 1).trim();
+        if (secret.length >= 6) {
+          secrets.push(secret);
+          try {
+            secrets.push(decodeURIComponent(secret));
+          } catch {
+            // Not percent-encoded: the raw value is taken out already.
+          }
+        }
+      }
+    }
+  }
+  // Longest first, so a secret that contains another is taken out whole.
+  secrets.sort((a, b) => b.length - a.length);
+  return (text) => {
+    let out = text;
+    for (const secret of secrets) if (out.includes(secret)) out = out.replaceAll(secret, "[redacted]");
+    return out.replace(OWN_TOKENS, "[redacted]");
+  };
+}
+
+/** Cut to CONTENT_CHARS. */
+export function bounded(text: string): string {
+  return text.length > CONTENT_CHARS ? `${text.slice(0, CONTENT_CHARS)}…` : text;
+}
+
+type Part =
+  | { type: "text"; content: string }
+  | { type: "tool_call"; id: string; name: string; arguments: string }
+  | { type: "tool_call_response"; id: string; response: string };
+
+/** Chat messages in the GenAI conventions' input/output message shape: `[{ role, parts: [...] }]`. */
+export function genAiMessages(messages: readonly ChatMessage[]): { role: string; parts: Part[] }[] {
+  return messages.map((m) => {
+    const parts: Part[] = [];
+    const text = typeof m.content === "string" ? m.content : m.content == null ? "" : JSON.stringify(m.content);
+    if (m.role === "tool") {
+      parts.push({ type: "tool_call_response", id: m.tool_call_id ?? "", response: text });
+    } else if (text !== "") {
+      parts.push({ type: "text", content: text });
+    }
+    for (const call of ("tool_calls" in m ? m.tool_calls : undefined) ?? []) {
+      parts.push({ type: "tool_call", id: call.id, name: call.function.name, arguments: call.function.arguments });
+    }
+    return { role: m.role, parts };
+  });
+}

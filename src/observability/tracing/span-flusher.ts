@@ -1,0 +1,95 @@
+// The span processor: ended spans wait in the isolate, and go out in one OTLP request after the response, inside
+// waitUntil, when the span that ends is the last open one of its local tree (a request's server span, a session
+// object's run of a turn, a streamed passthrough call that outlived its request's span). Nothing is exported on a
+// reply's path, and an export that fails costs one warning a minute, never a request.
+
+import { waitUntil } from "cloudflare:workers";
+import { ExportResultCode } from "@opentelemetry/core";
+import type { ReadableSpan, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace";
+import type { AdminLogger } from "../admin-logger";
+
+/** Past this many waiting spans, they go out at once. */
+const MAX_WAITING = 512;
+/** One warning per this long at most, however many exports fail. */
+const WARN_EVERY_MS = 60_000;
+
+export class SpanFlusher implements SpanProcessor {
+  private waiting: ReadableSpan[] = [];
+  /** Spans started and not ended in this isolate, by id: a span whose parent is among them is exported with it. */
+  private readonly open = new Set<string>();
+  private scheduled = false;
+  private warnedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly exporter: SpanExporter,
+    /** The collector's URL, for the warning (its headers, which may hold a key, are never logged). */
+    private readonly url: string,
+    private readonly logger: AdminLogger,
+  ) {}
+
+  onStart(span: { spanContext(): { spanId: string } }): void {
+    this.open.add(span.spanContext().spanId);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    this.open.delete(span.spanContext().spanId);
+    this.waiting.push(span);
+    const parent = span.parentSpanContext;
+    const lastOfTree = !parent || parent.isRemote === true || !this.open.has(parent.spanId);
+    if (lastOfTree || this.waiting.length >= MAX_WAITING) this.schedule();
+  }
+
+  /** After the current task (so spans ending together go in one request), inside the request's waitUntil. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    waitUntil(
+      Promise.resolve().then(() => {
+        this.scheduled = false;
+        return this.flush();
+      }),
+    );
+  }
+
+  async flush(): Promise<void> {
+    const batch = this.waiting.splice(0);
+    if (batch.length === 0) return;
+    const result = await new Promise<{ code: ExportResultCode; error?: Error }>((resolve) => {
+      try {
+        this.exporter.export(batch, resolve);
+      } catch (error) {
+        resolve({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      }
+    });
+    if (result.code !== ExportResultCode.SUCCESS) this.warn(batch.length, result.error);
+  }
+
+  private warn(spans: number, error: Error | undefined): void {
+    const now = Date.now();
+    if (now - this.warnedAt < WARN_EVERY_MS) return;
+    this.warnedAt = now;
+    this.logger.addCustomEvent("Warning", "[Tracing_ExportFailed]", "Spans could not be sent to the collector.", [
+      ["Collector", safeUrl(this.url)],
+      ["Spans", String(spans)],
+      ["Error", error?.message ?? "unknown"],
+    ]);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.flush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.flush();
+  }
+}
+
+/** The collector's origin and path, without credentials or a query (where a hosted backend may put its key). */
+function safeUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    return `${url.origin}${url.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
