@@ -5,10 +5,10 @@ import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { AppBindings } from "./http";
-import type { Principal } from "./principal";
-import { settings } from "./settings";
 import { ATTR } from "./observability/tracing/attributes";
 import { contextFromHeaders, contextWith, tracingFor } from "./observability/tracing/tracing";
+import type { Principal } from "./principal";
+import { settings } from "./settings";
 
 export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
   let tracing: ReturnType<typeof tracingFor> = null;

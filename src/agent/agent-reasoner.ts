@@ -4,6 +4,7 @@
 
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { TurnObserver } from "../observability/turn-observer";
 import { type Outcome, refuse } from "../refusal";
 import type { ModelRouter } from "../routing/model-router";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
@@ -30,7 +31,6 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
-import type { TurnObserver } from "../observability/turn-observer";
 import { refusalForApprovals, refusalForToolResults, refusalToStart } from "./turn-status";
 import type { TurnState, TurnStore } from "./turn-store";
 

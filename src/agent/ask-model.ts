@@ -4,6 +4,7 @@
 import { type ChatResponse, ModelError } from "../llm/chat-model";
 import { deadline } from "../llm/deadline";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { TurnObserver } from "../observability/turn-observer";
 import type { ModelRouter, ServedBy } from "../routing/model-router";
 import type { AgentConfig } from "./agent-config";
 import { correctionRequest } from "./json-tool-call";
@@ -13,7 +14,6 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import type { TurnLimit } from "./turn-limits";
-import type { TurnObserver } from "../observability/turn-observer";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AskModelDeps {

@@ -3,6 +3,7 @@
 // (the turn pauses), or its results go to the model, or a terminating call's result is the answer.
 import type { ModelToolCall } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { TurnObserver } from "../observability/turn-observer";
 import type { AgentToolExecutionContext, ToolEffect } from "../tools/contract";
 import type { ElicitationRequest } from "../tools/elicitation";
 import type { AgentToolRegistry } from "../tools/registry";
@@ -13,7 +14,6 @@ import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
 import { NEXT_MODEL_CALL, type NextStep } from "./next-step";
 import type { TurnEvents } from "./turn-events";
-import type { TurnObserver } from "../observability/turn-observer";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface ToolBatchDeps {

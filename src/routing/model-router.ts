@@ -4,9 +4,9 @@
 // hands the call to the next one. After a first byte (streamed text already shown), the step is started again
 // from scratch on the next route once, and the caller is told to drop what was shown.
 
-import type { ModelCallObservation, RouteRef } from "../observability/turn-observer";
 import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { ModelCallObservation, RouteRef } from "../observability/turn-observer";
 import type { ChatMessage, ChatTool } from "../wire/openai";
 import type { BreakerOptions, CircuitBreaker } from "./circuit-breaker";
 import type { ModelRoute } from "./model-routes";

@@ -13,7 +13,6 @@ import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { secretRedactor } from "../observability/tracing/content";
 import { tracingFor } from "../observability/tracing/tracing";
-import { type TimelineSink, TurnRecorder } from "./turn-recorder";
 import { envRouter } from "../routing/env-router";
 import type { ChainRouter } from "../routing/model-router";
 import { settings } from "../settings";
@@ -24,6 +23,7 @@ import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
+import { type TimelineSink, TurnRecorder } from "./turn-recorder";
 
 /** What one request's loop is built with, besides what the object shares. */
 export interface LoopOptions {

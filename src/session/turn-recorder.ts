@@ -3,6 +3,9 @@
 // (a child of the request that drives it, whose trace context came with the call), `chat {model}` for each model
 // call (failovers and restarts as its events), `execute_tool {tool}` for each tool call, waits as events of the run.
 import { type Context, context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { ATTR, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
+import { bounded, genAiMessages } from "../observability/tracing/content";
+import { contextFromCarrier, contextWith, type Tracing } from "../observability/tracing/tracing";
 import type {
   ModelCallEnd,
   ModelCallObservation,
@@ -15,9 +18,6 @@ import type {
   WaitObservation,
 } from "../observability/turn-observer";
 import type { ChatMessage } from "../wire/openai";
-import { ATTR, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
-import { bounded, genAiMessages } from "../observability/tracing/content";
-import { contextFromCarrier, contextWith, type Tracing } from "../observability/tracing/tracing";
 
 /** Where the timeline's steps are written (the session object's TurnSteps). */
 export interface TimelineSink {

@@ -1,8 +1,8 @@
 // The tracing settings (src/observability/tracing/tracing-settings.ts): the standard OTEL_* variables, read from the
 // Worker's env; off without an endpoint; a malformed value named, never replaced by a default.
 import { describe, expect, it } from "vitest";
-import { parseKeyValues } from "../../src/tracing-settings";
 import { parseSettings, SettingsError } from "../../src/settings";
+import { parseKeyValues } from "../../src/tracing-settings";
 
 describe("tracing settings", () => {
   it("are off when no endpoint is set", () => {
@@ -82,7 +82,11 @@ describe("tracing settings", () => {
       "must be one of: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio",
     ],
     ["OTEL_TRACES_SAMPLER_ARG", "1.5", "must be a number from 0 to 1"],
-    ["OTEL_EXPORTER_OTLP_HEADERS", "=abc", "must be key=value pairs, comma-separated (e.g. authorization=Bearer%20abc)"],
+    [
+      "OTEL_EXPORTER_OTLP_HEADERS",
+      "=abc",
+      "must be key=value pairs, comma-separated (e.g. authorization=Bearer%20abc)",
+    ],
     [
       "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
       "EVENT_ONLY",

@@ -29,10 +29,10 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { settings } from "../../settings";
+import type { TracingSettings } from "../../tracing-settings";
 import type { AdminLogger } from "../admin-logger";
 import { JsonAdminLogger } from "../admin-logger";
 import { SpanFlusher } from "./span-flusher";
-import type { TracingSettings } from "../../tracing-settings";
 
 /** The instrumentation scope every span of ours carries. */
 export const TRACER_NAME = "aptix-edge";
