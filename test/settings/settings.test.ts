@@ -55,7 +55,14 @@ describe("settings", () => {
     const defaults = SettingsVars.parse({});
     for (const name of Object.keys(SettingsVars.shape) as (keyof typeof defaults)[]) {
       const value = defaults[name];
-      const asWritten = Array.isArray(value) ? value.join(",") : String(value);
+      // Lists are written comma-separated, key=value pairs (OTEL_EXPORTER_OTLP_HEADERS) as `k=v,k2=v2`.
+      const asWritten = Array.isArray(value)
+        ? value.join(",")
+        : typeof value === "object" && value !== null
+          ? Object.entries(value)
+              .map(([k, v]) => `${k}=${String(v)}`)
+              .join(",")
+          : String(value);
       expect(documented.get(name), name).toBe(asWritten);
     }
     expect([...documented.keys()].sort()).toEqual(Object.keys(SettingsVars.shape).sort());
