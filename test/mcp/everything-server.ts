@@ -34,13 +34,18 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 }
 
 /** Forwards one Streamable HTTP request to `target` and streams the answer back (JSON or SSE). */
-async function forward(request: IncomingMessage, response: ServerResponse, target: string): Promise<void> {
+async function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  target: string,
+  read?: Buffer,
+): Promise<void> {
   const headers: Record<string, string> = {};
   for (const name of PASSED_REQUEST_HEADERS) {
     const value = request.headers[name];
     if (typeof value === "string") headers[name] = value;
   }
-  const body = request.method === "GET" || request.method === "HEAD" ? undefined : await readBody(request);
+  const body = request.method === "GET" || request.method === "HEAD" ? undefined : (read ?? (await readBody(request)));
   const controller = new AbortController();
   response.on("close", () => controller.abort());
   const upstream = await fetch(target, {
@@ -59,6 +64,33 @@ async function forward(request: IncomingMessage, response: ServerResponse, targe
   Readable.fromWeb(upstream.body as import("node:stream/web").ReadableStream)
     .on("error", () => response.destroy())
     .pipe(response);
+}
+
+/** The trace context each tools/call through `/traced/mcp` carried: its HTTP header and its `params._meta`. */
+const tracedCalls: { tool: string; header: string | null; meta: string | null }[] = [];
+
+/** Records the trace context of a tools/call body (a JSON-RPC request, or a batch of them). */
+function recordTracedCall(request: IncomingMessage, body: Buffer): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString());
+  } catch {
+    return;
+  }
+  const ToolsCall = z.object({
+    method: z.literal("tools/call"),
+    params: z.object({ name: z.string(), _meta: z.looseObject({ traceparent: z.string().optional() }).optional() }),
+  });
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    const call = ToolsCall.safeParse(message);
+    if (!call.success) continue;
+    const header = request.headers.traceparent;
+    tracedCalls.push({
+      tool: call.data.params.name,
+      header: typeof header === "string" ? header : null,
+      meta: call.data.params._meta?.traceparent ?? null,
+    });
+  }
 }
 
 /** How many times each `key` of the odd server's slow tools was called (a restarted turn must not call a write twice). */
@@ -157,7 +189,8 @@ async function serveOdd(request: IncomingMessage, response: ServerResponse): Pro
 /**
  * The control server: `POST /instances` starts another reference server (`{id, url}`), `DELETE /instances/:id`
  * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/odd/mcp` is oddServer, and
- * `GET /odd/calls/:key` says how many times its slow tools were called with that key.
+ * `GET /odd/calls/:key` says how many times its slow tools were called with that key; `/traced/mcp` is the shared
+ * server behind a proxy that records the trace context of each tools/call (`GET /traced/calls`).
  */
 async function startControlServer(shared: string): Promise<{ url: string; stop(): Promise<void> }> {
   const instances = new Map<string, Awaited<ReturnType<typeof startEverythingServer>>>();
@@ -184,6 +217,16 @@ async function startControlServer(shared: string): Promise<{ url: string; stop()
       if (calls) {
         const count = slowCalls.get(calls[1] ?? "") ?? 0;
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ count }));
+        return;
+      }
+      if (path === "/traced/mcp") {
+        const body = request.method === "POST" ? await readBody(request) : undefined;
+        if (body) recordTracedCall(request, body);
+        await forward(request, response, shared, body);
+        return;
+      }
+      if (path === "/traced/calls") {
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(tracedCalls));
         return;
       }
       if (path === "/authed/mcp") {
