@@ -1,11 +1,15 @@
-// Three test projects. `workers` and `offline` run inside the Workers runtime (workerd) through
+// Four test projects. `workers`, `traced` and `offline` run inside the Workers runtime (workerd) through
 // @cloudflare/vitest-plugin, with real D1 and Durable Objects: `workers` against the scripted upstream LLM
 // (started in Node beside them by test/upstream/global-setup.ts, with real OpenID providers by test/idp/) with a
-// model call limit out of reach, `offline` as `npm start` runs (no LLM_BASE_URL: the offline demo model) with a limit small enough for a
-// test to reach. `node` runs the scripts a developer runs (create-key, wrangler dev) in Node.
+// model call limit out of reach; `traced` the same, exporting its traces to a real OTLP/HTTP receiver
+// (test/observability/global-setup.ts), for the tests of the traces; `offline` as `npm start` runs (no LLM_BASE_URL:
+// the offline demo model) with a limit small enough for a test to reach. `node` runs the scripts a developer runs
+// (create-key, wrangler dev) in Node.
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import type { ProvidedContext } from "vitest";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
+import { TEST_OTLP_HEADERS } from "./test/observability/otlp-headers.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
 import {
   TEST_ANTHROPIC_API_KEY,
@@ -20,6 +24,12 @@ export interface WorkersProjectOptions {
   /** Run the scripted upstream and point LLM_BASE_URL at it; false runs the offline demo model. */
   upstream: boolean;
   modelCallLimit: number;
+  /** Global setups of the project's own, started after the common ones. */
+  globalSetup?: string[];
+  /** Bindings of the project's own, over the common ones; `inject` reads what the global setups provided. */
+  bindings?: (inject: <K extends keyof ProvidedContext>(key: K) => ProvidedContext[K]) => Record<string, string>;
+  /** Vitest's 5 s unless a project's tests wait longer by design. */
+  testTimeout?: number;
 }
 
 export async function workersProject(options: WorkersProjectOptions): Promise<TestProjectInlineConfiguration> {
@@ -73,6 +83,11 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   TEST_IDP_OTHER_ISSUER: "",
                   TEST_IDP_SHORT_CODE_ISSUER: "",
                 }),
+            // No receiver outside `traced`, whose bindings set these (test/env.d.ts).
+            TEST_OTLP_URL: "",
+            TEST_OTLP_CONTROL_URL: "",
+            TEST_OTLP_DOWN_URL: "",
+            ...options.bindings?.(inject),
           },
           ratelimits: {
             MODEL_CALL_LIMITER: { namespace_id: "1001", simple: { limit: options.modelCallLimit, period: 60 } },
@@ -87,7 +102,9 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
       globalSetup: [
         ...(options.upstream ? ["./test/upstream/global-setup.ts", "./test/idp/global-setup.ts"] : []),
         "./test/mcp/everything-server.ts",
+        ...(options.globalSetup ?? []),
       ],
+      ...(options.testTimeout ? { testTimeout: options.testTimeout } : {}),
       setupFiles: ["./test/setup/apply-migrations.ts"],
       // One Workers runtime per project and worker, reused by file after file (starting one per file cost about
       // 2.5 s of every file's time). Each file still starts from fresh storage and a forgetful isolate: the setup
@@ -120,9 +137,27 @@ export default defineConfig(async () => ({
       await workersProject({
         name: "workers",
         include: ["test/**/*.test.ts"],
-        exclude: ["test/offline/**", "test/node/**"],
+        exclude: ["test/offline/**", "test/node/**", "test/observability/**"],
         upstream: true,
         modelCallLimit: 1_000_000,
+      }),
+      await workersProject({
+        name: "traced",
+        include: ["test/observability/**/*.test.ts"],
+        upstream: true,
+        modelCallLimit: 1_000_000,
+        globalSetup: ["./test/observability/global-setup.ts"],
+        bindings: (inject) => ({
+          OTEL_EXPORTER_OTLP_ENDPOINT: inject("otlpUrl"),
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+          OTEL_EXPORTER_OTLP_HEADERS: TEST_OTLP_HEADERS,
+          OTEL_SERVICE_NAME: "aptix-edge-test",
+          TEST_OTLP_URL: inject("otlpUrl"),
+          TEST_OTLP_CONTROL_URL: inject("otlpControlUrl"),
+          TEST_OTLP_DOWN_URL: inject("otlpDownUrl"),
+        }),
+        // A test waits up to 5 s for its exports (spansOfTrace), and must outlast the wait to show what arrived.
+        testTimeout: 15_000,
       }),
       await workersProject({
         name: "offline",

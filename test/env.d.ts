@@ -26,6 +26,12 @@ declare namespace Cloudflare {
     TEST_IDP_SHORT_CODE_ISSUER: string;
     /** A provider in a Cloudflare Access team's place (keys at /cdn-cgi/access/certs). */
     TEST_ACCESS_TEAM: string;
+    /** The OTLP/HTTP receiver (test/observability/) the `traced` project exports to, "" in the other projects. */
+    TEST_OTLP_URL: string;
+    /** Its control server: what it received, for test/observability/spans.ts; "" outside `traced`. */
+    TEST_OTLP_CONTROL_URL: string;
+    /** A loopback URL on which nothing listens (a collector that is down); "" outside `traced`. */
+    TEST_OTLP_DOWN_URL: string;
     /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
     LLM_BASE_URL: string;
   }
