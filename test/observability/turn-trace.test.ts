@@ -105,8 +105,7 @@ beforeAll(async () => {
   turn = await runTurn();
 }, 30_000);
 
-const runs = () =>
-  turn.spans.filter((s) => s.name.startsWith("invoke_agent ")).sort((x, y) => x.startMs - y.startMs);
+const runs = () => turn.spans.filter((s) => s.name.startsWith("invoke_agent ")).sort((x, y) => x.startMs - y.startMs);
 const serverSpanFor = (parentId: string) =>
   turn.spans.find((s) => s.kind === SPAN_KIND.server && s.parentSpanId === parentId);
 
@@ -172,9 +171,9 @@ describe("an agent turn's trace", () => {
   it("gives each model call the tokens of its usage row", async () => {
     const rows = await okUsageRows(turn.sessionId, 4);
     const chats = turn.spans.filter((s) => s.name.startsWith("chat ")).sort((x, y) => x.startMs - y.startMs);
-    expect(chats.map((s) => [s.attributes["gen_ai.usage.input_tokens"], s.attributes["gen_ai.usage.output_tokens"]])).toEqual(
-      rows.map((r) => [r.prompt_tokens, r.completion_tokens]),
-    );
+    expect(
+      chats.map((s) => [s.attributes["gen_ai.usage.input_tokens"], s.attributes["gen_ai.usage.output_tokens"]]),
+    ).toEqual(rows.map((r) => [r.prompt_tokens, r.completion_tokens]));
   });
 
   it("runs the server tool as execute_tool, ran on the server", () => {
