@@ -1,0 +1,136 @@
+// Benchmark of tracing (issue 29): what exporting every request's spans to an OTLP collector costs a reply.
+// Two Workers under wrangler dev in front of the same scripted upstream (neither with wrangler's local trace
+// collector): one with tracing off (no endpoint), one exporting OTLP/HTTP protobuf to a real receiver on loopback
+// (test/observability/otlp-receiver.ts). Two requests on each: a passthrough chat completion through /v1, and an
+// agent turn through /agent/v1/chat/completions continuing its session (X-Aptix-Session; a new session every
+// MESSAGES_PER_SESSION messages). One request at a time, the four ways taking turns, so all see the same load.
+// Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startOtlpReceiver } from "../test/observability/otlp-receiver.ts";
+import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { benchConfig } from "./support/bench-config.ts";
+import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { fixed, percentile, table } from "./support/stats.ts";
+
+/** seeds/local.sql's key (chat and admin), which the local database of `startLocalWorker` holds. */
+const KEY = "dev-key";
+const WARMUP = 30;
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
+const MESSAGES_PER_SESSION = 10;
+const GOALS = { passthrough: 1.03, turn: 1.05 } as const;
+
+interface Way {
+  name: string;
+  kind: keyof typeof GOALS;
+  traced: boolean;
+  url: string;
+  session: string | null;
+  ms: number[];
+}
+
+const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+
+async function timeRequest(way: Way, i: number, content: string): Promise<void> {
+  if (i % MESSAGES_PER_SESSION === 0) way.session = null;
+  const passthrough = way.kind === "passthrough";
+  const started = performance.now();
+  const response = await fetch(`${way.url}${passthrough ? "/v1/chat/completions" : "/agent/v1/chat/completions"}`, {
+    method: "POST",
+    headers: way.session ? { ...headers, "x-aptix-session": way.session } : headers,
+    body: JSON.stringify({
+      model: passthrough ? "bench-model" : "aptix-agent/general",
+      messages: [{ role: "user", content: `${content} (${i})` }],
+    }),
+  });
+  const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+  const elapsed = performance.now() - started;
+  if (response.status !== 200 || body.choices?.[0]?.message?.content !== "pong") {
+    throw new Error(`${way.name} answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  }
+  if (!passthrough) way.session = response.headers.get("x-aptix-session");
+  way.ms.push(elapsed);
+}
+
+async function main(): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-tracing-"));
+  const upstream = await startScriptedUpstream();
+  const receiver = await startOtlpReceiver();
+  const workers: LocalWorker[] = [];
+  const stopAll = async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await upstream.close();
+    await receiver.close();
+    await rm(tmp, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => {
+    void stopAll().then(() => process.exit(130));
+  });
+  try {
+    console.log("Starting two Workers (wrangler dev, no local trace collector): tracing off, and exporting ...");
+    const config = await benchConfig(tmp, true);
+    const vars = { LLM_BASE_URL: `${upstream.url}/v1` };
+    workers.push(await startLocalWorker({ config, vars, localObservability: false }));
+    workers.push(
+      await startLocalWorker({
+        config,
+        vars: { ...vars, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+        localObservability: false,
+      }),
+    );
+    const [off, on] = workers as [LocalWorker, LocalWorker];
+    const script = upstream.createScript([{ type: "completion", content: "pong" }], { repeat: true, record: false });
+    const content = `ping ${script.marker}`;
+    const way = (name: string, kind: Way["kind"], traced: boolean): Way => ({
+      name,
+      kind,
+      traced,
+      url: traced ? on.url : off.url,
+      session: null,
+      ms: [],
+    });
+    const ways: Way[] = [
+      way("passthrough, tracing off", "passthrough", false),
+      way("passthrough, traced", "passthrough", true),
+      way("agent turn, tracing off", "turn", false),
+      way("agent turn, traced", "turn", true),
+    ];
+    for (let i = 0; i < WARMUP; i++) for (const w of ways) await timeRequest(w, i, content);
+    for (const w of ways) w.ms = [];
+    receiver.clear();
+    for (let i = 0; i < SAMPLES; i++) {
+      for (let k = 0; k < ways.length; k++) await timeRequest(ways[(k + i) % ways.length] as Way, i, content);
+    }
+    // The last exports leave after their replies: a moment for them to land before counting.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const spans = receiver.spans();
+    const median = (w: Way) => percentile(w.ms, 50);
+    const baseline = (w: Way) => ways.find((b) => b.kind === w.kind && !b.traced) as Way;
+    const ratio = (w: Way) => median(w) / median(baseline(w));
+    const rows = ways.map((w) => [w.name, fixed(median(w)), fixed(percentile(w.ms, 99)), `${fixed(ratio(w))}x`]);
+    const goals = ways
+      .filter((w) => w.traced)
+      .map(
+        (w) =>
+          `goal: ${w.name} within ${GOALS[w.kind]}x of tracing off (median): ${ratio(w) <= GOALS[w.kind] ? "met" : "MISSED"} (${fixed(ratio(w))}x)`,
+      );
+    console.log(
+      [
+        "",
+        `Tracing benchmark (wrangler dev, ${new Date().toISOString().slice(0, 10)}): a non-streamed passthrough chat`,
+        `completion and an agent turn, ${SAMPLES} requests per way after ${WARMUP} warm-up, one at a time, all ways`,
+        "taking turns; the traced Worker exports OTLP/HTTP protobuf to a receiver on loopback after each reply.",
+        "",
+        table(["ms per request", "median", "p99", "/ tracing off"], rows),
+        "",
+        ...goals,
+        `the receiver got ${spans.length} spans of ${new Set(spans.map((s) => s.traceId)).size} traces (${fixed(spans.length / (2 * SAMPLES))} a traced request)`,
+      ].join("\n"),
+    );
+  } finally {
+    await stopAll();
+  }
+}
+
+await main();
