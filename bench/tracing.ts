@@ -1,14 +1,15 @@
 // Benchmark of tracing (issue 29): what exporting every request's spans to an OTLP collector costs a reply.
 // Two Workers under wrangler dev in front of the same scripted upstream (neither with wrangler's local trace
 // collector): one with tracing off (no endpoint), one exporting OTLP/HTTP protobuf to a real receiver on loopback
-// (test/observability/otlp-receiver.ts). Two requests on each: a passthrough chat completion through /v1, and an
+// (test/observability/otlp-receiver.ts, in a process of its own: bench/support/otlp-collector.ts). Two requests on each: a passthrough chat completion through /v1, and an
 // agent turn through /agent/v1/chat/completions continuing its session (X-Aptix-Session; a new session every
 // MESSAGES_PER_SESSION messages). One request at a time, the four ways taking turns, so all see the same load.
 // Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startOtlpReceiver } from "../test/observability/otlp-receiver.ts";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
@@ -53,15 +54,27 @@ async function timeRequest(way: Way, i: number, content: string): Promise<void> 
   way.ms.push(elapsed);
 }
 
+/** The collector in its own process: its OTLP base URL, and a URL that says what it got (`/clear` forgets it). */
+async function startCollector(): Promise<{ url: string; stats: string; stop(): void }> {
+  const child = spawn(process.execPath, ["bench/support/otlp-collector.ts"], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = (await once(child.stdout, "data")) as [Buffer];
+  const { url, stats } = JSON.parse(line.toString()) as { url: string; stats: string };
+  return { url, stats, stop: () => child.kill() };
+}
+
+async function collected(stats: string, path = ""): Promise<{ spans: number; traces: number }> {
+  return (await (await fetch(`${stats}${path}`)).json()) as { spans: number; traces: number };
+}
+
 async function main(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-tracing-"));
   const upstream = await startScriptedUpstream();
-  const receiver = await startOtlpReceiver();
+  const receiver = await startCollector();
   const workers: LocalWorker[] = [];
   const stopAll = async () => {
     await Promise.all(workers.map((w) => w.stop()));
     await upstream.close();
-    await receiver.close();
+    receiver.stop();
     await rm(tmp, { recursive: true, force: true });
   };
   process.once("SIGINT", () => {
@@ -98,13 +111,13 @@ async function main(): Promise<void> {
     ];
     for (let i = 0; i < WARMUP; i++) for (const w of ways) await timeRequest(w, i, content);
     for (const w of ways) w.ms = [];
-    receiver.clear();
+    await collected(receiver.stats, "/clear");
     for (let i = 0; i < SAMPLES; i++) {
       for (let k = 0; k < ways.length; k++) await timeRequest(ways[(k + i) % ways.length] as Way, i, content);
     }
     // The last exports leave after their replies: a moment for them to land before counting.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const spans = receiver.spans();
+    const got = await collected(receiver.stats);
     const median = (w: Way) => percentile(w.ms, 50);
     const baseline = (w: Way) => ways.find((b) => b.kind === w.kind && !b.traced) as Way;
     const ratio = (w: Way) => median(w) / median(baseline(w));
@@ -125,7 +138,7 @@ async function main(): Promise<void> {
         table(["ms per request", "median", "p99", "/ tracing off"], rows),
         "",
         ...goals,
-        `the receiver got ${spans.length} spans of ${new Set(spans.map((s) => s.traceId)).size} traces (${fixed(spans.length / (2 * SAMPLES))} a traced request)`,
+        `the collector got ${got.spans} spans of ${got.traces} traces (${fixed(got.spans / (2 * SAMPLES))} a traced request)`,
       ].join("\n"),
     );
   } finally {

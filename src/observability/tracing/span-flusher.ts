@@ -39,12 +39,16 @@ export class SpanFlusher implements SpanProcessor {
     if (lastOfTree || this.waiting.length >= MAX_WAITING) this.schedule();
   }
 
-  /** After the current task (so spans ending together go in one request), inside the request's waitUntil. */
+  /**
+   * In a later task, inside the request's waitUntil: the span that ends a request ends just before its reply is
+   * handed back, and an export started in a microtask would encode its spans before the reply leaves. Spans that
+   * end meanwhile go in the same request.
+   */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     waitUntil(
-      Promise.resolve().then(() => {
+      new Promise((resolve) => setTimeout(resolve, 0)).then(() => {
         this.scheduled = false;
         return this.flush();
       }),
