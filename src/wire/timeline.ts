@@ -39,10 +39,7 @@ export const TimelineStepView = z.object({
 export type TimelineStepView = z.infer<typeof TimelineStepView>;
 
 /** How the turn stands: how it ended, or, while it is open, the session's status (running, or waiting). */
-export const TimelineStatus = z.enum([
-  ...TurnRecord.shape.status.options,
-  ...SessionStatus.exclude(["idle"]).options,
-]);
+export const TimelineStatus = z.enum([...TurnRecord.shape.status.options, ...SessionStatus.exclude(["idle"]).options]);
 export type TimelineStatus = z.infer<typeof TimelineStatus>;
 
 export const TurnTimeline = z.object({

@@ -39,7 +39,14 @@ const STEPS: TimelineStep[] = [
     outputTokens: 40,
     traceId: TRACE,
   },
-  { kind: "tool_call", name: "agent_hello_world", startedAt: T0 + 920, endedAt: T0 + 950, ranOn: "server", traceId: TRACE },
+  {
+    kind: "tool_call",
+    name: "agent_hello_world",
+    startedAt: T0 + 920,
+    endedAt: T0 + 950,
+    ranOn: "server",
+    traceId: TRACE,
+  },
   { kind: "failover", name: "local → default", startedAt: T0 + 960, endedAt: T0 + 960, traceId: "second-trace" },
 ];
 

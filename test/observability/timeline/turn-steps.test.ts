@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TimelineStep } from "../../../src/agent/turn-observer";
-import { TurnSteps } from "../../../src/observability/timeline/turn-steps";
+import type { TurnSteps } from "../../../src/observability/timeline/turn-steps";
 import type { AgentSession } from "../../../src/session/agent-session";
 import { CorruptSessionRowError } from "../../../src/session/session-rows";
 
