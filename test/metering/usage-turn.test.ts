@@ -4,6 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createSession, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
+import { BASE_URL, newChatKey, workerWith } from "../passthrough/harness";
 
 const usage = { prompt_tokens: 10, completion_tokens: 6, total_tokens: 16 };
 
@@ -21,8 +22,8 @@ async function rowTurns(sessionId: string, count: number): Promise<(string | nul
   }
 }
 
-describe("usage rows of agent turns", () => {
-  it("carry the turn each model call was made in", async () => {
+describe("usage rows", () => {
+  it("of an agent turn carry the turn each model call was made in", async () => {
     const script = await scriptUpstream([
       { type: "completion", toolCalls: [{ name: "agent_hello_world", arguments: '{"name":"Dana"}' }], usage },
       { type: "completion", content: "Greeted.", usage },
@@ -33,5 +34,22 @@ describe("usage rows of agent turns", () => {
     await sendMessage(sessionId, `again ${script.marker}`);
     const turns = (await getSession(sessionId)).turns.map((t) => t.turnId);
     expect(await rowTurns(sessionId, 3)).toEqual([turns[0], turns[0], turns[1]]);
+  });
+
+  it("of a passthrough call name no turn", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "hi", usage }]);
+    const key = await newChatKey();
+    const via = workerWith();
+    const response = await via.fetch(`${BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-row", messages: [{ role: "user", content: script.marker }] }),
+    });
+    await response.json();
+    await via.settled();
+    const { results } = await env.DB.prepare("SELECT session_id, turn_id FROM usage_records WHERE key_id = ?")
+      .bind(key.keyId)
+      .all();
+    expect(results).toEqual([{ session_id: null, turn_id: null }]);
   });
 });
