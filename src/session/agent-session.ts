@@ -8,7 +8,7 @@ import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { TurnSteps } from "../observability/timeline/turn-steps";
-import { type TimelineTurn, turnTimeline } from "../observability/timeline/turn-timeline";
+import { timelineTurn, turnTimeline } from "../observability/timeline/turn-timeline";
 import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
@@ -184,23 +184,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** One turn's steps on a time axis (the waterfall's figures): the open turn's so far, or an ended turn's. */
   async turnTimeline(caller: Caller, turnId: string): Promise<Outcome<TurnTimeline>> {
     if (!this.owned(caller)) return this.notFound();
-    const turn = this.timelineTurn(turnId);
+    const turn = timelineTurn(this.store, turnId);
     if (!turn) return turnNotFound(turnId);
     const ids = { sessionId: this.store.identity().sessionId, turnId };
     return { ok: true, value: turnTimeline(ids, turn, this.steps.forTurn(turnId), Date.now()) };
-  }
-
-  /** The turn `turnId` as the timeline places it: ended (its record), open (the session's status), or never. */
-  private timelineTurn(turnId: string): TimelineTurn | null {
-    const ended = this.store.endedTurn(turnId);
-    if (ended) {
-      return { status: ended.status, startedAt: Date.parse(ended.startedAt), endedAt: Date.parse(ended.endedAt) };
-    }
-    const open = this.store.turn();
-    if (open?.turnId !== turnId) return null;
-    const status = this.store.status();
-    // An open turn is never idle; were the status written a moment behind the turn, it is still running.
-    return { status: status === "idle" ? "running" : status, startedAt: open.startedAt, endedAt: null };
   }
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {

@@ -170,6 +170,9 @@ describe("a turn's waterfall", () => {
 
   it("shows a bar's figures when the pointer is on it", async () => {
     const last = timeline.steps.length - 1;
+    // Away from the bars first: the tooltip the keyboard showed is gone, and the pointer brings one back.
+    await page.locator("#close-timeline").focus();
+    await tip().waitFor({ state: "hidden" });
     await bars().nth(last).hover();
     await page.waitForFunction(
       (n) => document.querySelector("#timeline-tip")?.getAttribute("data-step") === n,

@@ -1,6 +1,7 @@
 // A turn's timeline as the route answers it: its stored steps placed on the turn's time axis (an offset from the
 // turn's start and a duration each), with the turn's status, span and trace ids.
 import type { TimelineStep } from "../../agent/turn-observer";
+import type { SessionStore } from "../../session/session-store";
 import type { TimelineStatus, TimelineStepView, TurnTimeline } from "../../wire/timeline";
 
 /** The turn as the session knows it: an ended turn's record, or the open turn (endedAt null). */
@@ -12,6 +13,22 @@ export interface TimelineTurn {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The turn `turnId` as the timeline places it: ended (its record), open (the session's status), or never (null). */
+export function timelineTurn(
+  store: Pick<SessionStore, "endedTurn" | "turn" | "status">,
+  turnId: string,
+): TimelineTurn | null {
+  const ended = store.endedTurn(turnId);
+  if (ended) {
+    return { status: ended.status, startedAt: Date.parse(ended.startedAt), endedAt: Date.parse(ended.endedAt) };
+  }
+  const open = store.turn();
+  if (open?.turnId !== turnId) return null;
+  const status = store.status();
+  // An open turn is never idle; were the status written a moment behind the turn, it is still running.
+  return { status: status === "idle" ? "running" : status, startedAt: open.startedAt, endedAt: null };
+}
 
 export function turnTimeline(
   ids: { sessionId: string; turnId: string },
