@@ -353,7 +353,8 @@ function drawConversation() {
   // The last thing the agent said in each turn offers the turn's timeline (one button a turn, under its answer).
   const lastOfTurn = new Map();
   for (const message of sorted)
-    if (message.role === "assistant" && message.content) lastOfTurn.set(message.turnId, message.seq);
+    if (message.role === "assistant" && (message.content || message.toolCalls?.length))
+      lastOfTurn.set(message.turnId, message.seq);
   const onTimeline = (turnId) => (button) => void openTimeline(turnId, button);
   for (const message of sorted) {
     if (!marked && summary && message.seq > summary.toSeq) {
@@ -598,8 +599,7 @@ byId("close-artifact").addEventListener("click", () => el.artifactDialog.close()
 
 // --- A turn's timeline ---------------------------------------------------------------------------
 
-/** The button that opened the timeline: the focus goes back to it when the dialog closes. */
-/** @type {HTMLElement | null} */
+/** The button that opened the timeline: the focus goes back to it when the dialog closes. @type {HTMLElement | null} */
 let timelineOpener = null;
 
 /**
