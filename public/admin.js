@@ -29,6 +29,7 @@ const el = {
   usageChart: byId("usage-chart"),
   usageCaption: byId("usage-caption"),
   usageBody: byId("usage-body"),
+  callsBody: byId("calls-body"),
   modesBody: byId("modes-body"),
   routesBody: byId("routes-body"),
 };
@@ -291,6 +292,42 @@ async function loadUsage() {
   );
 }
 
+/** Model calls the list shows: the newest, enough to find a slow turn just run. */
+const RECENT_CALLS = 20;
+
+/** The newest model calls; an agent call's "Where" links to its turn's waterfall in the console. */
+async function loadCalls() {
+  const { calls } = await api.request("GET", `/admin/usage/calls?limit=${RECENT_CALLS}`);
+  el.callsBody.replaceChildren(
+    ...calls.map((call) => {
+      const turn =
+        call.sessionId && call.turnId
+          ? h("a", {
+              href: `/?session=${encodeURIComponent(call.sessionId)}&turn=${encodeURIComponent(call.turnId)}`,
+              class: "turn-link",
+              "data-turn-id": call.turnId,
+              text: `${call.endpoint} turn`,
+              title: `The timeline of turn ${call.turnId}`,
+            })
+          : call.endpoint;
+      return h(
+        "tr",
+        {},
+        h("td", {}, h("time", { dateTime: call.createdAt, text: call.createdAt.replace("T", " ").slice(0, 19) })),
+        h("td", { text: call.userId }),
+        h("td", {}, turn),
+        h("td", { text: call.route }),
+        h("td", { text: call.model }),
+        h("td", { text: `${number(call.promptTokens)} in, ${number(call.completionTokens)} out` }),
+        h("td", { text: `${number(call.latencyMs)} ms` }),
+        h("td", { text: call.outcome }),
+      );
+    }),
+  );
+  if (calls.length === 0)
+    el.callsBody.replaceChildren(h("tr", {}, h("td", { colspan: 8, text: "No model calls yet." })));
+}
+
 async function downloadCsv() {
   const days = lastDays();
   const response = await fetch(
@@ -360,7 +397,7 @@ async function start() {
   el.copyKey.addEventListener("click", () => void navigator.clipboard?.writeText(el.newKeyValue.textContent ?? ""));
   el.usageBy.addEventListener("change", () => void loadUsage());
   el.usageCsv.addEventListener("click", () => void downloadCsv());
-  await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCatalog()]);
+  await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog()]);
 }
 
 void start();

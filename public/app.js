@@ -100,6 +100,9 @@ const el = {
   artifactDialog: byId("artifact-dialog", HTMLDialogElement),
   artifactTitle: byId("artifact-title"),
   artifactBody: byId("artifact-body"),
+  timelineDialog: byId("timeline-dialog", HTMLDialogElement),
+  timelineBody: byId("timeline-body"),
+  timelineTip: byId("timeline-tip"),
 };
 
 function say(text, isError = false) {
@@ -145,12 +148,17 @@ async function signIn(api) {
   renderModes();
   state.categories = categories;
   await markdownReady;
-  await openSession(sessionStorage.getItem(SESSION_STORAGE));
+  // A link to a turn (the admin page's, `/?session=<id>&turn=<turnId>`) opens that session, then the turn's waterfall.
+  const linked = new URLSearchParams(location.search);
+  await openSession(linked.get("session") ?? sessionStorage.getItem(SESSION_STORAGE));
   // On a phone the conversation list starts folded, so the chat comes first.
   if (window.matchMedia("(max-width: 760px)").matches) byId("sessions-panel", HTMLDetailsElement).open = false;
   void refreshSessions();
   el.signIn.hidden = true;
   el.app.hidden = false;
+  const turnId = linked.get("turn");
+  if (linked.has("session")) history.replaceState(null, "", location.pathname);
+  if (turnId && linked.get("session") === state.sessionId) void openTimeline(turnId, null);
   // The admin page is for keys with the admin scope: the link shows when the key may read the org's budget.
   api.request("GET", "/admin/budget").then(
     () => {
@@ -341,12 +349,20 @@ function drawConversation() {
   const items = [];
   if (hasEarlier) items.push(loadEarlierItem(() => void loadEarlier()));
   let marked = summary === null;
-  for (const message of [...messages.values()].sort((a, b) => a.seq - b.seq)) {
+  const sorted = [...messages.values()].sort((a, b) => a.seq - b.seq);
+  // The last thing the agent said in each turn offers the turn's timeline (one button a turn, under its answer).
+  const lastOfTurn = new Map();
+  for (const message of sorted)
+    if (message.role === "assistant" && (message.content || message.toolCalls?.length))
+      lastOfTurn.set(message.turnId, message.seq);
+  const onTimeline = (turnId) => (button) => void openTimeline(turnId, button);
+  for (const message of sorted) {
     if (!marked && summary && message.seq > summary.toSeq) {
       items.push(summaryItem(summary));
       marked = true;
     }
-    const item = messageItem(message);
+    const last = lastOfTurn.get(message.turnId) === message.seq;
+    const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
     if (item) items.push(item);
   }
   if (!marked && summary) items.push(summaryItem(summary));
@@ -580,6 +596,49 @@ byId("artifact-download").addEventListener("click", () => {
   if (shownArtifact) downloadArtifact(shownArtifact);
 });
 byId("close-artifact").addEventListener("click", () => el.artifactDialog.close());
+
+// --- A turn's timeline ---------------------------------------------------------------------------
+
+/** The button that opened the timeline: the focus goes back to it when the dialog closes. @type {HTMLElement | null} */
+let timelineOpener = null;
+
+/**
+ * Opens the waterfall of the turn `turnId` (its module is loaded the first time). @param {string} turnId
+ * @param {HTMLElement | null} opener
+ */
+async function openTimeline(turnId, opener) {
+  timelineOpener = opener;
+  try {
+    const [{ drawTimeline }, timeline] = await Promise.all([
+      import("./js/timeline.js"),
+      state.api.turnTimeline(state.sessionId, turnId),
+    ]);
+    if (!el.timelineDialog.open) el.timelineDialog.showModal();
+    drawTimeline(el.timelineBody, el.timelineTip, timeline);
+    el.timelineDialog.dataset.turnId = turnId;
+    /** @type {HTMLElement | null} */ (
+      el.timelineBody.querySelector(".timeline-bar") ?? byId("close-timeline")
+    ).focus();
+  } catch (error) {
+    say(`Could not open the turn's timeline: ${describe(error)}`, true);
+  }
+}
+
+byId("close-timeline").addEventListener("click", () => el.timelineDialog.close());
+// Esc closes the dialog too (its cancel); either way the focus goes back to the answer's button.
+el.timelineDialog.addEventListener("close", () => {
+  el.timelineTip.hidden = true;
+  // A redraw meanwhile replaced the answer's button: its successor, for the same turn, takes the focus.
+  const turnId = el.timelineDialog.dataset.turnId ?? "";
+  const redrawn = el.conversation.querySelector(`button[data-turn-id="${CSS.escape(turnId)}"]`);
+  const opener = timelineOpener?.isConnected
+    ? timelineOpener
+    : timelineOpener && redrawn instanceof HTMLElement
+      ? redrawn
+      : el.composerInput;
+  timelineOpener = null;
+  opener.focus();
+});
 
 // --- Frames ----------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
+import { adminUsageCallRoutes } from "./routes/admin-usage-calls";
 import { adminUserRoutes } from "./routes/admin-users";
 import { keySignInRoutes, sessionAuthRoutes, signInRoutes } from "./routes/auth";
 import { authorizeRoutes } from "./routes/authorize";
@@ -116,6 +117,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminMcpServerRoutes);
   app.route("/", adminModelRouteRoutes);
   app.route("/", adminKeyRoutes);
+  app.route("/", adminUsageCallRoutes);
   app.route("/", adminUserRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", grantRoutes);

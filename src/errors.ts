@@ -68,6 +68,7 @@ export const ERROR_CODES = {
   mode_not_found: missing,
   model_not_found: missing,
   response_not_found: missing,
+  turn_not_found: missing,
   not_offered_by_demo: missing,
   mcp_server_not_found: missing,
   model_route_not_found: missing,

@@ -21,6 +21,7 @@ export const REFUSAL_CODES = [
   "workflow_not_found",
   "invalid_workflow_parameters",
   "unknown_mode",
+  "turn_not_found",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -58,6 +59,11 @@ export function sessionNotFound(sessionId: string): Refusal {
 /** A session of the caller's org that is another user's: only its owner or an admin of the org may change it. */
 export function sessionForbidden(action: "delete" | "change"): Refusal {
   return refuse("session_forbidden", `Only the session's owner or an admin of its org can ${action} it.`);
+}
+
+/** A turn the session never had (another session's, or made up). */
+export function turnNotFound(turnId: string): Refusal {
+  return refuse("turn_not_found", `Turn ${quoted(turnId)} not found in this session.`);
 }
 
 export function workflowNotFound(workflowId: string): Refusal {

@@ -13,6 +13,7 @@ const row: UsageRecord = {
   userId: "u1",
   sessionId: null,
   mode: null,
+  turnId: null,
   endpoint: "/chat/completions",
   route: "default",
   model: "m",

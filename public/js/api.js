@@ -184,6 +184,14 @@ export class ApiClient {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}`);
   }
 
+  /** A turn's steps on its time axis (the waterfall). @param {string} sessionId @param {string} turnId */
+  turnTimeline(sessionId, turnId) {
+    return this.request(
+      "GET",
+      `/context/sessions/${encodeURIComponent(sessionId)}/turns/${encodeURIComponent(turnId)}/timeline`,
+    );
+  }
+
   /** Older messages, newest first: those before seq `before`. @param {string} sessionId @param {number} before */
   getMessages(sessionId, before) {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/messages?before=${before}`);

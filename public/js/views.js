@@ -3,8 +3,11 @@
 import { h, prettyJson } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
-/** @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string}} message */
-export function messageItem(message) {
+/**
+ * @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string, turnId?: string}} message
+ * @param {{onTimeline?: (button: HTMLButtonElement) => void}} [options] `onTimeline`: the answer offers its turn's timeline
+ */
+export function messageItem(message, options = {}) {
   if (message.role === "tool") {
     return h(
       "li",
@@ -34,7 +37,22 @@ export function messageItem(message) {
     h("span", { class: "who", text: who }),
     body,
     calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
+    options.onTimeline && message.turnId ? timelineButton(message.turnId, options.onTimeline) : null,
   );
+}
+
+/** The answer's button that opens its turn's waterfall. @param {string} turnId @param {(button: HTMLButtonElement) => void} open */
+function timelineButton(turnId, open) {
+  const button = h("button", {
+    type: "button",
+    class: "quiet timeline-open",
+    "data-turn-id": turnId,
+    "aria-haspopup": "dialog",
+    "aria-label": "Timeline: where this turn's time went",
+    text: "Timeline",
+  });
+  button.addEventListener("click", () => open(button));
+  return h("div", { class: "message-actions" }, button);
 }
 
 /**

@@ -66,7 +66,7 @@ export function orgTurnMeter(
 export function turnUsageRecorder(
   env: Cloudflare.Env,
   caller: MeteredCaller,
-  session: () => { sessionId: string; mode: string },
+  session: () => { sessionId: string; mode: string; turnId: string | null },
   logger: AdminLogger,
   defer: Defer,
   owner: object,
@@ -78,7 +78,7 @@ export function turnUsageRecorder(
       completionTokens: estimateTokens(attempt.answerChars),
       totalTokens: estimateTokens(attempt.answerChars),
     };
-    const { sessionId, mode } = session();
+    const { sessionId, mode, turnId } = session();
     defer(
       recordUsage(
         env.DB,
@@ -88,6 +88,7 @@ export function turnUsageRecorder(
           userId: caller.user,
           sessionId,
           mode,
+          turnId,
           endpoint,
           route: attempt.route.name,
           model: attempt.route.model,

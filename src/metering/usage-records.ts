@@ -14,6 +14,8 @@ export interface UsageRecord extends TokenUsage {
   /** The session and mode of an agent turn's call; null for the passthrough. */
   sessionId: string | null;
   mode: string | null;
+  /** The turn of an agent turn's call (its timeline); null for the passthrough and a compaction between turns. */
+  turnId: string | null;
   /** The passthrough's path, or `agent` for a turn's call. */
   endpoint: string;
   /** The model route that served the call. */
@@ -91,8 +93,8 @@ const MODEL_NAME_CHARS = 256;
 
 async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
   const insert = db.prepare(
-    `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, endpoint, route, model, prompt_tokens,
-       completion_tokens, total_tokens, latency_ms, outcome, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, turn_id, endpoint, route, model, prompt_tokens,
+       completion_tokens, total_tokens, latency_ms, outcome, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   await db.batch(
     rows.map((r) =>
@@ -103,6 +105,7 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
         r.userId,
         r.sessionId,
         r.mode,
+        r.turnId,
         r.endpoint,
         r.route,
         // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.

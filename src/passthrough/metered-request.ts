@@ -151,6 +151,7 @@ export class MeteredRequest {
       userId: user,
       sessionId: null,
       mode: null,
+      turnId: null,
       endpoint: c.req.path,
       route: route.name,
       model,

@@ -21,10 +21,12 @@ import {
   ToolResultsBody,
   WsTicket,
 } from "../wire/session";
+import { TurnTimeline } from "../wire/timeline";
 import { AgentExecuteResponse } from "../wire/turn";
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
 const SessionId = z.object({ sessionId: z.string() });
+const TurnId = SessionId.extend({ turnId: z.string().min(1).max(200) });
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).describe("Sessions a page (1 to 100, 20 by default)."),
   cursor: z.string().min(1).optional().describe("The nextCursor of the previous page."),
@@ -136,6 +138,24 @@ export const contextSessionRoutes = routes()
       const { before, limit } = c.req.valid("query");
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
       return c.json(unwrap(await stub.getMessages(caller(c), { before: before ?? null, limit })), 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/context/sessions/{sessionId}/turns/{turnId}/timeline",
+      summary: "A turn's steps on its time axis: model calls, tool calls, waits, failovers and restarts",
+      description:
+        "The session's own record of the turn (kept with no trace collector configured): each step with its offset " +
+        "from the turn's start and its duration, and the trace ids of its spans when tracing was on. A turn that " +
+        "ran before the timeline was kept answers with no steps.",
+      ...chat,
+      request: { params: TurnId },
+      responses: { 200: json(TurnTimeline, "The turn's timeline."), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { sessionId, turnId } = c.req.valid("param");
+      return c.json(unwrap(await sessionStub(c.env, sessionId).turnTimeline(caller(c), turnId)), 200);
     },
   )
   .openapi(

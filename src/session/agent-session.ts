@@ -7,7 +7,9 @@ import { DurableObject } from "cloudflare:workers";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { type Outcome, sessionNotFound } from "../refusal";
+import { TurnSteps } from "../observability/timeline/turn-steps";
+import { timelineTurn, turnTimeline } from "../observability/timeline/turn-timeline";
+import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { ElicitationAnswer } from "../wire/elicitation";
@@ -20,6 +22,7 @@ import type {
   SessionView,
   WorkflowRunResponse,
 } from "../wire/session";
+import type { TurnTimeline } from "../wire/timeline";
 import type { AgentExecuteResponse } from "../wire/turn";
 import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
@@ -54,6 +57,8 @@ export interface SessionInit {
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
   /** The session's storage; the object is its only writer (tests run inside the object read it here too). */
   readonly store: SessionStore;
+  /** The turn timeline's steps (the loop records each step here as it ends; the timeline route reads them). */
+  readonly steps: TurnSteps;
   private readonly events: EventLog;
   private readonly frames: FrameHub;
   private readonly tickets: TicketStore;
@@ -76,6 +81,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     // The schema first: every part below reads and writes its tables.
     migrateSessionStorage(ctx.storage);
     this.store = new SessionStore(ctx.storage);
+    this.steps = new TurnSteps(ctx.storage.sql);
     this.events = new EventLog(ctx.storage.sql);
     this.frames = new FrameHub(ctx, this.events);
     this.tickets = new TicketStore(ctx.storage.sql);
@@ -173,6 +179,15 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async getMessages(caller: Caller, page: { before: number | null; limit: number }): Promise<Outcome<MessagePage>> {
     if (!this.owned(caller)) return this.notFound();
     return { ok: true, value: this.store.messagesPage(page.before, page.limit) };
+  }
+
+  /** One turn's steps on a time axis (the waterfall's figures): the open turn's so far, or an ended turn's. */
+  async turnTimeline(caller: Caller, turnId: string): Promise<Outcome<TurnTimeline>> {
+    if (!this.owned(caller)) return this.notFound();
+    const turn = timelineTurn(this.store, turnId);
+    if (!turn) return turnNotFound(turnId);
+    const ids = { sessionId: this.store.identity().sessionId, turnId };
+    return { ok: true, value: turnTimeline(ids, turn, this.steps.forTurn(turnId), Date.now()) };
   }
 
   async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {

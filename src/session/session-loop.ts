@@ -145,7 +145,7 @@ export class SessionLoop {
     const logger = callLogger(this.deps.logger, caller);
     const session = () => {
       const { sessionId, mode } = store.identity();
-      return { sessionId, mode };
+      return { sessionId, mode, turnId: store.turn()?.turnId ?? null };
     };
     const router = envRouter(
       env,

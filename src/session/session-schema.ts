@@ -77,6 +77,20 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 4,
+    name: "the turn timeline: each turn's steps as the loop told them",
+    apply(sql) {
+      // A few rows a turn (a run, its model and tool calls, its waits), read a turn at a time: the index on the turn
+      // costs one more write per step, and a turn's timeline is read without scanning the session's every step.
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS turn_steps (
+           seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, kind TEXT NOT NULL,
+           started_at INTEGER NOT NULL, step_json TEXT NOT NULL)`,
+      );
+      sql.exec("CREATE INDEX IF NOT EXISTS turn_steps_by_turn ON turn_steps (turn_id)");
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -340,6 +340,12 @@ export class SessionStore implements TurnStore {
     return this.sql.exec<Row>("SELECT * FROM turns ORDER BY started_at").toArray().map(turnRecordOfRow);
   }
 
+  /** How the turn `turnId` ended; null when it has not ended (or never was). */
+  endedTurn(turnId: string): TurnRecord | null {
+    const row = this.sql.exec<Row>("SELECT * FROM turns WHERE turn_id = ?", turnId).toArray()[0];
+    return row ? turnRecordOfRow(row) : null;
+  }
+
   /** The newest `limit` ended turns, oldest of them first (by the index on when each ended). */
   recentTurns(limit: number): TurnRecord[] {
     return this.sql

@@ -526,7 +526,10 @@ describe("a model stream that breaks mid-answer, in the console", () => {
     await page.waitForFunction(() => document.querySelector("#streaming")?.textContent?.startsWith("The whole"));
     assert.equal((await page.locator("#streaming").textContent())?.includes("Broken"), false);
     await waitForTurnAfter(page, turns);
-    const answer = await lastMessage(page, "assistant");
+    // The answer's own words (its Timeline button comes after them).
+    const answer = (
+      await page.locator("#conversation > li.message.assistant").last().locator(".content").innerText()
+    ).trim();
     assert.deepEqual(
       [answer.endsWith("The whole answer, from the fallback."), answer.includes("Broken")],
       [true, false],

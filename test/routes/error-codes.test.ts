@@ -222,6 +222,9 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       }),
   },
   response_not_found: { http: () => request("GET", "/agent/v1/responses/resp_nowhere") },
+  turn_not_found: {
+    http: async () => request("GET", `/context/sessions/${await createSession()}/turns/turn_nowhere/timeline`),
+  },
   not_offered_by_demo: {
     http: async () =>
       workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/embeddings", {
