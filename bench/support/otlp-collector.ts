@@ -8,9 +8,9 @@ const receiver = await startOtlpReceiver();
 const stats = createServer((req, res) => {
   if (req.url === "/clear") receiver.clear();
   const spans = receiver.spans();
-  res.writeHead(200, { "content-type": "application/json" }).end(
-    JSON.stringify({ spans: spans.length, traces: new Set(spans.map((s) => s.traceId)).size }),
-  );
+  res
+    .writeHead(200, { "content-type": "application/json" })
+    .end(JSON.stringify({ spans: spans.length, traces: new Set(spans.map((s) => s.traceId)).size }));
 });
 stats.listen(0, "127.0.0.1", () => {
   const address = stats.address();

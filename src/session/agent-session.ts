@@ -7,8 +7,6 @@ import { DurableObject } from "cloudflare:workers";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { TurnSteps } from "../observability/timeline/turn-steps";
-import { timelineTurn, turnTimeline } from "../observability/timeline/turn-timeline";
 import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
@@ -44,6 +42,8 @@ import { SocketDoor } from "./socket-door";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
+import { TurnSteps } from "./turn-steps";
+import { timelineTurn, turnTimeline } from "./turn-timeline";
 import { runWorkflow } from "./workflow-runner";
 
 export interface SessionInit {
@@ -115,6 +115,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       elicit: (request, signal) => this.desk().ask(driver?.turnId() ?? "", request, signal),
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
+      steps: this.steps,
     });
     const loop = this.loop;
     this.compaction = new Compactor({

@@ -1,5 +1,5 @@
 // A turn's timeline as a client reads it (GET /context/sessions/:id/turns/:turnId/timeline): the steps the session
-// object recorded (src/agent/turn-observer.ts's TimelineStep), each placed on the turn's time axis.
+// object recorded (src/observability/turn-observer.ts's TimelineStep), each placed on the turn's time axis.
 import { z } from "zod";
 import { SessionStatus, TurnRecord } from "./turn";
 

@@ -4,7 +4,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TimelineStep } from "../../src/agent/turn-observer";
+import type { TimelineStep } from "../../src/observability/turn-observer";
 import type { AgentSession } from "../../src/session/agent-session";
 import { TurnTimeline } from "../../src/wire/timeline";
 import type { TurnRecord } from "../../src/wire/turn";

@@ -1,8 +1,8 @@
 // A turn's timeline as the route answers it: its stored steps placed on the turn's time axis (an offset from the
 // turn's start and a duration each), with the turn's status, span and trace ids.
-import type { TimelineStep } from "../../agent/turn-observer";
-import type { SessionStore } from "../../session/session-store";
-import type { TimelineStatus, TimelineStepView, TurnTimeline } from "../../wire/timeline";
+import type { TimelineStep } from "../observability/turn-observer";
+import type { TimelineStatus, TimelineStepView, TurnTimeline } from "../wire/timeline";
+import type { SessionStore } from "./session-store";
 
 /** The turn as the session knows it: an ended turn's record, or the open turn (endedAt null). */
 export interface TimelineTurn {

@@ -2,9 +2,9 @@
 // the loop tells of is one row, written at once and synchronously like every other write of the object, so the
 // timeline is the project's own record, kept whether or not traces are exported anywhere.
 import { z } from "zod";
-import type { TimelineStep } from "../../agent/turn-observer";
-import { parseStored } from "../../session/session-rows";
-import { timelineStepFields } from "../../wire/timeline";
+import type { TimelineStep } from "../observability/turn-observer";
+import { timelineStepFields } from "../wire/timeline";
+import { parseStored } from "./session-rows";
 
 /**
  * A stored step: the wire's fields with its times as epoch milliseconds, as the loop gave them. `satisfies` holds it

@@ -3,10 +3,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TimelineStep } from "../../../src/agent/turn-observer";
-import type { TurnSteps } from "../../../src/observability/timeline/turn-steps";
-import type { AgentSession } from "../../../src/session/agent-session";
-import { CorruptSessionRowError } from "../../../src/session/session-rows";
+import type { TimelineStep } from "../../src/observability/turn-observer";
+import type { AgentSession } from "../../src/session/agent-session";
+import { CorruptSessionRowError } from "../../src/session/session-rows";
+import type { TurnSteps } from "../../src/session/turn-steps";
 
 const T0 = Date.parse("2026-11-26T04:00:00.000Z");
 
