@@ -2,7 +2,7 @@
 // own record), and, when tracing is on, becomes a span of the GenAI conventions: `invoke_agent {mode}` for the run
 // (a child of the request that drives it, whose trace context came with the call), `chat {model}` for each model
 // call (failovers and restarts as its events), `execute_tool {tool}` for each tool call, waits as events of the run.
-import { type Context, context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { type Context, context, type Span, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
 import { ATTR, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
 import { bounded, genAiMessages } from "../observability/tracing/content";
 import { contextFromCarrier, contextWith, type Tracing } from "../observability/tracing/tracing";
@@ -60,11 +60,11 @@ export class TurnRecorder implements TurnObserver {
     return this.deps.tracing?.settings.captureContent === true;
   }
 
-  /** The span's ids for its timeline step. */
+  /** The span's ids for its timeline step, when the span is sampled (exported); ended or not. */
   private static ids(span: Span | null): Pick<TimelineStep, "traceId" | "spanId"> {
-    if (!span?.isRecording()) return {};
-    const { traceId, spanId } = span.spanContext();
-    return { traceId, spanId };
+    if (!span) return {};
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return (traceFlags & TraceFlags.SAMPLED) === 0 ? {} : { traceId, spanId };
   }
 
   private child(name: string, kind: SpanKind, attributes: Record<string, string | number | boolean>, at?: number) {

@@ -4,6 +4,7 @@
 // result brings a second run of the same turn). The client sends a W3C traceparent with both requests.
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { TurnTimeline } from "../../src/wire/timeline";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession } from "../fixtures/sessions";
@@ -73,7 +74,7 @@ async function runTurn(): Promise<Turn> {
       { type: "completion", content: "All done.", usage: usage(104, 14) },
     ]),
     scriptUpstream(
-      [{ type: "completion", toolCalls: [call("agent_hello_world", {})], usage: usage(101, 11) }],
+      [{ type: "completion", toolCalls: [call("agent_hello_world", { name: "trace" })], usage: usage(101, 11) }],
       env.TEST_UPSTREAM_B_URL,
     ),
   ]);
@@ -232,6 +233,33 @@ describe("an agent turn's trace", () => {
       Object.keys(s.attributes).filter((k) => k === "gen_ai.input.messages" || k === "gen_ai.tool.call.arguments"),
     );
     expect(content).toEqual([]);
+  });
+
+  it("records the same turn in its timeline, whose steps name the exported spans", async () => {
+    const turnId = String(runs()[0]?.attributes["aptix.turn.id"]);
+    const response = await exports.default.fetch(
+      `http://aptix.test/context/sessions/${turn.sessionId}/turns/${turnId}/timeline`,
+      { headers: authHeaders(TEST_KEYS.chat.key) },
+    );
+    const timeline = TurnTimeline.parse(await response.json());
+    expect(timeline.traceIds).toEqual([turn.trace.traceId]);
+    const spanOf = new Map(turn.spans.map((s) => [s.spanId, s]));
+    const named = timeline.steps
+      .filter((step) => step.kind !== "failover" && step.kind !== "wait")
+      .map((step) => [step.kind, spanOf.get(step.spanId ?? "")?.name]);
+    expect(named).toEqual([
+      ["run", runs()[0]?.name],
+      ["model_call", "chat model-a"],
+      ["tool_call", "execute_tool agent_hello_world"],
+      ["model_call", "chat model-a"],
+      ["tool_call", `execute_tool ${turn.mcpTool}`],
+      ["model_call", "chat model-a"],
+      ["tool_call", "execute_tool workspace_read_file"],
+      // The client's call started when the turn paused for it, before the run its result brought.
+      ["tool_call", "execute_tool workspace_read_file"],
+      ["run", runs()[1]?.name],
+      ["model_call", "chat model-a"],
+    ]);
   });
 
   it("exports with the configured headers and service name", () => {
