@@ -152,6 +152,9 @@ export default defineConfig(async () => ({
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
           OTEL_EXPORTER_OTLP_HEADERS: TEST_OTLP_HEADERS,
           OTEL_SERVICE_NAME: "aptix-edge-test",
+          // Exports leave soon after each reply (the default 1000 ms would make every test wait); the batching of
+          // several requests' spans into one export is tested with the default's kind of delay.
+          OTEL_BSP_SCHEDULE_DELAY: "20",
           TEST_OTLP_URL: inject("otlpUrl"),
           TEST_OTLP_CONTROL_URL: inject("otlpControlUrl"),
           TEST_OTLP_DOWN_URL: inject("otlpDownUrl"),

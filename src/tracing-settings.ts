@@ -25,6 +25,8 @@ export interface TracingSettings {
   ratio: number;
   /** Prompts, completions and tool arguments and results on spans (the GenAI conventions' content capture). */
   captureContent: boolean;
+  /** How long an isolate's ended spans wait for company before they are exported (OTEL_BSP_SCHEDULE_DELAY). */
+  scheduleDelayMs: number;
 }
 
 const SAMPLERS: readonly SamplerName[] = [
@@ -99,6 +101,16 @@ export const TRACING_VARS = {
   OTEL_TRACES_SAMPLER: z
     .enum(SAMPLERS as [SamplerName, ...SamplerName[]], { error: `must be one of: ${SAMPLERS.join(", ")}` })
     .default("parentbased_always_on"),
+  /**
+   * Milliseconds an isolate's ended spans wait for more before one export takes them all (the batch span
+   * processor's variable). Shorter than the SDK's 5000: a Worker's export must finish within its request's
+   * waitUntil.
+   */
+  OTEL_BSP_SCHEDULE_DELAY: z
+    .union([z.number(), z.string().trim().regex(/^\d+$/, "must be a whole number of milliseconds up to 10000")])
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(10_000, "must be a whole number of milliseconds up to 10000"))
+    .default(1_000),
   OTEL_TRACES_SAMPLER_ARG: z
     .string()
     .trim()
@@ -134,5 +146,6 @@ export function tracingOf(v: Vars): TracingSettings | null {
     sampler: v.OTEL_TRACES_SAMPLER,
     ratio: v.OTEL_TRACES_SAMPLER_ARG,
     captureContent: v.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+    scheduleDelayMs: v.OTEL_BSP_SCHEDULE_DELAY,
   };
 }

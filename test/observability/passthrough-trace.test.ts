@@ -162,6 +162,25 @@ describe("a passthrough request's trace", () => {
     expect(request?.headers.authorization).toBe("Bearer otlp-test-token");
   });
 
+  it("sends the spans of requests that end within OTEL_BSP_SCHEDULE_DELAY of each other in one export", async () => {
+    const through = workerWith({ OTEL_BSP_SCHEDULE_DELAY: "400" });
+    const key = await newChatKey();
+    const script = await scriptUpstream([{ type: "completion", content: "hello" }], undefined, { repeat: true });
+    const traces = [newTrace(), newTrace()];
+    for (const trace of traces) {
+      await post(
+        "/chat/completions",
+        key,
+        { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
+        trace.traceparent,
+        through,
+      );
+    }
+    await spansOfTrace(traces[1]?.traceId ?? "", { until: twoSpans });
+    const requests = await exportRequests(traces[0]?.traceId);
+    expect(requests.map((r) => [...r.traceIds].sort())).toEqual([traces.map((t) => t.traceId).sort()]);
+  });
+
   it("records nothing of a caller's unsampled trace, and still sends its context upstream unsampled", async () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello" }]);

@@ -25,6 +25,7 @@ describe("tracing settings", () => {
       sampler: "parentbased_always_on",
       ratio: 1,
       captureContent: false,
+      scheduleDelayMs: 1000,
     });
   });
 
@@ -82,6 +83,7 @@ describe("tracing settings", () => {
       "must be one of: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio",
     ],
     ["OTEL_TRACES_SAMPLER_ARG", "1.5", "must be a number from 0 to 1"],
+    ["OTEL_BSP_SCHEDULE_DELAY", "60000", "must be a whole number of milliseconds up to 10000"],
     [
       "OTEL_EXPORTER_OTLP_HEADERS",
       "=abc",

@@ -1,7 +1,9 @@
 // The span processor: ended spans wait in the isolate, and go out in one OTLP request after the response, inside
-// waitUntil, when the span that ends is the last open one of its local tree (a request's server span, a session
-// object's run of a turn, a streamed passthrough call that outlived its request's span). Nothing is exported on a
-// reply's path, and an export that fails costs one warning a minute, never a request.
+// waitUntil: once the span that ends is the last open one of its local tree (a request's server span, a session
+// object's run of a turn, a streamed passthrough call that outlived its request's span), the isolate's batch leaves
+// `delayMs` later (OTEL_BSP_SCHEDULE_DELAY), with every span other requests ended meanwhile. Nothing is exported on
+// a reply's path, a busy isolate sends one export a delay rather than one a request, and an export that fails costs
+// one warning a minute, never a request.
 
 import { waitUntil } from "cloudflare:workers";
 import { ExportResultCode } from "@opentelemetry/core";
@@ -22,6 +24,8 @@ export class SpanFlusher implements SpanProcessor {
 
   constructor(
     private readonly exporter: SpanExporter,
+    /** How long a batch waits for company once it is due. */
+    private readonly delayMs: number,
     /** The collector's URL, for the warning (its headers, which may hold a key, are never logged). */
     private readonly url: string,
     private readonly logger: AdminLogger,
@@ -36,19 +40,20 @@ export class SpanFlusher implements SpanProcessor {
     this.waiting.push(span);
     const parent = span.parentSpanContext;
     const lastOfTree = !parent || parent.isRemote === true || !this.open.has(parent.spanId);
-    if (lastOfTree || this.waiting.length >= MAX_WAITING) this.schedule();
+    if (this.waiting.length >= MAX_WAITING) this.schedule(0);
+    else if (lastOfTree) this.schedule(this.delayMs);
   }
 
   /**
-   * In a later task, inside the request's waitUntil: the span that ends a request ends just before its reply is
-   * handed back, and an export started in a microtask would encode its spans before the reply leaves. Spans that
-   * end meanwhile go in the same request.
+   * `delayMs` later (a later task at least), inside the current request's waitUntil: the span that ends a request
+   * ends just before its reply is handed back, and an export started at once would encode its spans before the
+   * reply leaves. Spans that end meanwhile go in the same export.
    */
-  private schedule(): void {
+  private schedule(delayMs: number): void {
     if (this.scheduled) return;
     this.scheduled = true;
     waitUntil(
-      new Promise((resolve) => setTimeout(resolve, 0)).then(() => {
+      new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => {
         this.scheduled = false;
         return this.flush();
       }),

@@ -72,7 +72,7 @@ function buildTracing(config: TracingSettings, logger: AdminLogger): Tracing {
   const options = { url: config.tracesUrl, headers: { ...config.headers }, timeoutMillis: EXPORT_TIMEOUT_MS };
   const exporter =
     config.protocol === "http/json" ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
-  const flusher = new SpanFlusher(exporter, config.tracesUrl, logger);
+  const flusher = new SpanFlusher(exporter, config.scheduleDelayMs, config.tracesUrl, logger);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       ...config.resourceAttributes,
