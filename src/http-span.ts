@@ -53,7 +53,8 @@ export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
 /** The route the request matched (`/context/sessions/:sessionId`), or null when none but middleware did. */
 function matchedRoute(c: Parameters<MiddlewareHandler<AppBindings>>[0]): string | null {
   try {
-    const path = routePath(c, -1);
+    // The route that answered: the handler next() ran last (routes matched after it never ran).
+    const path = routePath(c);
     return path === "*" || path === "/*" ? null : path;
   } catch {
     return null;
