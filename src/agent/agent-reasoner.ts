@@ -159,21 +159,23 @@ export class AgentReasoner {
     const run = this.resume(turn, signal);
     this.deps.observer?.runStarted(turn.turnId, "resume_pause");
     this.deps.observer?.wait("approval", { name: "approval", ...(pausedAt ? { startedAt: pausedAt } : {}) }).end();
-    const executor = this.tools.executorFor(await registryForMode(this.stepDeps));
-    for (const decision of decisions) {
-      const call = this.findCall(turn, decision.toolCallId);
-      if (!decision.approved) {
-        const why = decision.reason?.trim()
-          ? `Tool call denied by the user: ${decision.reason.trim()}`
-          : "Tool call denied by the user";
-        this.tools.settle({ ...call, approval: "denied", state: "settled", errorMessage: why });
-      } else if (call.requiresClientExecution && call.wasExecuted) {
-        // Its preflight ran before the person was asked: the prepared request goes to the client as it is.
-        this.deps.store.saveToolCall({ ...call, approval: "approved", state: "awaiting_client" });
-      } else {
-        await this.tools.runApproved(turn, call, run, executor);
+    await this.beforeLoop(turn, async () => {
+      const executor = this.tools.executorFor(await registryForMode(this.stepDeps));
+      for (const decision of decisions) {
+        const call = this.findCall(turn, decision.toolCallId);
+        if (!decision.approved) {
+          const why = decision.reason?.trim()
+            ? `Tool call denied by the user: ${decision.reason.trim()}`
+            : "Tool call denied by the user";
+          this.tools.settle({ ...call, approval: "denied", state: "settled", errorMessage: why });
+        } else if (call.requiresClientExecution && call.wasExecuted) {
+          // Its preflight ran before the person was asked: the prepared request goes to the client as it is.
+          this.deps.store.saveToolCall({ ...call, approval: "approved", state: "awaiting_client" });
+        } else {
+          await this.tools.runApproved(turn, call, run, executor);
+        }
       }
-    }
+    });
     return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
@@ -194,25 +196,20 @@ export class AgentReasoner {
     const { observer } = this.deps;
     observer?.runStarted(turn.turnId, "resume_pause");
     observer?.wait("client", { name: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) }).end();
-    for (const result of results) {
-      const call = this.findCall(turn, result.toolCallId);
-      observer
-        ?.toolCall({ id: call.id, name: call.name, ranOn: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) })
-        .end(
+    await this.beforeLoop(turn, async () => {
+      for (const result of results) {
+        const call = this.findCall(turn, result.toolCallId);
+        const error = result.errorMessage ?? "The client could not execute the tool.";
+        observer
+          ?.toolCall({ id: call.id, name: call.name, ranOn: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) })
+          .end(result.resultJson !== undefined ? { result: result.resultJson } : { error });
+        this.tools.settle(
           result.resultJson !== undefined
-            ? { result: result.resultJson }
-            : { error: result.errorMessage ?? "The client could not execute the tool." },
+            ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
+            : { ...call, state: "settled", errorMessage: error },
         );
-      this.tools.settle(
-        result.resultJson !== undefined
-          ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
-          : {
-              ...call,
-              state: "settled",
-              errorMessage: result.errorMessage ?? "The client could not execute the tool.",
-            },
-      );
-    }
+      }
+    });
     return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
@@ -230,8 +227,23 @@ export class AgentReasoner {
     turn.resumes = (turn.resumes ?? 0) + 1;
     const run = this.resume(turn, signal);
     this.deps.observer?.runStarted(turn.turnId, "resume_restart");
-    await this.tools.resumeOpen(turn, run, this.tools.executorFor(await registryForMode(this.stepDeps)));
+    await this.beforeLoop(turn, async () =>
+      this.tools.resumeOpen(turn, run, this.tools.executorFor(await registryForMode(this.stepDeps))),
+    );
     return this.continueTurn(turn, run);
+  }
+
+  /**
+   * What a resumed run does before its loop (the decided or answered calls); one that throws there ends the run
+   * for its observer, as broken (the driver ends the turn), as a throw inside the loop does.
+   */
+  private async beforeLoop(turn: TurnState, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.deps.observer?.runEnded("broken", { iterations: turn.iterations, usage: turn.usage ?? null });
+      throw error;
+    }
   }
 
   private currentTurn(): TurnState {
@@ -261,7 +273,7 @@ export class AgentReasoner {
 
   /** The loop: each step's NextStep, until one ends this run (an answer, a pause, a failure). */
   private async continueTurn(turn: TurnState, run: Run): Promise<AgentExecuteResponse> {
-    // A run that throws (a broken turn) is ended as `broken` by its driver.
+    // A run that throws ends as `broken` for its observer (its driver ends the turn as broken).
     let outcome = "broken";
     try {
       for (;;) {

@@ -110,6 +110,7 @@ export class ChainRouter implements ModelRouter {
       const next = candidates[index + 1];
       let streamed = 0;
       const startedAt = Date.now();
+      let response: ChatResponse;
       try {
         const request = await call.request(route.toolFormat);
         sent = request;
@@ -130,35 +131,7 @@ export class ChainRouter implements ModelRouter {
                 }
               : {}),
           });
-        const response = watch ? await watch.within(ask) : await ask();
-        breaker.succeeded(route.name, logger);
-        this.deps.onAttempt?.({
-          route,
-          latencyMs: Date.now() - startedAt,
-          outcome: "ok",
-          usage: response.usage ?? null,
-          answerChars:
-            (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
-        });
-        watch?.end({
-          route,
-          usage: response.usage ?? null,
-          finishReason: response.finishReason,
-          output: {
-            role: "assistant",
-            content: response.content,
-            ...(response.toolCalls.length > 0
-              ? {
-                  tool_calls: response.toolCalls.map((c) => ({
-                    id: c.id,
-                    type: "function" as const,
-                    function: { name: c.name, arguments: c.arguments },
-                  })),
-                }
-              : {}),
-          },
-        });
-        return { response, route: servedBy(route) };
+        response = watch ? await watch.within(ask) : await ask();
       } catch (error) {
         this.deps.onAttempt?.({
           route,
@@ -191,7 +164,37 @@ export class ChainRouter implements ModelRouter {
         } else {
           watch?.failover(route.name, next.name, code);
         }
+        continue;
       }
+      // Outside the try: what hears the answer (the meter's row, the turn's observer) failing is not the route's failure.
+      breaker.succeeded(route.name, logger);
+      this.deps.onAttempt?.({
+        route,
+        latencyMs: Date.now() - startedAt,
+        outcome: "ok",
+        usage: response.usage ?? null,
+        answerChars:
+          (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+      });
+      watch?.end({
+        route,
+        usage: response.usage ?? null,
+        finishReason: response.finishReason,
+        output: {
+          role: "assistant",
+          content: response.content,
+          ...(response.toolCalls.length > 0
+            ? {
+                tool_calls: response.toolCalls.map((c) => ({
+                  id: c.id,
+                  type: "function" as const,
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+              }
+            : {}),
+        },
+      });
+      return { response, route: servedBy(route) };
     }
     throw new Error("a route chain is never empty");
   }

@@ -170,11 +170,12 @@ export class SessionLoop {
   }
 
   /** What records a run's steps (the timeline) and, when tracing is on, its spans under the caller's trace. */
-  private recorder(caller: Caller | undefined, logger: JsonAdminLogger): TurnRecorder {
+  private recorder(caller: Caller | undefined): TurnRecorder {
     const { env, store, steps } = this.deps;
     return new TurnRecorder({
       steps,
-      tracing: tracingFor(env, logger),
+      // The isolate's tracing outlives this request: its export warnings carry no request's fields.
+      tracing: tracingFor(env),
       parent: caller?.trace,
       sessionId: store.identity().sessionId,
       mode: () => store.identity().mode,
@@ -198,7 +199,7 @@ export class SessionLoop {
     const shared = this.sharedDeps();
     return new AgentReasoner({
       ...shared,
-      observer: this.recorder(caller, logger),
+      observer: this.recorder(caller),
       router,
       ...(meter ? { meter } : {}),
       ...(reads

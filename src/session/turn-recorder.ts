@@ -176,6 +176,8 @@ export class TurnRecorder implements TurnObserver {
       },
       restart: (from, to, discardedChars) => {
         const at = this.now();
+        // The answer's first chunk is the one of the stream that starts now: the broken one's text was dropped.
+        firstChunkAt = null;
         span?.addEvent(EVENT.restart, { from, to, discarded_chars: discardedChars }, at);
         this.add({ kind: "restart", name: `${from} → ${to}`, startedAt: at, endedAt: at });
       },

@@ -50,6 +50,8 @@ const secrets = (): string[] => [
   env.UPSTREAM_A_KEY ?? "",
   env.MCP_TEST_TOKEN,
   "Bearer otlp-test-token",
+  // The collector's token alone, without its scheme.
+  "otlp-test-token",
   "ak_0123456789abcdefghij",
 ];
 

@@ -1,5 +1,5 @@
 // The attribute names our spans carry: the OpenTelemetry GenAI and MCP semantic conventions (which moved to their
-// own repository and have no npm package of their own; test/observability/attribute-names.test.ts checks these
+// own repository and have no npm package of their own; test/node/semconv-names.test.ts checks these
 // against @opentelemetry/semantic-conventions so a rename shows), the HTTP ones, and ours under `aptix.`.
 export const ATTR = {
   // GenAI (https://opentelemetry.io/docs/specs/semconv/gen-ai/)

@@ -13,8 +13,8 @@ export const CONTENT_CHARS = 16_384;
 const SECRET_SETTINGS = new Set(["LLM_API_KEY", "OIDC_CLIENT_SECRET", "OTEL_EXPORTER_OTLP_HEADERS"]);
 const PUBLIC_SETTINGS = new Set(Object.keys(SettingsVars.shape).filter((name) => !SECRET_SETTINGS.has(name)));
 
-/** aptix's own credentials (API keys, browser sessions, socket tickets, OAuth grants) by their formats. */
-const OWN_TOKENS = /\b(?:ak|bs|wst|sk-aptix)[_-][A-Za-z0-9_-]{8,}/g;
+/** aptix's own credentials by their formats: API keys (`ak_…`) and WebSocket tickets (`wst_…`). */
+const OWN_TOKENS = /\b(?:ak|wst)_[A-Za-z0-9_-]{8,}/g;
 
 /**
  * Takes every secret value of `env` out of `text`: each string binding that is not a public setting (secrets,
@@ -27,17 +27,23 @@ export function secretRedactor(env: object): (text: string) => string {
     if (value.length >= 6) secrets.push(value);
     if (name === "OTEL_EXPORTER_OTLP_HEADERS") {
       for (const pair of value.split(",")) {
-        const secret = pair.slice(pair.indexOf("=") + 1).trim();
-        if (secret.length >= 6) {
-          secrets.push(secret);
-          try {
-            secrets.push(decodeURIComponent(secret));
-          } catch {
-            // Not percent-encoded: the raw value is taken out already.
-          }
+        const raw = pair.slice(pair.indexOf("=") + 1).trim();
+        let decoded = raw;
+        try {
+          decoded = decodeURIComponent(raw);
+        } catch {
+          // Not percent-encoded: the raw value is the value.
         }
+        // The header's value, and its credential without the scheme (`Bearer <token>`: the token alone too).
+        const credential = decoded.includes(" ") ? decoded.slice(decoded.indexOf(" ") + 1).trim() : decoded;
+        for (const secret of [raw, decoded, credential]) if (secret.length >= 6) secrets.push(secret);
       }
     }
+  }
+  // A secret quoted inside JSON text (content is redacted as JSON) has its quotes and backslashes escaped.
+  for (const secret of [...secrets]) {
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret) secrets.push(escaped);
   }
   // Longest first, so a secret that contains another is taken out whole.
   secrets.sort((a, b) => b.length - a.length);

@@ -14,12 +14,22 @@ import type { AdminLogger } from "../admin-logger";
 const MAX_WAITING = 512;
 /** One warning per this long at most, however many exports fail. */
 const WARN_EVERY_MS = 60_000;
+/** Spans that ended while nothing could export them are dropped past this many, oldest first. */
+const MAX_KEPT = 4_096;
+/** Open spans tracked past this many are forgotten (spans of requests cut off before they ended). */
+const MAX_OPEN = 10_000;
+/**
+ * A scheduled export that has not run this long after it was due is taken for lost (the context that waited for it
+ * went away), and the next span to end schedules another.
+ */
+const LOST_AFTER_MS = 30_000;
 
 export class SpanFlusher implements SpanProcessor {
   private waiting: ReadableSpan[] = [];
   /** Spans started and not ended in this isolate, by id: a span whose parent is among them is exported with it. */
   private readonly open = new Set<string>();
-  private scheduled = false;
+  /** When the scheduled export is due (null: none is scheduled). */
+  private dueAt: number | null = null;
   private warnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -32,15 +42,17 @@ export class SpanFlusher implements SpanProcessor {
   ) {}
 
   onStart(span: { spanContext(): { spanId: string } }): void {
+    if (this.open.size >= MAX_OPEN) this.open.clear();
     this.open.add(span.spanContext().spanId);
   }
 
   onEnd(span: ReadableSpan): void {
     this.open.delete(span.spanContext().spanId);
     this.waiting.push(span);
+    if (this.waiting.length > MAX_KEPT) this.waiting.splice(0, this.waiting.length - MAX_KEPT);
     const parent = span.parentSpanContext;
     const lastOfTree = !parent || parent.isRemote === true || !this.open.has(parent.spanId);
-    if (this.waiting.length >= MAX_WAITING) this.schedule(0);
+    if (this.waiting.length >= MAX_WAITING) this.inRequest(this.flush());
     else if (lastOfTree) this.schedule(this.delayMs);
   }
 
@@ -50,14 +62,24 @@ export class SpanFlusher implements SpanProcessor {
    * reply leaves. Spans that end meanwhile go in the same export.
    */
   private schedule(delayMs: number): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    waitUntil(
-      new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => {
-        this.scheduled = false;
-        return this.flush();
-      }),
-    );
+    const now = Date.now();
+    if (this.dueAt !== null && now - this.dueAt < LOST_AFTER_MS) return;
+    const dueAt = now + delayMs;
+    this.dueAt = dueAt;
+    const exported = new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => {
+      if (this.dueAt === dueAt) this.dueAt = null;
+      return this.flush();
+    });
+    this.inRequest(exported);
+  }
+
+  /** Work the current request waits for after its reply (waitUntil); outside a request it goes on by itself. */
+  private inRequest(work: Promise<unknown>): void {
+    try {
+      waitUntil(work);
+    } catch {
+      work.catch(() => undefined);
+    }
   }
 
   async flush(): Promise<void> {
