@@ -9,7 +9,7 @@ import { tracingFor } from "../../src/observability/tracing/tracing";
 import type { TimelineStep } from "../../src/observability/turn-observer";
 import { TurnRecorder } from "../../src/session/turn-recorder";
 import type { SpanRecord } from "./span-record";
-import { spansOfTrace } from "./spans";
+import { newTrace, spansOfTrace } from "./spans";
 
 const ROUTE = { name: "default", provider: "openai_compatible", model: "scripted-model" };
 
@@ -17,12 +17,12 @@ const ROUTE = { name: "default", provider: "openai_compatible", model: "scripted
 async function recordedRun(vars: Record<string, string>, secrets: string[]): Promise<SpanRecord[]> {
   const testEnv = { ...env, ...vars };
   const tracing = tracingFor(testEnv);
-  const traceId = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const { traceId, traceparent } = newTrace();
   const steps: TimelineStep[] = [];
   const recorder = new TurnRecorder({
     steps: { add: (_turnId, step) => steps.push(step) },
     tracing,
-    parent: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    parent: { traceparent },
     sessionId: "session-1",
     mode: () => "general",
     redact: secretRedactor(testEnv),

@@ -3,20 +3,13 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SPAN_KIND } from "./span-record";
-import { spansOfTrace } from "./spans";
-
-function traceparent(): { traceId: string; header: string } {
-  const hex = (bytes: number) =>
-    [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const traceId = hex(16);
-  return { traceId, header: `00-${traceId}-${hex(8)}-01` };
-}
+import { newTrace, spansOfTrace } from "./spans";
 
 describe("the request's server span", () => {
   it("is named for the route that answered", async () => {
-    const trace = traceparent();
+    const trace = newTrace();
     const response = await exports.default.fetch("http://aptix.test/healthz", {
-      headers: { traceparent: trace.header },
+      headers: { traceparent: trace.traceparent },
     });
     expect(response.status).toBe(200);
     const [span] = await spansOfTrace(trace.traceId);
@@ -29,10 +22,10 @@ describe("the request's server span", () => {
   });
 
   it("records a refused request's status, naming no one and carrying no key", async () => {
-    const trace = traceparent();
+    const trace = newTrace();
     const badKey = "sk-aptix-not-a-key-4f1c2d";
     const response = await exports.default.fetch("http://aptix.test/modes", {
-      headers: { traceparent: trace.header, authorization: `Bearer ${badKey}` },
+      headers: { traceparent: trace.traceparent, authorization: `Bearer ${badKey}` },
     });
     expect(response.status).toBe(401);
     const [span] = await spansOfTrace(trace.traceId);

@@ -6,15 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
 import { BASE_URL, newChatKey, type TestKey, type TestWorker, worker, workerWith } from "../passthrough/harness";
 import { SPAN_KIND, type SpanRecord } from "./span-record";
-import { exportRequests, spansOfTrace } from "./spans";
-
-function newTrace(sampled = true): { traceId: string; parentId: string; traceparent: string } {
-  const hex = (bytes: number) =>
-    [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const traceId = hex(16);
-  const parentId = hex(8);
-  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-${sampled ? "01" : "00"}` };
-}
+import { exportRequests, newTrace, spansOfTrace } from "./spans";
 
 async function post(
   path: string,
@@ -28,6 +20,23 @@ async function post(
     headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json", traceparent },
     body: JSON.stringify(body),
   });
+}
+
+/** One chat completion of the scripted model with the script's marker, sent with `traceparent`. */
+function chat(
+  key: TestKey,
+  marker: string,
+  traceparent: string,
+  through: TestWorker = worker,
+  extra: Record<string, unknown> = {},
+): Promise<Response> {
+  return post(
+    "/chat/completions",
+    key,
+    { model: "scripted-model", messages: [{ role: "user", content: marker }], ...extra },
+    traceparent,
+    through,
+  );
 }
 
 const usage = { prompt_tokens: 21, completion_tokens: 7, total_tokens: 28 };
@@ -56,12 +65,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello", usage }]);
     const trace = newTrace();
-    const response = await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-    );
+    const response = await chat(key, script.marker, trace.traceparent);
     expect(response.status).toBe(200);
     const spans = await spansOfTrace(trace.traceId, { until: twoSpans });
     const server = spans.find((s) => s.kind === SPAN_KIND.server);
@@ -88,12 +92,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello" }]);
     const trace = newTrace();
-    await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-    );
+    await chat(key, script.marker, trace.traceparent);
     const call = clientSpan(await spansOfTrace(trace.traceId, { until: twoSpans }));
     const [sent] = await script.requests();
     expect(sent?.headers.traceparent).toBe(`00-${trace.traceId}-${call?.spanId}-01`);
@@ -103,12 +102,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "streamed words", usage, chunkDelayMs: 20 }]);
     const trace = newTrace();
-    const response = await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", stream: true, messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-    );
+    const response = await chat(key, script.marker, trace.traceparent, worker, { stream: true });
     const text = await response.text();
     const readAt = Date.now();
     expect(text).toContain("[DONE]");
@@ -149,13 +143,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello" }]);
     const trace = newTrace();
-    await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-      through,
-    );
+    await chat(key, script.marker, trace.traceparent, through);
     const spans = await spansOfTrace(trace.traceId, { until: twoSpans });
     expect(spans.map((s) => s.protocol)).toEqual(["http/json", "http/json"]);
     const [request] = await exportRequests(trace.traceId);
@@ -168,13 +156,7 @@ describe("a passthrough request's trace", () => {
     const script = await scriptUpstream([{ type: "completion", content: "hello" }], undefined, { repeat: true });
     const traces = [newTrace(), newTrace()];
     for (const trace of traces) {
-      await post(
-        "/chat/completions",
-        key,
-        { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-        trace.traceparent,
-        through,
-      );
+      await chat(key, script.marker, trace.traceparent, through);
     }
     await spansOfTrace(traces[1]?.traceId ?? "", { until: twoSpans });
     const requests = await exportRequests(traces[0]?.traceId);
@@ -185,12 +167,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello" }]);
     const trace = newTrace(false);
-    await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-    );
+    await chat(key, script.marker, trace.traceparent);
     const [sent] = await script.requests();
     expect(sent?.headers.traceparent).toMatch(new RegExp(`^00-${trace.traceId}-[0-9a-f]{16}-00$`));
     expect(await spansOfTrace(trace.traceId, { timeoutMs: 600 })).toEqual([]);
@@ -201,13 +178,7 @@ describe("a passthrough request's trace", () => {
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "hello" }]);
     const trace = newTrace();
-    const response = await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      trace.traceparent,
-      through,
-    );
+    const response = await chat(key, script.marker, trace.traceparent, through);
     expect(response.status).toBe(200);
     expect(await spansOfTrace(trace.traceId, { timeoutMs: 600 })).toEqual([]);
   });
@@ -220,13 +191,7 @@ describe("a passthrough request's trace", () => {
     const through = workerWith({ OTEL_EXPORTER_OTLP_ENDPOINT: env.TEST_OTLP_DOWN_URL });
     const key = await newChatKey();
     const script = await scriptUpstream([{ type: "completion", content: "still here" }]);
-    const response = await post(
-      "/chat/completions",
-      key,
-      { model: "scripted-model", messages: [{ role: "user", content: script.marker }] },
-      newTrace().traceparent,
-      through,
-    );
+    const response = await chat(key, script.marker, newTrace().traceparent, through);
     const body = (await response.json()) as { choices: { message: { content: string } }[] };
     expect([response.status, body.choices[0]?.message.content]).toEqual([200, "still here"]);
     const deadline = Date.now() + 8_000;

@@ -61,6 +61,15 @@ export function spanNamed(spans: SpanRecord[], name: string): SpanRecord {
   throw new Error(`${named.length} spans named "${name}" (the spans: ${names})`);
 }
 
+/** A new trace a client starts: its id, the client's span in it, and the `traceparent` that says so. */
+export function newTrace(sampled = true): { traceId: string; parentId: string; traceparent: string } {
+  const hex = (bytes: number) =>
+    [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const traceId = hex(16);
+  const parentId = hex(8);
+  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-${sampled ? "01" : "00"}` };
+}
+
 /** The spans whose parent is `parent`, in the order they arrived. */
 export function childrenOf(spans: SpanRecord[], parent: SpanRecord): SpanRecord[] {
   return spans.filter((span) => span.traceId === parent.traceId && span.parentSpanId === parent.spanId);

@@ -12,18 +12,9 @@ import { scriptUpstream, type UpstreamScript } from "../fixtures/upstream";
 import { registerServer, toolOf } from "../mcp/fixtures";
 import { modeOnRoute, toUpstreamA, toUpstreamB } from "../routing/fixtures";
 import { SPAN_KIND, type SpanRecord } from "./span-record";
-import { childrenOf, spanNamed, spansOfTrace } from "./spans";
+import { childrenOf, newTrace, spanNamed, spansOfTrace } from "./spans";
 
 const unavailable = { type: "error", status: 503, body: { error: { message: "overloaded" } } } as const;
-
-/** A fresh trace id and the client's span id in it. */
-function clientTrace(): { traceId: string; parentId: string; traceparent: string } {
-  const hex = (bytes: number) =>
-    [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const traceId = hex(16);
-  const parentId = hex(8);
-  return { traceId, parentId, traceparent: `00-${traceId}-${parentId}-01` };
-}
 
 async function post(path: string, body: unknown, traceparent: string): Promise<AgentExecuteResponse> {
   const response = await exports.default.fetch(`http://aptix.test${path}`, {
@@ -42,7 +33,7 @@ interface TracedCall {
 }
 
 interface Turn {
-  trace: ReturnType<typeof clientTrace>;
+  trace: ReturnType<typeof newTrace>;
   secondParentId: string;
   sessionId: string;
   mcpTool: string;
@@ -79,7 +70,7 @@ async function runTurn(): Promise<Turn> {
     ),
   ]);
   const sessionId = await createSession(mode);
-  const trace = clientTrace();
+  const trace = newTrace();
   const paused = await post(
     `/context/sessions/${sessionId}/messages`,
     { content: `work ${a.marker} ${b.marker}` },
@@ -87,7 +78,7 @@ async function runTurn(): Promise<Turn> {
   );
   expect(paused.status).toBe("awaiting_client");
   const readCall = paused.toolCalls.find((c) => c.name === "workspace_read_file");
-  const secondParentId = clientTrace().parentId;
+  const secondParentId = newTrace().parentId;
   const done = await post(
     `/context/sessions/${sessionId}/tool-results`,
     { results: [{ toolCallId: readCall?.id, resultJson: JSON.stringify({ path: "README.md", content: "# hi" }) }] },
