@@ -6,7 +6,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
-import { completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
+import { collectProblems, completedTurns, launchChromium, signInWithDevKey, waitForTurnAfter } from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 
@@ -70,15 +70,8 @@ describe("managing conversations in the console", () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
-    page.on("console", (message) => {
-      if (message.type() === "error" || message.type() === "warning") problems.push(message.text());
-    });
-    page.on("pageerror", (error) => problems.push(`pageerror: ${error.stack ?? error.message}`));
-    await page.goto(worker.url);
-    await page.locator("#api-key").fill("dev-key");
-    await page.keyboard.press("Enter");
-    await page.locator("#app").waitFor({ state: "visible" });
-    await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
+    collectProblems(page, problems);
+    await signInWithDevKey(page, worker.url);
   });
 
   after(async () => {

@@ -53,3 +53,21 @@ export async function waitForTurnAfter(page: Page, completedBefore: number): Pro
     completedBefore,
   );
 }
+
+/** Notes the page's console errors and warnings and its uncaught errors in `problems` (a test expects none). */
+export function collectProblems(page: Page, problems: string[]): void {
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning")
+      problems.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`pageerror: ${error.stack ?? error.message}`));
+}
+
+/** Opens the console at `url` and signs in with the local `dev-key`, until its socket is open. */
+export async function signInWithDevKey(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.locator("#api-key").fill("dev-key");
+  await page.keyboard.press("Enter");
+  await page.locator("#app").waitFor({ state: "visible" });
+  await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
+}
