@@ -831,15 +831,25 @@ byId("deny-all").addEventListener("click", () => setAllDecisions("deny"));
 
 el.approvalForm.addEventListener("submit", async (event) => {
   event.preventDefault();
-  const decisions = pendingApprovals.map((call) => {
-    const choice = /** @type {HTMLInputElement | null} */ (
+  const choices = pendingApprovals.map((call) => ({
+    call,
+    choice: /** @type {HTMLInputElement | null} */ (
       el.approvalCalls.querySelector(`input[name="decision-${CSS.escape(call.id)}"]:checked`)
-    );
-    const reason = /** @type {HTMLInputElement | null} */ (
+    ),
+    reason: /** @type {HTMLInputElement | null} */ (
       el.approvalCalls.querySelector(`#reason-${CSS.escape(call.id)}`)
-    )?.value.trim();
-    return { toolCallId: call.id, approved: choice?.value !== "deny", ...(reason ? { reason } : {}) };
-  });
+    )?.value.trim(),
+  }));
+  // The form asks for a choice on every call before it submits; a call still without one is never sent as approved.
+  if (choices.some(({ choice }) => choice === null)) {
+    el.approvalForm.reportValidity();
+    return;
+  }
+  const decisions = choices.map(({ call, choice, reason }) => ({
+    toolCallId: call.id,
+    approved: choice?.value === "approve",
+    ...(reason ? { reason } : {}),
+  }));
   for (const decision of decisions) decidedIds.add(decision.toolCallId);
   el.approvalDialog.close();
   pendingApprovals = [];

@@ -133,11 +133,19 @@ export function approvalItem(call) {
       h("legend", { text: call.name }),
       callSource(call),
       h("pre", { text: prettyJson(call.argumentsJson) }),
+      // A client's tool was prepared before anyone was asked (its preflight): what the client would be sent.
+      ...(call.wasExecuted && call.resultJson
+        ? [
+            h("p", { class: "prepared-label", text: "Prepared request" }),
+            h("pre", { class: "prepared", text: prettyJson(call.resultJson) }),
+          ]
+        : []),
+      // No choice is made in advance: the person decides every call (the form asks for each before it is sent).
       h(
         "div",
-        { class: "row" },
-        h("label", {}, h("input", { type: "radio", name, value: "approve", checked: true }), " Approve"),
-        h("label", {}, h("input", { type: "radio", name, value: "deny" }), " Deny"),
+        { class: "row", role: "radiogroup", "aria-label": `Decision for ${call.name}` },
+        h("label", {}, h("input", { type: "radio", name, value: "approve", required: true }), " Approve"),
+        h("label", {}, h("input", { type: "radio", name, value: "deny", required: true }), " Deny"),
       ),
       h("label", { for: `reason-${call.id}`, text: "Reason (optional)" }),
       h("input", {

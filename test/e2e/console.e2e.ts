@@ -117,15 +117,35 @@ for (const viewport of VIEWPORTS) {
       assert.match(await lastMessage(page, "workflow"), /switch_mode.*selected by the user|Switched the session/s);
     });
 
-    it("approves one write and denies the other in the approval dialog", async () => {
+    it("asks to approve each write with no choice made in advance", async () => {
       await page.locator("#composer-input").fill("write a.txt with hello and write b.txt with bye");
       await page.keyboard.press("Enter");
-      const dialog = page.locator("#approval-dialog");
-      await dialog.waitFor({ state: "visible" });
+      await page.locator("#approval-dialog").waitFor({ state: "visible" });
       assert.equal(await page.locator("#approval-calls > li").count(), 2);
       assert.match(await page.locator("#approval-calls > li").first().innerText(), /"path": "a\.txt"/);
       assert.equal(await page.locator("#tool-calls > li").count(), 2, "the working indicator lists both calls");
+      assert.equal(await page.locator("#approval-calls input[type=radio]:checked").count(), 0);
       await shot("approval-dialog");
+    });
+
+    it("shows a write's prepared request inside its approval", async () => {
+      assert.match(
+        await page.locator("#approval-calls > li").first().locator("pre.prepared").innerText(),
+        /"action": "write_file"/,
+      );
+    });
+
+    it("sends nothing while a call has no choice", async () => {
+      await page.locator("#submit-decisions").click();
+      // Long enough for decisions to have been sent and drawn, had they been.
+      await page.waitForTimeout(300);
+      assert.equal(await page.locator("#approval-dialog").isVisible(), true);
+      assert.equal(await page.locator("#tool-calls > li").count(), 2, "both calls still wait");
+    });
+
+    it("approves one write and denies the other in the approval dialog", async () => {
+      const dialog = page.locator("#approval-dialog");
+      await page.locator("#approval-calls > li").first().getByLabel("Approve").check();
       const second = page.locator("#approval-calls > li").nth(1);
       await second.getByLabel("Deny").check();
       await second.getByLabel("Reason (optional)").fill("not b.txt");
@@ -291,6 +311,7 @@ describe("the console from the keyboard alone", () => {
     await page.keyboard.type("write k.txt with keys");
     await page.keyboard.press("Enter");
     await page.locator("#approval-dialog").waitFor({ state: "visible" });
+    await activate("#approve-all");
     await activate("#submit-decisions");
     await page.locator("#client-tools article.client-tool").waitFor();
     const turns = await completedTurns(page);
@@ -437,6 +458,7 @@ describe("MCP tools in the console", () => {
       await page.locator("#approval-calls .call-source").innerText(),
       "MCP server everything · tool trigger-elicitation-request",
     );
+    await page.locator("#approve-all").click();
     await page.locator("#submit-decisions").click();
     const dialog = page.locator("#elicitation-dialog");
     await dialog.waitFor({ state: "visible" });
