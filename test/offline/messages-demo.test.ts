@@ -78,5 +78,6 @@ describe("POST /v1/messages without an upstream (the offline demo)", () => {
       { type: "error", error: { type: "rate_limit_error", message: expect.stringContaining("Rate limit reached") } },
       "60",
     ]);
-  });
+    // Longer than the default 5 s: awayFromWindowEdge alone may wait up to 8 s for the next minute's window.
+  }, 15_000);
 });
