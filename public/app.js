@@ -150,7 +150,9 @@ async function signIn(api) {
   await markdownReady;
   // A link to a turn (the admin page's, `/?session=<id>&turn=<turnId>`) opens that session, then the turn's waterfall.
   const linked = new URLSearchParams(location.search);
-  await openSession(linked.get("session") ?? sessionStorage.getItem(SESSION_STORAGE));
+  // Without one (a new tab), the newest conversation when nothing was said in it yet: signing in again does not
+  // pile up empty conversations.
+  await openSession(linked.get("session") ?? sessionStorage.getItem(SESSION_STORAGE), { reuseEmpty: true });
   // On a phone the conversation list starts folded, so the chat comes first.
   if (window.matchMedia("(max-width: 760px)").matches) byId("sessions-panel", HTMLDetailsElement).open = false;
   void refreshSessions();
@@ -235,7 +237,13 @@ el.modeForm.addEventListener("submit", async (event) => {
 
 // --- The session -----------------------------------------------------------------------------------
 
-async function openSession(storedId) {
+/**
+ * Opens `storedId`, or a new conversation when there is none (or it is gone); with `reuseEmpty`, the newest
+ * conversation instead of a new one when nothing has been said in it yet.
+ * @param {string | null} storedId
+ * @param {{ reuseEmpty?: boolean }} [options]
+ */
+async function openSession(storedId, options = {}) {
   let view = null;
   if (storedId) {
     try {
@@ -244,6 +252,7 @@ async function openSession(storedId) {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
     }
   }
+  if (!view && options.reuseEmpty) view = await newestIfEmpty();
   if (!view) {
     const created = await state.api.createSession();
     view = await state.api.getSession(created.sessionId);
@@ -254,6 +263,14 @@ async function openSession(storedId) {
   el.sessionIdLabel.textContent = view.sessionId;
   renderSession(view);
   connectSocket();
+}
+
+/** The newest conversation, when nothing has been said in it (no title yet, and no message), else null. */
+async function newestIfEmpty() {
+  const newest = (await state.api.listSessions()).sessions[0];
+  if (!newest || newest.title !== null) return null;
+  const view = await state.api.getSession(newest.sessionId);
+  return view.conversation.length === 0 ? view : null;
 }
 
 /**

@@ -214,6 +214,24 @@ describe("the conversation list", () => {
     await opened?.context.close();
   });
 
+  it("opens the newest conversation at sign-in while nothing was said in it: signing in twice adds no empty one", async () => {
+    const openedAtSignIn = async () => {
+      let id = "";
+      await inFreshPage(async ({ page }) => {
+        id = await page.locator("#session-id").innerText();
+      });
+      return id;
+    };
+    const first = await openedAtSignIn();
+    const second = await openedAtSignIn();
+    assert.equal(second, first);
+    const listed = (await (
+      await fetch(`${worker.url}/context/sessions`, { headers: { authorization: "Bearer dev-key" } })
+    ).json()) as { sessions: { sessionId: string; title: string | null }[] };
+    assert.deepEqual(listed.sessions[0], { ...listed.sessions[0], sessionId: first, title: null });
+    assert.equal(listed.sessions.filter((s) => s.title === null).length, 1, "one empty conversation, not two");
+  });
+
   it("lists each conversation by its first message, newest first, and switches between them", async () => {
     const { page } = opened;
     await say(page, "say hello to Ada");
