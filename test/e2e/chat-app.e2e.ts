@@ -229,16 +229,16 @@ describe("the conversation list", () => {
         ).json()) as { sessions: { sessionId: string; title: string | null }[] }
       ).sessions;
     const first = await openedAtSignIn();
-    const before = await listed();
+    const listedBefore = await listed();
     const second = await openedAtSignIn();
-    const after = await listed();
+    const listedAfter = await listed();
     assert.equal(second, first);
     assert.deepEqual(
-      after.map((s) => s.sessionId),
-      before.map((s) => s.sessionId),
+      listedAfter.map((s) => s.sessionId),
+      listedBefore.map((s) => s.sessionId),
       "no conversation was added",
     );
-    assert.equal(after[0]?.sessionId, first, "the newest, with nothing said in it yet");
+    assert.equal(listedAfter[0]?.sessionId, first, "the newest, with nothing said in it yet");
   });
 
   it("lists each conversation by its first message, newest first, and switches between them", async () => {
