@@ -814,6 +814,14 @@ byId("stop-turn").addEventListener("click", () => {
     say("Not connected to the session right now; try again in a moment.", true);
 });
 
+// Esc stops the running turn as the Stop button does (a dialog open takes Esc for itself first).
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || event.defaultPrevented || el.turnBar.hidden) return;
+  if (document.querySelector("dialog[open]")) return;
+  event.preventDefault();
+  byId("stop-turn").click();
+});
+
 // --- Approvals -------------------------------------------------------------------------------------
 
 let pendingApprovals = [];

@@ -446,3 +446,25 @@ describe("dark mode", () => {
     );
   });
 });
+describe("stopping a turn", () => {
+  it("stops a slow turn with Esc, and the session takes the next message", async () => {
+    await inFreshPage(async ({ page }) => {
+      await switchMode(page, "scripted", "Scripted");
+      // One script for the conversation: the upstream finds it by the marker its history carries.
+      const slow = upstream.createScript([
+        { type: "completion", content: "This answer takes its time, word by word.", chunkSize: 2, chunkDelayMs: 300 },
+        { type: "completion", content: "Ready again." },
+      ]);
+      const turns = await completedTurns(page);
+      await page.locator("#composer-input").fill(`Take your time. ${slow.marker}`);
+      await page.keyboard.press("Enter");
+      await page.locator("#turn-bar").waitFor({ state: "visible" });
+      await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length > 0);
+      await page.keyboard.press("Escape");
+      await waitForTurnAfter(page, turns);
+      assert.equal(await page.locator("#turn-bar").isVisible(), false);
+      await say(page, `Are you there? ${slow.marker}`);
+      assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), "Ready again.");
+    });
+  });
+});
