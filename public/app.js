@@ -265,10 +265,13 @@ async function openSession(storedId, options = {}) {
   connectSocket();
 }
 
-/** The newest conversation, when nothing has been said in it (no title yet, and no message), else null. */
+/**
+ * The newest conversation, when it is one the person started and nothing has been said in it (no title yet, no
+ * message), else null. A branch the agent started in another mode is not taken for one.
+ */
 async function newestIfEmpty() {
   const newest = (await state.api.listSessions()).sessions[0];
-  if (!newest || newest.title !== null) return null;
+  if (!newest || newest.title !== null || newest.parentSessionId !== null || newest.status !== "idle") return null;
   const view = await state.api.getSession(newest.sessionId);
   return view.conversation.length === 0 ? view : null;
 }
