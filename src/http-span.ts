@@ -8,12 +8,11 @@ import type { AppBindings } from "./http";
 import { ATTR } from "./observability/tracing/attributes";
 import { contextFromHeaders, contextWith, tracingFor } from "./observability/tracing/tracing";
 import type { Principal } from "./principal";
-import { settings } from "./settings";
 
 export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
   let tracing: ReturnType<typeof tracingFor> = null;
   try {
-    if (settings(c.env).tracing) tracing = tracingFor(c.env);
+    tracing = tracingFor(c.env);
   } catch {
     // A malformed var: answered by the settings middleware, untraced.
   }
