@@ -2,6 +2,7 @@
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
+import { followConversation } from "./js/follow.js";
 import { markdownReady, renderMarkdown } from "./js/markdown.js";
 import { sessionActions } from "./js/session-actions.js";
 import { SessionSocket } from "./js/socket.js";
@@ -104,6 +105,14 @@ const el = {
   timelineBody: byId("timeline-body"),
   timelineTip: byId("timeline-tip"),
 };
+// The view follows the conversation while the reader is at its end (js/follow.js).
+const follow = followConversation(
+  [el.conversation, el.streaming],
+  byId("jump-latest", HTMLButtonElement),
+  () => (el.streaming.hidden ? el.conversation.lastElementChild : el.streaming),
+  el.statusLine,
+  el.composer,
+);
 
 function say(text, isError = false) {
   el.statusLine.textContent = text;
@@ -338,6 +347,7 @@ function renderSession(view) {
   const held = state.conversation;
   if (held.sessionId !== view.sessionId) {
     decidedIds.clear();
+    follow.opened();
     state.conversation = {
       sessionId: view.sessionId,
       messages: new Map(),

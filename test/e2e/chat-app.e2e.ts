@@ -446,6 +446,89 @@ describe("dark mode", () => {
     );
   });
 });
+describe("following the conversation", () => {
+  /** How far the conversation's end (the message box's bottom) is below the window's, in px (≤ 0: in view). */
+  const gapBelow = (page: Page) =>
+    page.evaluate(
+      () => (document.querySelector("#composer")?.getBoundingClientRect().bottom ?? 0) - window.innerHeight,
+    );
+  const longAnswer = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of a long answer.`).join("\n\n");
+
+  for (const width of [1280, 390]) {
+    it(`keeps the newest answer in view after several long answers, ${width} px wide`, async () => {
+      await inFreshPage(
+        async ({ page }) => {
+          await switchMode(page, "scripted", "Scripted");
+          const script = upstream.createScript([{ type: "completion", content: longAnswer }], { repeat: true });
+          for (let i = 1; i <= 3; i++) await say(page, `Say it at length (${i}). ${script.marker}`);
+          // The view follows on the next frame after the answer is drawn.
+          await page.waitForFunction(
+            () => (document.querySelector("#composer")?.getBoundingClientRect().bottom ?? 0) <= window.innerHeight + 48,
+          );
+          const box = await lastAnswer(page).boundingBox();
+          const viewport = await page.evaluate(() => window.innerHeight);
+          assert.ok(
+            box && box.y + box.height > 0 && box.y + box.height <= viewport,
+            `the newest answer's end is in view (${JSON.stringify(box)}, window ${viewport}, gap ${await gapBelow(page)})`,
+          );
+          await page.screenshot({ path: `${SHOTS}/chat-follows-${width}.png` });
+        },
+        { width },
+      );
+    });
+  }
+
+  it("opens a long conversation at its end", async () => {
+    await inFreshPage(async ({ page }) => {
+      await switchMode(page, "scripted", "Scripted");
+      const script = upstream.createScript([{ type: "completion", content: longAnswer }], { repeat: true });
+      for (let i = 1; i <= 2; i++) await say(page, `Say it at length (${i}). ${script.marker}`);
+      const long = await page.locator("#session-id").innerText();
+      await page.locator("#new-session").click();
+      await page.waitForFunction((old) => document.querySelector("#session-id")?.textContent !== old, long);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.locator(`#session-list [data-session-id="${long}"] button.session-entry`).click();
+      await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, long);
+      await page.waitForFunction(() => document.querySelectorAll("#conversation > li.message.assistant").length >= 2);
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      assert.ok((await gapBelow(page)) <= 48, `the conversation's end is in view (gap ${await gapBelow(page)})`);
+      assert.ok((await page.evaluate(() => window.scrollY)) > 0, "the page scrolled down to it");
+    });
+  });
+
+  it("stays where the reader scrolled up to while an answer streams, and offers to jump to the latest", async () => {
+    await inFreshPage(async ({ page }) => {
+      await switchMode(page, "scripted", "Scripted");
+      // One script for the conversation: the upstream finds it by the marker its history carries.
+      const script = upstream.createScript([
+        { type: "completion", content: longAnswer },
+        { type: "completion", content: longAnswer, chunkSize: 6, chunkDelayMs: 40 },
+      ]);
+      await say(page, `Say it at length. ${script.marker}`);
+      const turns = await completedTurns(page);
+      await page.locator("#composer-input").fill(`Again, slowly. ${script.marker}`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length > 40);
+      await page.mouse.wheel(0, -20_000);
+      await page.waitForFunction(() => window.scrollY === 0);
+      const streamed = await page.locator("#streaming").innerText();
+      await page.waitForFunction(
+        (before) => (document.querySelector("#streaming")?.textContent ?? "").length > before + 120,
+        streamed.length,
+      );
+      assert.equal(await page.evaluate(() => window.scrollY), 0, "the view stayed where the reader put it");
+      const jump = page.locator("#jump-latest");
+      await jump.waitFor({ state: "visible" });
+      await jump.click();
+      assert.ok((await gapBelow(page)) <= 48, "back at the end");
+      await waitForTurnAfter(page, turns);
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+      assert.ok((await gapBelow(page)) <= 48, "and followed to the answer's end");
+      assert.equal(await jump.isVisible(), false);
+    });
+  });
+});
+
 describe("stopping a turn", () => {
   it("stops a slow turn with Esc, and the session takes the next message", async () => {
     await inFreshPage(async ({ page }) => {

@@ -1,0 +1,82 @@
+// The view follows the conversation as a chat app's does: while the reader is at its end (its last line just above
+// the message box, which stays at the bottom of the window), new messages and a streaming answer keep it there; once
+// they scroll up to read, it stays where they are, and a "Jump to latest" button offers the way back. Opening a
+// conversation shows its end. The end is the conversation's, not the page's: on a phone the modes panel comes after.
+
+/** How close to the bottom (px) still counts as at the bottom: a line's worth of slack. */
+const SLACK_PX = 48;
+
+/**
+ * Follows `watched` (the conversation, the streaming answer) as it grows.
+ * @param {Element[]} watched
+ * @param {HTMLButtonElement} jump the "Jump to latest" button, shown while the reader is away from new content
+ * @param {() => Element | null} latest the element holding the newest content (the streaming answer, the last message)
+ * @param {Element} lastLine the conversation's last line (the status line): at its end, it sits just above the bar
+ * @param {Element} bar the message box, fixed to the window's bottom while the conversation scrolls
+ */
+export function followConversation(watched, jump, latest, lastLine, bar) {
+  const page = document.scrollingElement ?? document.documentElement;
+  /** How far the conversation's end is below the message box's top (≤ 0: in view). */
+  const below = () => lastLine.getBoundingClientRect().bottom - bar.getBoundingClientRect().top;
+  const atBottom = () => below() <= SLACK_PX;
+  const scrollToEnd = () => {
+    page.scrollTop += below();
+  };
+  let following = true;
+  let pending = false;
+  const toEnd = () => {
+    following = true;
+    jump.hidden = true;
+    scrollToEnd();
+  };
+  // Only the reader moving up stops the following, and reaching the end again resumes it. A scroll event of our own
+  // (to the end) can arrive after the content grew again: it is not the reader moving up, so it changes nothing.
+  let lastTop = page.scrollTop;
+  let lastHeight = page.scrollHeight;
+  window.addEventListener(
+    "scroll",
+    () => {
+      const top = page.scrollTop;
+      const height = page.scrollHeight;
+      if (atBottom()) {
+        following = true;
+        jump.hidden = true;
+      } else if (top < lastTop && height >= lastHeight) {
+        following = false;
+      }
+      lastTop = top;
+      lastHeight = height;
+    },
+    { passive: true },
+  );
+  const grown = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      if (following) scrollToEnd();
+      // Offered only when what grew is out of sight below (earlier messages drawn above are not "latest").
+      else if ((latest()?.getBoundingClientRect().bottom ?? 0) > window.innerHeight) jump.hidden = false;
+    });
+  };
+  const observer = new MutationObserver(grown);
+  for (const element of watched) {
+    observer.observe(element, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: ["hidden"],
+    });
+  }
+  jump.addEventListener("click", () => {
+    toEnd();
+    jump.blur();
+  });
+  return {
+    /** A conversation was opened: its end is shown, and followed. */
+    opened() {
+      requestAnimationFrame(toEnd);
+    },
+  };
+}
