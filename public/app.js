@@ -835,6 +835,17 @@ document.addEventListener("keydown", (event) => {
   byId("stop-turn").click();
 });
 
+// Ctrl+K (Cmd+K on a Mac) searches the conversations, as in the chat apps people know: the list unfolds (on a
+// phone it starts folded) and its search box takes the focus, its text selected for a new search.
+document.addEventListener("keydown", (event) => {
+  if (event.key.toLowerCase() !== "k" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+  if (el.app.hidden || document.querySelector("dialog[open]")) return;
+  event.preventDefault();
+  byId("sessions-panel", HTMLDetailsElement).open = true;
+  el.sessionSearch.focus();
+  el.sessionSearch.select();
+});
+
 // --- Approvals -------------------------------------------------------------------------------------
 
 let pendingApprovals = [];

@@ -551,3 +551,53 @@ describe("stopping a turn", () => {
     });
   });
 });
+
+describe("the keyboard", () => {
+  it("breaks a line with Shift+Enter and sends both lines with Enter", async () => {
+    await inFreshPage(async ({ page }) => {
+      const turns = await completedTurns(page);
+      const input = page.locator("#composer-input");
+      await input.click();
+      await page.keyboard.type("say hello to Ada");
+      await page.keyboard.press("Shift+Enter");
+      await page.keyboard.type("and to Grace");
+      assert.equal(
+        await input.inputValue(),
+        "say hello to Ada\nand to Grace",
+        "Shift+Enter broke the line, sent nothing",
+      );
+      await page.keyboard.press("Enter");
+      await waitForTurnAfter(page, turns);
+      assert.equal(
+        await page.locator("#conversation > li.message.user .content").last().innerText(),
+        "say hello to Ada\nand to Grace",
+      );
+    });
+  });
+
+  for (const width of [1280, 390]) {
+    it(`searches the conversations with Ctrl+K, ${width} px wide`, async () => {
+      await inFreshPage(
+        async ({ page }) => {
+          await say(page, "say hello to Ada");
+          await page.locator("#composer-input").focus();
+          await page.keyboard.press("Control+K");
+          assert.equal(await page.evaluate(() => document.activeElement?.id), "session-search");
+          assert.equal(await page.locator("#sessions-panel").getAttribute("open"), "", "the list is unfolded");
+          await page.keyboard.type("no such title anywhere");
+          await page.keyboard.press("Enter");
+          await page.locator("#session-list-empty").waitFor({ state: "visible" });
+          await page.keyboard.press("Control+A");
+          await page.keyboard.type("hello to Ada");
+          await page.keyboard.press("Enter");
+          await page.waitForFunction(() =>
+            [...document.querySelectorAll("#session-list .session-title")].some(
+              (t) => t.textContent === "say hello to Ada",
+            ),
+          );
+        },
+        { width },
+      );
+    });
+  }
+});
