@@ -197,7 +197,7 @@ byId("sign-out").addEventListener("click", async () => {
 
 // --- Modes -----------------------------------------------------------------------------------------
 
-// On a phone the modes and artifacts panel starts folded (the chat comes first); the header's Modes button opens it.
+// On a phone the modes list starts folded (the chat comes first); the header's Modes button opens the panel with it.
 const sideToggle = byId("toggle-side", HTMLButtonElement);
 sideToggle.addEventListener("click", () => {
   const open = sideToggle.getAttribute("aria-expanded") !== "true";

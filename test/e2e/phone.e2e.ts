@@ -120,9 +120,13 @@ describe("the console on a phone (390x844)", () => {
   it("starts with the modes panel folded and the chat first", async () => {
     const toggle = page.locator("#toggle-side");
     assert.equal(await toggle.getAttribute("aria-expanded"), "false");
-    assert.equal(await page.locator("#side-panel").isVisible(), false);
+    assert.equal(await page.locator("#modes-panel").isVisible(), false);
     const composer = await page.locator("#composer-input").boundingBox();
     assert.ok(composer && composer.y + composer.height <= PHONE.height, "the message box is on the screen");
+    // What stays of the panel (the artifacts) comes after the chat.
+    const chat = await page.locator("section.chat").boundingBox();
+    const panel = await page.locator("#side-panel").boundingBox();
+    assert.ok(chat && panel && panel.y > chat.y, "the panel after the chat");
   });
 
   it("opens the modes panel with its toggle in the header, and folds it again", async () => {
@@ -132,10 +136,14 @@ describe("the console on a phone (390x844)", () => {
     assert.equal(await toggle.getAttribute("aria-expanded"), "true");
     await page.locator("#modes-panel dt").first().waitFor({ state: "visible" });
     assert.match(await page.locator("#modes-panel").innerText(), /General Chat/);
+    // Open, the panel comes first, right under the header.
+    const chat = await page.locator("section.chat").boundingBox();
+    const panel = await page.locator("#side-panel").boundingBox();
+    assert.ok(chat && panel && panel.y < chat.y, "the open panel above the chat");
     await page.screenshot({ path: `${SHOTS}/phone-console-modes-open.png` });
     await toggle.click();
     assert.equal(await toggle.getAttribute("aria-expanded"), "false");
-    assert.equal(await page.locator("#side-panel").isVisible(), false);
+    assert.equal(await page.locator("#modes-panel").isVisible(), false);
   });
 
   it("keeps a table's headers whole words on one line", async () => {
