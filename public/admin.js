@@ -66,6 +66,16 @@ function meter(used, limit, label) {
   );
 }
 
+/**
+ * Names each cell's column in its data-label, for the stacked rows a phone shows (admin.css).
+ * @param {HTMLElement} body a table's tbody
+ */
+function labelCells(body) {
+  const names = [...(body.closest("table")?.querySelectorAll("thead th") ?? [])].map((th) => th.textContent ?? "");
+  for (const row of body.querySelectorAll("tr"))
+    for (const [i, cell] of [...row.children].entries()) cell.setAttribute("data-label", names[i] ?? "");
+}
+
 async function loadKeys() {
   const { keys } = await api.request("GET", "/admin/keys");
   el.keysBody.replaceChildren(
@@ -87,7 +97,8 @@ async function loadKeys() {
             type: "button",
             class: "quiet",
             text: "Set budget",
-            "aria-label": `Set the daily token budget of ${key.name}`,
+            // The name begins with the button's own words (what a voice user says to press it).
+            "aria-label": `Set budget: the daily tokens of ${key.name}`,
             onclick: () => setKeyBudget(key),
           }),
           h("button", {
@@ -101,6 +112,7 @@ async function loadKeys() {
       ),
     ),
   );
+  labelCells(el.keysBody);
 }
 
 const VIA = { api_key: "API key", browser_session: "sign-in", oauth: "MCP client", cloudflare_access: "Access" };
@@ -131,6 +143,7 @@ async function loadUsers() {
       ),
     ),
   );
+  labelCells(el.usersBody);
 }
 
 /** @param {string} id @param {boolean} disabled */
@@ -285,11 +298,26 @@ async function loadUsage() {
           points: { show: true },
         })),
       ],
-      axes: [{}, { label: "tokens" }],
+      // The value axis as wide as its longest figure, so a large one never runs into the axis's label.
+      axes: [{}, { label: "tokens", size: valueAxisSize }],
     },
     data,
     el.usageChart,
   );
+}
+
+/**
+ * uPlot's `size` of a value axis: its ticks, its gap and its widest figure (uPlot's own auto-size recipe).
+ * @param {{ axes: Array<{ ticks: { size: number }, gap: number, font: string[], _size: number }>, ctx: CanvasRenderingContext2D }} self
+ * @param {string[] | null} values @param {number} axisIndex @param {number} cycle
+ */
+function valueAxisSize(self, values, axisIndex, cycle) {
+  const axis = self.axes[axisIndex];
+  if (!axis) return 50;
+  if (cycle > 1) return axis._size;
+  const widest = (values ?? []).reduce((longest, value) => (value.length > longest.length ? value : longest), "");
+  self.ctx.font = axis.font[0] ?? self.ctx.font;
+  return Math.ceil(axis.ticks.size + axis.gap + self.ctx.measureText(widest).width / devicePixelRatio);
 }
 
 /** Model calls the list shows: the newest, enough to find a slow turn just run. */

@@ -206,6 +206,14 @@ byId("sign-out").addEventListener("click", async () => {
 
 // --- Modes -----------------------------------------------------------------------------------------
 
+// On a phone the modes list starts folded (the chat comes first); the header's Modes button opens the panel with it.
+const sideToggle = byId("toggle-side", HTMLButtonElement);
+sideToggle.addEventListener("click", () => {
+  const open = sideToggle.getAttribute("aria-expanded") !== "true";
+  sideToggle.setAttribute("aria-expanded", String(open));
+  byId("side-panel").classList.toggle("open", open);
+});
+
 function renderModes() {
   el.modePicker.replaceChildren(
     ...state.modes.map((mode) => h("option", { value: mode.key, title: mode.description, text: mode.displayName })),

@@ -140,9 +140,12 @@ function decorate(root) {
     }
   }
   for (const table of root.querySelectorAll("table")) {
-    // A wide table scrolls inside its own box, never the page.
+    // A wide table scrolls inside its own box, never the page; the box takes focus, so the keyboard scrolls it too.
     const box = document.createElement("div");
     box.className = "table-box";
+    box.tabIndex = 0;
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", "Table");
     table.replaceWith(box);
     box.append(table);
   }
