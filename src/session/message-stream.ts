@@ -3,6 +3,7 @@
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, refuse } from "../refusal";
+import type { MessageAttachment } from "../wire/attachments";
 import { type Caller, callLogger } from "./caller";
 import type { FrameHub } from "./frame-hub";
 import type { TurnDriver } from "./turn-driver";
@@ -19,6 +20,7 @@ export async function streamMessage(
   deps: MessageStreamDeps,
   caller: Caller,
   content: string,
+  attachments: readonly MessageAttachment[] = [],
 ): Promise<Outcome<ReadableStream<Uint8Array>>> {
   const { env, driver, frames } = deps;
   driver.expirePause(caller);
@@ -30,7 +32,7 @@ export async function streamMessage(
   const budget = prepaidBudget(keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger));
   const stream = frames.openEventStream();
   const done = driver
-    .drive((r, signal) => r.startTurn(content, signal), { caller, budget })
+    .drive((r, signal) => r.startTurn(content, signal, { attachments }), { caller, budget })
     .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
     .finally(() => stream.close());
   deps.waitUntil(done);
