@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createSession, type ErrorBody, getSession } from "../fixtures/sessions";
+import { openSocket } from "../fixtures/socket";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
 import { modeOnRoute, putRoute, toUpstreamA, toUpstreamB } from "../routing/fixtures";
 
@@ -156,5 +157,37 @@ describe("message attachments", () => {
     const refused = await post(await createSession(), { content: "see", attachments: Array(6).fill(file) });
     expect(refused.status).toBe(400);
     expect((refused.json as ErrorBody).error.param).toBe("attachments");
+  });
+
+  it("says what is wrong with a file in the request body's words", async () => {
+    const file = { name: "big.txt", mediaType: "text/plain", text: "x".repeat(100_001) };
+    const refused = await post(await createSession(), { content: "see", attachments: [file] });
+    expect((refused.json as ErrorBody).error.message).toBe(
+      "Invalid 'attachments.0.text' in the request body: must be at most 100000 characters (about 100 KB).",
+    );
+  });
+
+  it("takes a text file with a user_message over the socket, and the model reads it", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "ok" }]);
+    const socket = await openSocket(await createSession());
+    const file = { name: "a.txt", mediaType: "text/plain", text: "alpha" };
+    socket.send({ type: "user_message", content: `read ${script.marker}`, clientMessageId: "m1", attachments: [file] });
+    await socket.waitForType("turn_completed");
+    socket.close();
+    const [body] = await script.bodies();
+    expect(lastUser(body ?? {})).toBe(
+      `read ${script.marker}\n\nAttached file \`a.txt\` (text/plain):\n\`\`\`\nalpha\n\`\`\``,
+    );
+  });
+
+  it("answers an image on a text-only mode over the socket with an error frame", async () => {
+    const socket = await openSocket(await createSession());
+    socket.send({ type: "user_message", content: "what?", clientMessageId: "m1", attachments: [png] });
+    const error = await socket.waitForType("error");
+    socket.close();
+    expect(error).toMatchObject({
+      code: "attachment_not_accepted",
+      message: "The mode's model does not accept images.",
+    });
   });
 });
