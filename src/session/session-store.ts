@@ -232,11 +232,11 @@ export class SessionStore implements TurnStore {
     return typeof row.seq === "number" ? row.seq : 0;
   }
 
-  /** The user's first message (the session list's title), or null before there is one. */
+  /** The user's first message with text or files (the session list's title), or null before there is one. */
   firstUserMessage(): ConversationMessage | null {
     const row = this.sql
       .exec<Row>(
-        "SELECT * FROM messages WHERE role = 'user' AND kind = 'message' AND content IS NOT NULL AND content != '' ORDER BY seq LIMIT 1",
+        "SELECT * FROM messages WHERE role = 'user' AND kind = 'message' AND ((content IS NOT NULL AND content != '') OR attachments_json IS NOT NULL) ORDER BY seq LIMIT 1",
       )
       .toArray()[0];
     return row ? messageOfRow(row) : null;

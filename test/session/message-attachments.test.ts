@@ -4,6 +4,7 @@
 // a text-only fallback gets a note in its place; bodies that break the limits are 400s naming the field.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { SessionListEntry } from "../../src/wire/session";
 import { call, createSession, type ErrorBody, getSession } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
@@ -189,5 +190,21 @@ describe("message attachments", () => {
       code: "attachment_not_accepted",
       message: "The mode's model does not accept images.",
     });
+  });
+
+  it("titles a session whose first message is files alone by their names", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "ok" }]);
+    const sessionId = await createSession();
+    const files = ["notes.md", "app.ts"].map((name) => ({ name, mediaType: "text/plain", text: script.marker }));
+    expect((await post(sessionId, { content: "", attachments: files })).status).toBe(200);
+    // The list is written just after the session changes (off the reply path): asked again until it shows.
+    const deadline = Date.now() + 5_000;
+    let title: string | null | undefined = null;
+    while (title === null && Date.now() < deadline) {
+      const { json } = await call("GET", "/context/sessions?limit=100");
+      title = (json as { sessions: SessionListEntry[] }).sessions.find((s) => s.sessionId === sessionId)?.title ?? null;
+      if (title === null) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(title).toBe("notes.md, app.ts");
   });
 });
