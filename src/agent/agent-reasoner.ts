@@ -5,7 +5,7 @@
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { TurnObserver } from "../observability/turn-observer";
-import { type Outcome, refuse } from "../refusal";
+import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { ModelRouter } from "../routing/model-router";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
 import { CHARS_PER_TOKEN } from "../token-estimate";
@@ -93,11 +93,9 @@ export class AgentReasoner {
   ): Promise<Outcome<AgentExecuteResponse>> {
     const busy = refusalToStart(this.deps.store);
     if (busy) return busy;
+    const refused = await this.attachmentRefusal(options.attachments ?? []);
+    if (refused) return refused;
     const attachments = (options.attachments ?? []).map(storedAttachment);
-    const image = attachments.findIndex(isImageAttachment);
-    if (image >= 0 && !(await this.deps.router.acceptsImages?.(await this.modeRoute()))) {
-      return refuse("attachment_not_accepted", IMAGES_NOT_ACCEPTED, { param: `attachments.${image}` });
-    }
     // The key's limit and the org's budget are asked while the mode and the base prompt are read (the first call
     // needs them); a refusal comes before anything is stored.
     const prefetched = prefetchModelRequest(this.stepDeps);
@@ -142,6 +140,13 @@ export class AgentReasoner {
     const run: Run = { since: now, signal, prepaid: grant !== undefined };
     if (admission?.ok) run.reservation = admission.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
+  }
+
+  /** Why the message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
+  async attachmentRefusal(attachments: readonly MessageAttachment[]): Promise<Refusal | null> {
+    const image = attachments.findIndex(isImageAttachment);
+    if (image < 0 || (await this.deps.router.acceptsImages?.(await this.modeRoute()))) return null;
+    return refuse("attachment_not_accepted", IMAGES_NOT_ACCEPTED, { param: `attachments.${image}` });
   }
 
   /** A generous size of the first request of a turn: the message, the history it may carry, the prompt. */

@@ -1,5 +1,6 @@
 // A message sent over REST with `Accept: text/event-stream`: the turn it starts, answered as the stream of frames
-// it logs. Refusals (busy, the key past its model call limit) come before the stream opens, as ordinary errors.
+// it logs. Refusals (busy, the key past its model call limit, an image the mode's model cannot read) come before the
+// stream opens, as ordinary errors.
 import { keyModelCallBudget, prepaidBudget, takeModelCall } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, refuse } from "../refusal";
@@ -24,7 +25,7 @@ export async function streamMessage(
 ): Promise<Outcome<ReadableStream<Uint8Array>>> {
   const { env, driver, frames } = deps;
   driver.expirePause(caller);
-  const refusal = driver.refusalToStart();
+  const refusal = driver.refusalToStart() ?? (await driver.attachmentRefusal(attachments, caller));
   if (refusal) return refusal;
   const logger = callLogger(deps.logger, caller);
   const grant = await takeModelCall(env.MODEL_CALL_LIMITER, caller.keyId, logger);

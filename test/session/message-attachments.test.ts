@@ -2,9 +2,10 @@
 // as a named, fenced block under the message and the view shows it; an image goes as an image_url part (an image
 // block on an anthropic route) to a mode whose route reads images, and is refused on one whose route does not;
 // a text-only fallback gets a note in its place; bodies that break the limits are 400s naming the field.
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionListEntry } from "../../src/wire/session";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, getSession } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
@@ -206,5 +207,19 @@ describe("message attachments", () => {
       if (title === null) await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(title).toBe("notes.md, app.ts");
+  });
+
+  it("refuses an image on a text-only mode before a stream opens (Accept: text/event-stream), as a 400", async () => {
+    const sessionId = await createSession();
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/messages`, {
+      method: "POST",
+      headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ content: "what?", attachments: [png] }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as ErrorBody).error).toMatchObject({
+      code: "attachment_not_accepted",
+      param: "attachments.0",
+    });
   });
 });
