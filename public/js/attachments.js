@@ -147,6 +147,10 @@ export function composerAttachments(parts) {
         h(
           "li",
           { class: "attachment-chip", "data-attachment-name": attachment.name },
+          // An image shows itself, small (its name and size say the rest).
+          attachment.data
+            ? h("img", { class: "chip-thumb", alt: "", src: `data:${attachment.mediaType};base64,${attachment.data}` })
+            : null,
           h("span", { text: `${attachment.data ? "Image" : "File"}: ${attachment.name} (${sizeText(bytes)})` }),
           h("button", {
             type: "button",

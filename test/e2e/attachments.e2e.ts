@@ -252,6 +252,7 @@ describe("images", () => {
       const script = upstream.createScript([{ type: "completion", content: "A single dot." }]);
       await page.locator("#attach-input").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: PNG });
       assert.deepEqual(await chips(page), ["Image: dot.png (70 bytes)"]);
+      await page.screenshot({ path: `${SHOTS}/attachments-image-chip.png` });
       await send(page, `What is this? ${script.marker}`);
       assert.deepEqual(lastUserSent(script.id), [
         { type: "text", text: `What is this? ${script.marker}` },
