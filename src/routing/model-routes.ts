@@ -96,6 +96,13 @@ export const ModelRouteBody = z
     } else if (route.anthropicVersion !== undefined) {
       ctx.addIssue({ code: "custom", path: ["anthropicVersion"], message: "is only for the anthropic provider" });
     }
+    if (route.provider === "workers_ai" && route.inputModalities.includes("image")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["inputModalities"],
+        message: "cannot include 'image' for workers_ai (the binding is sent text only)",
+      });
+    }
     if (route.provider === "workers_ai" && (route.baseUrl || route.apiKeySecret)) {
       const field = route.baseUrl ? "baseUrl" : "apiKeySecret";
       ctx.addIssue({ code: "custom", path: [field], message: "is not used by workers_ai (the AI binding needs none)" });

@@ -74,6 +74,15 @@ describe("model routes", () => {
     ]);
   });
 
+  it("refuses image input on a workers_ai route (the binding is sent text only), naming the field", async () => {
+    const body = {
+      provider: "workers_ai",
+      model: "@cf/meta/llama-3.2-11b-vision-instruct",
+      inputModalities: ["text", "image"],
+    };
+    expect(await refused("cf-eyes", body)).toEqual({ status: 400, param: "inputModalities" });
+  });
+
   it("refuses inputModalities without text, naming the field", async () => {
     expect(await refused("blind", { ...openai, inputModalities: ["image"] })).toEqual({
       status: 400,
