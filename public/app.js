@@ -1,6 +1,7 @@
 // @ts-check
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
+import { composerAttachments, LIMITS_TEXT } from "./js/attachments.js";
 import { byId, h } from "./js/dom.js";
 import { followConversation } from "./js/follow.js";
 import { markdownReady, renderMarkdown } from "./js/markdown.js";
@@ -35,7 +36,10 @@ const state = {
   clientCalls: new Map(),
   turnInFlight: false,
   messageCounter: 0,
-  /** @type {{ clientMessageId: string, content: string } | null} A message sent and not yet confirmed started. */
+  /**
+   * A message sent and not yet confirmed started, with its files (a refusal puts both back).
+   * @type {{ clientMessageId: string, content: string, files: any[] } | null}
+   */
   draft: null,
   /** The answer streaming in: its text, and the seq up to which session_state's streamedText already has it. */
   stream: { text: "", coveredSeq: 0, drawPending: false },
@@ -223,7 +227,10 @@ function renderModes() {
       h("dt", { text: `${mode.displayName} (${mode.key})` }),
       h("dd", { text: mode.description }),
       // The model route the mode's turns use (`default`: the one the server's LLM_* vars make).
-      h("dd", { class: "mode-route", text: `Model route: ${mode.modelRoute ?? "default"}` }),
+      h("dd", {
+        class: "mode-route",
+        text: `Model route: ${mode.modelRoute ?? "default"}${mode.acceptsImages ? " (reads images)" : ""}`,
+      }),
     ]),
   );
 }
@@ -439,27 +446,35 @@ const ENDED = new Set(["completed", "failed", "cancelled"]);
 
 // --- Sending ---------------------------------------------------------------------------------------
 
-/** Puts back a message the server refused, so nothing the user wrote is lost. */
+/** Puts back a message the server refused, with its files, so nothing the user wrote is lost. */
 function restoreDraft() {
   const draft = state.draft;
   state.draft = null;
   if (draft && !el.composerInput.value.trim()) el.composerInput.value = draft.content;
+  if (draft?.files.length) attachments.restore(draft.files);
 }
+
+/** A frame larger than this goes over HTTP instead (the socket takes frames up to 1,000,000 bytes). */
+const MAX_SOCKET_MESSAGE_CHARS = 900_000;
 
 async function sendMessage(content) {
   const clientMessageId = `console-${Date.now()}-${++state.messageCounter}`;
-  el.conversation.append(messageItem({ role: "user", kind: "message", content }));
+  const shown = attachments.shown();
+  const files = attachments.take();
+  const sent = files.map((f) => f.attachment);
+  el.conversation.append(messageItem({ role: "user", kind: "message", content, attachments: shown }));
   el.composerInput.value = "";
   // Kept until turn_started names this message; a refusal (busy, waiting for approvals) restores it.
-  state.draft = { clientMessageId, content };
-  if (state.socket?.send({ type: "user_message", content, clientMessageId })) return;
+  state.draft = { clientMessageId, content, files };
+  const frame = { type: "user_message", content, clientMessageId, ...(sent.length ? { attachments: sent } : {}) };
+  if (JSON.stringify(frame).length < MAX_SOCKET_MESSAGE_CHARS && state.socket?.send(frame)) return;
   // No socket right now: the same turn over HTTP. Its frames reach the socket if it opens meanwhile; a turn
   // that ends before it does is known from the answer alone.
   const sessionId = state.sessionId;
   let response = null;
   try {
     showWorking();
-    response = await state.api.sendMessage(sessionId, content);
+    response = await state.api.sendMessage(sessionId, content, sent);
     state.draft = null;
   } catch (error) {
     say(describe(error), true);
@@ -470,10 +485,24 @@ async function sendMessage(content) {
     turnEnded(state.lastEndedTurnId, response);
 }
 
+/** The composer's files: attached with the button, dropped or pasted; a message of files alone needs no text. */
+const attachments = composerAttachments({
+  composer: el.composer,
+  input: el.composerInput,
+  fileInput: byId("attach-input", HTMLInputElement),
+  chips: byId("attachment-chips"),
+  note: byId("attach-note"),
+  imagesAccepted: () => state.modes.find((m) => m.key === state.mode)?.acceptsImages,
+  onChange: (count) => {
+    el.composerInput.required = count === 0;
+  },
+});
+byId("attach-limits").textContent = LIMITS_TEXT;
+
 el.composer.addEventListener("submit", (event) => {
   event.preventDefault();
   const content = el.composerInput.value.trim();
-  if (content) void sendMessage(content);
+  if (content || attachments.count() > 0) void sendMessage(content);
 });
 
 el.composerInput.addEventListener("keydown", (event) => {

@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   unknown_frame_type: bad,
   invalid_frame: bad,
   frame_too_large: bad,
+  attachment_not_accepted: bad,
   // 401, 403: who is asking.
   missing_api_key: [401, "authentication_error"],
   invalid_api_key: [401, "authentication_error"],

@@ -22,6 +22,7 @@ export const REFUSAL_CODES = [
   "invalid_workflow_parameters",
   "unknown_mode",
   "turn_not_found",
+  "attachment_not_accepted",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

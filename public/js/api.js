@@ -197,9 +197,13 @@ export class ApiClient {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/messages?before=${before}`);
   }
 
-  /** @param {string} sessionId @param {string} content */
-  sendMessage(sessionId, content) {
-    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/messages`, { content });
+  /**
+   * @param {string} sessionId @param {string} content
+   * @param {Array<{name: string, mediaType: string, text?: string, data?: string}>} [attachments]
+   */
+  sendMessage(sessionId, content, attachments = []) {
+    const body = attachments.length > 0 ? { content, attachments } : { content };
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/messages`, body);
   }
 
   /** @param {string} sessionId @param {Array<{toolCallId: string, approved: boolean, reason?: string}>} decisions */

@@ -1,10 +1,11 @@
 // @ts-check
 // Rendering: the conversation, tool calls, the approval dialog's calls, client requests and artifacts.
+import { attachmentList } from "./attachments.js";
 import { h, prettyJson } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 /**
- * @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string, turnId?: string}} message
+ * @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string, turnId?: string, attachments?: Array<{name: string, mediaType: string, bytes: number, text?: string}>}} message
  * @param {{onTimeline?: (button: HTMLButtonElement) => void}} [options] `onTimeline`: the answer offers its turn's timeline
  */
 export function messageItem(message, options = {}) {
@@ -26,7 +27,8 @@ export function messageItem(message, options = {}) {
   if (message.kind === "correction") return null;
   const who = message.role === "user" ? "You" : "Agent";
   const calls = message.toolCalls ?? [];
-  if (!message.content && calls.length === 0) return null;
+  const files = attachmentList(message.attachments);
+  if (!message.content && calls.length === 0 && !files) return null;
   // The agent's words are Markdown, drawn through the sanitiser; the user's own stay plain text.
   const body = h("div", { class: "content" });
   if (message.role === "user") body.textContent = message.content ?? "";
@@ -36,6 +38,7 @@ export function messageItem(message, options = {}) {
     { class: `message ${message.role === "user" ? "user" : "assistant"}` },
     h("span", { class: "who", text: who }),
     body,
+    files,
     calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
     options.onTimeline && message.turnId ? timelineButton(message.turnId, options.onTimeline) : null,
   );

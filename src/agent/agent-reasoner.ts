@@ -5,12 +5,13 @@
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { TurnObserver } from "../observability/turn-observer";
-import { type Outcome, refuse } from "../refusal";
+import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { ModelRouter } from "../routing/model-router";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
 import { CHARS_PER_TOKEN } from "../token-estimate";
 import type { ElicitationRequest } from "../tools/elicitation";
 import type { AgentToolRegistry } from "../tools/registry";
+import { IMAGES_NOT_ACCEPTED, isImageAttachment, type MessageAttachment, storedAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { ApprovalDecision, ClientToolResult } from "../wire/session";
 import type { AgentExecuteResponse } from "../wire/turn";
@@ -85,9 +86,16 @@ export class AgentReasoner {
    * One turn at a time: a running turn, or one waiting on approvals or client results, refuses a new message.
    * So does a key past its limit of model calls, before anything is stored.
    */
-  async startTurn(content: string, signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
+  async startTurn(
+    content: string,
+    signal?: AbortSignal,
+    options: { attachments?: readonly MessageAttachment[] } = {},
+  ): Promise<Outcome<AgentExecuteResponse>> {
     const busy = refusalToStart(this.deps.store);
     if (busy) return busy;
+    const refused = await this.attachmentRefusal(options.attachments ?? []);
+    if (refused) return refused;
+    const attachments = (options.attachments ?? []).map(storedAttachment);
     // The key's limit and the org's budget are asked while the mode and the base prompt are read (the first call
     // needs them); a refusal comes before anything is stored.
     const prefetched = prefetchModelRequest(this.stepDeps);
@@ -95,7 +103,7 @@ export class AgentReasoner {
       this.deps.budget?.take(),
       // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
       this.deps.meter?.reserve(
-        this.firstCallChars(content),
+        this.firstCallChars(content) + attachments.reduce((sum, a) => sum + (a.text?.length ?? 0), 0),
         prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
       ),
       prefetched,
@@ -120,12 +128,25 @@ export class AgentReasoner {
       ...(this.deps.door ? { door: this.deps.door } : {}),
     };
     this.deps.store.saveTurn("running", turn);
-    this.deps.store.appendMessage({ turnId: turn.turnId, role: "user", content, kind: "message" });
+    this.deps.store.appendMessage({
+      turnId: turn.turnId,
+      role: "user",
+      content,
+      ...(attachments.length > 0 ? { attachments } : {}),
+      kind: "message",
+    });
     this.deps.events?.turnStarted?.(turn.turnId);
     this.deps.observer?.runStarted(turn.turnId, "start");
     const run: Run = { since: now, signal, prepaid: grant !== undefined };
     if (admission?.ok) run.reservation = admission.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
+  }
+
+  /** Why the message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
+  async attachmentRefusal(attachments: readonly MessageAttachment[]): Promise<Refusal | null> {
+    const image = attachments.findIndex(isImageAttachment);
+    if (image < 0 || (await this.deps.router.acceptsImages?.(await this.modeRoute()))) return null;
+    return refuse("attachment_not_accepted", IMAGES_NOT_ACCEPTED, { param: `attachments.${image}` });
   }
 
   /** A generous size of the first request of a turn: the message, the history it may carry, the prompt. */

@@ -66,7 +66,8 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
   let reservation = run.reservation;
   delete run.reservation;
   if (!reservation && meter) {
-    const sent = request.forFormat("native");
+    // Images are counted as the note a route without them gets: their base64 is no measure of their tokens.
+    const sent = request.forFormat("native", { images: false });
     const admission = await meter.reserve(
       JSON.stringify(sent.messages).length + JSON.stringify(sent.tools ?? []).length,
       request.route,
@@ -79,7 +80,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
   const timer = deadline(config.turnTimeoutMs - workedMs(turn, run, deps.now()), run.signal);
   try {
     const { response, route } = await deps.router.complete(request.route, {
-      request: async (format) => request.forFormat(format),
+      request: async (format, input) => request.forFormat(format, input),
       signal: timer.signal,
       ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
       ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),

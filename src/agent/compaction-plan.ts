@@ -81,8 +81,12 @@ export function compactionTranscript(messages: readonly ConversationMessage[]): 
     if (m.kind === "correction") continue;
     const text = boundToolResult(m.content ?? "", MESSAGE_CHARS);
     if (m.role === "tool" || m.kind === "tool_result") lines.push(`Tool result: ${text}`);
-    else if (m.role === "user") lines.push(`${m.kind === "workflow" ? "Workflow" : "User"}: ${text}`);
-    else {
+    else if (m.role === "user") {
+      // Attached files are named, not copied: the summary says what was shared, the kept turns carry the rest.
+      const files = (m.attachments ?? []).map((f) => f.name);
+      const attached = files.length > 0 ? ` [attached ${files.join(", ")}]` : "";
+      lines.push(`${m.kind === "workflow" ? "Workflow" : "User"}: ${text}${attached}`);
+    } else {
       const calls = (m.toolCalls ?? []).map((c) => `${c.name}(${boundToolResult(c.arguments, 500)})`);
       const said = [text, calls.length > 0 ? `[called ${calls.join(", ")}]` : ""].filter(Boolean).join(" ");
       if (said) lines.push(`Agent: ${said}`);

@@ -5,6 +5,7 @@ import type { ChatMessage } from "../wire/openai";
 import type { ConversationMessage, ConversationSummary } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
+import { attachmentTokens, userContent } from "./attachment-content";
 import type { TurnState, TurnStore } from "./turn-store";
 
 /** A result over the budget reaches the model cut, with a note saying so and how large it was. */
@@ -19,7 +20,8 @@ export function boundToolResult(content: string, budgetChars: number): string {
 function toChatMessage(message: ConversationMessage): ChatMessage {
   if (message.role === "tool")
     return { role: "tool", tool_call_id: message.toolCallId ?? "", content: message.content ?? "" };
-  if (message.role === "user") return { role: "user", content: message.content ?? "" };
+  if (message.role === "user")
+    return { role: "user", content: userContent(message.content ?? "", message.attachments) };
   return {
     role: "assistant",
     content: message.content,
@@ -37,7 +39,9 @@ function toChatMessage(message: ConversationMessage): ChatMessage {
 
 /** A message's estimated tokens, as the history budget counts them. */
 export const messageCost = (message: ConversationMessage) =>
-  estimateTokens(message.content ?? "") + estimateTokens(JSON.stringify(message.toolCalls ?? []));
+  estimateTokens(message.content ?? "") +
+  estimateTokens(JSON.stringify(message.toolCalls ?? [])) +
+  attachmentTokens(message.attachments);
 
 /** How the model is told of the summarised part: a system message ahead of the turns that follow it. */
 export const SUMMARY_PREFIX = "Summary of the earlier conversation:";

@@ -5,13 +5,14 @@ import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { isRemoteToolReference } from "../modes/tool-references";
 import { type EnhancedPrompt, enhanceSystemPrompt, type ToolCallFormat } from "../prompts/system-prompt-enhancer";
-import type { FormattedRequest, ModelRouter } from "../routing/model-router";
+import type { FormattedRequest, ModelRouter, RouteInput } from "../routing/model-router";
 import type { ToolCategory } from "../tools/categories";
 import { CLIENT_TOOL_CATEGORY } from "../tools/client-function-tool";
 import type { AgentTool } from "../tools/contract";
 import type { AgentToolRegistry } from "../tools/registry";
 import type { ChatTool } from "../wire/openai";
 import type { AgentConfig } from "./agent-config";
+import { withoutImages } from "./attachment-content";
 import { type ContextBudgets, contextBudgets } from "./context-budgets";
 import { boundedHistory, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";
@@ -129,11 +130,15 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   return {
     route: forMode.route,
     inFormat: (format: ToolCallFormat) => forMode.inFormat(format),
-    /** The request as a route in `format` receives it. */
-    forFormat: (format: ToolCallFormat): FormattedRequest => {
+    /** The request as a route in `format` receives it; one that reads no images gets a note in place of each. */
+    forFormat: (format: ToolCallFormat, input: RouteInput = { images: true }): FormattedRequest => {
       const prompt = forMode.inFormat(format);
+      const messages = historyInFormat(history, format);
       return {
-        messages: [{ role: "system" as const, content: prompt.prompt }, ...historyInFormat(history, format)],
+        messages: [
+          { role: "system" as const, content: prompt.prompt },
+          ...(input.images ? messages : withoutImages(messages)),
+        ],
         ...(format === "native" ? { tools: prompt.chatTools } : {}),
       };
     },

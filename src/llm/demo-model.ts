@@ -2,7 +2,7 @@
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
 import { estimateTokens } from "../token-estimate";
-import type { ChatMessage } from "../wire/openai";
+import { type ChatMessage, userText } from "../wire/openai";
 import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
 
@@ -87,7 +87,9 @@ function lastToolResults(messages: ChatMessage[]): { name: string; content: stri
   }
   const last = messages.at(-1);
   const json =
-    last?.role === "user" ? /^Result of tool ([a-zA-Z0-9_-]+) \(call [^)]*\):\n([\s\S]*)$/.exec(last.content) : null;
+    last?.role === "user"
+      ? /^Result of tool ([a-zA-Z0-9_-]+) \(call [^)]*\):\n([\s\S]*)$/.exec(userText(last.content))
+      : null;
   if (json) results.push({ name: json[1] ?? "", content: json[2] ?? "" });
   return results;
 }
@@ -178,7 +180,7 @@ const SUMMARY_SO_FAR_HEADING = "Summary so far:";
 const MESSAGES_HEADING = "Messages to summarise:";
 
 function isCompaction(request: ChatRequest): boolean {
-  const asked = request.messages.find((m) => m.role === "user")?.content ?? "";
+  const asked = userText(request.messages.find((m) => m.role === "user")?.content ?? "");
   return (
     request.messages.length === 2 &&
     request.messages[0]?.role === "system" &&
@@ -192,7 +194,7 @@ function isCompaction(request: ChatRequest): boolean {
  * so far (cut short, so summaries stay small however long the session).
  */
 function demoSummary(request: ChatRequest): string {
-  const body = request.messages.find((m) => m.role === "user")?.content ?? "";
+  const body = userText(request.messages.find((m) => m.role === "user")?.content ?? "");
   const [before, transcript = ""] = body.split(MESSAGES_HEADING);
   const soFar = before?.startsWith(SUMMARY_SO_FAR_HEADING) ? before.slice(SUMMARY_SO_FAR_HEADING.length).trim() : "";
   const asked = [...transcript.matchAll(/^User: (.*)$/gm)].map((m) =>
@@ -224,8 +226,8 @@ function decide(request: ChatRequest): Intent {
     const lines = results.map((r) => describeResult(r.name, r.content).replace(`${PREFIX} `, ""));
     return { text: `${PREFIX} ${lines.join("\n")}` };
   }
-  const userText = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
-  const said = userText.replace(/\[\[script:[^\]]*\]\]/g, "").trim();
+  const lastUser = userText([...request.messages].reverse().find((m) => m.role === "user")?.content ?? "");
+  const said = lastUser.replace(/\[\[script:[^\]]*\]\]/g, "").trim();
   const lower = said.toLowerCase();
   const lastAssistant = [...request.messages].reverse().find((m) => m.role === "assistant");
   const proposal = lastAssistant?.content ? PROPOSAL.exec(lastAssistant.content) : null;
@@ -280,7 +282,7 @@ export function earlierToolCalls(messages: ChatMessage[]): number {
   let count = 0;
   for (const m of messages) {
     if (m.role === "assistant") count += m.tool_calls?.length ?? 0;
-    else if (m.role === "user" && m.content.startsWith("Result of tool ")) count++;
+    else if (m.role === "user" && userText(m.content).startsWith("Result of tool ")) count++;
   }
   return count;
 }

@@ -16,6 +16,7 @@ import {
   type OpenAIUsage,
   textOfContent,
   usageEvent,
+  userText,
 } from "../wire/openai";
 import { fieldMessage, firstProblem } from "../zod-issues";
 import type { ChatRequest, ChatResponse } from "./chat-model";
@@ -94,7 +95,7 @@ async function demoAnswer(
   model: DemoChatModel,
 ): Promise<ChatResponse> {
   const messages = request.messages;
-  const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
+  const lastUser = userText([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
   const required = body.tool_choice === "required" || typeof body.tool_choice === "object";
   const afterToolResult = messages.at(-1)?.role === "tool";
   const wanted = afterToolResult && !required ? null : wantedClientTool(body, lastUser);

@@ -163,6 +163,10 @@ export const contextSessionRoutes = routes()
       method: "post",
       path: "/context/sessions/{sessionId}/messages",
       summary: "Runs one turn; with Accept: text/event-stream, streams its frames as server-sent events",
+      description:
+        "The message may carry attachments: text files (`{name, mediaType, text}`) and images " +
+        "(`{name, mediaType, data}`, base64) for a mode whose model route reads images (`inputModalities`); " +
+        "an image on any other mode is refused, 400 `attachment_not_accepted` naming it.",
       ...chat,
       request: { params: SessionId, ...jsonBody(MessageBody, "The user's message.") },
       responses: {
@@ -173,19 +177,19 @@ export const contextSessionRoutes = routes()
           },
           description: "The turn: completed, failed, cancelled, or paused for approvals or client results.",
         },
-        ...errors(400, 401, 403, 404, 409, 429),
+        ...errors(400, 401, 403, 404, 409, 413, 429),
       },
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
-      const { content } = c.req.valid("json");
+      const { content, attachments = [] } = c.req.valid("json");
       if (c.req.header("accept")?.includes("text/event-stream")) {
-        const stream = unwrap(await stub.sendMessageStream(caller(c), content));
+        const stream = unwrap(await stub.sendMessageStream(caller(c), content, attachments));
         return new Response(stream, {
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-encoding": "identity" },
         });
       }
-      return c.json(unwrap(await stub.sendMessage(caller(c), content)), 200);
+      return c.json(unwrap(await stub.sendMessage(caller(c), content, attachments)), 200);
     },
   )
   .openapi(

@@ -9,7 +9,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import type { ModelCallObservation, RouteRef } from "../observability/turn-observer";
 import type { ChatMessage, ChatTool } from "../wire/openai";
 import type { BreakerOptions, CircuitBreaker } from "./circuit-breaker";
-import type { ModelRoute } from "./model-routes";
+import { acceptsImages, type ModelRoute } from "./model-routes";
 import type { RouteTable } from "./route-table";
 
 export type ToolFormat = ModelRoute["toolFormat"];
@@ -20,9 +20,14 @@ export interface FormattedRequest {
   tools?: ChatTool[];
 }
 
+/** What a route reads, beside its tool format: images or not (an image goes to a route without them as a note). */
+export interface RouteInput {
+  images: boolean;
+}
+
 export interface RoutedCall {
-  /** The request for a route's tool format (the prompt and history differ between the formats). */
-  request(format: ToolFormat): Promise<FormattedRequest>;
+  /** The request for a route's tool format and input (the prompt and history differ between the formats). */
+  request(format: ToolFormat, input: RouteInput): Promise<FormattedRequest>;
   signal?: AbortSignal;
   /** Streamed text, as the serving route produces it. */
   onTextDelta?: (text: string) => void;
@@ -53,6 +58,8 @@ export interface ModelRouter {
   complete(route: string, call: RoutedCall): Promise<RoutedResponse>;
   /** The context length the route `route` names declares (its chain's first route); null or absent: none declared. */
   contextTokens?(route: string): Promise<number | null>;
+  /** The route `route` names (its chain's first route) reads images. */
+  acceptsImages?(route: string): Promise<boolean>;
 }
 
 /** The failures another route may not share: the route is down, slow, busy or broken, not the request. */
@@ -92,6 +99,11 @@ export class ChainRouter implements ModelRouter {
     return (await this.deps.routes()).chain(name)[0]?.contextTokens ?? null;
   }
 
+  async acceptsImages(name: string): Promise<boolean> {
+    const first = (await this.deps.routes()).chain(name)[0];
+    return first ? acceptsImages(first) : false;
+  }
+
   async complete(name: string, call: RoutedCall): Promise<RoutedResponse> {
     const { breaker, logger } = this.deps;
     const chain = (await this.deps.routes()).chain(name);
@@ -112,7 +124,7 @@ export class ChainRouter implements ModelRouter {
       const startedAt = Date.now();
       let response: ChatResponse;
       try {
-        const request = await call.request(route.toolFormat);
+        const request = await call.request(route.toolFormat, { images: acceptsImages(route) });
         sent = request;
         const model = this.deps.modelFor(route);
         const ask = () =>

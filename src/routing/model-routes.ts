@@ -19,6 +19,10 @@ export const MAX_ROUTE_TIMEOUT_MS = 600_000;
 /** The smallest and largest context length a route may declare (estimated tokens). */
 export const MIN_CONTEXT_TOKENS = 512;
 export const MAX_CONTEXT_TOKENS = 10_000_000;
+/** What a route's model reads: text always; images too when the route says so. */
+export const INPUT_MODALITIES = ["text", "image"] as const;
+export type InputModality = (typeof INPUT_MODALITIES)[number];
+const TEXT_ONLY: InputModality[] = ["text"];
 
 /** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
 export const ROUTE_NAME_PATTERN = KEY_NAME_PATTERN;
@@ -49,6 +53,13 @@ export const ModelRouteBody = z
     outputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
     /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
     contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
+    /** What the model reads: `["text"]` (default), or `["text", "image"]` for a model that reads images too. */
+    inputModalities: z
+      .array(z.enum(INPUT_MODALITIES, { error: "must be 'text' or 'image'" }))
+      .min(1, "must name at least 'text'")
+      .refine((list) => list.includes("text"), "must include 'text' (every route reads text)")
+      .refine((list) => new Set(list).size === list.length, "names a modality twice")
+      .default(TEXT_ONLY),
     /** The anthropic-version header an `anthropic` route sends (default 2023-06-01); only for that provider. */
     anthropicVersion: z
       .string()
@@ -85,6 +96,13 @@ export const ModelRouteBody = z
     } else if (route.anthropicVersion !== undefined) {
       ctx.addIssue({ code: "custom", path: ["anthropicVersion"], message: "is only for the anthropic provider" });
     }
+    if (route.provider === "workers_ai" && route.inputModalities.includes("image")) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["inputModalities"],
+        message: "cannot include 'image' for workers_ai (the binding is sent text only)",
+      });
+    }
     if (route.provider === "workers_ai" && (route.baseUrl || route.apiKeySecret)) {
       const field = route.baseUrl ? "baseUrl" : "apiKeySecret";
       ctx.addIssue({ code: "custom", path: [field], message: "is not used by workers_ai (the AI binding needs none)" });
@@ -111,6 +129,8 @@ export const ModelRoute = z.object({
   outputPricePerMTok: z.number().nullable(),
   /** The model's context length (estimated tokens); null: the loop uses the global budgets. */
   contextTokens: z.number().int().nullable(),
+  /** What the model reads: `text`, and `image` when it reads images (a user's attached images go to it). */
+  inputModalities: z.array(z.enum(INPUT_MODALITIES)),
   /** The anthropic-version header an `anthropic` route sends; null for the other providers. */
   anthropicVersion: z.string().nullable(),
   /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
@@ -133,6 +153,7 @@ const Row = z.object({
   output_price_per_mtok: z.number().nullable(),
   context_tokens: z.number().int().nullable(),
   anthropic_version: z.string().nullable(),
+  input_modalities: z.string().transform((text) => z.array(z.enum(INPUT_MODALITIES)).parse(JSON.parse(text))),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -151,6 +172,7 @@ function routeOfRow(row: unknown): ModelRoute {
     inputPricePerMTok: r.input_price_per_mtok,
     outputPricePerMTok: r.output_price_per_mtok,
     contextTokens: r.context_tokens,
+    inputModalities: r.input_modalities,
     anthropicVersion: r.provider === "anthropic" ? (r.anthropic_version ?? DEFAULT_ANTHROPIC_VERSION) : null,
     source: "stored",
     createdAt: r.created_at,
@@ -195,12 +217,17 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     inputPricePerMTok: null,
     outputPricePerMTok: null,
     contextTokens: null,
+    inputModalities: TEXT_ONLY,
     anthropicVersion: null,
     source: "vars",
     createdAt: null,
     updatedAt: null,
   };
 }
+
+/** The route's model reads images (a user's attached images are sent to it). */
+export const acceptsImages = (route: Pick<ModelRoute, "inputModalities">): boolean =>
+  route.inputModalities.includes("image");
 
 /**
  * Why `name` with these fallbacks cannot be stored among `routes` (a name no route has, or a chain that comes
@@ -256,13 +283,14 @@ export class ModelRouteRegistry {
     await this.db
       .prepare(
         `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks,
-           input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
            input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
            context_tokens = excluded.context_tokens, anthropic_version = excluded.anthropic_version,
+           input_modalities = excluded.input_modalities,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -278,6 +306,7 @@ export class ModelRouteRegistry {
         body.outputPricePerMTok,
         body.contextTokens,
         body.provider === "anthropic" ? (body.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
+        JSON.stringify(body.inputModalities),
       )
       .run();
     const route = await this.get(name);

@@ -10,6 +10,7 @@ import { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
+import type { MessageAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
 import type {
@@ -191,22 +192,31 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return { ok: true, value: turnTimeline(ids, turn, this.steps.forTurn(turnId), Date.now()) };
   }
 
-  async sendMessage(caller: Caller, content: string): Promise<Outcome<AgentExecuteResponse>> {
+  async sendMessage(
+    caller: Caller,
+    content: string,
+    attachments: readonly MessageAttachment[] = [],
+  ): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.startTurn(content, signal), { caller });
+    return this.driver.drive((r, signal) => r.startTurn(content, signal, { attachments }), { caller });
   }
 
   /**
    * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (busy, the key past its
    * model call limit) come before the stream opens, as ordinary error responses.
    */
-  async sendMessageStream(caller: Caller, content: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async sendMessageStream(
+    caller: Caller,
+    content: string,
+    attachments: readonly MessageAttachment[] = [],
+  ): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return this.notFound();
     const { env, driver, frames, logger } = this;
     return streamMessage(
       { env, driver, frames, logger, waitUntil: (work) => this.ctx.waitUntil(work) },
       caller,
       content,
+      attachments,
     );
   }
 

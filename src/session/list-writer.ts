@@ -82,8 +82,12 @@ export class SessionListWriter {
   }
 }
 
-/** The list's title for a session: from its first message from the user; null before there is one. */
+/**
+ * The list's title for a session: from its first message from the user (the names of its files when it has no
+ * text); null before there is one.
+ */
 export function firstMessageTitle(store: SessionStore): string | null {
   const first = store.firstUserMessage();
-  return first?.content ? sessionTitle(first.content) : null;
+  const text = first?.content || (first?.attachments ?? []).map((file) => file.name).join(", ");
+  return text ? sessionTitle(text) : null;
 }

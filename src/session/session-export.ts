@@ -3,6 +3,7 @@
 import { publicToolCall } from "../agent/agent-tool-call";
 import { SESSION_EXPORT_FORMAT, type SessionExport } from "../wire/session";
 import type { ConversationMessage } from "../wire/turn";
+import { shownMessage } from "./session-rows";
 import type { SessionStore } from "./session-store";
 
 export const EXPORT_FORMATS = ["json", "markdown"] as const;
@@ -39,7 +40,7 @@ export function sessionExport(store: SessionStore, listed: ListedAs | null, now 
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
     },
-    messages: store.messages(),
+    messages: store.messages().map(shownMessage),
     toolCalls: store.allToolCalls().map((call) => ({
       ...publicToolCall(call),
       turnId: call.turnId,
@@ -100,6 +101,11 @@ function markdown(doc: SessionExport): string {
     if (message.toolCallId !== undefined && shown.has(`${message.turnId} ${message.toolCallId}`)) continue;
     out.push("", `## ${SPEAKERS[message.role]} (${message.createdAt})`, "");
     if (message.content) out.push(message.content);
+    for (const file of message.attachments ?? []) {
+      const what = file.text === undefined ? "Attached image" : "Attached file";
+      out.push("", `**${what}** \`${file.name}\` (${file.mediaType}, ${file.bytes} bytes)`);
+      if (file.text !== undefined) out.push("", fenced(file.text));
+    }
     for (const made of message.toolCalls ?? []) {
       const call = calls.get(`${message.turnId} ${made.id}`);
       if (call) shown.add(`${message.turnId} ${made.id}`);

@@ -3,6 +3,7 @@
 // of travelling on as a cast. Shapes a client also sees are the wire's own schemas.
 import { z } from "zod";
 import { SessionIdentity, TurnState } from "../agent/turn-store";
+import { StoredAttachment, shownAttachment } from "../wire/attachments";
 import type { Artifact, ModeHistoryEntry } from "../wire/session";
 import { ConversationMessage, type ConversationSummary, SessionStatus, TurnError, TurnRecord } from "../wire/turn";
 
@@ -101,6 +102,8 @@ const MessageRow = z.object({
   tool_call_id: z.string().nullable(),
   kind: ConversationMessage.shape.kind,
   created_at: z.string(),
+  /** Absent from a row read by a query that names its columns; NULL for a message without files. */
+  attachments_json: jsonOf(z.array(StoredAttachment)).optional(),
 });
 
 export function messageOfRow(row: unknown): ConversationMessage {
@@ -112,9 +115,16 @@ export function messageOfRow(row: unknown): ConversationMessage {
     content: r.content,
     ...(r.tool_calls_json ? { toolCalls: r.tool_calls_json } : {}),
     ...(r.tool_call_id !== null ? { toolCallId: r.tool_call_id } : {}),
+    ...(r.attachments_json ? { attachments: r.attachments_json } : {}),
     kind: r.kind,
     createdAt: r.created_at,
   };
+}
+
+/** A message as a client sees it (a view, a page, an export): its images without their data. */
+export function shownMessage(message: ConversationMessage): ConversationMessage {
+  if (!message.attachments?.some((a) => a.data !== undefined)) return message;
+  return { ...message, attachments: message.attachments.map(shownAttachment) };
 }
 
 const TurnRow = z.object({

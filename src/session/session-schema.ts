@@ -91,6 +91,14 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       sql.exec("CREATE INDEX IF NOT EXISTS turn_steps_by_turn ON turn_steps (turn_id)");
     },
   },
+  {
+    version: 5,
+    name: "a message's attachments (text files, images)",
+    apply(sql) {
+      // A JSON array beside the message, NULL for a message without files (every message before this version).
+      sql.exec("ALTER TABLE messages ADD COLUMN attachments_json TEXT");
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -12,6 +12,7 @@ import {
   parseStored,
   type SessionRecord,
   sessionOfRow,
+  shownMessage,
   summaryOfRow,
   turnRecordOfRow,
 } from "./session-rows";
@@ -199,7 +200,7 @@ export class SessionStore implements TurnStore {
   /** Up to `limit` messages before `before` (the newest when null), newest first, and whether older ones remain. */
   messagesPage(before: number | null, limit: number): { messages: ConversationMessage[]; hasMore: boolean } {
     const rows = this.readBefore(before, limit + 1);
-    return { messages: rows.slice(0, limit), hasMore: rows.length > limit };
+    return { messages: rows.slice(0, limit).map(shownMessage), hasMore: rows.length > limit };
   }
 
   private readBefore(before: number | null, limit: number): ConversationMessage[] {
@@ -231,11 +232,11 @@ export class SessionStore implements TurnStore {
     return typeof row.seq === "number" ? row.seq : 0;
   }
 
-  /** The user's first message (the session list's title), or null before there is one. */
+  /** The user's first message with text or files (the session list's title), or null before there is one. */
   firstUserMessage(): ConversationMessage | null {
     const row = this.sql
       .exec<Row>(
-        "SELECT * FROM messages WHERE role = 'user' AND kind = 'message' AND content IS NOT NULL AND content != '' ORDER BY seq LIMIT 1",
+        "SELECT * FROM messages WHERE role = 'user' AND kind = 'message' AND ((content IS NOT NULL AND content != '') OR attachments_json IS NOT NULL) ORDER BY seq LIMIT 1",
       )
       .toArray()[0];
     return row ? messageOfRow(row) : null;
@@ -278,7 +279,7 @@ export class SessionStore implements TurnStore {
     const createdAt = nowIso();
     const row = this.sql
       .exec<Row>(
-        "INSERT INTO messages (turn_id, role, content, tool_calls_json, tool_call_id, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        "INSERT INTO messages (turn_id, role, content, tool_calls_json, tool_call_id, kind, created_at, attachments_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
         message.turnId,
         message.role,
         message.content,
@@ -286,6 +287,7 @@ export class SessionStore implements TurnStore {
         message.toolCallId ?? null,
         message.kind,
         createdAt,
+        message.attachments?.length ? JSON.stringify(message.attachments) : null,
       )
       .one();
     const appended: ConversationMessage = Object.freeze({ ...message, seq: Number(row.seq), createdAt });

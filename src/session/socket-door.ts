@@ -80,7 +80,7 @@ export class SocketDoor {
       case "user_message":
         return this.answer(
           ws,
-          await driver.drive((r, s) => r.startTurn(frame.content, s), {
+          await driver.drive((r, s) => r.startTurn(frame.content, s, { attachments: frame.attachments ?? [] }), {
             caller,
             clientMessageId: frame.clientMessageId,
           }),

@@ -15,6 +15,7 @@ import {
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, type Refusal, refuse } from "../refusal";
+import { isImageAttachment, type MessageAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
@@ -94,6 +95,12 @@ export class TurnDriver {
       );
     }
     return refusalToStart(this.deps.store);
+  }
+
+  /** Why a message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
+  async attachmentRefusal(attachments: readonly MessageAttachment[], caller?: Caller): Promise<Refusal | null> {
+    if (!attachments.some(isImageAttachment)) return null;
+    return this.deps.loop.reasoner({ caller }).attachmentRefusal(attachments);
   }
 
   /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */

@@ -3,16 +3,18 @@
 // derived from the schemas; the console's list is generated from LOGGED_FRAME_TYPES.
 import { z } from "zod";
 import { ElicitationAnswer } from "./elicitation";
-import { ApprovalDecisions, ClientToolResults, MessageContent } from "./session";
+import { ApprovalDecisions, ClientToolResults, MessageFields, messageNotEmpty } from "./session";
 import { AgentExecuteResponse, AgentToolCall, PendingElicitation, SessionStatus } from "./turn";
 
 // Client frames: the same fields, the same rules.
 export const ClientFrame = z.discriminatedUnion("type", [
-  z.strictObject({
-    type: z.literal("user_message"),
-    content: MessageContent,
-    clientMessageId: z.string().min(1).max(200),
-  }),
+  z
+    .strictObject({
+      type: z.literal("user_message"),
+      ...MessageFields,
+      clientMessageId: z.string().min(1).max(200),
+    })
+    .refine(...messageNotEmpty),
   z.strictObject({ type: z.literal("approval"), decisions: ApprovalDecisions }),
   z.strictObject({ type: z.literal("tool_results"), results: ClientToolResults }),
   z.strictObject({

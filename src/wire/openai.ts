@@ -70,12 +70,21 @@ export const ChatCompletionRequest = z.looseObject({
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-/** A message as the loop sends it: text content, and an assistant's tool calls. */
+/** A part of a user message as the loop sends it: text, or an image (a base64 data URL) for a route that reads images. */
+export type ChatUserPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
+
+/** A message as the loop sends it: text content (a user's may carry images), and an assistant's tool calls. */
 export type ChatMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  | { role: "user"; content: string | ChatUserPart[] }
   | { role: "assistant"; content: string | null; tool_calls?: OpenAIToolCall[] }
   | { role: "tool"; tool_call_id: string; content: string };
+
+/** A user message's text as a model without images reads it: the string, or its text parts a line each. */
+export function userText(content: string | ChatUserPart[]): string {
+  if (typeof content === "string") return content;
+  return content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
+}
 
 /** A tool as the loop offers it. */
 export interface ChatTool {

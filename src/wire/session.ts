@@ -1,6 +1,7 @@
 // The session API's bodies and answers (REST): a message, decisions, tool results, an answer to a question; the
 // session's view, its list entry, a workflow's result. The socket's frames carry the same fields (frames.ts).
 import { z } from "zod";
+import { MessageAttachments } from "./attachments";
 import { ElicitationAnswer } from "./elicitation";
 import {
   AgentToolCall,
@@ -43,13 +44,27 @@ export const ClientToolResult = z
 export type ClientToolResult = z.infer<typeof ClientToolResult>;
 
 /** The fields REST bodies and client frames share, with the same rules. */
-export const MessageContent = z.string().trim().min(1, "must not be empty").max(MAX_MESSAGE_CHARS);
+/**
+ * A message and its attachments (text files, images): the text may be empty when files go with it. The REST body and
+ * the socket's user_message share these fields and this rule.
+ */
+export const MessageFields = {
+  content: z.string().trim().max(MAX_MESSAGE_CHARS),
+  attachments: MessageAttachments.optional(),
+};
+export const messageNotEmpty: [
+  (m: { content: string; attachments?: unknown[] | undefined }) => boolean,
+  { path: string[]; error: string },
+] = [
+  (m) => m.content.length > 0 || (m.attachments?.length ?? 0) > 0,
+  { path: ["content"], error: "must not be empty" },
+];
 export const ApprovalDecisions = z.array(ApprovalDecision).min(1, "needs at least one decision");
 export const ClientToolResults = z.array(ClientToolResult).min(1, "needs at least one result");
 
 // REST bodies.
 export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
-export const MessageBody = z.strictObject({ content: MessageContent });
+export const MessageBody = z.strictObject(MessageFields).refine(...messageNotEmpty);
 export const ApprovalsBody = z.strictObject({ decisions: ApprovalDecisions });
 export const ToolResultsBody = z.strictObject({ results: ClientToolResults });
 /** The user's answer to a question a tool's MCP server asks in the middle of a call. */

@@ -2,6 +2,7 @@
 // AGN-005 §5.3), its outcome (AgentExecuteResponse), the tokens it used, the session's conversation and the
 // record of each turn. Each shape is one zod schema; the types are inferred from it.
 import { z } from "zod";
+import { StoredAttachment } from "./attachments";
 import { ElicitationSchema } from "./elicitation";
 
 export const TokenUsage = z.object({
@@ -27,6 +28,8 @@ export const ConversationMessage = z.object({
   content: z.string().nullable(),
   toolCalls: z.array(ModelToolCallShape).optional(),
   toolCallId: z.string().optional(),
+  /** A user's message's files (text files with their text; images without their data in views and exports). */
+  attachments: z.array(StoredAttachment).optional(),
   kind: MessageKind,
   createdAt: z.string(),
 });

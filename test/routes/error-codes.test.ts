@@ -107,6 +107,13 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   unknown_frame_type: { frame: () => frameError({ type: "launch" }) },
   invalid_frame: { frame: () => frameError({ type: "user_message" }) },
   frame_too_large: { frame: () => frameError({ type: "ping", pad: "x".repeat(1_000_001) }) },
+  attachment_not_accepted: {
+    http: async () =>
+      request("POST", `/context/sessions/${await createSession()}/messages`, {
+        content: "what is this?",
+        attachments: [{ name: "dot.png", mediaType: "image/png", data: "iVBORw0KGgo=" }],
+      }),
+  },
   missing_api_key: { http: () => app("http://aptix.test/modes") },
   invalid_api_key: { http: () => request("GET", "/modes", undefined, { key: "not-a-key" }) },
   api_key_expired: {

@@ -19,6 +19,7 @@ describe("GET /modes", () => {
     expect(body.modes.map((m) => m.key)).toEqual(["general", "ddr_authoring", "workspace"]);
     for (const mode of body.modes) {
       expect(Object.keys(mode).sort()).toEqual([
+        "acceptsImages",
         "description",
         "displayName",
         "exampleUtterances",
@@ -30,6 +31,8 @@ describe("GET /modes", () => {
         "systemPromptSummary",
       ]);
       expect(Array.isArray(mode.exampleUtterances)).toBe(true);
+      // The seeded modes are on `default`, made from the LLM_* vars: text only.
+      expect(mode.acceptsImages).toBe(false);
     }
     expect(body.modes[0]).toMatchObject({
       key: "general",

@@ -17,6 +17,7 @@ export interface RouteBody {
   fallbacks?: string[];
   contextTokens?: number;
   anthropicVersion?: string;
+  inputModalities?: ("text" | "image")[];
 }
 
 /** Writes a route named `name` (a new unique name when absent); returns its name. */

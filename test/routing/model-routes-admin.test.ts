@@ -61,6 +61,35 @@ describe("model routes", () => {
     expect(await refused("tiny", { ...openai, contextTokens: 100 })).toEqual({ status: 400, param: "contextTokens" });
   });
 
+  it("stores a route's inputModalities and shows them; a route and `default` read text only by default", async () => {
+    expect((await put("eyes", { ...openai, inputModalities: ["text", "image"] })).status).toBe(201);
+    expect((await put("plain", openai)).status).toBe(201);
+    const { json } = await call("GET", "/admin/model-routes", undefined, admin);
+    const routes = (json as { routes: { name: string; inputModalities: string[] }[] }).routes;
+    const byName = new Map(routes.map((r) => [r.name, r.inputModalities]));
+    expect([byName.get("eyes"), byName.get("plain"), byName.get("default")]).toEqual([
+      ["text", "image"],
+      ["text"],
+      ["text"],
+    ]);
+  });
+
+  it("refuses image input on a workers_ai route (the binding is sent text only), naming the field", async () => {
+    const body = {
+      provider: "workers_ai",
+      model: "@cf/meta/llama-3.2-11b-vision-instruct",
+      inputModalities: ["text", "image"],
+    };
+    expect(await refused("cf-eyes", body)).toEqual({ status: 400, param: "inputModalities" });
+  });
+
+  it("refuses inputModalities without text, naming the field", async () => {
+    expect(await refused("blind", { ...openai, inputModalities: ["image"] })).toEqual({
+      status: 400,
+      param: "inputModalities",
+    });
+  });
+
   it("lists `default` first, made from the vars, then the stored routes", async () => {
     await put("spare", { provider: "workers_ai", model: "@cf/meta/llama-3.3-70b-instruct-fp8-fast" });
     const { json } = await call("GET", "/admin/model-routes", undefined, admin);
