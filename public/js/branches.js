@@ -1,0 +1,308 @@
+// @ts-check
+// A conversation's branches in the console: Copy on every message, Edit on the person's own messages (a new branch
+// before that message, the edited text sent in it), Regenerate on the last answer (a branch before the last
+// message, sent again), and the switcher ("‹ 2 / 3 ›") where the branches diverge. A branch is a session of its
+// own (POST /context/sessions/:id/branches): the conversation it came from is never rewritten.
+import { h } from "./dom.js";
+
+/** How long the Copy button says "Copied". */
+const COPIED_MS = 2_000;
+
+/**
+ * @typedef {{sessionId: string, beforeMessage: number, seededThrough: number}} BranchOrigin
+ * @typedef {{sessionId: string, branchOf: BranchOrigin | null}} BranchedView
+ * @typedef {{seq?: number, role: string, kind: string, content: string | null}} ShownMessage
+ * @typedef {{sessionId: string, createdAt: string, branchOf: {sessionId: string, beforeMessage: number} | null}} ListedSession
+ * @typedef {{ids: string[], index: number}} BranchPoint The sessions that are alternatives from one message on, and which is open.
+ */
+
+/**
+ * @typedef {object} BranchDeps
+ * @property {() => import("./api.js").ApiClient} api
+ * @property {(sessionId: string) => Promise<void>} open Opens the session (its view, its socket, the sidebar).
+ * @property {(content: string) => Promise<void>} send Sends a message in the open session.
+ * @property {(text: string, isError?: boolean) => void} say
+ * @property {() => void} redraw Draws the open conversation again.
+ */
+
+export class Branches {
+  /** @param {BranchDeps} deps */
+  constructor(deps) {
+    this.deps = deps;
+    /** @type {BranchedView | null} The open session, as far as its branches go. */
+    this.view = null;
+    /** @type {Map<number, BranchPoint>} By the seq of the open session's message where they diverge. */
+    this.points = new Map();
+    /** A branch is being made (one at a time). */
+    this.branching = false;
+    /**
+     * @type {{sessionId: string, seq: number, text: string} | null} The message being edited, and the text so far: a
+     * redraw of the conversation (a frame, a reload) draws the editor again as it was.
+     */
+    this.editing = null;
+    /** @type {Map<string, number>} Until when a message's Copy button says "Copied", by session and seq. */
+    this.copied = new Map();
+  }
+
+  /**
+   * Learns the open session's alternatives (the branches started from it, and, when it is a branch itself, its
+   * source and the source's other branches from the same message), then draws the conversation again.
+   * @param {BranchedView} view
+   */
+  async load(view) {
+    this.view = { sessionId: view.sessionId, branchOf: view.branchOf ?? null };
+    this.points = new Map();
+    this.editing = null;
+    const api = this.deps.api();
+    try {
+      const [children, siblings] = await Promise.all([
+        api.listSessions(undefined, { branchOf: view.sessionId, limit: 100 }),
+        view.branchOf ? api.listSessions(undefined, { branchOf: view.branchOf.sessionId, limit: 100 }) : null,
+      ]);
+      if (this.view?.sessionId !== view.sessionId) return;
+      this.points = branchPoints(view, children.sessions, siblings?.sessions ?? []);
+      this.deps.redraw();
+    } catch {
+      this.deps.say("Could not load this conversation's other branches; reopen it to try again.", true);
+    }
+  }
+
+  /**
+   * Adds the message's tools under it: Copy; Edit on the person's own messages; Regenerate on the last answer; the
+   * switcher at a message where branches diverge.
+   * @param {HTMLElement} item @param {ShownMessage} message
+   * @param {{regenerate?: ShownMessage}} options `regenerate`: the message is the last answer, to `regenerate` again
+   */
+  decorate(item, message, options) {
+    const text = message.content ?? "";
+    const seq = message.seq;
+    const own = message.role === "user" && message.kind === "message" && seq !== undefined;
+    const point = seq === undefined ? undefined : this.points.get(seq);
+    if (seq !== undefined) item.dataset.seq = String(seq);
+    const tools = h(
+      "div",
+      { class: "message-tools" },
+      point ? this.switcher(point) : null,
+      text ? this.copyButton(text, seq) : null,
+      own ? this.editButton(item, message) : null,
+      options.regenerate ? this.regenerateButton(options.regenerate) : null,
+    );
+    // Beside the answer's Timeline button when it has one: one row of actions a message.
+    const actions = item.querySelector(":scope > .message-actions");
+    if (actions) actions.append(...tools.childNodes);
+    else item.append(tools);
+    const editing = this.editing;
+    if (own && editing && editing.seq === seq && editing.sessionId === this.view?.sessionId) {
+      // Drawn again while it was being edited: the editor as it was, with the focus if it had it.
+      const focused = document.activeElement?.classList.contains("message-editor-input") ?? false;
+      this.openEditor(item, message, { text: editing.text, focus: focused });
+    }
+  }
+
+  /**
+   * A labelled Copy button that says "Copied" once the text is on the clipboard (still after a redraw).
+   * @param {string} text @param {number | undefined} seq
+   */
+  copyButton(text, seq) {
+    const key = `${this.view?.sessionId ?? ""} ${seq ?? ""}`;
+    const button = h("button", { type: "button", class: "quiet message-copy message-tool" });
+    const show = (/** @type {string} */ label) => {
+      button.textContent = label;
+      button.setAttribute("aria-label", label === "Copy" ? "Copy this message" : label);
+    };
+    const until = seq === undefined ? 0 : (this.copied.get(key) ?? 0);
+    show(until > Date.now() ? "Copied" : "Copy");
+    if (until > Date.now()) window.setTimeout(() => show("Copy"), until - Date.now());
+    button.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+      } catch {
+        show("Could not copy");
+        window.setTimeout(() => show("Copy"), COPIED_MS);
+        return;
+      }
+      this.copied.set(key, Date.now() + COPIED_MS);
+      show("Copied");
+      window.setTimeout(() => show("Copy"), COPIED_MS);
+    });
+    return button;
+  }
+
+  /** @param {BranchPoint} point */
+  switcher(point) {
+    const { ids, index } = point;
+    const go = (/** @type {number} */ to) => {
+      const target = ids[to];
+      if (target) void this.deps.open(target).catch((error) => this.deps.say(errorText(error), true));
+    };
+    return h(
+      "div",
+      { class: "branch-switcher", role: "group", "aria-label": `Branch ${index + 1} of ${ids.length}` },
+      h("button", {
+        type: "button",
+        class: "quiet branch-previous message-tool",
+        "aria-label": "Previous branch",
+        text: "‹",
+        disabled: index === 0,
+        onclick: () => go(index - 1),
+      }),
+      h("span", { class: "branch-position", "aria-hidden": "true", text: `${index + 1} / ${ids.length}` }),
+      h("button", {
+        type: "button",
+        class: "quiet branch-next message-tool",
+        "aria-label": "Next branch",
+        text: "›",
+        disabled: index === ids.length - 1,
+        onclick: () => go(index + 1),
+      }),
+    );
+  }
+
+  /** @param {HTMLElement} item @param {ShownMessage} message */
+  editButton(item, message) {
+    return h("button", {
+      type: "button",
+      class: "quiet message-edit message-tool",
+      "aria-label": "Edit this message (a new branch from here)",
+      text: "Edit",
+      onclick: () => this.openEditor(item, message),
+    });
+  }
+
+  /** The last answer again: a branch before the person's last message, which is sent again in it. @param {ShownMessage} asked */
+  regenerateButton(asked) {
+    return h("button", {
+      type: "button",
+      class: "quiet message-regenerate message-tool",
+      "aria-label": "Regenerate this answer (a new branch)",
+      text: "Regenerate",
+      onclick: () => void this.branchAndSend(asked, asked.content ?? ""),
+    });
+  }
+
+  /**
+   * The message's text in an editor in its place; sending it starts a branch.
+   * @param {HTMLElement} item @param {ShownMessage} message
+   * @param {{text?: string, focus?: boolean}} [options] the text so far (a redraw), and whether to take the focus
+   */
+  openEditor(item, message, options = {}) {
+    if (item.querySelector(".message-editor") || message.seq === undefined || !this.view) return;
+    const shown = [...item.children];
+    const text = options.text ?? message.content ?? "";
+    const editing = { sessionId: this.view.sessionId, seq: message.seq, text };
+    this.editing = editing;
+    const input = h("textarea", {
+      class: "message-editor-input",
+      rows: 3,
+      value: text,
+      "aria-label": "Your message, edited",
+    });
+    input.addEventListener("input", () => {
+      editing.text = input.value;
+    });
+    const close = () => {
+      if (this.editing === editing) this.editing = null;
+      editor.remove();
+      for (const child of shown) /** @type {HTMLElement} */ (child).hidden = false;
+      const edit = item.querySelector(".message-edit");
+      if (edit instanceof HTMLElement) edit.focus();
+    };
+    const editor = h(
+      "form",
+      { class: "message-editor", "aria-label": "Edit your message" },
+      input,
+      h(
+        "div",
+        { class: "message-editor-actions" },
+        h("button", { type: "submit", text: "Send as a new branch" }),
+        h("button", { type: "button", class: "quiet", text: "Cancel", onclick: close }),
+      ),
+    );
+    editor.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const content = input.value.trim();
+      if (!content) return;
+      if (this.editing === editing) this.editing = null;
+      void this.branchAndSend(message, content);
+    });
+    input.addEventListener("keydown", (event) => {
+      // Esc closes the editor (and does not stop a running turn); Enter sends, Shift+Enter is a new line.
+      if (event.key === "Escape") {
+        event.preventDefault();
+        close();
+      } else if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        editor.requestSubmit();
+      }
+    });
+    for (const child of shown) /** @type {HTMLElement} */ (child).hidden = true;
+    item.append(editor);
+    if (options.focus === false) return;
+    input.focus();
+    input.setSelectionRange(input.value.length, input.value.length);
+  }
+
+  /**
+   * A new branch before `message`, opened, with `content` sent in it. A message where the open session itself
+   * diverged from its source is branched from the source instead, so every alternative of that message stays side by
+   * side in one switcher.
+   * @param {ShownMessage} message @param {string} content
+   */
+  async branchAndSend(message, content) {
+    const view = this.view;
+    if (!view || message.seq === undefined || !content || this.branching) return;
+    const origin = view.branchOf;
+    const from =
+      origin && message.seq === origin.seededThrough + 1
+        ? { sessionId: origin.sessionId, beforeMessage: origin.beforeMessage }
+        : { sessionId: view.sessionId, beforeMessage: message.seq };
+    this.branching = true;
+    try {
+      const branch = await this.deps.api().createBranch(from.sessionId, from.beforeMessage);
+      await this.deps.open(branch.sessionId);
+      this.deps.say("A new branch: the conversation you left keeps its answer.");
+      await this.deps.send(content);
+    } catch (error) {
+      this.deps.say(errorText(error), true);
+    } finally {
+      this.branching = false;
+    }
+  }
+}
+
+/**
+ * The open session's branch points: at each message branches were started before, the session and those branches;
+ * when it is a branch itself, at its first own message, its source and the source's branches from the same message.
+ * @param {BranchedView} view
+ * @param {ListedSession[]} children
+ * @param {ListedSession[]} siblings
+ * @returns {Map<number, BranchPoint>}
+ */
+export function branchPoints(view, children, siblings) {
+  const byAge = (/** @type {{createdAt: string}} */ a, /** @type {{createdAt: string}} */ b) =>
+    a.createdAt.localeCompare(b.createdAt);
+  /** @type {Map<number, BranchPoint>} */
+  const points = new Map();
+  for (const child of [...children].sort(byAge)) {
+    const at = child.branchOf?.beforeMessage;
+    if (at === undefined) continue;
+    const point = points.get(at) ?? { ids: [view.sessionId], index: 0 };
+    point.ids.push(child.sessionId);
+    points.set(at, point);
+  }
+  const origin = view.branchOf;
+  if (origin) {
+    const alike = [...siblings].sort(byAge).filter((s) => s.branchOf?.beforeMessage === origin.beforeMessage);
+    const ids = [origin.sessionId, ...alike.map((s) => s.sessionId)];
+    if (!ids.includes(view.sessionId)) ids.push(view.sessionId);
+    points.set(origin.seededThrough + 1, { ids, index: ids.indexOf(view.sessionId) });
+  }
+  return points;
+}
+
+/** @param {unknown} error */
+function errorText(error) {
+  return error instanceof Error && error.name === "ApiError"
+    ? error.message
+    : "The server could not be reached; try again.";
+}
