@@ -81,8 +81,9 @@ async function say(page: Page, text: string): Promise<void> {
 }
 
 const sessionId = async (page: Page) => (await page.locator("#session-id").innerText()).trim();
-const contents = (page: Page, who: "user" | "assistant") =>
-  page.locator(`#conversation > li.message.${who} > .content`).allInnerTexts();
+/** What the page shows each of `who`'s messages say (a Markdown answer's blocks may end in a line break). */
+const contents = async (page: Page, who: "user" | "assistant") =>
+  (await page.locator(`#conversation > li.message.${who} > .content`).allInnerTexts()).map((text) => text.trim());
 
 /** Waits until the page shows the session `id` with the switcher at `shown` ("2 / 2"). */
 async function showing(page: Page, id: string, shown: string): Promise<void> {
@@ -136,6 +137,41 @@ describe("regenerate", () => {
       await page.getByRole("button", { name: "Previous branch" }).click();
       await showing(page, original, "1 / 2");
       assert.deepEqual(await contents(page, "assistant"), ["The first fact."]);
+      assert.deepEqual(problems, []);
+    });
+  });
+});
+
+describe("regenerate again", () => {
+  it("puts a third answer beside the first two, in the same switcher (3 / 3), all from the original", async () => {
+    await inFreshPage(async ({ page, problems }) => {
+      const script = upstream.createScript([
+        { type: "completion", content: "Take one." },
+        { type: "completion", content: "Take two." },
+        { type: "completion", content: "Take three." },
+      ]);
+      await say(page, `Give me a take. ${script.marker}`);
+      const original = await sessionId(page);
+      const regenerate = page.getByRole("button", { name: "Regenerate this answer (a new branch)" });
+      for (const shown of ["2 / 2", "3 / 3"]) {
+        const turns = await completedTurns(page);
+        await regenerate.click();
+        await waitForTurnAfter(page, turns);
+        await showing(page, await sessionId(page), shown);
+      }
+      assert.deepEqual(await contents(page, "assistant"), ["Take three."]);
+      const listed = await api<{ sessions: { branchOf: { sessionId: string } | null }[] }>(
+        `/context/sessions?branchOf=${original}`,
+      );
+      assert.deepEqual(
+        listed.sessions.map((s) => s.branchOf?.sessionId),
+        [original, original],
+      );
+      await page.getByRole("button", { name: "Previous branch" }).click();
+      await page.waitForFunction(
+        () => document.querySelector("#conversation .branch-position")?.textContent === "2 / 3",
+      );
+      assert.deepEqual(await contents(page, "assistant"), ["Take two."]);
       assert.deepEqual(problems, []);
     });
   });
