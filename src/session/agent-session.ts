@@ -14,7 +14,6 @@ import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
 import type {
   ApprovalDecision,
-  BranchOrigin,
   ClientToolResult,
   MessagePage,
   SessionListEntry,
@@ -29,7 +28,7 @@ import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
-import { SessionListWriter } from "./list-writer";
+import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
 import { SessionAlarm } from "./session-alarm";
 import { type BranchSeed, branchOrigin, branchSeed, seedBranch } from "./session-branch";
@@ -172,9 +171,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
-    const branchOf: BranchOrigin | null = init.branch?.origin ?? null;
-    if (init.branch) seedBranch(this.ctx.storage, this.store, init.branch);
-    return indexSession(this.db, { ...init, branchOf }, this.logger);
+    if (!init.branch) return indexSession(this.db, init, this.logger);
+    seedBranch(this.ctx.storage, this.store, init.branch);
+    const branch = { branchOf: init.branch.origin, title: firstMessageTitle(this.store) };
+    return indexSession(this.db, { ...init, ...branch }, this.logger);
   }
 
   /** Another org's caller gets the same answer as for a session that does not exist. */

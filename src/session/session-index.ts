@@ -38,15 +38,17 @@ export async function indexSession(
     mode: string;
     parentSessionId: string | null;
     branchOf?: BranchOrigin | null;
+    /** A branch's title from the first message it was seeded with (others get theirs from their first turn). */
+    title?: string | null;
   },
   logger: AdminLogger,
 ): Promise<void> {
   try {
     await db
       .prepare(
-        `INSERT OR IGNORE INTO session_index
-           (session_id, org, user_id, mode, parent_session_id, branch_of_session_id, branch_before_seq, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+        `INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id, branch_of_session_id,
+           branch_before_seq, title, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
       )
       .bind(
         session.sessionId,
@@ -56,6 +58,7 @@ export async function indexSession(
         session.parentSessionId,
         session.branchOf?.sessionId ?? null,
         session.branchOf?.beforeMessage ?? null,
+        session.title ?? null,
       )
       .run();
   } catch (error) {

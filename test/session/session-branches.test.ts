@@ -130,6 +130,14 @@ describe("POST /context/sessions/:id/branches", () => {
       ].sort(),
     );
   });
+
+  it("lists the branch with its source's title (its first message) before its own first turn", async () => {
+    const key = await newUserKey();
+    const { id, script } = await twoTurns(key);
+    const branchId = ((await branch(key, id, { beforeMessage: 3 })).json as Branch).sessionId;
+    const entry = (await list(key)).sessions.find((s) => s.sessionId === branchId);
+    expect(entry?.title).toBe(`First question ${script.marker}`);
+  });
 });
 
 describe("POST /context/sessions/:id/branches refuses", () => {
