@@ -102,9 +102,13 @@ interface SessionView {
   conversation: { seq: number; role: string; kind: string; content: string | null }[];
 }
 
-async function api<T>(path: string): Promise<T> {
-  const response = await fetch(`${worker.url}${path}`, { headers: { authorization: "Bearer dev-key" } });
-  assert.equal(response.status, 200, `GET ${path}`);
+async function api<T>(path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${worker.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  assert.ok(response.status === 200 || response.status === 201, `${path}: ${response.status}`);
   return (await response.json()) as T;
 }
 
@@ -228,6 +232,33 @@ describe("edit", () => {
         "1 / 2",
       );
       assert.deepEqual(problems, []);
+    });
+  });
+});
+
+describe("the conversation list", () => {
+  it("marks a branch, so it is told apart from the conversation it shares its title with", async () => {
+    const script = upstream.createScript([
+      { type: "completion", content: "Listed." },
+      { type: "completion", content: "Listed again." },
+    ]);
+    const { sessionId: source } = await api<{ sessionId: string }>("/context/sessions", { mode: "scripted" });
+    for (const content of [`Mark my branch. ${script.marker}`, "And again."])
+      await api(`/context/sessions/${source}/messages`, { content });
+    const { sessionId: branch } = await api<{ sessionId: string }>(`/context/sessions/${source}/branches`, {
+      beforeMessage: 3,
+    });
+    await inFreshPage(async ({ page }) => {
+      const entry = (id: string) => page.locator(`#session-list [data-session-id="${id}"]`);
+      await entry(branch).locator(".badge", { hasText: "Branch" }).waitFor();
+      assert.equal(await entry(source).locator(".badge").count(), 0);
+      assert.deepEqual(
+        [
+          await entry(branch).locator(".session-title").innerText(),
+          await entry(source).locator(".session-title").innerText(),
+        ],
+        [`Mark my branch. ${script.marker}`, `Mark my branch. ${script.marker}`],
+      );
     });
   });
 });
