@@ -55,12 +55,20 @@ export class Branches {
     this.editing = null;
     const api = this.deps.api();
     try {
-      const [children, siblings] = await Promise.all([
+      const source = view.branchOf?.sessionId;
+      const [children, siblings, sourceThere] = await Promise.all([
         api.listSessions(undefined, { branchOf: view.sessionId, limit: 100 }),
-        view.branchOf ? api.listSessions(undefined, { branchOf: view.branchOf.sessionId, limit: 100 }) : null,
+        source ? api.listSessions(undefined, { branchOf: source, limit: 100 }) : null,
+        // A source deleted since is left out of the switcher (opening it would start a new conversation instead).
+        source
+          ? api.getSession(source).then(
+              () => true,
+              (error) => (error?.status === 404 ? false : Promise.reject(error)),
+            )
+          : false,
       ]);
       if (this.view?.sessionId !== view.sessionId) return;
-      this.points = branchPoints(view, children.sessions, siblings?.sessions ?? []);
+      this.points = branchPoints(view, children.sessions, siblings?.sessions ?? [], { sourceThere });
       this.deps.redraw();
     } catch {
       this.deps.say("Could not load this conversation's other branches; reopen it to try again.", true);
@@ -258,7 +266,16 @@ export class Branches {
         : { sessionId: view.sessionId, beforeMessage: message.seq };
     this.branching = true;
     try {
-      const branch = await this.deps.api().createBranch(from.sessionId, from.beforeMessage);
+      const api = this.deps.api();
+      const here = { sessionId: view.sessionId, beforeMessage: message.seq };
+      // The source deleted since: the branch is made from the open session itself.
+      const branch = await api
+        .createBranch(from.sessionId, from.beforeMessage)
+        .catch((error) =>
+          error?.status === 404 && from.sessionId !== here.sessionId
+            ? api.createBranch(here.sessionId, here.beforeMessage)
+            : Promise.reject(error),
+        );
       await this.deps.open(branch.sessionId);
       this.deps.say("A new branch: the conversation you left keeps its answer.");
       await this.deps.send(content);
@@ -276,9 +293,10 @@ export class Branches {
  * @param {BranchedView} view
  * @param {ListedSession[]} children
  * @param {ListedSession[]} siblings
+ * @param {{sourceThere: boolean}} source whether the open branch's source is still there (not deleted)
  * @returns {Map<number, BranchPoint>}
  */
-export function branchPoints(view, children, siblings) {
+export function branchPoints(view, children, siblings, source) {
   const byAge = (/** @type {{createdAt: string}} */ a, /** @type {{createdAt: string}} */ b) =>
     a.createdAt.localeCompare(b.createdAt);
   /** @type {Map<number, BranchPoint>} */
@@ -293,9 +311,9 @@ export function branchPoints(view, children, siblings) {
   const origin = view.branchOf;
   if (origin) {
     const alike = [...siblings].sort(byAge).filter((s) => s.branchOf?.beforeMessage === origin.beforeMessage);
-    const ids = [origin.sessionId, ...alike.map((s) => s.sessionId)];
+    const ids = [...(source.sourceThere ? [origin.sessionId] : []), ...alike.map((s) => s.sessionId)];
     if (!ids.includes(view.sessionId)) ids.push(view.sessionId);
-    points.set(origin.seededThrough + 1, { ids, index: ids.indexOf(view.sessionId) });
+    if (ids.length > 1) points.set(origin.seededThrough + 1, { ids, index: ids.indexOf(view.sessionId) });
   }
   return points;
 }

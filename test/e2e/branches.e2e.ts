@@ -102,9 +102,9 @@ interface SessionView {
   conversation: { seq: number; role: string; kind: string; content: string | null }[];
 }
 
-async function api<T>(path: string, body?: unknown): Promise<T> {
+async function api<T>(path: string, body?: unknown, method = body === undefined ? "GET" : "POST"): Promise<T> {
   const response = await fetch(`${worker.url}${path}`, {
-    method: body === undefined ? "GET" : "POST",
+    method,
     headers: { authorization: "Bearer dev-key", "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
@@ -260,6 +260,41 @@ describe("the conversation list", () => {
         [`Mark my branch. ${script.marker}`, `Mark my branch. ${script.marker}`],
       );
     });
+  });
+});
+
+describe("a branch whose original was deleted", () => {
+  it("switches between the branches that remain, leaving the original out", async () => {
+    const script = upstream.createScript(
+      ["One.", "Two.", "Two, take one.", "Two, take two."].map((content) => ({ type: "completion" as const, content })),
+    );
+    const { sessionId: source } = await api<{ sessionId: string }>("/context/sessions", { mode: "scripted" });
+    for (const content of [`Question one. ${script.marker}`, "Question two."])
+      await api(`/context/sessions/${source}/messages`, { content });
+    const branches: string[] = [];
+    for (const take of ["Question two, take one.", "Question two, take two."]) {
+      const { sessionId } = await api<{ sessionId: string }>(`/context/sessions/${source}/branches`, {
+        beforeMessage: 3,
+      });
+      await api(`/context/sessions/${sessionId}/messages`, { content: take });
+      branches.push(sessionId);
+    }
+    await api(`/context/sessions/${source}`, undefined, "DELETE");
+    const [first = "", second = ""] = branches;
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await signInWithDevKey(page, `${worker.url}/?session=${first}`);
+      await showing(page, first, "1 / 2");
+      assert.deepEqual(await contents(page, "assistant"), ["One.", "Two, take one."]);
+      await page.getByRole("button", { name: "Next branch" }).click();
+      await showing(page, second, "2 / 2");
+      assert.deepEqual(await contents(page, "assistant"), ["One.", "Two, take two."]);
+    } finally {
+      await context.close();
+    }
   });
 });
 
