@@ -387,7 +387,11 @@ function drawConversation() {
     const last = lastOfTurn.get(message.turnId) === message.seq;
     const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
     if (!item) continue;
-    branches.decorate(item, message, regenerate?.answer === message ? { regenerate: regenerate.asked } : {});
+    const { sessionId } = state.conversation;
+    branches.decorate(item, message, {
+      sessionId,
+      ...(regenerate?.answer === message ? { regenerate: regenerate.asked } : {}),
+    });
     items.push(item);
   }
   if (!marked && summary) items.push(summaryItem(summary));

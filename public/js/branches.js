@@ -8,6 +8,9 @@ import { h } from "./dom.js";
 /** How long the Copy button says "Copied". */
 const COPIED_MS = 2_000;
 
+/** The tools a message may have, by class: the one with the focus is found again after a redraw. */
+const TOOL_KINDS = ["branch-previous", "branch-next", "message-copy", "message-edit", "message-regenerate"];
+
 /**
  * @typedef {{sessionId: string, beforeMessage: number, seededThrough: number}} BranchOrigin
  * @typedef {{sessionId: string, branchOf: BranchOrigin | null}} BranchedView
@@ -42,6 +45,8 @@ export class Branches {
     this.editing = null;
     /** @type {Map<string, number>} Until when a message's Copy button says "Copied", by session and seq. */
     this.copied = new Map();
+    /** @type {"previous" | "next" | null} The switcher was used: the next one drawn takes the focus. */
+    this.focusSwitcher = null;
   }
 
   /**
@@ -70,7 +75,9 @@ export class Branches {
       if (this.view?.sessionId !== view.sessionId) return;
       this.points = branchPoints(view, children.sessions, siblings?.sessions ?? [], { sourceThere });
       this.deps.redraw();
+      this.focusSwitcher = null;
     } catch {
+      this.focusSwitcher = null;
       this.deps.say("Could not load this conversation's other branches; reopen it to try again.", true);
     }
   }
@@ -79,28 +86,32 @@ export class Branches {
    * Adds the message's tools under it: Copy; Edit on the person's own messages; Regenerate on the last answer; the
    * switcher at a message where branches diverge.
    * @param {HTMLElement} item @param {ShownMessage} message
-   * @param {{regenerate?: ShownMessage}} options `regenerate`: the message is the last answer, to `regenerate` again
+   * @param {{sessionId: string, regenerate?: ShownMessage}} options the session drawn; `regenerate`: the message is
+   * the last answer, to `regenerate` again
    */
   decorate(item, message, options) {
     const text = message.content ?? "";
     const seq = message.seq;
     const own = message.role === "user" && message.kind === "message" && seq !== undefined;
-    const point = seq === undefined ? undefined : this.points.get(seq);
+    // The branch points are the session's whose load() ran last: a session drawn before its own are known has none.
+    const known = this.view?.sessionId === options.sessionId;
+    const point = seq === undefined || !known ? undefined : this.points.get(seq);
     if (seq !== undefined) item.dataset.seq = String(seq);
     const tools = h(
       "div",
       { class: "message-tools" },
       point ? this.switcher(point) : null,
-      text ? this.copyButton(text, seq) : null,
+      text ? this.copyButton(text, `${options.sessionId} ${seq ?? ""}`, seq !== undefined) : null,
       own ? this.editButton(item, message) : null,
       options.regenerate ? this.regenerateButton(options.regenerate) : null,
     );
+    this.keepFocus(tools, seq);
     // Beside the answer's Timeline button when it has one: one row of actions a message.
     const actions = item.querySelector(":scope > .message-actions");
     if (actions) actions.append(...tools.childNodes);
     else item.append(tools);
     const editing = this.editing;
-    if (own && editing && editing.seq === seq && editing.sessionId === this.view?.sessionId) {
+    if (own && editing && editing.seq === seq && editing.sessionId === options.sessionId) {
       // Drawn again while it was being edited: the editor as it was, with the focus if it had it.
       const focused = document.activeElement?.classList.contains("message-editor-input") ?? false;
       this.openEditor(item, message, { text: editing.text, focus: focused });
@@ -108,17 +119,31 @@ export class Branches {
   }
 
   /**
-   * A labelled Copy button that says "Copied" once the text is on the clipboard (still after a redraw).
-   * @param {string} text @param {number | undefined} seq
+   * A tool of this message that has the focus keeps it when the conversation is drawn again (a frame, a reload):
+   * the same tool in the new drawing takes it, once the drawing is on the page.
+   * @param {HTMLElement} tools @param {number | undefined} seq
    */
-  copyButton(text, seq) {
-    const key = `${this.view?.sessionId ?? ""} ${seq ?? ""}`;
+  keepFocus(tools, seq) {
+    const active = document.activeElement;
+    if (seq === undefined || !(active instanceof HTMLElement) || !active.classList.contains("message-tool")) return;
+    const shown = active.closest("li.message");
+    if (!(shown instanceof HTMLElement) || shown.dataset.seq !== String(seq)) return;
+    const kind = TOOL_KINDS.find((name) => active.classList.contains(name));
+    const same = kind ? tools.querySelector(`.${kind}`) : null;
+    if (same instanceof HTMLElement) queueMicrotask(() => same.focus());
+  }
+
+  /**
+   * A labelled Copy button that says "Copied" once the text is on the clipboard (still after a redraw).
+   * @param {string} text @param {string} key the message's session and seq @param {boolean} kept the key is one
+   */
+  copyButton(text, key, kept) {
     const button = h("button", { type: "button", class: "quiet message-copy message-tool" });
     const show = (/** @type {string} */ label) => {
       button.textContent = label;
       button.setAttribute("aria-label", label === "Copy" ? "Copy this message" : label);
     };
-    const until = seq === undefined ? 0 : (this.copied.get(key) ?? 0);
+    const until = kept ? (this.copied.get(key) ?? 0) : 0;
     show(until > Date.now() ? "Copied" : "Copy");
     if (until > Date.now()) window.setTimeout(() => show("Copy"), until - Date.now());
     button.addEventListener("click", async () => {
@@ -129,7 +154,7 @@ export class Branches {
         window.setTimeout(() => show("Copy"), COPIED_MS);
         return;
       }
-      this.copied.set(key, Date.now() + COPIED_MS);
+      if (kept) this.copied.set(key, Date.now() + COPIED_MS);
       show("Copied");
       window.setTimeout(() => show("Copy"), COPIED_MS);
     });
@@ -139,30 +164,44 @@ export class Branches {
   /** @param {BranchPoint} point */
   switcher(point) {
     const { ids, index } = point;
-    const go = (/** @type {number} */ to) => {
+    const go = (/** @type {number} */ to, /** @type {"previous" | "next"} */ way) => {
       const target = ids[to];
-      if (target) void this.deps.open(target).catch((error) => this.deps.say(errorText(error), true));
+      if (!target) return;
+      // The switcher of the session opened takes the focus back, so the keyboard can go on moving.
+      this.focusSwitcher = way;
+      void this.deps.open(target).catch((error) => {
+        this.focusSwitcher = null;
+        this.deps.say(errorText(error), true);
+      });
     };
+    const previous = h("button", {
+      type: "button",
+      class: "quiet branch-previous message-tool",
+      "aria-label": "Previous branch",
+      text: "‹",
+      disabled: index === 0,
+      onclick: () => go(index - 1, "previous"),
+    });
+    const next = h("button", {
+      type: "button",
+      class: "quiet branch-next message-tool",
+      "aria-label": "Next branch",
+      text: "›",
+      disabled: index === ids.length - 1,
+      onclick: () => go(index + 1, "next"),
+    });
+    if (this.focusSwitcher) {
+      const way = this.focusSwitcher;
+      this.focusSwitcher = null;
+      // Once the conversation it is drawn in is on the page (it is built before it replaces the old one).
+      queueMicrotask(() => ((way === "previous" && !previous.disabled) || next.disabled ? previous : next).focus());
+    }
     return h(
       "div",
       { class: "branch-switcher", role: "group", "aria-label": `Branch ${index + 1} of ${ids.length}` },
-      h("button", {
-        type: "button",
-        class: "quiet branch-previous message-tool",
-        "aria-label": "Previous branch",
-        text: "‹",
-        disabled: index === 0,
-        onclick: () => go(index - 1),
-      }),
+      previous,
       h("span", { class: "branch-position", "aria-hidden": "true", text: `${index + 1} / ${ids.length}` }),
-      h("button", {
-        type: "button",
-        class: "quiet branch-next message-tool",
-        "aria-label": "Next branch",
-        text: "›",
-        disabled: index === ids.length - 1,
-        onclick: () => go(index + 1),
-      }),
+      next,
     );
   }
 

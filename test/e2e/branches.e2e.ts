@@ -138,9 +138,12 @@ describe("regenerate", () => {
       assert.equal(view.mode, "scripted");
       assert.deepEqual(userSaid(view), [`Tell me a fact. ${script.marker}`]);
 
-      await page.getByRole("button", { name: "Previous branch" }).click();
+      // By keyboard; the switcher of the session opened has the focus then (its only way on: Next).
+      await page.getByRole("button", { name: "Previous branch" }).focus();
+      await page.keyboard.press("Enter");
       await showing(page, original, "1 / 2");
       assert.deepEqual(await contents(page, "assistant"), ["The first fact."]);
+      await page.waitForFunction(() => document.activeElement?.getAttribute("aria-label") === "Next branch");
       assert.deepEqual(problems, []);
     });
   });
