@@ -2,6 +2,7 @@
 // The Aptix console: a client of the public API and the session WebSocket, like any other.
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { composerAttachments, LIMITS_TEXT } from "./js/attachments.js";
+import { Branches } from "./js/branches.js";
 import { byId, h } from "./js/dom.js";
 import { followConversation } from "./js/follow.js";
 import { markdownReady, renderMarkdown } from "./js/markdown.js";
@@ -287,6 +288,7 @@ async function openSession(storedId, options = {}) {
   el.sessionIdLabel.textContent = view.sessionId;
   renderSession(view);
   connectSocket();
+  void branches.load(view);
 }
 
 /**
@@ -401,6 +403,7 @@ function drawConversation() {
     if (message.role === "assistant" && (message.content || message.toolCalls?.length))
       lastOfTurn.set(message.turnId, message.seq);
   const onTimeline = (turnId) => (button) => void openTimeline(turnId, button);
+  const regenerate = lastAnswerAsked(sorted);
   for (const message of sorted) {
     if (!marked && summary && message.seq > summary.toSeq) {
       items.push(summaryItem(summary));
@@ -408,11 +411,45 @@ function drawConversation() {
     }
     const last = lastOfTurn.get(message.turnId) === message.seq;
     const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
-    if (item) items.push(item);
+    if (!item) continue;
+    const { sessionId } = state.conversation;
+    branches.decorate(item, message, {
+      sessionId,
+      ...(regenerate?.answer === message ? { regenerate: regenerate.asked } : {}),
+    });
+    items.push(item);
   }
   if (!marked && summary) items.push(summaryItem(summary));
   el.conversation.replaceChildren(...items);
 }
+
+/**
+ * When the session is idle and ends with an answer: that answer and the person's message it answers (Regenerate).
+ * @param {any[]} sorted the conversation, oldest first
+ */
+function lastAnswerAsked(sorted) {
+  const answer = sorted.at(-1);
+  if (state.status !== "idle" || answer?.role !== "assistant" || answer.kind !== "answer") return null;
+  const asked = sorted.findLast((m) => m.role === "user" && m.kind === "message");
+  return asked ? { answer, asked } : null;
+}
+
+/** A conversation's branches: Copy, Edit, Regenerate and the switcher between branches (js/branches.js). */
+const branches = new Branches({
+  api: () => {
+    if (!state.api) throw new Error("Not signed in.");
+    return state.api;
+  },
+  open: async (sessionId) => {
+    await openSession(sessionId);
+    drawSessions();
+    refreshSessionsSoon();
+    el.composerInput.focus();
+  },
+  send: (content) => sendMessage(content),
+  say,
+  redraw: () => drawConversation(),
+});
 
 /** The page of messages before the oldest one the page has, drawn above it. */
 async function loadEarlier() {

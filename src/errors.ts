@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   invalid_elicitation_answer: bad,
   duplicate_tool_call_id: bad,
   invalid_workflow_parameters: bad,
+  invalid_branch_point: bad,
   malformed_frame: bad,
   unknown_frame_type: bad,
   invalid_frame: bad,

@@ -23,6 +23,7 @@ export const REFUSAL_CODES = [
   "unknown_mode",
   "turn_not_found",
   "attachment_not_accepted",
+  "invalid_branch_point",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
@@ -58,7 +59,7 @@ export function sessionNotFound(sessionId: string): Refusal {
 }
 
 /** A session of the caller's org that is another user's: only its owner or an admin of the org may change it. */
-export function sessionForbidden(action: "delete" | "change"): Refusal {
+export function sessionForbidden(action: "delete" | "change" | "branch"): Refusal {
   return refuse("session_forbidden", `Only the session's owner or an admin of its org can ${action} it.`);
 }
 

@@ -138,14 +138,17 @@ export class ApiClient {
   /**
    * The user's sessions, newest change first; `cursor` is the previous page's nextCursor. Archived ones only with
    * `archived`; `q` keeps those whose title contains it.
+   * `branchOf` keeps the branches started from that session.
    * @param {string} [cursor]
-   * @param {{archived?: boolean, q?: string}} [filter]
+   * @param {{archived?: boolean, q?: string, branchOf?: string, limit?: number}} [filter]
    */
   listSessions(cursor, filter = {}) {
     const query = new URLSearchParams();
     if (cursor) query.set("cursor", cursor);
     if (filter.archived) query.set("archived", "true");
     if (filter.q) query.set("q", filter.q);
+    if (filter.branchOf) query.set("branchOf", filter.branchOf);
+    if (filter.limit) query.set("limit", String(filter.limit));
     const search = query.toString();
     return this.request("GET", `/context/sessions${search ? `?${search}` : ""}`);
   }
@@ -177,6 +180,15 @@ export class ApiClient {
     }
     const named = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "");
     return { blob: await response.blob(), filename: named?.[1] ?? `session.${format === "json" ? "json" : "md"}` };
+  }
+
+  /**
+   * A new session branched from `sessionId` before the user's message `beforeMessage` (the conversation before it).
+   * @param {string} sessionId @param {number} beforeMessage
+   * @returns {Promise<{sessionId: string, mode: string, branchOf: {sessionId: string, beforeMessage: number, seededThrough: number}}>}
+   */
+  createBranch(sessionId, beforeMessage) {
+    return this.request("POST", `/context/sessions/${encodeURIComponent(sessionId)}/branches`, { beforeMessage });
   }
 
   /** @param {string} sessionId */

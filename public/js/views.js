@@ -260,9 +260,9 @@ export function artifactItem(artifact, open) {
 
 /**
  * One of the user's sessions in the sidebar: its title, mode and when it changed; marked when it waits for
- * the user, when it is archived and when it is the one open; with a button that opens its actions (rename,
+ * the user, when it is archived, when it is a branch and when it is the one open; with a button that opens its actions (rename,
  * archive, export, delete).
- * @param {{sessionId: string, mode: string, status: string, waitingForUser: boolean, title: string | null, archivedAt?: string | null, updatedAt: string}} entry
+ * @param {{sessionId: string, mode: string, status: string, waitingForUser: boolean, title: string | null, archivedAt?: string | null, branchOf?: object | null, updatedAt: string}} entry
  * @param {{current: boolean, modeName: string, onOpen: (sessionId: string) => void, onManage: (entry: any) => void}} options
  */
 export function sessionEntry(entry, options) {
@@ -292,6 +292,8 @@ export function sessionEntry(entry, options) {
       entry.waitingForUser ? h("span", { class: "badge", text: "Waiting for you" }) : null,
       entry.status === "running" ? h("span", { class: "badge quiet", text: "Working" }) : null,
       entry.archivedAt ? h("span", { class: "badge quiet", text: "Archived" }) : null,
+      // A branch a person started (Edit, Regenerate) has its source's title: the badge tells them apart.
+      entry.branchOf ? h("span", { class: "badge quiet", text: "Branch" }) : null,
     ),
     h("button", {
       type: "button",

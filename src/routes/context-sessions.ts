@@ -9,6 +9,8 @@ import { callerOf as caller, createSession, hintOf, sessionStub, unwrap } from "
 import { decodeCursor, encodeCursor, listSessions } from "../session/session-index";
 import {
   ApprovalsBody,
+  BranchCreated,
+  CreateBranchBody,
   CreateSessionBody,
   ElicitationAnswerBody,
   MAX_MESSAGE_PAGE,
@@ -41,6 +43,12 @@ const ListQuery = z.object({
     .max(200)
     .optional()
     .describe("Only sessions whose title contains this text (case-insensitive)."),
+  branchOf: z
+    .string()
+    .min(1, "must not be empty")
+    .max(200)
+    .optional()
+    .describe("Only the branches a person started from this session (POST .../branches)."),
 });
 const MessagesQuery = z.object({
   before: z.coerce
@@ -85,6 +93,35 @@ export const contextSessionRoutes = routes()
   )
   .openapi(
     createRoute({
+      method: "post",
+      path: "/context/sessions/{sessionId}/branches",
+      summary: "A new session branched from this one before one of the user's own messages",
+      description:
+        "The branch is the caller's, in the source's mode (or `mode`), and starts with the source's conversation " +
+        "before the message `beforeMessage` (its seq): send the edited (or the same) message in it for a new answer. " +
+        "The source is not changed. Its list entry and view carry `branchOf`; `GET /context/sessions?branchOf=<id>` " +
+        "lists the branches of a session.",
+      ...chat,
+      request: { params: SessionId, ...jsonBody(CreateBranchBody, "Where the branch starts; its mode.") },
+      responses: { 201: json(BranchCreated, "The branch."), ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { beforeMessage, mode: asked } = c.req.valid("json");
+      const source = sessionStub(c.env, c.req.valid("param").sessionId);
+      const seed = unwrap(await source.branchSeed(caller(c), beforeMessage));
+      const catalog = new D1AgentModeCatalogService(c.var.db);
+      if (asked && !(await catalog.getMode(asked))) {
+        throw new ApiError("unknown_mode", await unknownModeMessage(catalog, asked), { param: "mode" });
+      }
+      const branch = { origin: seed.origin, messages: seed.messages };
+      const session = await createSession(c.env, c.var.principal, asked ?? seed.mode, hintOf(c), branch);
+      const { sessionId, mode, status, createdAt, branchOf } = session;
+      if (!branchOf) throw new Error(`The branch ${sessionId} does not know where it came from.`);
+      return c.json({ sessionId, mode, status, createdAt, branchOf }, 201);
+    },
+  )
+  .openapi(
+    createRoute({
       method: "get",
       path: "/context/sessions",
       summary: "The caller's own sessions, newest change first, a page at a time",
@@ -97,7 +134,7 @@ export const contextSessionRoutes = routes()
       responses: { 200: json(SessionList, "A page of sessions."), ...errors(400, 401, 403) },
     }),
     async (c) => {
-      const { limit, cursor, archived, q } = c.req.valid("query");
+      const { limit, cursor, archived, q, branchOf } = c.req.valid("query");
       const after = cursor === undefined ? null : decodeCursor(cursor);
       if (cursor !== undefined && !after) {
         throw new ApiError("invalid_request", "cursor is not a cursor from this list: pass nextCursor as it came.", {
@@ -105,7 +142,7 @@ export const contextSessionRoutes = routes()
         });
       }
       const { org, user } = c.var.principal;
-      const filter = { archived: archived === "true", query: q ?? null };
+      const filter = { archived: archived === "true", query: q ?? null, branchOf: branchOf ?? null };
       const page = await listSessions(c.var.db, { org, user }, { limit, after }, filter);
       const last = page.sessions.at(-1);
       return c.json({ sessions: page.sessions, nextCursor: page.more && last ? encodeCursor(last) : null }, 200);

@@ -7,7 +7,7 @@ import { DurableObject } from "cloudflare:workers";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
+import { type Outcome, sessionForbidden, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { MessageAttachment } from "../wire/attachments";
@@ -29,9 +29,10 @@ import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
-import { SessionListWriter } from "./list-writer";
+import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
 import { SessionAlarm } from "./session-alarm";
+import { type BranchSeed, branchOrigin, branchSeed, seedBranch } from "./session-branch";
 import type { ExportFile, ExportFormat } from "./session-export";
 import { type EntryChange, indexSession } from "./session-index";
 import { type Expiry, SessionKeeper } from "./session-keeper";
@@ -53,6 +54,8 @@ export interface SessionInit {
   user: string;
   mode: string;
   parentSessionId: string | null;
+  /** A branch a person starts: where it came from, and the conversation it starts with. */
+  branch?: Pick<BranchSeed, "origin" | "messages">;
 }
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
@@ -169,12 +172,25 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
-    return indexSession(this.db, init, this.logger);
+    if (!init.branch) return indexSession(this.db, init, this.logger);
+    seedBranch(this.ctx.storage, this.store, init.branch);
+    const branch = { branchOf: init.branch.origin, title: firstMessageTitle(this.store) };
+    return indexSession(this.db, { ...init, ...branch }, this.logger);
   }
 
   /** Another org's caller gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
+  }
+
+  /**
+   * What a branch before the user's message `beforeMessage` starts from (its owner's, or an admin's of its org): the
+   * conversation before it, and the mode now. Nothing here changes.
+   */
+  async branchSeed(caller: Caller, beforeMessage: number): Promise<Outcome<BranchSeed>> {
+    if (!this.owned(caller)) return this.notFound();
+    if (this.store.identity().user !== caller.user && caller.admin !== true) return sessionForbidden("branch");
+    return branchSeed(this.store, beforeMessage);
   }
 
   /** A page of the conversation, newest first: up to `limit` messages before `before` (the newest when null). */
@@ -401,7 +417,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private view(): SessionView {
-    const view = sessionView(this.store);
+    const view = sessionView(this.store, branchOrigin(this.ctx.storage.sql));
     const question = this.desk().pending();
     return question ? { ...view, pendingElicitation: question } : view;
   }

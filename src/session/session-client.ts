@@ -7,7 +7,7 @@ import { traceCarrier } from "../observability/tracing/tracing";
 import { type Outcome, sessionNotFound } from "../refusal";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { SessionView } from "../wire/session";
-import type { AgentSession } from "./agent-session";
+import type { AgentSession, SessionInit } from "./agent-session";
 import type { Caller } from "./caller";
 import { locationHintFor } from "./location-hint";
 
@@ -33,13 +33,14 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
 
 /**
  * A new session's object, initialised for the principal in `mode` and placed by `locationHint` (near the
- * user, src/session/location-hint.ts); its view.
+ * user, src/session/location-hint.ts); its view. A branch a person starts is seeded with its source's conversation.
  */
 export async function createSession(
   env: Cloudflare.Env,
   owner: { org: string; user: string },
   mode: string,
   locationHint?: DurableObjectLocationHint,
+  branch?: SessionInit["branch"],
 ): Promise<SessionView> {
   const id = env.AGENT_SESSION.newUniqueId();
   return env.AGENT_SESSION.get(id, placement(locationHint)).initialize({
@@ -48,6 +49,7 @@ export async function createSession(
     user: owner.user,
     mode,
     parentSessionId: null,
+    ...(branch ? { branch } : {}),
   });
 }
 

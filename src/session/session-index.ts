@@ -7,7 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { SessionListEntry } from "../wire/session";
+import type { BranchOrigin, SessionListEntry } from "../wire/session";
 import { SessionStatus } from "../wire/turn";
 
 export interface IndexedSession {
@@ -31,16 +31,35 @@ export function sessionTitle(firstMessage: string): string {
 /** Records a new session; a failure is logged, never thrown (the session exists without its index row). */
 export async function indexSession(
   db: Db,
-  session: { sessionId: string; org: string; user: string; mode: string; parentSessionId: string | null },
+  session: {
+    sessionId: string;
+    org: string;
+    user: string;
+    mode: string;
+    parentSessionId: string | null;
+    branchOf?: BranchOrigin | null;
+    /** A branch's title from the first message it was seeded with (others get theirs from their first turn). */
+    title?: string | null;
+  },
   logger: AdminLogger,
 ): Promise<void> {
   try {
     await db
       .prepare(
-        `INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id, updated_at)
-         VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+        `INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id, branch_of_session_id,
+           branch_before_seq, title, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
       )
-      .bind(session.sessionId, session.org, session.user, session.mode, session.parentSessionId)
+      .bind(
+        session.sessionId,
+        session.org,
+        session.user,
+        session.mode,
+        session.parentSessionId,
+        session.branchOf?.sessionId ?? null,
+        session.branchOf?.beforeMessage ?? null,
+        session.title ?? null,
+      )
       .run();
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", session.sessionId]]);
@@ -96,12 +115,14 @@ const ListRow = z.object({
   title_set_by_user: z.number().transform((n) => n === 1),
   archived_at: z.string().nullable(),
   parent_session_id: z.string().nullable(),
+  branch_of_session_id: z.string().nullable(),
+  branch_before_seq: z.number().int().nullable(),
   created_at: z.string(),
   updated_at: z.string().nullable(),
 });
 
 const LIST_COLUMNS = `session_id, mode, status, waiting_for_user, title, title_set_by_user, archived_at,
-  parent_session_id, created_at, COALESCE(updated_at, created_at) AS updated_at`;
+  parent_session_id, branch_of_session_id, branch_before_seq, created_at, COALESCE(updated_at, created_at) AS updated_at`;
 
 function entryOfRow(row: unknown): SessionListEntry {
   const r = ListRow.parse(row);
@@ -114,6 +135,10 @@ function entryOfRow(row: unknown): SessionListEntry {
     titleSetByUser: r.title_set_by_user,
     archivedAt: r.archived_at,
     parentSessionId: r.parent_session_id,
+    branchOf:
+      r.branch_of_session_id === null || r.branch_before_seq === null
+        ? null
+        : { sessionId: r.branch_of_session_id, beforeMessage: r.branch_before_seq },
     createdAt: r.created_at,
     updatedAt: r.updated_at ?? r.created_at,
   };
@@ -150,6 +175,8 @@ export interface ListFilter {
   archived: boolean;
   /** Case-insensitive (ASCII letters), anywhere in the title; null: every title, and sessions without one. */
   query: string | null;
+  /** Only the branches a person started from this session; null: every session. */
+  branchOf?: string | null;
 }
 
 /** A user's sessions in an org, newest change first: up to `limit`, after `after` (a decoded cursor). */
@@ -167,6 +194,7 @@ export async function listSessions(
       `SELECT ${LIST_COLUMNS}
        FROM session_index WHERE org = ? AND user_id = ? AND (archived_at IS NOT NULL) = ?
          AND (? IS NULL OR title LIKE ? ESCAPE '\\')
+         AND (? IS NULL OR branch_of_session_id = ?)
          AND (? IS NULL OR COALESCE(updated_at, created_at) < ?
               OR (COALESCE(updated_at, created_at) = ? AND session_id < ?))
        ORDER BY COALESCE(updated_at, created_at) DESC, session_id DESC LIMIT ?`,
@@ -177,6 +205,8 @@ export async function listSessions(
       filter.archived ? 1 : 0,
       pattern,
       pattern,
+      filter.branchOf ?? null,
+      filter.branchOf ?? null,
       afterAt,
       afterAt,
       afterAt,

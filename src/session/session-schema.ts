@@ -99,6 +99,18 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       sql.exec("ALTER TABLE messages ADD COLUMN attachments_json TEXT");
     },
   },
+  {
+    version: 6,
+    name: "where a branch a person started came from",
+    apply(sql) {
+      // One row at most, written with the session when a person branches another (session-branch.ts).
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS branch_origin (
+           id INTEGER PRIMARY KEY CHECK (id = 1), session_id TEXT NOT NULL, before_seq INTEGER NOT NULL,
+           seeded_through INTEGER NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -1,11 +1,11 @@
 // What a session looks like from outside: the GET /context/sessions/:id body and the session_state frame.
 import { publicToolCall } from "../agent/agent-tool-call";
 import type { SessionStateFrame } from "../wire/frames";
-import { MESSAGE_PAGE, type SessionView, VIEW_TURNS } from "../wire/session";
+import { MESSAGE_PAGE, type SessionBranchOrigin, type SessionView, VIEW_TURNS } from "../wire/session";
 import type { SessionStore } from "./session-store";
 
 /** The session with its newest page of messages and turns: its size does not grow with the conversation. */
-export function sessionView(store: SessionStore): SessionView {
+export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin | null): SessionView {
   const record = store.record();
   if (!record) throw new Error("The session does not exist.");
   const page = store.messagesPage(null, MESSAGE_PAGE);
@@ -17,6 +17,7 @@ export function sessionView(store: SessionStore): SessionView {
     modeHistory: store.modeHistory(),
     pendingToolCalls: store.pendingToolCalls().map(publicToolCall),
     parentSessionId: record.parentSessionId,
+    branchOf,
     conversation,
     hasMoreMessages: page.hasMore,
     oldestSeq: conversation[0]?.seq ?? null,

@@ -64,6 +64,15 @@ export const ClientToolResults = z.array(ClientToolResult).min(1, "needs at leas
 
 // REST bodies.
 export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
+/** A new session branched from this one before one of the user's own messages (POST .../branches). */
+export const CreateBranchBody = z.strictObject({
+  beforeMessage: z
+    .number()
+    .int()
+    .min(1)
+    .describe("The seq of one of the user's own messages: the branch has the conversation before it, not it."),
+  mode: z.string().min(1).optional().describe("The branch's mode; the source's current mode without it."),
+});
 export const MessageBody = z.strictObject(MessageFields).refine(...messageNotEmpty);
 export const ApprovalsBody = z.strictObject({ decisions: ApprovalDecisions });
 export const ToolResultsBody = z.strictObject({ results: ClientToolResults });
@@ -90,6 +99,18 @@ export const Artifact = z.object({
 });
 export type Artifact = z.infer<typeof Artifact>;
 
+/**
+ * Where a session branched from (POST /context/sessions/:id/branches): the session, and the seq there of the user's
+ * message the branch was started before (the branch has the conversation before it). Sessions with the same origin
+ * are alternatives to each other and to the source from that message on.
+ */
+export const BranchOrigin = z.object({ sessionId: z.string(), beforeMessage: z.number().int() });
+export type BranchOrigin = z.infer<typeof BranchOrigin>;
+
+/** The same in the session's view, with the seq of the last message copied from the source (0: none). */
+export const SessionBranchOrigin = BranchOrigin.extend({ seededThrough: z.number().int() });
+export type SessionBranchOrigin = z.infer<typeof SessionBranchOrigin>;
+
 export const SessionView = z.object({
   sessionId: z.string(),
   mode: z.string(),
@@ -99,6 +120,8 @@ export const SessionView = z.object({
   /** A question a tool's MCP server asks the user, waiting for the answer (the turn is running). */
   pendingElicitation: PendingElicitation.optional(),
   parentSessionId: z.string().nullable(),
+  /** The session a person branched this one from, and where; null for a session that is no such branch. */
+  branchOf: SessionBranchOrigin.nullable(),
   /** The newest messages (at most MESSAGE_PAGE), in order; older ones come from GET .../messages?before=oldestSeq. */
   conversation: z.array(ConversationMessage),
   /** Messages older than `conversation` remain. */
@@ -132,6 +155,8 @@ export const SessionListEntry = z.object({
   /** When the session was archived (it is listed only with `archived=true`); null when it is not. */
   archivedAt: z.string().nullable(),
   parentSessionId: z.string().nullable(),
+  /** The session a person branched this one from, and where; null for a session that is no such branch. */
+  branchOf: BranchOrigin.nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -211,6 +236,8 @@ export const MessagePage = z.object({
 export type MessagePage = z.infer<typeof MessagePage>;
 
 export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
+/** A new branch: the session, where it branched from, and how many messages it was seeded with. */
+export const BranchCreated = SessionCreated.extend({ branchOf: SessionBranchOrigin });
 export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });
 
 export const WorkflowRunResponse = z.object({

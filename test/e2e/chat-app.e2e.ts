@@ -256,7 +256,15 @@ describe("the conversation list", () => {
 
     await page.locator(`#session-list [data-session-id="${first}"] button.session-entry`).click();
     await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, first);
-    assert.equal(await page.locator("#conversation > li.message.user").first().innerText(), "You\nsay hello to Ada");
+    // Who and what was said (the message's tools, Copy and Edit, follow them).
+    assert.deepEqual(
+      await page
+        .locator("#conversation > li.message.user")
+        .first()
+        .locator(":scope > .who, :scope > .content")
+        .allInnerTexts(),
+      ["You", "say hello to Ada"],
+    );
     assert.equal(
       await page
         .locator(`#session-list [data-session-id="${first}"] button.session-entry`)

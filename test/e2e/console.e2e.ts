@@ -207,9 +207,14 @@ for (const viewport of VIEWPORTS) {
       await page.waitForFunction((n) => document.querySelectorAll("#conversation > li").length >= n, entries);
       assert.equal(await page.locator("#session-id").innerText(), sessionId);
       assert.equal(await page.locator("#current-mode").innerText(), "Workspace");
-      assert.equal(
-        await page.locator("#conversation > li.message.user").first().innerText(),
-        "You\nwhat modes are there?",
+      // Who and what was said (the message's tools, Copy and Edit, follow them).
+      assert.deepEqual(
+        await page
+          .locator("#conversation > li.message.user")
+          .first()
+          .locator(":scope > .who, :scope > .content")
+          .allInnerTexts(),
+        ["You", "what modes are there?"],
       );
       assert.equal(await page.locator('#artifacts li:has-text("EDG-001")').count(), 1);
       await shot("reloaded");

@@ -103,6 +103,9 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
     http: async () =>
       request("POST", `/context/sessions/${await createSession()}/workflows/draft_ddr`, { parameters: {} }),
   },
+  invalid_branch_point: {
+    http: async () => request("POST", `/context/sessions/${await createSession()}/branches`, { beforeMessage: 1 }),
+  },
   malformed_frame: { frame: () => frameError("{not json") },
   unknown_frame_type: { frame: () => frameError({ type: "launch" }) },
   invalid_frame: { frame: () => frameError({ type: "user_message" }) },
