@@ -98,6 +98,21 @@ async function switchMode(page: Page, key: string, name: string): Promise<void> 
 /** The chips of the files the composer holds, as they read. */
 const chips = (page: Page) => page.locator("#attachment-chips > li > span").allInnerTexts();
 
+/** The composer's chips once `count` are drawn (a file is read before its chip appears). */
+async function chipsOnceDrawn(page: Page, count: number): Promise<string[]> {
+  await page
+    .locator("#attachment-chips > li > span")
+    .nth(count - 1)
+    .waitFor();
+  return chips(page);
+}
+
+/** The composer's note once it says something (a file is read before it is refused). */
+async function noteOnceShown(page: Page): Promise<string> {
+  await page.waitForFunction(() => (document.querySelector("#attach-note")?.textContent ?? "").trim() !== "");
+  return page.locator("#attach-note").innerText();
+}
+
 /** Sends what the composer holds and waits until the turn completed and the page redrew the session. */
 async function send(page: Page, text: string): Promise<void> {
   const turns = await completedTurns(page);
@@ -146,7 +161,7 @@ describe("text and code files", () => {
         mimeType: "text/markdown",
         buffer: Buffer.from(text),
       });
-      assert.deepEqual(await chips(page), [`File: notes.md (${text.length} bytes)`]);
+      assert.deepEqual(await chipsOnceDrawn(page, 1), [`File: notes.md (${text.length} bytes)`]);
       await send(page, `Summarise this ${script.marker}`);
       assert.equal(
         lastUserSent(script.id),
@@ -164,7 +179,7 @@ describe("text and code files", () => {
     await inMode(["scripted", "Scripted"], async ({ page }) => {
       const script = upstream.createScript([{ type: "completion", content: "ok" }]);
       await dropFile(page, "drop", "app.ts", "video/mp2t", "export const answer = 42;\n");
-      assert.deepEqual(await chips(page), ["File: app.ts (26 bytes)"]);
+      assert.deepEqual(await chipsOnceDrawn(page, 1), ["File: app.ts (26 bytes)"]);
       await send(page, `Review ${script.marker}`);
       const sent = lastUserSent(script.id);
       assert.ok(typeof sent === "string" && sent.includes("Attached file `app.ts` (text/plain):"), String(sent));
@@ -175,7 +190,7 @@ describe("text and code files", () => {
   it("attaches a file pasted into the message box instead of typing it", async () => {
     await inMode(["scripted", "Scripted"], async ({ page }) => {
       await dropFile(page, "paste", "config.json", "application/json", '{"port": 8787}');
-      assert.deepEqual(await chips(page), ["File: config.json (14 bytes)"]);
+      assert.deepEqual(await chipsOnceDrawn(page, 1), ["File: config.json (14 bytes)"]);
       assert.equal(await page.locator("#composer-input").inputValue(), "");
     });
   });
@@ -197,7 +212,7 @@ describe("text and code files", () => {
         buffer: Buffer.alloc(100_001, "x"),
       });
       assert.equal(
-        await page.locator("#attach-note").innerText(),
+        await noteOnceShown(page),
         "big.log was not attached: it is 100,001 bytes; text files may be up to 100,000 bytes (100 KB).",
       );
       assert.deepEqual(await chips(page), []);
@@ -212,7 +227,7 @@ describe("text and code files", () => {
         buffer: Buffer.from([0x4d, 0x5a, 0x00, 0x01]),
       });
       assert.equal(
-        await page.locator("#attach-note").innerText(),
+        await noteOnceShown(page),
         "tool.exe was not attached: it is not a text or code file (or an image). Attach text, code, JSON or Markdown files.",
       );
       assert.deepEqual(await chips(page), []);
@@ -227,7 +242,7 @@ describe("text and code files", () => {
         buffer: Buffer.from([0x00, 0xff, 0xfe, 0x41]),
       });
       assert.equal(
-        await page.locator("#attach-note").innerText(),
+        await noteOnceShown(page),
         "data.txt was not attached: it is not text (it looks like a binary file).",
       );
     });
@@ -238,10 +253,7 @@ describe("images", () => {
   it("refuses an image at once on a mode whose model does not accept images", async () => {
     await inMode(["scripted", "Scripted"], async ({ page }) => {
       await page.locator("#attach-input").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: PNG });
-      assert.equal(
-        await page.locator("#attach-note").innerText(),
-        "dot.png was not attached: the mode's model does not accept images.",
-      );
+      assert.equal(await noteOnceShown(page), "dot.png was not attached: the mode's model does not accept images.");
       assert.deepEqual(await chips(page), []);
       await page.screenshot({ path: `${SHOTS}/attachments-image-refused.png` });
     });
@@ -251,7 +263,7 @@ describe("images", () => {
     await inMode(["vision", "Vision"], async ({ page, problems }) => {
       const script = upstream.createScript([{ type: "completion", content: "A single dot." }]);
       await page.locator("#attach-input").setInputFiles({ name: "dot.png", mimeType: "image/png", buffer: PNG });
-      assert.deepEqual(await chips(page), ["Image: dot.png (70 bytes)"]);
+      assert.deepEqual(await chipsOnceDrawn(page, 1), ["Image: dot.png (70 bytes)"]);
       await page.screenshot({ path: `${SHOTS}/attachments-image-chip.png` });
       await send(page, `What is this? ${script.marker}`);
       assert.deepEqual(lastUserSent(script.id), [
@@ -276,7 +288,7 @@ describe("images", () => {
         () => document.querySelector("#status-line")?.textContent === "The mode's model does not accept images.",
       );
       assert.equal(await page.locator("#composer-input").inputValue(), "What is this?");
-      assert.deepEqual(await chips(page), ["Image: dot.png (70 bytes)"]);
+      assert.deepEqual(await chipsOnceDrawn(page, 1), ["Image: dot.png (70 bytes)"]);
     });
   });
 });
