@@ -71,8 +71,12 @@ interface Opened {
 }
 
 /** A fresh page signed in with the dev-key, in mode `mode` (key, display name); closed after `test`. */
-async function inMode(mode: [string, string], test: (opened: Opened) => Promise<void>): Promise<void> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+async function inMode(
+  mode: [string, string],
+  test: (opened: Opened) => Promise<void>,
+  viewport = { width: 1280, height: 900 },
+): Promise<void> {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   const problems: string[] = [];
@@ -290,5 +294,38 @@ describe("images", () => {
       assert.equal(await page.locator("#composer-input").inputValue(), "What is this?");
       assert.deepEqual(await chipsOnceDrawn(page, 1), ["Image: dot.png (70 bytes)"]);
     });
+  });
+});
+
+describe("on a phone", () => {
+  it("attaches a file with the Attach button at 390 px, shows its chip on the screen, and it reaches the model", async () => {
+    await inMode(
+      ["scripted", "Scripted"],
+      async ({ page, problems }) => {
+        const script = upstream.createScript([{ type: "completion", content: "Read it." }]);
+        await page.locator("#attach-input").setInputFiles({
+          name: "todo.txt",
+          mimeType: "text/plain",
+          buffer: Buffer.from("call the bank"),
+        });
+        assert.deepEqual(await chipsOnceDrawn(page, 1), ["File: todo.txt (13 bytes)"]);
+        const chip = await page.locator("#attachment-chips > li").first().boundingBox();
+        assert.ok(
+          chip && chip.x >= 0 && chip.x + chip.width <= 390,
+          `the chip is on the screen (${JSON.stringify(chip)})`,
+        );
+        await send(page, `What is on my list? ${script.marker}`);
+        const sent = lastUserSent(script.id);
+        assert.ok(typeof sent === "string" && sent.includes("Attached file `todo.txt` (text/plain):"), String(sent));
+        assert.ok(typeof sent === "string" && sent.includes("call the bank"));
+        assert.ok(
+          (await page.evaluate(() => document.documentElement.scrollWidth)) <= 390,
+          "the page does not scroll sideways",
+        );
+        await page.screenshot({ path: `${SHOTS}/attachments-phone.png` });
+        assert.deepEqual(problems, []);
+      },
+      { width: 390, height: 844 },
+    );
   });
 });
