@@ -17,7 +17,7 @@ export const LIMITS = {
 export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /** Media types a text file may have besides text/* (the server's TEXT_APPLICATION_TYPES). */
-const TEXT_APPLICATION_TYPES = new Set([
+export const TEXT_APPLICATION_TYPES = new Set([
   "application/json",
   "application/ld+json",
   "application/xml",
