@@ -1,18 +1,12 @@
 // How a user's attached files reach the model: a text file as a fenced block under the message, named; an image as
 // an OpenAI image_url part (a base64 data URL) for a route that reads images, else as a line saying it is not shown.
+import { fenced } from "../markdown-fence";
 import { estimateTokens } from "../token-estimate";
 import type { StoredAttachment } from "../wire/attachments";
 import type { ChatMessage, ChatUserPart } from "../wire/openai";
 
 /** What an image is counted as in the history budget (estimated tokens): a large image's share on OpenAI's models. */
 export const IMAGE_TOKENS = 1_000;
-
-/** A fence longer than any run of backticks in `text`, so the file cannot end it. */
-function fenced(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = "`".repeat(longest + 1);
-  return `${fence}\n${text}\n${fence}`;
-}
 
 /** The text file as the model reads it: its name and type, then its text fenced. */
 function textFileBlock(file: StoredAttachment): string {

@@ -107,12 +107,13 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const { beforeMessage, mode: asked } = c.req.valid("json");
-      const source = sessionStub(c.env, c.req.valid("param").sessionId);
-      const seed = unwrap(await source.branchSeed(caller(c), beforeMessage));
+      // An unknown mode is refused before the conversation is copied out of the source.
       const catalog = new D1AgentModeCatalogService(c.var.db);
       if (asked && !(await catalog.getMode(asked))) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, asked), { param: "mode" });
       }
+      const source = sessionStub(c.env, c.req.valid("param").sessionId);
+      const seed = unwrap(await source.branchSeed(caller(c), beforeMessage));
       const branch = { origin: seed.origin, messages: seed.messages };
       const session = await createSession(c.env, c.var.principal, asked ?? seed.mode, hintOf(c), branch);
       const { sessionId, mode, status, createdAt, branchOf } = session;

@@ -1,6 +1,8 @@
 // A session's whole conversation as one export (GET /context/sessions/:id/export): JSON a system can import, in the
 // versioned shape `aptix.session.v1` (docs/api.md), or Markdown a person can read, tool calls and results included.
+
 import { publicToolCall } from "../agent/agent-tool-call";
+import { fenced } from "../markdown-fence";
 import { SESSION_EXPORT_FORMAT, type SessionExport } from "../wire/session";
 import type { ConversationMessage } from "../wire/turn";
 import { shownMessage } from "./session-rows";
@@ -64,13 +66,6 @@ export function exportFile(doc: SessionExport, format: ExportFormat): ExportFile
         filename: `${name}.json`,
       }
     : { body: markdown(doc), contentType: "text/markdown; charset=utf-8", filename: `${name}.md` };
-}
-
-/** A fence longer than any run of backticks in `text`, so the text cannot end it. */
-function fenced(text: string, language = ""): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = "`".repeat(longest + 1);
-  return `${fence}${language}\n${text}\n${fence}`;
 }
 
 /** JSON text pretty-printed when it parses; as it is otherwise. */

@@ -4,7 +4,7 @@
 // headers, the single sign-on client's secret; and aptix's own key and token formats).
 
 import { SettingsVars } from "../../settings";
-import type { ChatMessage } from "../../wire/openai";
+import { type ChatMessage, userText } from "../../wire/openai";
 
 /** The most characters one content attribute carries. */
 export const CONTENT_CHARS = 16_384;
@@ -68,7 +68,8 @@ type Part =
 export function genAiMessages(messages: readonly ChatMessage[]): { role: string; parts: Part[] }[] {
   return messages.map((m) => {
     const parts: Part[] = [];
-    const text = typeof m.content === "string" ? m.content : m.content == null ? "" : JSON.stringify(m.content);
+    // A user's message with images: its text parts (each image's naming line among them), never an image's data.
+    const text = typeof m.content === "string" ? m.content : m.content == null ? "" : userText(m.content);
     if (m.role === "tool") {
       parts.push({ type: "tool_call_response", id: m.tool_call_id ?? "", response: text });
     } else if (text !== "") {
