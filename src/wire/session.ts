@@ -102,7 +102,9 @@ export type Artifact = z.infer<typeof Artifact>;
 /**
  * Where a session branched from (POST /context/sessions/:id/branches): the session, and the seq there of the user's
  * message the branch was started before (the branch has the conversation before it). Sessions with the same origin
- * are alternatives to each other and to the source from that message on.
+ * are alternatives to each other and to the source from that message on. Not the branch of `agent_change_mode`
+ * (TUL-007, `branch: true`): that one is a new session in another mode, linked by `parentSessionId`, with no
+ * conversation copied.
  */
 export const BranchOrigin = z.object({ sessionId: z.string(), beforeMessage: z.number().int() });
 export type BranchOrigin = z.infer<typeof BranchOrigin>;
