@@ -4,9 +4,11 @@
 // (test/observability/otlp-receiver.ts, in a process of its own: bench/support/otlp-collector.ts). Two requests on each: a passthrough chat completion through /v1, and an
 // agent turn through /agent/v1/chat/completions continuing its session (X-Aptix-Session; a new session every
 // MESSAGES_PER_SESSION messages). One request at a time, the four ways taking turns, so all see the same load.
-// The run is split into BENCH_BLOCKS blocks (4 by default), each with two fresh Worker processes started in
-// alternating order: an A/A run (both untraced) showed a pair of processes can differ by 3% on its own (where each
-// lands on the two cores), so one pair's luck must not decide the figure. The samples of all blocks are pooled.
+// The run is split into BENCH_BLOCKS blocks (8 by default), each with two fresh Worker processes (the traced one
+// started first in every other block): a pair of processes can differ by 3% on its own (where each lands on
+// the two cores; seen in A/A runs), so one pair's luck must not decide the figure. The samples of all blocks are
+// pooled, and each block's own ratio is printed: their spread is the method's. With 4 blocks, runs of the same code
+// differed by up to 0.05x.
 // BENCH_AA=1 runs the same with the "traced" Worker untraced too: the noise floor, for comparison.
 // Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
 import { spawn } from "node:child_process";
@@ -22,9 +24,9 @@ import { fixed, percentile, table } from "./support/stats.ts";
 /** seeds/local.sql's key (chat and admin), which the local database of `startLocalWorker` holds. */
 const KEY = "dev-key";
 const WARMUP = 30;
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 600);
 const MESSAGES_PER_SESSION = 10;
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4);
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8);
 /** Both Workers untraced: the spread of the method itself. */
 const AA = process.env.BENCH_AA === "1";
 const GOALS = { passthrough: 1.03, turn: 1.05 } as const;
@@ -36,6 +38,8 @@ interface Way {
   url: string;
   session: string | null;
   ms: number[];
+  /** Each block's median ÷ the untraced way's in the same block. */
+  blockRatios: number[];
 }
 
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
@@ -100,6 +104,7 @@ async function main(): Promise<void> {
       url: "",
       session: null,
       ms: [],
+      blockRatios: [],
     });
     const ways: Way[] = [
       way("passthrough, tracing off", "passthrough", false),
@@ -107,13 +112,15 @@ async function main(): Promise<void> {
       way("agent turn, tracing off", "turn", false),
       way(`agent turn, ${AA ? "untraced (A/A)" : "traced"}`, "turn", true),
     ];
+    const baseline = (w: Way) => ways.find((b) => b.kind === w.kind && !b.traced) as Way;
     const perBlock = Math.ceil(SAMPLES / BLOCKS);
     const received = { spans: 0, traces: 0 };
     for (let block = 0; block < BLOCKS; block++) {
       console.log(`Block ${block + 1} of ${BLOCKS}: two fresh Workers (wrangler dev, no local trace collector) ...`);
       const start = (traced: boolean) =>
         startLocalWorker({ config, vars: traced ? tracedVars : vars, localObservability: false });
-      // The start order alternates: the first process started is not always the same one.
+      // The start order alternates: the first process started is not always the same one. (Not together: a run
+      // that started both at once got a Worker answering without its --var LLM_BASE_URL.)
       const first = await start(block % 2 === 1);
       workers.push(first);
       const second = await start(block % 2 === 0);
@@ -130,10 +137,16 @@ async function main(): Promise<void> {
         w.ms = kept[k] as number[];
       });
       await collected(receiver.stats, "/clear");
+      const from = ways.map((w) => w.ms.length);
       const rounds = Math.min(perBlock, SAMPLES - block * perBlock);
       for (let i = 0; i < rounds; i++) {
         for (let k = 0; k < ways.length; k++) await timeRequest(ways[(k + i) % ways.length] as Way, i, content);
       }
+      const blockMedian = (w: Way) => percentile(w.ms.slice(from[ways.indexOf(w)]), 50);
+      for (const w of ways) {
+        if (w.traced) w.blockRatios.push(blockMedian(w) / blockMedian(baseline(w)));
+      }
+      console.log(`  medians (ms): ${ways.map((w) => `${w.name} ${fixed(blockMedian(w))}`).join("; ")}`);
       // The last exports leave after their replies: a moment for them to land before the processes stop.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const got = await collected(receiver.stats);
@@ -143,9 +156,15 @@ async function main(): Promise<void> {
     }
     const got = received;
     const median = (w: Way) => percentile(w.ms, 50);
-    const baseline = (w: Way) => ways.find((b) => b.kind === w.kind && !b.traced) as Way;
     const ratio = (w: Way) => median(w) / median(baseline(w));
-    const rows = ways.map((w) => [w.name, fixed(median(w)), fixed(percentile(w.ms, 99)), `${fixed(ratio(w))}x`]);
+    const rows = ways.map((w) => [
+      w.name,
+      fixed(percentile(w.ms, 10)),
+      fixed(median(w)),
+      fixed(percentile(w.ms, 90)),
+      fixed(percentile(w.ms, 99)),
+      `${fixed(ratio(w))}x`,
+    ]);
     const goals = ways
       .filter((w) => w.traced)
       .map(
@@ -160,9 +179,12 @@ async function main(): Promise<void> {
         "warm-up each), one at a time, all ways taking turns; the traced Worker exports OTLP/HTTP protobuf to a",
         `receiver on loopback after each reply.${AA ? " A/A RUN: both Workers untraced." : ""}`,
         "",
-        table(["ms per request", "median", "p99", "/ tracing off"], rows),
+        table(["ms per request", "p10", "median", "p90", "p99", "/ tracing off"], rows),
         "",
         ...goals,
+        ...ways
+          .filter((w) => w.traced)
+          .map((w) => `${w.name}, each block's own ratio: ${w.blockRatios.map((r) => fixed(r)).join(", ")}`),
         `the collector got ${got.spans} spans of ${got.traces} traces (${fixed(got.spans / (2 * SAMPLES))} a traced request)`,
       ].join("\n"),
     );
