@@ -1,14 +1,17 @@
 // Benchmark of tracing (issue 29): what exporting every request's spans to an OTLP collector costs a reply.
-// Two Workers under wrangler dev in front of the same scripted upstream (neither with wrangler's local trace
+// Two Workers, copies of ours, in front of the same scripted upstream (neither with wrangler's local trace
 // collector): one with tracing off (no endpoint), one exporting OTLP/HTTP protobuf to a real receiver on loopback
-// (test/observability/otlp-receiver.ts, in a process of its own: bench/support/otlp-collector.ts). Two requests on each: a passthrough chat completion through /v1, and an
-// agent turn through /agent/v1/chat/completions continuing its session (X-Aptix-Session; a new session every
-// MESSAGES_PER_SESSION messages). One request at a time, the four ways taking turns, so all see the same load.
-// The run is split into BENCH_BLOCKS blocks (8 by default), each with two fresh Worker processes (the traced one
-// started first in every other block): a pair of processes can differ by 3% on its own (where each lands on
-// the two cores; seen in A/A runs), so one pair's luck must not decide the figure. The samples of all blocks are
-// pooled, and each block's own ratio is printed: their spread is the method's. With 4 blocks, runs of the same code
-// differed by up to 0.05x.
+// (test/observability/otlp-receiver.ts, in a process of its own: bench/support/otlp-collector.ts). Two requests on
+// each: a passthrough chat completion through /v1, and an agent turn through /agent/v1/chat/completions continuing
+// its session (X-Aptix-Session; a new session every MESSAGES_PER_SESSION messages). One request at a time, the four
+// ways taking turns, so all see the same load.
+// Both Workers run in ONE `wrangler dev` (one workerd process, an isolate each, as Workers share a process in
+// production), behind a front Worker that hands each request to the one it names (bench/tracing-pair-router.ts):
+// two processes differ by up to 3% on their own (where each lands on the two cores; seen in A/A runs), which is as
+// much as the cost measured. BENCH_PROCESSES=two runs each Worker in a `wrangler dev` of its own instead (the
+// method before; the traced one started first in every other block).
+// The run is split into BENCH_BLOCKS blocks (8 by default), each with fresh processes. The samples of all blocks
+// are pooled, and each block's own ratio is printed: their spread is the method's.
 // BENCH_AA=1 runs the same with the "traced" Worker untraced too: the noise floor, for comparison.
 // Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
 import { spawn } from "node:child_process";
@@ -17,7 +20,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
-import { benchConfig } from "./support/bench-config.ts";
+import { benchConfig, pairConfigs } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
@@ -29,6 +32,8 @@ const MESSAGES_PER_SESSION = 10;
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8);
 /** Both Workers untraced: the spread of the method itself. */
 const AA = process.env.BENCH_AA === "1";
+/** Both Workers in one `wrangler dev` (the default), or each in its own. */
+const PROCESSES = process.env.BENCH_PROCESSES === "two" ? "two" : "one";
 const GOALS = { passthrough: 1.03, turn: 1.05 } as const;
 
 interface Way {
@@ -36,6 +41,8 @@ interface Way {
   kind: keyof typeof GOALS;
   traced: boolean;
   url: string;
+  /** The front Worker's `x-bench-worker` (one process). */
+  worker: "traced" | "untraced";
   session: string | null;
   ms: number[];
   /** Each block's median ÷ the untraced way's in the same block. */
@@ -47,10 +54,11 @@ const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/j
 async function timeRequest(way: Way, i: number, content: string): Promise<void> {
   if (i % MESSAGES_PER_SESSION === 0) way.session = null;
   const passthrough = way.kind === "passthrough";
+  const sent = { ...headers, "x-bench-worker": way.worker, ...(way.session ? { "x-aptix-session": way.session } : {}) };
   const started = performance.now();
   const response = await fetch(`${way.url}${passthrough ? "/v1/chat/completions" : "/agent/v1/chat/completions"}`, {
     method: "POST",
-    headers: way.session ? { ...headers, "x-aptix-session": way.session } : headers,
+    headers: sent,
     body: JSON.stringify({
       model: passthrough ? "bench-model" : "aptix-agent/general",
       messages: [{ role: "user", content: `${content} (${i})` }],
@@ -92,9 +100,10 @@ async function main(): Promise<void> {
     void stopAll().then(() => process.exit(130));
   });
   try {
-    const config = await benchConfig(tmp, true);
     const vars = { LLM_BASE_URL: `${upstream.url}/v1` };
     const tracedVars = AA ? vars : { ...vars, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+    const config = await benchConfig(tmp, true);
+    const pair = await pairConfigs(tmp, { untraced: vars, traced: tracedVars });
     const script = upstream.createScript([{ type: "completion", content: "pong" }], { repeat: true, record: false });
     const content = `ping ${script.marker}`;
     const way = (name: string, kind: Way["kind"], traced: boolean): Way => ({
@@ -102,6 +111,7 @@ async function main(): Promise<void> {
       kind,
       traced,
       url: "",
+      worker: traced ? "traced" : "untraced",
       session: null,
       ms: [],
       blockRatios: [],
@@ -116,20 +126,28 @@ async function main(): Promise<void> {
     const perBlock = Math.ceil(SAMPLES / BLOCKS);
     const received = { spans: 0, traces: 0 };
     for (let block = 0; block < BLOCKS; block++) {
-      console.log(`Block ${block + 1} of ${BLOCKS}: two fresh Workers (wrangler dev, no local trace collector) ...`);
-      const start = (traced: boolean) =>
-        startLocalWorker({ config, vars: traced ? tracedVars : vars, localObservability: false });
-      // The start order alternates: the first process started is not always the same one. (Not together: a run
-      // that started both at once got a Worker answering without its --var LLM_BASE_URL.)
-      const first = await start(block % 2 === 1);
-      workers.push(first);
-      const second = await start(block % 2 === 0);
-      workers.push(second);
-      const [off, on] = block % 2 === 1 ? [second, first] : [first, second];
-      for (const w of ways) {
-        w.url = w.traced ? on.url : off.url;
-        w.session = null;
+      console.log(`Block ${block + 1} of ${BLOCKS}: fresh Workers (wrangler dev, no local trace collector) ...`);
+      if (PROCESSES === "one") {
+        const both = await startLocalWorker({
+          config: pair.router,
+          auxiliary: pair.workers,
+          localObservability: false,
+        });
+        workers.push(both);
+        for (const w of ways) w.url = both.url;
+      } else {
+        const start = (traced: boolean) =>
+          startLocalWorker({ config, vars: traced ? tracedVars : vars, localObservability: false });
+        // The start order alternates: the first process started is not always the same one. (Not together: a run
+        // that started both at once got a Worker answering without its --var LLM_BASE_URL.)
+        const first = await start(block % 2 === 1);
+        workers.push(first);
+        const second = await start(block % 2 === 0);
+        workers.push(second);
+        const [off, on] = block % 2 === 1 ? [second, first] : [first, second];
+        for (const w of ways) w.url = w.traced ? on.url : off.url;
       }
+      for (const w of ways) w.session = null;
       const kept = ways.map((w) => w.ms);
       for (const w of ways) w.ms = [];
       for (let i = 0; i < WARMUP; i++) for (const w of ways) await timeRequest(w, i, content);
@@ -174,7 +192,7 @@ async function main(): Promise<void> {
     console.log(
       [
         "",
-        `Tracing benchmark (wrangler dev, ${new Date().toISOString().slice(0, 10)}): a non-streamed passthrough chat`,
+        `Tracing benchmark (wrangler dev, ${PROCESSES === "one" ? "both Workers in one process" : "a process each"}, ${new Date().toISOString().slice(0, 10)}): a non-streamed passthrough chat`,
         `completion and an agent turn, ${SAMPLES} requests per way in ${BLOCKS} blocks of fresh Workers (${WARMUP}`,
         "warm-up each), one at a time, all ways taking turns; the traced Worker exports OTLP/HTTP protobuf to a",
         `receiver on loopback after each reply.${AA ? " A/A RUN: both Workers untraced." : ""}`,

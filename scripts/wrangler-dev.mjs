@@ -4,16 +4,18 @@
 // wrangler dev flag works and a `--var` of theirs wins. Ctrl-C stops wrangler; its exit code becomes ours.
 import { spawn } from "node:child_process";
 
+/** The vars the local server always gets (a `--var` given after `--` wins). */
+export const LOCAL_DEV_VARS = {
+  WORKERS_AI_MODEL: "",
+  MCP_ALLOW_HTTP_LOOPBACK: "true",
+  ALLOWED_HOSTS: "localhost,127.0.0.1,[::1]",
+};
+
 /** What the local server always gets, before the arguments given. */
 export const LOCAL_DEV_ARGS = [
   "dev",
   "--local",
-  "--var",
-  "WORKERS_AI_MODEL:",
-  "--var",
-  "MCP_ALLOW_HTTP_LOOPBACK:true",
-  "--var",
-  "ALLOWED_HOSTS:localhost,127.0.0.1,[::1]",
+  ...Object.entries(LOCAL_DEV_VARS).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
 ];
 
 /** Passed on to wrangler: a terminal's Ctrl-C reaches it anyway, a `kill` of this process only through us. */

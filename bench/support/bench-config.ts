@@ -3,6 +3,7 @@
 // assets frozen for the run.
 import { access, cp, readFile, symlink, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { LOCAL_DEV_VARS } from "../../scripts/wrangler-dev.mjs";
 
 /** The limit the copy gives MODEL_CALL_LIMITER: a benchmark measures the Worker, not the limit. */
 export const BENCH_MODEL_CALL_LIMIT = 1_000_000_000;
@@ -75,4 +76,41 @@ export async function snapshotAssetsConfig(dir: string, config: string): Promise
   const path = join(dir, config.replaceAll("/", "_"));
   await writeFile(path, text);
   return path;
+}
+
+/** The names bench/tracing-pair-router.wrangler.toml binds, by the vars each gets. */
+const PAIR_NAMES = ["aptix-bench-untraced", "aptix-bench-traced"] as const;
+
+/**
+ * Two copies of ours (`benchConfig(dir, true)`) for one `wrangler dev` behind bench/tracing-pair-router.ts: named as
+ * the router binds them, each with its own vars in a [vars] table, as npm start's local vars and `vars` (a `--var`
+ * reaches the primary Worker only), and without the Workers AI binding (remote, which `--local` turns off for the
+ * primary only; the local server has no Workers AI model anyway). Returns the router's config and the two copies',
+ * untraced first.
+ */
+export async function pairConfigs(
+  dir: string,
+  vars: { untraced: Record<string, string>; traced: Record<string, string> },
+): Promise<{ router: string; workers: [string, string] }> {
+  const ours = await readFile(await benchConfig(dir, true), "utf8");
+  if (/^\[vars\]$/m.test(ours)) throw new Error("wrangler.toml has a [vars] table: the pair's copies would get two");
+  const copy = async (name: string, own: Record<string, string>) => {
+    const table = Object.entries({ ...LOCAL_DEV_VARS, ...own }).map(
+      ([key, value]) => `${key} = ${JSON.stringify(value)}`,
+    );
+    const text = ours
+      .replace(/^name = "aptix-edge"$/m, `name = "${name}"`)
+      // The whole [ai] table, as the [assets] one above.
+      .replace(/^\[ai\]\n(?:(?!\[).*\n)*/m, "")
+      .concat(`\n[vars]\n${table.join("\n")}\n`);
+    if (!text.includes(`name = "${name}"`)) throw new Error("wrangler.toml's name is not the one the pair renames");
+    const path = join(dir, `${name}.wrangler.toml`);
+    await writeFile(path, text);
+    return path;
+  };
+  const [untraced, traced] = PAIR_NAMES;
+  return {
+    router: await snapshotAssetsConfig(dir, "bench/tracing-pair-router.wrangler.toml"),
+    workers: [await copy(untraced, vars.untraced), await copy(traced, vars.traced)],
+  };
 }

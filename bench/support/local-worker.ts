@@ -20,7 +20,12 @@ export interface LocalWorker {
 export interface LocalWorkerOptions {
   /** A wrangler config other than ./wrangler.toml (the benchmarks' minimal worker). */
   config?: string;
-  /** `--var NAME:VALUE` overrides, for example LLM_BASE_URL. */
+  /**
+   * Auxiliary Workers' configs, run by the same `wrangler dev` (one workerd process) after `config`, its primary,
+   * and reached through its service bindings. The local database is then migrated with the first of them.
+   */
+  auxiliary?: string[];
+  /** `--var NAME:VALUE` overrides, for example LLM_BASE_URL (the primary Worker's only). */
   vars?: Record<string, string>;
   /** Apply D1 migrations and seeds/local.sql first (default true; false with a `stateDir`). */
   database?: boolean;
@@ -94,6 +99,8 @@ async function waitUntilReady(url: string, child: ChildProcess, timeoutMs: numbe
 export async function startLocalWorker(options: LocalWorkerOptions = {}): Promise<LocalWorker> {
   const stateDir = options.stateDir ?? (await mkdtemp(join(tmpdir(), "aptix-worker-")));
   const config = ["--config", options.config ?? "wrangler.toml"];
+  const auxiliary = (options.auxiliary ?? []).flatMap((path) => ["--config", path]);
+  const databaseConfig = options.auxiliary?.[0] ? ["--config", options.auxiliary[0]] : config;
   const env = {
     ...process.env,
     WRANGLER_SEND_METRICS: "false",
@@ -102,9 +109,9 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     ...(options.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
   };
   if (!options.throughNpmStart && (options.database ?? !options.stateDir)) {
-    await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...config], env);
+    await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...databaseConfig], env);
     await run(
-      ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...config],
+      ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...databaseConfig],
       env,
     );
   }
@@ -120,6 +127,7 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
       options.throughNpmStart ? "start" : "dev",
       "--",
       ...config,
+      ...auxiliary,
       "--ip",
       "127.0.0.1",
       "--port",

@@ -1,0 +1,19 @@
+// The tracing benchmark's front Worker: both Workers it compares run as auxiliary Workers of one `wrangler dev`
+// (one workerd process, an isolate each), and this one hands each request to the one its `x-bench-worker` header
+// names, through a service binding: both ways take the same hop.
+
+/** A service binding, as much of it as this uses (Node's types do not have it). */
+interface Service {
+  fetch(request: Request): Promise<Response>;
+}
+
+interface PairEnv {
+  UNTRACED: Service;
+  TRACED: Service;
+}
+
+export default {
+  fetch(request: Request, env: PairEnv): Promise<Response> {
+    return (request.headers.get("x-bench-worker") === "traced" ? env.TRACED : env.UNTRACED).fetch(request);
+  },
+};
