@@ -1,6 +1,6 @@
-// The tracing benchmark's front Worker: both Workers it compares run as auxiliary Workers of one `wrangler dev`
+// The tracing benchmark's front Worker: the two Workers it compares run as auxiliary Workers of one `wrangler dev`
 // (one workerd process, an isolate each), and this one hands each request to the one its `x-bench-worker` header
-// names, through a service binding: both ways take the same hop.
+// names (`a` or `b`), through a service binding: both ways take the same hop.
 
 /** A service binding, as much of it as this uses (Node's types do not have it). */
 interface Service {
@@ -8,12 +8,12 @@ interface Service {
 }
 
 interface PairEnv {
-  UNTRACED: Service;
-  TRACED: Service;
+  A: Service;
+  B: Service;
 }
 
 export default {
   fetch(request: Request, env: PairEnv): Promise<Response> {
-    return (request.headers.get("x-bench-worker") === "traced" ? env.TRACED : env.UNTRACED).fetch(request);
+    return (request.headers.get("x-bench-worker") === "b" ? env.B : env.A).fetch(request);
   },
 };

@@ -6,12 +6,14 @@
 // its session (X-Aptix-Session; a new session every MESSAGES_PER_SESSION messages). One request at a time, the four
 // ways taking turns, so all see the same load.
 // Both Workers run in ONE `wrangler dev` (one workerd process, an isolate each, as Workers share a process in
-// production), behind a front Worker that hands each request to the one it names (bench/tracing-pair-router.ts):
-// two processes differ by up to 3% on their own (where each lands on the two cores; seen in A/A runs), which is as
-// much as the cost measured. BENCH_PROCESSES=two runs each Worker in a `wrangler dev` of its own instead (the
-// method before; the traced one started first in every other block).
-// The run is split into BENCH_BLOCKS blocks (8 by default), each with fresh processes. The samples of all blocks
-// are pooled, and each block's own ratio is printed: their spread is the method's.
+// production), behind a front Worker that hands each request to the one it names (bench/tracing-pair-router.ts);
+// which of the two is traced alternates from block to block. BENCH_PROCESSES=two runs each Worker in a `wrangler
+// dev` of its own instead (the method before: two processes differ by up to 3% on their own, where each lands on
+// the two cores).
+// The run is split into BENCH_BLOCKS blocks (8 by default), each with fresh processes; the samples of all blocks
+// are pooled, and each block's own ratio is printed. A median of n requests whose times spread as these do (p10 to
+// p90: 11 to 22 ms) is known to about 1.25 sigma / sqrt(n): with 600 requests a way, a ratio of two medians is
+// known to about 2%, as much as the cost measured; with BENCH_SAMPLES' default of 4,000, to about 0.8%.
 // BENCH_AA=1 runs the same with the "traced" Worker untraced too: the noise floor, for comparison.
 // Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
 import { spawn } from "node:child_process";
@@ -27,7 +29,7 @@ import { fixed, percentile, table } from "./support/stats.ts";
 /** seeds/local.sql's key (chat and admin), which the local database of `startLocalWorker` holds. */
 const KEY = "dev-key";
 const WARMUP = 30;
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 600);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 4_000);
 const MESSAGES_PER_SESSION = 10;
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 8);
 /** Both Workers untraced: the spread of the method itself. */
@@ -41,8 +43,8 @@ interface Way {
   kind: keyof typeof GOALS;
   traced: boolean;
   url: string;
-  /** The front Worker's `x-bench-worker` (one process). */
-  worker: "traced" | "untraced";
+  /** The front Worker's `x-bench-worker`: which of the pair serves this way in the current block (one process). */
+  worker: "a" | "b";
   session: string | null;
   ms: number[];
   /** Each block's median ÷ the untraced way's in the same block. */
@@ -103,7 +105,6 @@ async function main(): Promise<void> {
     const vars = { LLM_BASE_URL: `${upstream.url}/v1` };
     const tracedVars = AA ? vars : { ...vars, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
     const config = await benchConfig(tmp, true);
-    const pair = await pairConfigs(tmp, { untraced: vars, traced: tracedVars });
     const script = upstream.createScript([{ type: "completion", content: "pong" }], { repeat: true, record: false });
     const content = `ping ${script.marker}`;
     const way = (name: string, kind: Way["kind"], traced: boolean): Way => ({
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
       kind,
       traced,
       url: "",
-      worker: traced ? "traced" : "untraced",
+      worker: "a",
       session: null,
       ms: [],
       blockRatios: [],
@@ -128,13 +129,19 @@ async function main(): Promise<void> {
     for (let block = 0; block < BLOCKS; block++) {
       console.log(`Block ${block + 1} of ${BLOCKS}: fresh Workers (wrangler dev, no local trace collector) ...`);
       if (PROCESSES === "one") {
+        // Which of the pair is traced alternates: the two isolates of one process are not quite alike either.
+        const tracedIs = block % 2 === 0 ? "b" : "a";
+        const pair = await pairConfigs(tmp, tracedIs === "b" ? { a: vars, b: tracedVars } : { a: tracedVars, b: vars });
         const both = await startLocalWorker({
           config: pair.router,
           auxiliary: pair.workers,
           localObservability: false,
         });
         workers.push(both);
-        for (const w of ways) w.url = both.url;
+        for (const w of ways) {
+          w.url = both.url;
+          w.worker = w.traced === (tracedIs === "b") ? "b" : "a";
+        }
       } else {
         const start = (traced: boolean) =>
           startLocalWorker({ config, vars: traced ? tracedVars : vars, localObservability: false });

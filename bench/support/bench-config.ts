@@ -78,19 +78,18 @@ export async function snapshotAssetsConfig(dir: string, config: string): Promise
   return path;
 }
 
-/** The names bench/tracing-pair-router.wrangler.toml binds, by the vars each gets. */
-const PAIR_NAMES = ["aptix-bench-untraced", "aptix-bench-traced"] as const;
+/** The Workers bench/tracing-pair-router.wrangler.toml binds, by their `x-bench-worker`. */
+const PAIR_NAMES = { a: "aptix-bench-a", b: "aptix-bench-b" } as const;
 
 /**
  * Two copies of ours (`benchConfig(dir, true)`) for one `wrangler dev` behind bench/tracing-pair-router.ts: named as
  * the router binds them, each with its own vars in a [vars] table, as npm start's local vars and `vars` (a `--var`
  * reaches the primary Worker only), and without the Workers AI binding (remote, which `--local` turns off for the
- * primary only; the local server has no Workers AI model anyway). Returns the router's config and the two copies',
- * untraced first.
+ * primary only; the local server has no Workers AI model anyway). Returns the router's config and the two copies'.
  */
 export async function pairConfigs(
   dir: string,
-  vars: { untraced: Record<string, string>; traced: Record<string, string> },
+  vars: Record<keyof typeof PAIR_NAMES, Record<string, string>>,
 ): Promise<{ router: string; workers: [string, string] }> {
   const ours = await readFile(await benchConfig(dir, true), "utf8");
   if (/^\[vars\]$/m.test(ours)) throw new Error("wrangler.toml has a [vars] table: the pair's copies would get two");
@@ -108,9 +107,8 @@ export async function pairConfigs(
     await writeFile(path, text);
     return path;
   };
-  const [untraced, traced] = PAIR_NAMES;
   return {
     router: await snapshotAssetsConfig(dir, "bench/tracing-pair-router.wrangler.toml"),
-    workers: [await copy(untraced, vars.untraced), await copy(traced, vars.traced)],
+    workers: [await copy(PAIR_NAMES.a, vars.a), await copy(PAIR_NAMES.b, vars.b)],
   };
 }
