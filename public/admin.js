@@ -419,13 +419,19 @@ async function start() {
     say(refused ? "This page needs a key with the admin scope." : String(error), true);
     return;
   }
+  // Busy until the page's first figures are in (assistive technology waits for them; so do the browser tests).
+  el.admin.setAttribute("aria-busy", "true");
   el.admin.hidden = false;
   el.newKeyForm.addEventListener("submit", createKey);
   el.budgetForm.addEventListener("submit", saveBudget);
   el.copyKey.addEventListener("click", () => void navigator.clipboard?.writeText(el.newKeyValue.textContent ?? ""));
   el.usageBy.addEventListener("change", () => void loadUsage());
   el.usageCsv.addEventListener("click", () => void downloadCsv());
-  await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog()]);
+  try {
+    await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog()]);
+  } finally {
+    el.admin.removeAttribute("aria-busy");
+  }
 }
 
 void start();

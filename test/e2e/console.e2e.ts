@@ -607,7 +607,8 @@ describe("the admin page", () => {
     await page.keyboard.press("Enter");
     await page.locator("#open-admin").waitFor({ state: "visible" });
     await page.locator("#open-admin").click();
-    await page.locator("#admin").waitFor({ state: "visible" });
+    // Typed into once its first loads are done: keys typed while they were in flight once went missing.
+    await page.locator("#admin:not([aria-busy])").waitFor({ state: "visible" });
   });
 
   after(async () => {
