@@ -13,7 +13,7 @@
 // The run is split into BENCH_BLOCKS blocks (8 by default), each with fresh processes; the samples of all blocks
 // are pooled, and each block's own ratio is printed. A median of n requests whose times spread as these do (p10 to
 // p90: 11 to 22 ms) is known to about 1.25 sigma / sqrt(n): with 600 requests a way, a ratio of two medians is
-// known to about 2%, as much as the cost measured; with BENCH_SAMPLES' default of 4,000, to about 0.8%.
+// known to about 2%, as much as the cost measured; with BENCH_SAMPLES' default of 4,000, to about 0.7%.
 // BENCH_AA=1 runs the same with the "traced" Worker untraced too: the noise floor, for comparison.
 // Goal: the traced passthrough within 1.03x and the traced turn within 1.05x of the untraced (medians).
 import { spawn } from "node:child_process";
