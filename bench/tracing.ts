@@ -104,7 +104,6 @@ async function main(): Promise<void> {
   try {
     const vars = { LLM_BASE_URL: `${upstream.url}/v1` };
     const tracedVars = AA ? vars : { ...vars, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
-    const config = await benchConfig(tmp, true);
     const script = upstream.createScript([{ type: "completion", content: "pong" }], { repeat: true, record: false });
     const content = `ping ${script.marker}`;
     const way = (name: string, kind: Way["kind"], traced: boolean): Way => ({
@@ -143,6 +142,7 @@ async function main(): Promise<void> {
           w.worker = w.traced === (tracedIs === "b") ? "b" : "a";
         }
       } else {
+        const config = await benchConfig(tmp, true);
         const start = (traced: boolean) =>
           startLocalWorker({ config, vars: traced ? tracedVars : vars, localObservability: false });
         // The start order alternates: the first process started is not always the same one. (Not together: a run

@@ -30,6 +30,11 @@ export async function sourceSnapshot(dir: string): Promise<string> {
   return snapshot;
 }
 
+/** `text` without its top-level table `[name]`: every line up to the next table (its comments and blank lines too). */
+function withoutTable(text: string, name: string): string {
+  return text.replace(new RegExp(`^\\[${name}\\]\\n(?:(?!\\[).*\\n)*`, "m"), "");
+}
+
 /** Paths in a wrangler config are relative to the config file; its copy lives elsewhere. */
 function absolutePaths(text: string, from: (field: string, path: string) => string): string {
   return text.replace(
@@ -53,8 +58,7 @@ export async function benchConfig(dir: string, simulated: boolean): Promise<stri
   const match = block.exec(text);
   if (!match) throw new Error("wrangler.toml has no MODEL_CALL_LIMITER block the benchmark understands");
   text = text.replace(block, simulated ? match[0].replace(/limit = \d+/, `limit = ${BENCH_MODEL_CALL_LIMIT}`) : "");
-  // The whole [assets] table: every line up to the next table (its comments and blank lines too).
-  if (!simulated) text = text.replace(/^\[assets\]\n(?:(?!\[).*\n)*/m, "");
+  if (!simulated) text = withoutTable(text, "assets");
   const path = join(dir, simulated ? "wrangler.toml" : "wrangler.no-simulators.toml");
   await writeFile(path, text);
   return path;
@@ -97,10 +101,8 @@ export async function pairConfigs(
     const table = Object.entries({ ...LOCAL_DEV_VARS, ...own }).map(
       ([key, value]) => `${key} = ${JSON.stringify(value)}`,
     );
-    const text = ours
+    const text = withoutTable(ours, "ai")
       .replace(/^name = "aptix-edge"$/m, `name = "${name}"`)
-      // The whole [ai] table, as the [assets] one above.
-      .replace(/^\[ai\]\n(?:(?!\[).*\n)*/m, "")
       .concat(`\n[vars]\n${table.join("\n")}\n`);
     if (!text.includes(`name = "${name}"`)) throw new Error("wrangler.toml's name is not the one the pair renames");
     const path = join(dir, `${name}.wrangler.toml`);

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import type { AxeResults } from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
-import { completedTurns, launchChromium, signInWithDevKey, waitForTurnAfter } from "./support.ts";
+import { adminPageReady, completedTurns, launchChromium, signInWithDevKey, waitForTurnAfter } from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
@@ -91,7 +91,7 @@ async function consoleWithTour(page: Page): Promise<void> {
 
 async function openAdmin(page: Page): Promise<void> {
   await page.goto(`${worker.url}/admin.html`);
-  await page.locator("#admin").waitFor({ state: "visible" });
+  await adminPageReady(page);
   await page.locator("#keys-body tr").first().waitFor();
   await page.locator("#usage-chart canvas").waitFor();
 }

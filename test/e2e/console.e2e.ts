@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { startEverythingServer } from "../mcp/reference-server.ts";
 import { startScriptedUpstream } from "../upstream/scripted-upstream.ts";
-import { adminPut, completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
+import { adminPageReady, adminPut, completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const VIEWPORTS = [
@@ -608,7 +608,7 @@ describe("the admin page", () => {
     await page.locator("#open-admin").waitFor({ state: "visible" });
     await page.locator("#open-admin").click();
     // Typed into once its first loads are done: keys typed while they were in flight once went missing.
-    await page.locator("#admin:not([aria-busy])").waitFor({ state: "visible" });
+    await adminPageReady(page);
   });
 
   after(async () => {
@@ -635,7 +635,7 @@ describe("the admin page", () => {
     assert.equal(check.status, 200);
     await page.locator("#keys-body tr", { hasText: "e2e key" }).waitFor();
     await page.reload();
-    await page.locator("#admin").waitFor({ state: "visible" });
+    await adminPageReady(page);
     assert.equal(await page.locator("#new-key-secret").isVisible(), false);
     assert.equal((await page.content()).includes(secret), false);
   });

@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { type ScriptedUpstream, startScriptedUpstream } from "../upstream/scripted-upstream.ts";
 import {
+  adminPageReady,
   collectProblems,
   completedTurns,
   launchChromium,
@@ -211,7 +212,7 @@ describe("the admin page on a phone (390x844)", () => {
     page.setDefaultTimeout(15_000);
     await signInWithDevKey(page, worker.url);
     await page.goto(`${worker.url}/admin.html`);
-    await page.locator("#admin").waitFor({ state: "visible" });
+    await adminPageReady(page);
     await page.locator("#keys-body tr").first().waitFor();
     await page.locator("#usage-chart canvas").waitFor();
     await page.screenshot({ path: `${SHOTS}/phone-admin.png`, fullPage: true });

@@ -71,3 +71,8 @@ export async function signInWithDevKey(page: Page, url: string): Promise<void> {
   await page.locator("#app").waitFor({ state: "visible" });
   await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
 }
+
+/** Waits until the admin page is shown with its first loads done (`#admin` no longer `aria-busy`). */
+export async function adminPageReady(page: Page): Promise<void> {
+  await page.locator("#admin:not([aria-busy])").waitFor({ state: "visible" });
+}
