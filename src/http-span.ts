@@ -1,12 +1,13 @@
 // The Worker's request as a SERVER span: an incoming W3C `traceparent` is continued, the span is active for
 // everything the request does (its session object call, its upstream requests), and it ends with the route, the
-// status and who called (the key's id and the user, never the key). Tracing off: one settings lookup, then next().
+// status and who called (the key's id and the user, never the key), recorded after the reply. Tracing off: one
+// settings lookup, then next().
 import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import type { AppBindings } from "./http";
 import { ATTR } from "./observability/tracing/attributes";
-import { contextFromHeaders, contextWith, tracingFor } from "./observability/tracing/tracing";
+import { contextFromHeaders, contextWith, endAfterReply, tracingFor } from "./observability/tracing/tracing";
 import type { Principal } from "./principal";
 
 export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
@@ -27,25 +28,27 @@ export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
   try {
     await context.with(contextWith(tracing, span, parent), next);
   } finally {
-    const route = matchedRoute(c);
-    if (route) {
-      span.updateName(`${method} ${route}`);
-      span.setAttribute(ATTR.httpRoute, route);
-    }
+    // Its last attributes and its end after the reply (endAfterReply): read now, recorded off the reply's path.
     const status = c.res.status;
-    span.setAttribute(ATTR.httpStatus, status);
     const requestId = c.var.requestId;
-    if (requestId) span.setAttribute(ATTR.requestId, requestId);
     // Absent when the request was refused before its key was read.
     const principal = c.get("principal") as Principal | undefined;
-    if (principal) {
-      span.setAttributes({ [ATTR.org]: principal.org, [ATTR.keyId]: principal.keyId, [ATTR.userId]: principal.user });
-    }
-    if (status >= 500) {
-      span.setAttribute(ATTR.errorType, String(status));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    span.end();
+    endAfterReply(span, () => {
+      const route = matchedRoute(c);
+      if (route) {
+        span.updateName(`${method} ${route}`);
+        span.setAttribute(ATTR.httpRoute, route);
+      }
+      span.setAttribute(ATTR.httpStatus, status);
+      if (requestId) span.setAttribute(ATTR.requestId, requestId);
+      if (principal) {
+        span.setAttributes({ [ATTR.org]: principal.org, [ATTR.keyId]: principal.keyId, [ATTR.userId]: principal.user });
+      }
+      if (status >= 500) {
+        span.setAttribute(ATTR.errorType, String(status));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    });
   }
 };
 

@@ -28,11 +28,17 @@ export interface UpstreamCredentials {
 
 /**
  * The headers sent upstream: the client's allowlisted ones, the request id (the client's own when it
- * sent a valid one, so both sides' logs share it) and the server's key in place of the client's. An
- * Anthropic upstream gets the key as `x-api-key`, the client's `anthropic-*` headers (`anthropic-beta`,
- * its own `anthropic-version`) and no `openai-*` ones.
+ * sent a valid one, so both sides' logs share it), our trace context when tracing is on (the client's own
+ * `traceparent` is never passed on: it is continued by our span) and the server's key in place of the
+ * client's. An Anthropic upstream gets the key as `x-api-key`, the client's `anthropic-*` headers
+ * (`anthropic-beta`, its own `anthropic-version`) and no `openai-*` ones.
  */
-export function upstreamRequestHeaders(incoming: Headers, upstream: UpstreamCredentials, requestId: string): Headers {
+export function upstreamRequestHeaders(
+  incoming: Headers,
+  upstream: UpstreamCredentials,
+  requestId: string,
+  trace: Readonly<Record<string, string>> = {},
+): Headers {
   const anthropic = upstream.anthropicVersion != null;
   const prefixes = anthropic ? ANTHROPIC_PREFIXES : PASSED_PREFIXES;
   const out = new Headers();
@@ -41,6 +47,7 @@ export function upstreamRequestHeaders(incoming: Headers, upstream: UpstreamCred
     if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out.set(name, value);
   }
   out.set("x-request-id", requestId);
+  for (const name in trace) out.set(name, trace[name] as string);
   if (upstream.anthropicVersion != null) {
     out.set("x-api-key", upstream.apiKey);
     if (!out.has("anthropic-version")) out.set("anthropic-version", upstream.anthropicVersion);

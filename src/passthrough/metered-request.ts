@@ -16,7 +16,7 @@ import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
 import { ATTR, OPERATION, providerName } from "../observability/tracing/attributes";
-import { startChildSpan } from "../observability/tracing/tracing";
+import { endAfterReply, startChildSpan } from "../observability/tracing/tracing";
 import type { ModelRoute } from "../routing/model-routes";
 import { settings } from "../settings";
 import { estimateTokens } from "../token-estimate";
@@ -106,22 +106,24 @@ export class MeteredRequest {
   private endSpan(state: ChainState, outcome: UsageOutcome, usage: TokenUsage | null): void {
     const { span } = this;
     if (!span) return;
-    const answered = served(state.route, this.routing, this.request);
-    span.setAttributes({
-      [ATTR.modelRoute]: state.route.name,
-      [ATTR.providerName]: providerName(state.route.provider),
-      [ATTR.responseModel]: answered.model,
-      "aptix.outcome": outcome,
+    const { route } = state;
+    const failed = [...state.failed];
+    endAfterReply(span, (endTime) => {
+      span.setAttributes({
+        [ATTR.modelRoute]: route.name,
+        [ATTR.providerName]: providerName(route.provider),
+        [ATTR.responseModel]: served(route, this.routing, this.request).model,
+        "aptix.outcome": outcome,
+      });
+      if (usage) {
+        span.setAttributes({ [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens });
+      }
+      for (const from of failed) span.addEvent("aptix.model_route.failover", { from }, endTime);
+      if (outcome === "error") {
+        span.setAttribute(ATTR.errorType, "upstream_error");
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
     });
-    if (usage) {
-      span.setAttributes({ [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens });
-    }
-    for (const failed of state.failed) span.addEvent("aptix.model_route.failover", { from: failed });
-    if (outcome === "error") {
-      span.setAttribute(ATTR.errorType, "upstream_error");
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    span.end();
   }
 
   private async write(

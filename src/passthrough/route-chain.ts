@@ -115,6 +115,8 @@ export interface ChainOptions {
   /** Ask an OpenAI stream's upstream for its usage (the client did not). */
   askUsage: boolean;
   incoming: Headers;
+  /** The request's trace context (`traceparent`, `tracestate`) for the upstream; {} when tracing is off. */
+  trace: Readonly<Record<string, string>>;
   requestId: string;
   exchange: UpstreamExchange;
   state: ChainState;
@@ -173,7 +175,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
       };
       const response = await send(call.path, {
         method: call.body ? "POST" : "GET",
-        headers: upstreamRequestHeaders(options.incoming, credentials, options.requestId),
+        headers: upstreamRequestHeaders(options.incoming, credentials, options.requestId, options.trace),
         body: call.body,
         signal: attempt.signal,
       });

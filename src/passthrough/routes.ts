@@ -3,13 +3,13 @@
 // one path of every passthrough request, the Messages wire's too (messages.ts), on routes of either wire.
 
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { context } from "@opentelemetry/api";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
+import { traceCarrier } from "../observability/tracing/tracing";
 import { envRouteTable } from "../routing/env-router";
 import { type Settings, settings } from "../settings";
 import { isEventStream } from "./answer-as-message";
@@ -112,9 +112,9 @@ export async function forward(
   const clientSignal = c.req.raw.signal;
   if (clientSignal.aborted) exchange.abort(new ClientGone());
   else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
-  // The upstream call runs in the request's span: its `traceparent` goes upstream.
+  // The upstream call is the request's span (or, uncounted, the server span's): its `traceparent` goes upstream.
   const traced = metered?.traced(path) ?? null;
-  const send = () =>
+  const upstream = exchange.race(
     sendThroughChain({
       env: c.env,
       routing,
@@ -122,13 +122,14 @@ export async function forward(
       bodies,
       askUsage: holdback !== undefined,
       incoming: c.req.raw.headers,
+      trace: traced ? traceCarrier(traced) : traceCarrier(),
       requestId: c.var.requestId,
       exchange,
       state,
       breakerOptions: { failures: all.routing.breakerFailures, cooldownMs: all.routing.breakerCooldownMs },
       logger: c.var.logger,
-    });
-  const upstream = exchange.race(traced ? context.with(traced, send) : send());
+    }),
+  );
   let answer: Response;
   try {
     // A stream waits one keepalive interval for the upstream's headers. If they come, their status is mirrored;

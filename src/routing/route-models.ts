@@ -35,7 +35,10 @@ export function routeProblem(route: ModelRoute, env: object): string | null {
   return null;
 }
 
-/** The upstream of a route for the passthrough; throws a ModelError when it is unusable. */
+/**
+ * The upstream of a route for the passthrough; throws a ModelError when it is unusable. Plain fetch: the
+ * passthrough puts its span's `traceparent` in the headers it builds (route-chain.ts).
+ */
 export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
   const problem = routeProblem(route, env);
   if (problem) throw new ModelError("model_unavailable", problem);
@@ -43,13 +46,13 @@ export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
   // The passthrough sends it bodies in its own wire (src/passthrough/wire-crossing.ts).
   if (route.provider === "anthropic") {
     const base = route.baseUrl ?? "";
-    return (path, init) => tracedFetch(`${base}/v1${path}`, init);
+    return (path, init) => fetch(`${base}/v1${path}`, init);
   }
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) return workersAiFetch(ai, route.model);
   if (route.provider === "offline_demo" || !route.baseUrl) return demoOpenAIFetch;
   const base = route.baseUrl;
-  return (path, init) => tracedFetch(`${base}${path}`, init);
+  return (path, init) => fetch(`${base}${path}`, init);
 }
 
 /** The model behind a route for the agent loop; one whose secret or binding is missing fails every call. */

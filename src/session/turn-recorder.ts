@@ -2,10 +2,11 @@
 // own record), and, when tracing is on, becomes a span of the GenAI conventions: `invoke_agent {mode}` for the run
 // (a child of the request that drives it, whose trace context came with the call), `chat {model}` for each model
 // call (failovers and restarts as its events), `execute_tool {tool}` for each tool call, waits as events of the run.
+// A span's last attributes and its end are recorded after the reply (endAfterReply), at the time the step ended.
 import { type Context, context, type Span, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
 import { ATTR, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
 import { bounded, genAiMessages } from "../observability/tracing/content";
-import { contextFromCarrier, contextWith, type Tracing } from "../observability/tracing/tracing";
+import { contextFromCarrier, contextWith, endAfterReply, type Tracing } from "../observability/tracing/tracing";
 import type {
   ModelCallEnd,
   ModelCallObservation,
@@ -120,18 +121,23 @@ export class TurnRecorder implements TurnObserver {
     const endedAt = this.now();
     const { span } = run;
     if (span) {
-      span.setAttributes({ [ATTR.turnOutcome]: outcome, [ATTR.turnIterations]: details.iterations });
-      if (details.usage) {
-        span.setAttributes({
-          [ATTR.inputTokens]: details.usage.promptTokens,
-          [ATTR.outputTokens]: details.usage.completionTokens,
-        });
-      }
-      if (outcome === "failed" || outcome === "broken") {
-        span.setAttribute(ATTR.errorType, outcome);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end(endedAt);
+      endAfterReply(
+        span,
+        () => {
+          span.setAttributes({ [ATTR.turnOutcome]: outcome, [ATTR.turnIterations]: details.iterations });
+          if (details.usage) {
+            span.setAttributes({
+              [ATTR.inputTokens]: details.usage.promptTokens,
+              [ATTR.outputTokens]: details.usage.completionTokens,
+            });
+          }
+          if (outcome === "failed" || outcome === "broken") {
+            span.setAttribute(ATTR.errorType, outcome);
+            span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+        },
+        endedAt,
+      );
     }
     this.add({
       kind: "run",
@@ -185,30 +191,36 @@ export class TurnRecorder implements TurnObserver {
         const endedAt = this.now();
         const ttftMs = firstChunkAt === null ? null : firstChunkAt - startedAt;
         if (span) {
-          span.setAttributes({
-            [ATTR.responseModel]: outcome.route.model,
-            [ATTR.modelRoute]: outcome.route.name,
-            [ATTR.providerName]: providerName(outcome.route.provider),
-            [ATTR.requestStream]: true,
-          });
-          if (ttftMs !== null) span.setAttribute(ATTR.timeToFirstChunk, ttftMs / 1000);
-          if (outcome.usage) {
-            span.setAttributes({
-              [ATTR.inputTokens]: outcome.usage.promptTokens,
-              [ATTR.outputTokens]: outcome.usage.completionTokens,
-            });
-          }
-          if (outcome.finishReason) span.setAttribute(ATTR.finishReasons, [outcome.finishReason]);
-          if (outcome.error) {
-            span.setAttribute(ATTR.errorType, outcome.error);
-            span.setStatus({ code: SpanStatusCode.ERROR });
-          }
-          if (this.capture) {
-            const messages = input?.();
-            if (messages) span.setAttribute(ATTR.inputMessages, this.content(genAiMessages(messages)));
-            if (outcome.output) span.setAttribute(ATTR.outputMessages, this.content(genAiMessages([outcome.output])));
-          }
-          span.end(endedAt);
+          // Content is read now (the conversation goes on); the rest after the reply (endAfterReply).
+          const messages = this.capture ? input?.() : undefined;
+          const inputMessages = messages ? this.content(genAiMessages(messages)) : null;
+          const outputMessages = this.capture && outcome.output ? this.content(genAiMessages([outcome.output])) : null;
+          endAfterReply(
+            span,
+            () => {
+              span.setAttributes({
+                [ATTR.responseModel]: outcome.route.model,
+                [ATTR.modelRoute]: outcome.route.name,
+                [ATTR.providerName]: providerName(outcome.route.provider),
+                [ATTR.requestStream]: true,
+              });
+              if (ttftMs !== null) span.setAttribute(ATTR.timeToFirstChunk, ttftMs / 1000);
+              if (outcome.usage) {
+                span.setAttributes({
+                  [ATTR.inputTokens]: outcome.usage.promptTokens,
+                  [ATTR.outputTokens]: outcome.usage.completionTokens,
+                });
+              }
+              if (outcome.finishReason) span.setAttribute(ATTR.finishReasons, [outcome.finishReason]);
+              if (outcome.error) {
+                span.setAttribute(ATTR.errorType, outcome.error);
+                span.setStatus({ code: SpanStatusCode.ERROR });
+              }
+              if (inputMessages !== null) span.setAttribute(ATTR.inputMessages, inputMessages);
+              if (outputMessages !== null) span.setAttribute(ATTR.outputMessages, outputMessages);
+            },
+            endedAt,
+          );
         }
         this.add({
           kind: "model_call",
@@ -258,12 +270,19 @@ export class TurnRecorder implements TurnObserver {
       end: (outcome) => {
         const endedAt = this.now();
         if (span) {
-          if (outcome.error) {
-            span.setAttribute(ATTR.errorType, "tool_error");
-            span.setStatus({ code: SpanStatusCode.ERROR, message: bounded(this.deps.redact(outcome.error)) });
-          }
-          if (this.capture && outcome.result) span.setAttribute(ATTR.toolCallResult, this.content(outcome.result));
-          span.end(endedAt);
+          const error = outcome.error ? bounded(this.deps.redact(outcome.error)) : null;
+          const result = this.capture && outcome.result ? this.content(outcome.result) : null;
+          endAfterReply(
+            span,
+            () => {
+              if (error !== null) {
+                span.setAttribute(ATTR.errorType, "tool_error");
+                span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+              }
+              if (result !== null) span.setAttribute(ATTR.toolCallResult, result);
+            },
+            endedAt,
+          );
         }
         this.add({
           kind: "tool_call",

@@ -52,7 +52,7 @@ export class SpanFlusher implements SpanProcessor {
     if (this.waiting.length > MAX_KEPT) this.waiting.splice(0, this.waiting.length - MAX_KEPT);
     const parent = span.parentSpanContext;
     const lastOfTree = !parent || parent.isRemote === true || !this.open.has(parent.spanId);
-    if (this.waiting.length >= MAX_WAITING) this.inRequest(this.flush());
+    if (this.waiting.length >= MAX_WAITING) inRequest(this.flush());
     else if (lastOfTree) this.schedule(this.delayMs);
   }
 
@@ -70,16 +70,7 @@ export class SpanFlusher implements SpanProcessor {
       if (this.dueAt === dueAt) this.dueAt = null;
       return this.flush();
     });
-    this.inRequest(exported);
-  }
-
-  /** Work the current request waits for after its reply (waitUntil); outside a request it goes on by itself. */
-  private inRequest(work: Promise<unknown>): void {
-    try {
-      waitUntil(work);
-    } catch {
-      work.catch(() => undefined);
-    }
+    inRequest(exported);
   }
 
   async flush(): Promise<void> {
@@ -112,6 +103,15 @@ export class SpanFlusher implements SpanProcessor {
 
   shutdown(): Promise<void> {
     return this.flush();
+  }
+}
+
+/** Work the current request waits for after its reply (waitUntil); outside a request it goes on by itself. */
+export function inRequest(work: Promise<unknown>): void {
+  try {
+    waitUntil(work);
+  } catch {
+    work.catch(() => undefined);
   }
 }
 

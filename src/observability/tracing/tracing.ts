@@ -32,7 +32,7 @@ import { settings } from "../../settings";
 import type { TracingSettings } from "../../tracing-settings";
 import type { AdminLogger } from "../admin-logger";
 import { JsonAdminLogger } from "../admin-logger";
-import { SpanFlusher } from "./span-flusher";
+import { inRequest, SpanFlusher } from "./span-flusher";
 
 /** The instrumentation scope every span of ours carries. */
 export const TRACER_NAME = "aptix-edge";
@@ -131,6 +131,24 @@ export function startChildSpan(name: string, options: SpanOptions): { span: Span
   const parent = context.active();
   const span = tracing.tracer.startSpan(name, options, parent);
   return { span, context: contextWith(tracing, span, parent) };
+}
+
+/**
+ * Ends `span` after the reply is handed back: its end time is `endTime` (now, by default), and `finish` (its last
+ * attributes) and the end itself run in a later task, inside the request's waitUntil (an event `finish` adds takes
+ * `endTime`). What a span records at its end stays off the reply's path, as its export does; whatever `finish`
+ * reads must not change meanwhile.
+ */
+export function endAfterReply(span: Span, finish?: (endTime: number) => void, endTime = Date.now()): void {
+  inRequest(
+    new Promise((resolve) => setTimeout(resolve, 0)).then(() => {
+      try {
+        finish?.(endTime);
+      } finally {
+        span.end(endTime);
+      }
+    }),
+  );
 }
 
 const w3c = new W3CTraceContextPropagator();
