@@ -191,7 +191,26 @@ export function traceCarrier(from: Context = context.active()): Record<string, s
 export const tracedFetch: typeof fetch = (input, init) => {
   const carrier = traceCarrier();
   if (carrier.traceparent === undefined) return fetch(input, init);
-  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
-  for (const [key, value] of Object.entries(carrier)) headers.set(key, value);
-  return fetch(input, { ...init, headers });
+  const given = init?.headers ?? (input instanceof Request ? input.headers : undefined);
+  return fetch(input, { ...init, headers: withTraceHeaders(given, carrier) });
 };
+
+/** `given` with the carrier's headers in place of any of its own: a plain record (our model clients') stays one. */
+function withTraceHeaders(given: HeadersInit | undefined, carrier: Record<string, string>): HeadersInit {
+  if (given === undefined) return carrier;
+  if (!isHeaderRecord(given)) {
+    const headers = new Headers(given);
+    for (const name in carrier) headers.set(name, carrier[name] as string);
+    return headers;
+  }
+  const headers: Record<string, string> = {};
+  for (const name in given) {
+    const lower = name.toLowerCase();
+    if (lower !== "traceparent" && lower !== "tracestate") headers[name] = given[name] as string;
+  }
+  return Object.assign(headers, carrier);
+}
+
+function isHeaderRecord(given: HeadersInit): given is Record<string, string> {
+  return !(given instanceof Headers) && !(Symbol.iterator in given);
+}
