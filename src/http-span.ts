@@ -28,7 +28,8 @@ export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
   try {
     await context.with(contextWith(tracing, span, parent), next);
   } finally {
-    // Its last attributes and its end after the reply (endAfterReply): read now, recorded off the reply's path.
+    // Its last attributes and its end after the reply (endAfterReply): what may still change is read now (the
+    // matched route cannot once next() is done), all of it recorded off the reply's path.
     const status = c.res.status;
     const requestId = c.var.requestId;
     // Absent when the request was refused before its key was read.

@@ -65,8 +65,8 @@ export class MeteredRequest {
   }
 
   /**
-   * Starts the request's span (`chat {model}`, `embeddings {model}`, ...) under the active one, and answers the
-   * context the upstream call runs in (its `traceparent` goes upstream); null when tracing is off.
+   * Starts the request's span (`chat {model}`, `embeddings {model}`, ...) under the active one, and answers its
+   * context, whose `traceparent` the upstream call carries (routes.ts); null when tracing is off.
    */
   traced(path: string): Context | null {
     const operation = operationOf(path);

@@ -3,8 +3,10 @@
 // place of the client's; both OTLP protocols; sampling; and a collector that is down costs a warning, not a reply.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { scriptUpstream } from "../fixtures/upstream";
+import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
+import { toAnthropic } from "../passthrough/anthropic-harness";
 import { BASE_URL, newChatKey, type TestKey, type TestWorker, worker, workerWith } from "../passthrough/harness";
+import { toUpstreamB } from "../routing/fixtures";
 import { SPAN_KIND, type SpanRecord } from "./span-record";
 import { exportRequests, newTrace, spansOfTrace } from "./spans";
 
@@ -96,6 +98,26 @@ describe("a passthrough request's trace", () => {
     const call = clientSpan(await spansOfTrace(trace.traceId, { until: twoSpans }));
     const [sent] = await script.requests();
     expect(sent?.headers.traceparent).toBe(`00-${trace.traceId}-${call?.spanId}-01`);
+  });
+
+  it("sends the same span's traceparent to each route a failover tries, across wires", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toAnthropic({ fallbacks: [fallback] });
+    const first = await scriptAnthropic([
+      { type: "error", status: 529, error: { type: "overloaded_error", message: "Overloaded" } },
+    ]);
+    const second = await scriptUpstream([{ type: "completion", content: "from B", usage }], env.TEST_UPSTREAM_B_URL);
+    const trace = newTrace();
+    const response = await post(
+      "/messages",
+      await newChatKey(),
+      { model: route, max_tokens: 64, messages: [{ role: "user", content: `${first.marker} ${second.marker}` }] },
+      trace.traceparent,
+    );
+    expect(response.status).toBe(200);
+    const call = clientSpan(await spansOfTrace(trace.traceId, { until: twoSpans }));
+    const sent = [...(await first.requests()), ...(await second.requests())].map((r) => r.headers.traceparent);
+    expect(sent).toEqual([`00-${trace.traceId}-${call?.spanId}-01`, `00-${trace.traceId}-${call?.spanId}-01`]);
   });
 
   it("ends a streamed call's span after its last byte, with the stream's usage", async () => {

@@ -57,9 +57,9 @@ export class SpanFlusher implements SpanProcessor {
   }
 
   /**
-   * `delayMs` later (a later task at least), inside the current request's waitUntil: the span that ends a request
-   * ends just before its reply is handed back, and an export started at once would encode its spans before the
-   * reply leaves. Spans that end meanwhile go in the same export.
+   * `delayMs` later (a later task at least), inside the current request's waitUntil: a request's spans end in the
+   * tasks right after its reply (endAfterReply), and an export started at once would encode them while the isolate
+   * may be serving the next request. Spans that end meanwhile go in the same export.
    */
   private schedule(delayMs: number): void {
     const now = Date.now();

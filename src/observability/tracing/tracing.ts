@@ -140,6 +140,11 @@ export function startChildSpan(name: string, options: SpanOptions): { span: Span
  * reads must not change meanwhile.
  */
 export function endAfterReply(span: Span, finish?: (endTime: number) => void, endTime = Date.now()): void {
+  // A span that records nothing (unsampled) has nothing to defer.
+  if (!span.isRecording()) {
+    span.end(endTime);
+    return;
+  }
   inRequest(
     new Promise((resolve) => setTimeout(resolve, 0)).then(() => {
       try {
@@ -200,6 +205,8 @@ function withTraceHeaders(given: HeadersInit | undefined, carrier: Record<string
   if (given === undefined) return carrier;
   if (!isHeaderRecord(given)) {
     const headers = new Headers(given);
+    headers.delete("traceparent");
+    headers.delete("tracestate");
     for (const name in carrier) headers.set(name, carrier[name] as string);
     return headers;
   }
