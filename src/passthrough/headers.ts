@@ -1,6 +1,8 @@
 // Which headers cross the passthrough, in each direction: an allowlist, so hop-by-hop headers, cookies,
 // SDK telemetry and, above all, the client's own key never reach the upstream.
 
+import { putTraceContext } from "../observability/tracing/tracing";
+
 /** Request headers the upstream may act on, besides the prefixes below. */
 const REQUEST_HEADERS = new Set(["content-type", "accept"]);
 /** Response headers a client may act on (rate-limit hints, retry advice, OpenAI's metadata). */
@@ -47,7 +49,7 @@ export function upstreamRequestHeaders(
     if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out.set(name, value);
   }
   out.set("x-request-id", requestId);
-  for (const name in trace) out.set(name, trace[name] as string);
+  putTraceContext(out, trace);
   if (upstream.anthropicVersion != null) {
     out.set("x-api-key", upstream.apiKey);
     if (!out.has("anthropic-version")) out.set("anthropic-version", upstream.anthropicVersion);

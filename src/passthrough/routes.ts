@@ -112,7 +112,7 @@ export async function forward(
   const clientSignal = c.req.raw.signal;
   if (clientSignal.aborted) exchange.abort(new ClientGone());
   else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
-  // The upstream call is the request's span (or, uncounted, the server span's): its `traceparent` goes upstream.
+  // The upstream call carries the trace context of the request's span (of the server span, for an uncounted one).
   const traced = metered?.traced(path) ?? null;
   const upstream = exchange.race(
     sendThroughChain({

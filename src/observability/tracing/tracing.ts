@@ -134,9 +134,10 @@ export function startChildSpan(name: string, options: SpanOptions): { span: Span
 }
 
 /**
- * Ends `span` after the reply is handed back: its end time is `endTime` (now, by default), and `finish` (its last
+ * Ends `span` off the path of what it measured: its end time is `endTime` (now, by default), and `finish` (its last
  * attributes) and the end itself run in a later task, inside the request's waitUntil (an event `finish` adds takes
- * `endTime`). What a span records at its end stays off the reply's path, as its export does; whatever `finish`
+ * `endTime`). A span that ends as a request answers is thus recorded after the reply is handed back, and one that
+ * ends mid-turn (a model call, a tool call) while the turn goes on; its export is later still. Whatever `finish`
  * reads must not change meanwhile.
  */
 export function endAfterReply(span: Span, finish?: (endTime: number) => void, endTime = Date.now()): void {
@@ -203,19 +204,21 @@ export const tracedFetch: typeof fetch = (input, init) => {
 /** `given` with the carrier's headers in place of any of its own: a plain record (our model clients') stays one. */
 function withTraceHeaders(given: HeadersInit | undefined, carrier: Record<string, string>): HeadersInit {
   if (given === undefined) return carrier;
-  if (!isHeaderRecord(given)) {
-    const headers = new Headers(given);
-    headers.delete("traceparent");
-    headers.delete("tracestate");
-    for (const name in carrier) headers.set(name, carrier[name] as string);
-    return headers;
-  }
+  if (!isHeaderRecord(given)) return putTraceContext(new Headers(given), carrier);
   const headers: Record<string, string> = {};
   for (const name in given) {
     const lower = name.toLowerCase();
     if (lower !== "traceparent" && lower !== "tracestate") headers[name] = given[name] as string;
   }
   return Object.assign(headers, carrier);
+}
+
+/** `headers` with `carrier`'s trace context in place of any they held (`traceparent`, `tracestate`). */
+export function putTraceContext(headers: Headers, carrier: Readonly<Record<string, string>>): Headers {
+  headers.delete("traceparent");
+  headers.delete("tracestate");
+  for (const name in carrier) headers.set(name, carrier[name] as string);
+  return headers;
 }
 
 function isHeaderRecord(given: HeadersInit): given is Record<string, string> {
