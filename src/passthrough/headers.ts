@@ -49,7 +49,8 @@ export function upstreamRequestHeaders(
     if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out.set(name, value);
   }
   out.set("x-request-id", requestId);
-  putTraceContext(out, trace);
+  // Tracing off, nothing to put: the allowlist never passes the client's own trace headers.
+  if (trace.traceparent !== undefined) putTraceContext(out, trace);
   if (upstream.anthropicVersion != null) {
     out.set("x-api-key", upstream.apiKey);
     if (!out.has("anthropic-version")) out.set("anthropic-version", upstream.anthropicVersion);
