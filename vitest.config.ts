@@ -10,6 +10,7 @@ import type { ProvidedContext } from "vitest";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
 import { TEST_OTLP_HEADERS } from "./test/observability/otlp-headers.ts";
+import { TEST_SECRETS_KEY } from "./test/fixtures/secrets-key.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
 import {
   TEST_ANTHROPIC_API_KEY,
@@ -56,6 +57,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
             TEST_MCP_CONTROL_URL: inject("mcpControlUrl"),
             /** The secret a registered server's `authSecret` names in the tests. */
             MCP_TEST_TOKEN: TEST_MCP_TOKEN,
+            /** The key that wraps orgs' provider keys (PUT /admin/secrets), as a deployment sets it. */
+            SECRETS_KEY: TEST_SECRETS_KEY,
             ...(options.upstream
               ? {
                   TEST_UPSTREAM_URL: inject("upstreamUrl"),

@@ -79,7 +79,7 @@ async function prepareTurns(count: number, toolIterations: number): Promise<Prep
 
 /** The request of a turn's first iteration in the general mode, whose model answers with one hello tool call. */
 async function iterationSizedRequest(): Promise<ChatRequest> {
-  const catalog = new D1AgentModeCatalogService(env.DB);
+  const catalog = new D1AgentModeCatalogService(env.DB, null);
   const logger = new JsonAdminLogger({}, () => {});
   const registry = createAgentToolRegistry({
     logger,

@@ -78,7 +78,7 @@ let client: Client;
 const prepared = new Map<number, { stub: SessionStub; content: string }[]>();
 
 beforeAll(async () => {
-  await new McpServerRegistry(env.DB).put(SERVER, {
+  await new McpServerRegistry(env.DB, null).put(SERVER, {
     url: env.TEST_MCP_EVERYTHING_URL,
     description: "The MCP reference server.",
     authSecret: null,
@@ -88,7 +88,7 @@ beforeAll(async () => {
     category: null,
     enabled: true,
   });
-  await upsertMode(env.DB, MODE, {
+  await upsertMode(env.DB, null, MODE, {
     displayName: "Bench MCP",
     description: "Echo through MCP.",
     systemPromptSummary: "",

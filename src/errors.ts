@@ -54,7 +54,7 @@ export const ERROR_CODES = {
   invalid_id_token: [401, "authentication_error"],
   invalid_sign_in_state: bad,
   insufficient_scope: [403, "permission_error"],
-  session_forbidden: [403, "permission_error"],
+  deployment_owned: [403, "permission_error"],
   user_disabled: [403, "permission_error"],
   csrf_token_mismatch: [403, "permission_error"],
   host_not_allowed: [403, "permission_error"],
@@ -75,6 +75,7 @@ export const ERROR_CODES = {
   mcp_server_not_found: missing,
   model_route_not_found: missing,
   api_key_not_found: missing,
+  secret_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -85,6 +86,7 @@ export const ERROR_CODES = {
   pause_expired: conflict,
   mcp_server_in_use: conflict,
   model_route_in_use: conflict,
+  secret_in_use: conflict,
   // 405, 413, 415, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],

@@ -1,7 +1,8 @@
 // Who a request acts for: the credential behind it (an API key, a browser session after single sign-on, an OAuth
 // grant of an MCP client, a Cloudflare Access assertion), the user it speaks for, its org and its scopes.
 // Sessions belong to `org`; another org's caller gets 404.
-export const SCOPES = ["chat", "admin"] as const;
+/** `chat` (a member), `admin` (of its org), `operator` (of the deployment): src/tenancy/roles.ts. */
+export const SCOPES = ["chat", "admin", "operator"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** How the caller came in: `Authorization: Bearer <key>`, the console's cookie, an MCP client's OAuth token, Access. */

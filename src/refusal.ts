@@ -5,7 +5,6 @@ import { quoted } from "./quote";
 
 export const REFUSAL_CODES = [
   "session_not_found",
-  "session_forbidden",
   "session_busy",
   "session_awaiting_input",
   "nothing_pending",
@@ -53,14 +52,9 @@ export function refuse(
   };
 }
 
-/** The one answer for a session that does not exist or belongs to another org (the same to both). */
+/** The one answer for a session that does not exist, is another org's or another member's (the same to all). */
 export function sessionNotFound(sessionId: string): Refusal {
   return refuse("session_not_found", `Session ${quoted(sessionId)} not found.`);
-}
-
-/** A session of the caller's org that is another user's: only its owner or an admin of the org may change it. */
-export function sessionForbidden(action: "delete" | "change" | "branch"): Refusal {
-  return refuse("session_forbidden", `Only the session's owner or an admin of its org can ${action} it.`);
 }
 
 /** A turn the session never had (another session's, or made up). */

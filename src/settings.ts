@@ -81,6 +81,12 @@ function issuerProblem(text: string): string | null {
   return "must be an https: URL (http: only on loopback: localhost, 127.0.0.1, [::1])";
 }
 
+/** A key that wraps other keys: empty (none), or long enough to hold 256 bits however it was written. */
+const secretsKey = z
+  .string()
+  .refine((v) => v === "" || v.length >= 32, "must be at least 32 characters (for example `openssl rand -base64 32`)")
+  .default("");
+
 export function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
@@ -189,9 +195,10 @@ const SettingsShape = z.object({
   OIDC_ORG_CLAIM: text(""),
   /** The claim that names the user (their id in aptix: keys, sessions and usage rows name it). */
   OIDC_USER_CLAIM: text("email"),
-  /** The claim that lists the user's groups, and the comma-separated groups whose members get `admin`. */
+  /** The claim that lists the user's groups, and the comma-separated groups whose members are admins or operators. */
   OIDC_GROUPS_CLAIM: text("groups"),
   OIDC_ADMIN_GROUPS: commaList,
+  OIDC_OPERATOR_GROUPS: commaList,
   /** The scopes asked of the provider (space-separated; `openid` is always asked). */
   OIDC_SCOPES: text("openid email profile"),
   /**
@@ -230,6 +237,13 @@ const SettingsShape = z.object({
         .filter(Boolean),
     )
     .default([...DEFAULT_PROTECTED_PATHS]),
+  /**
+   * Secret: the key that wraps the data keys of orgs' provider keys (PUT /admin/secrets; docs/auth.md), at least 32
+   * characters (`openssl rand -base64 32`); "": orgs cannot store provider keys. SECRETS_KEY_PREVIOUS: the key before a
+   * rotation, still read until POST /admin/secrets/rewrap has wrapped every data key again with SECRETS_KEY.
+   */
+  SECRETS_KEY: secretsKey,
+  SECRETS_KEY_PREVIOUS: secretsKey,
   /** OpenTelemetry traces (src/observability/tracing/tracing-settings.ts; docs/observability.md). */
   ...TRACING_VARS,
 });
@@ -317,6 +331,8 @@ export interface Settings {
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
   /** null: tracing is off (no OTLP endpoint, or OTEL_SDK_DISABLED). */
   tracing: TracingSettings | null;
+  /** The keys that wrap orgs' provider keys: null when SECRETS_KEY is not set (orgs cannot store any). */
+  secrets: { key: string; previousKey: string | null } | null;
   auth: {
     /** Single sign-on, or null when OIDC_ISSUER is empty. */
     oidc: OidcSettings | null;
@@ -336,6 +352,7 @@ export interface OidcSettings {
   userClaim: string;
   groupsClaim: string;
   adminGroups: readonly string[];
+  operatorGroups: readonly string[];
   scopes: string;
 }
 
@@ -388,6 +405,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
     tracing: tracingOf(v),
+    secrets: v.SECRETS_KEY === "" ? null : { key: v.SECRETS_KEY, previousKey: v.SECRETS_KEY_PREVIOUS || null },
     auth: {
       oidc:
         v.OIDC_ISSUER === ""
@@ -401,6 +419,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
               userClaim: v.OIDC_USER_CLAIM.trim() || "email",
               groupsClaim: v.OIDC_GROUPS_CLAIM.trim() || "groups",
               adminGroups: v.OIDC_ADMIN_GROUPS,
+              operatorGroups: v.OIDC_OPERATOR_GROUPS,
               scopes: [...new Set(["openid", ...v.OIDC_SCOPES.split(/\s+/).filter(Boolean)])].join(" "),
             },
       browserSessions: { lifetimeMs: v.BROWSER_SESSION_LIFETIME_MS, idleMs: v.BROWSER_SESSION_IDLE_MS },

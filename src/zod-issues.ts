@@ -12,9 +12,20 @@ export interface FieldProblem {
   unknownField: boolean;
 }
 
-export function firstProblem(error: z.ZodError): FieldProblem {
-  const issue = error.issues[0];
+/**
+ * A union none of whose options matched is told by the option it came nearest to (the one with the fewest issues):
+ * `{"enabled": "no"}` against "a whole mode, or only `enabled`" names `enabled`, not every field a mode needs.
+ */
+function nearestIssue(issue: z.core.$ZodIssue | undefined): { issue: z.core.$ZodIssue | undefined; at: string[] } {
   const at = issue?.path.map(String) ?? [];
+  if (issue?.code !== "invalid_union" || issue.errors.length === 0) return { issue, at };
+  const nearest = issue.errors.reduce((best, option) => (option.length < best.length ? option : best));
+  const inner = nearestIssue(nearest[0]);
+  return { issue: inner.issue, at: [...at, ...inner.at] };
+}
+
+export function firstProblem(error: z.ZodError): FieldProblem {
+  const { issue, at } = nearestIssue(error.issues[0]);
   if (issue?.code === "unrecognized_keys") {
     return { param: [...at, issue.keys[0] ?? ""].join("."), detail: "is not a known field", unknownField: true };
   }

@@ -148,7 +148,7 @@ export function agentMcpServer(
     // Workers forbid the code generation of the SDK's default validator (ajv).
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
   });
-  const catalog = new D1AgentModeCatalogService(db);
+  const catalog = new D1AgentModeCatalogService(db, caller.org);
   const stub = (sessionId: string) => sessionStubOrNull(env, sessionId);
 
   server.registerTool(
@@ -278,7 +278,7 @@ export function agentMcpServer(
     "session",
     new ResourceTemplate("aptix://sessions/{sessionId}", {
       list: async () => ({
-        resources: (await recentSessions(db, caller.org)).map((s) => ({
+        resources: (await recentSessions(db, caller)).map((s) => ({
           uri: `aptix://sessions/${s.sessionId}`,
           name: `session-${s.sessionId.slice(0, 12)}`,
           title: `Session ${s.sessionId.slice(0, 12)}… (${s.mode}, ${s.createdAt})`,
@@ -288,7 +288,7 @@ export function agentMcpServer(
       // A client that lets its user pick a session offers the caller's recent ones, by the start of their id.
       complete: {
         sessionId: async (value) =>
-          (await recentSessions(db, caller.org))
+          (await recentSessions(db, caller))
             .map((s) => s.sessionId)
             .filter((id) => id.startsWith(value.trim().toLowerCase())),
       },

@@ -42,7 +42,7 @@ import {
 export const SESSION_HEADER = "X-Aptix-Session";
 
 export async function modelNotFound(c: AppContext, model: string): Promise<never> {
-  const modes = await new D1AgentModeCatalogService(c.var.db).getAllModes();
+  const modes = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getAllModes();
   const known = modes.map((m) => modelOfMode(m).id).join(", ");
   throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
     param: "model",
@@ -54,8 +54,9 @@ export async function modelNotFound(c: AppContext, model: string): Promise<never
  * bookmark, which asks to read at least what its last answer had seen (its own writes included).
  */
 function turnReadsOf(c: AppContext, key: string) {
-  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.var.db, key);
-  return cachedTurnReads(c.env.DB, c.var.db, key, settings(c.env).modes.cacheMs);
+  const { org } = c.var.principal;
+  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.var.db, org, key);
+  return cachedTurnReads(c.env.DB, c.var.db, org, key, settings(c.env).modes.cacheMs);
 }
 
 /**

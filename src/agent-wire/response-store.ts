@@ -1,6 +1,7 @@
-// The responses the agent's Responses door keeps (D1 `agent_responses`, migration 0019): each tied to its org, the
-// session and turn that answered it, and the session's head after it, so a later request's previous_response_id
-// finds the session to continue, and tells whether that response is still the session's latest.
+// The responses the agent's Responses door keeps (D1 `agent_responses`, migration 0019): each tied to its org and
+// user (a member reads and deletes their own; an admin of the org any of it), the session and turn that answered it,
+// and the session's head after it, so a later request's previous_response_id finds the session to continue, and
+// tells whether that response is still the session's latest.
 import type { Db } from "../db";
 import type { ResponseObject } from "../wire/responses";
 
@@ -10,6 +11,7 @@ export function newResponseId(): string {
 
 export interface ResponsePlace {
   org: string;
+  user: string;
   sessionId: string;
   turnId: string | null;
   head: string | null;
@@ -19,9 +21,9 @@ export interface ResponsePlace {
 export function insertResponse(db: Db, place: ResponsePlace, response: ResponseObject): D1PreparedStatement {
   return db
     .prepare(
-      "INSERT INTO agent_responses (id, org, session_id, turn_id, head, response_json) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO agent_responses (id, org, user_id, session_id, turn_id, head, response_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(response.id, place.org, place.sessionId, place.turnId, place.head, JSON.stringify(response));
+    .bind(response.id, place.org, place.user, place.sessionId, place.turnId, place.head, JSON.stringify(response));
 }
 
 export interface StoredResponse {
@@ -31,15 +33,22 @@ export interface StoredResponse {
   latest: boolean;
 }
 
-/** A response of the org that was not deleted; another org's is not found. */
-export async function findResponse(db: Db, org: string, id: string): Promise<StoredResponse | null> {
+/** Who asks for a kept response: its org and user, and whether they are an admin of the org. */
+export interface ResponseReader {
+  org: string;
+  user: string;
+  admin: boolean;
+}
+
+/** A response the reader may see (its own, or any of its org's for an admin) that was not deleted; else not found. */
+export async function findResponse(db: Db, reader: ResponseReader, id: string): Promise<StoredResponse | null> {
   const row = await db
     .prepare(
       `SELECT r.session_id, r.response_json, r.head IS NOT NULL AND r.head = t.head AS latest
        FROM agent_responses r LEFT JOIN agent_threads t ON t.session_id = r.session_id
-       WHERE r.id = ? AND r.org = ? AND r.deleted_at IS NULL`,
+       WHERE r.id = ? AND r.org = ? AND (r.user_id = ? OR ? = 1) AND r.deleted_at IS NULL`,
     )
-    .bind(id, org)
+    .bind(id, reader.org, reader.user, reader.admin ? 1 : 0)
     .first<{ session_id: string; response_json: string; latest: number | null }>();
   if (!row) return null;
   return {
@@ -50,13 +59,13 @@ export async function findResponse(db: Db, org: string, id: string): Promise<Sto
 }
 
 /** Hides a response from view (GET and previous_response_id no longer find it); false when there was none. */
-export async function hideResponse(db: Db, org: string, id: string): Promise<boolean> {
+export async function hideResponse(db: Db, reader: ResponseReader, id: string): Promise<boolean> {
   const result = await db
     .prepare(
       `UPDATE agent_responses SET deleted_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-       WHERE id = ? AND org = ? AND deleted_at IS NULL`,
+       WHERE id = ? AND org = ? AND (user_id = ? OR ? = 1) AND deleted_at IS NULL`,
     )
-    .bind(id, org)
+    .bind(id, reader.org, reader.user, reader.admin ? 1 : 0)
     .run();
   return result.meta.changes > 0;
 }

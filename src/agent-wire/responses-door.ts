@@ -10,6 +10,7 @@ import { ApiError, errorBody } from "../errors";
 import { type AppContext, BEARER, errors, jsonBody, parseWith, routes } from "../http";
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
+import { holdsScope } from "../tenancy/roles";
 import {
   chatCompletionToResponse,
   failedResponse,
@@ -39,7 +40,7 @@ async function sessionOf(c: AppContext, previousResponseId: string | null): Prom
   const header = c.req.header(SESSION_HEADER) ?? null;
   if (previousResponseId === null) return header;
   // Read where it was written (the primary): a follow-up comes milliseconds after the response it continues.
-  const previous = await findResponse(c.env.DB, c.var.principal.org, previousResponseId);
+  const previous = await findResponse(c.env.DB, readerOf(c), previousResponseId);
   if (!previous) throw responseNotFound(previousResponseId, "previous_response_id");
   if (header !== null && header !== previous.sessionId) {
     throw new ApiError(
@@ -172,7 +173,7 @@ export const responsesDoorRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const stored = await findResponse(c.env.DB, c.var.principal.org, id);
+      const stored = await findResponse(c.env.DB, readerOf(c), id);
       if (!stored) throw responseNotFound(id);
       return c.json(stored.response, 200, { [SESSION_HEADER]: stored.sessionId });
     },
@@ -198,11 +199,23 @@ export const responsesDoorRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      if (!(await hideResponse(c.env.DB, c.var.principal.org, id))) throw responseNotFound(id);
+      if (!(await hideResponse(c.env.DB, readerOf(c), id))) throw responseNotFound(id);
       return c.json({ id, object: "response" as const, deleted: true as const }, 200);
     },
   );
 
+/** The caller as a reader of kept responses: its own, or (an admin) any of its org's. */
+function readerOf(c: AppContext) {
+  const { org, user, scopes } = c.var.principal;
+  return { org, user, admin: holdsScope(scopes, "admin") };
+}
+
 function placeOf(c: AppContext, place: DoorPlace) {
-  return { org: c.var.principal.org, sessionId: place.sessionId, turnId: place.turnId(), head: place.head() };
+  return {
+    org: c.var.principal.org,
+    user: c.var.principal.user,
+    sessionId: place.sessionId,
+    turnId: place.turnId(),
+    head: place.head(),
+  };
 }

@@ -9,6 +9,7 @@ import { ApiError } from "../errors";
 import type { AppBindings } from "../http";
 import type { Principal, Scope } from "../principal";
 import { settings } from "../settings";
+import { holdsScope } from "../tenancy/roles";
 import { authenticateApiKey } from "./api-keys";
 import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
 import { ACCESS_HEADER, principalOfAccess } from "./cloudflare-access";
@@ -135,7 +136,7 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
 
 export function requireScope(scope: Scope) {
   return createMiddleware<AppBindings>(async (c, next) => {
-    if (!c.var.principal.scopes.includes(scope)) {
+    if (!holdsScope(c.var.principal.scopes, scope)) {
       const who = c.var.principal.via === "api_key" ? "This API key lacks" : "You lack";
       throw new ApiError("insufficient_scope", `${who} the '${scope}' scope.`);
     }

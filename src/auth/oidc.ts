@@ -11,6 +11,7 @@ import { ExpiringMap } from "../isolate-cache";
 import { quoted } from "../quote";
 import { sha256Hex } from "../secret-text";
 import type { OidcSettings } from "../settings";
+import type { Role } from "../tenancy/roles";
 
 /** How long a sign-in may take from /auth/login to /auth/callback. */
 export const SIGN_IN_FLOW_MS = 10 * 60_000;
@@ -163,7 +164,8 @@ export interface SignedInPerson {
   id: string;
   email: string | null;
   name: string | null;
-  admin: boolean;
+  /** By their groups: OIDC_OPERATOR_GROUPS make operators, OIDC_ADMIN_GROUPS admins, anyone else a member. */
+  role: Role;
 }
 
 function claimText(claims: IdTokenClaims, name: string): string | null {
@@ -171,7 +173,7 @@ function claimText(claims: IdTokenClaims, name: string): string | null {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
 }
 
-/** The user, org and admin standing the claims give, by the settings' claim names. */
+/** The user, org and role the claims give, by the settings' claim names. */
 export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInPerson {
   const id = claimText(claims, config.userClaim);
   if (!id) {
@@ -201,7 +203,11 @@ export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInP
     id,
     email: claimText(claims, "email"),
     name: claimText(claims, "name"),
-    admin: config.adminGroups.some((group) => groups.includes(group)),
+    role: config.operatorGroups.some((group) => groups.includes(group))
+      ? "operator"
+      : config.adminGroups.some((group) => groups.includes(group))
+        ? "admin"
+        : "member",
   };
 }
 

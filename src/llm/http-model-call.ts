@@ -2,6 +2,7 @@
 // retries with backoff on the statuses worth another try (Retry-After honoured), the answer read by the provider,
 // and every failure a ModelError whose detail never carries our key.
 import type { z } from "zod";
+import { redactKeys } from "../secret-redaction";
 import { type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
 import { backoff, describeError } from "./retry";
@@ -31,7 +32,7 @@ export interface HttpModelCall {
 
 /** Our own key never reaches a log line, even when an upstream quotes it back in an error. */
 export function redactKey(key: string, text: string): string {
-  return key.length >= 4 ? text.replaceAll(key, "[redacted]") : text;
+  return redactKeys(text, [key]);
 }
 
 function retryDelay(attempt: number, retryAfter: string | null, baseMs: number): number {

@@ -19,7 +19,6 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { context, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ATTR } from "../observability/tracing/attributes";
 import { startChildSpan, traceCarrier, tracedFetch } from "../observability/tracing/tracing";
-import { secretValue } from "../secret-name";
 import type { ElicitationRequest } from "../tools/elicitation";
 import { type ElicitationAnswer, ElicitationSchema } from "../wire/elicitation";
 import type { McpServerConfig } from "./mcp-server-registry";
@@ -106,7 +105,8 @@ export class McpConnection {
 
   constructor(
     readonly config: McpServerConfig,
-    private readonly env: object,
+    /** The bearer token the server's `authSecret` names (null when that secret is not there). */
+    private readonly token: () => string | null,
     /** Told when the server says its tool list changed. */
     private readonly onToolsChanged: () => void,
   ) {}
@@ -118,10 +118,12 @@ export class McpConnection {
 
   private headers(): Record<string, string> {
     if (!this.config.authSecret) return {};
-    const token = secretValue(this.env, this.config.authSecret);
+    const token = this.token();
     if (token === null) {
       throw new McpConfigurationError(
-        `the secret ${this.config.authSecret} that MCP server '${this.config.name}' needs is not set`,
+        this.config.org === null
+          ? `the secret ${this.config.authSecret} that MCP server '${this.config.name}' needs is not set`
+          : `the secret ${this.config.authSecret} that MCP server '${this.config.name}' needs is not stored in its organization`,
       );
     }
     return { authorization: `Bearer ${token}` };

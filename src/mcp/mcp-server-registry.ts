@@ -1,5 +1,6 @@
-// The MCP server registry in D1: what an operator registered (admin API), read by sessions to discover tools,
-// with each server's last discovery (when, how many tools, which were refused and why, the error).
+// The MCP server registry in D1: what an operator (the deployment's servers, every org's modes may offer) or an
+// org's admin (the org's own) registered, read by sessions to discover tools, with each server's last discovery
+// (when, how many tools, which were refused and why, the error).
 
 import { z } from "zod";
 import type { Db } from "../db";
@@ -26,6 +27,8 @@ export type McpDiscovery = z.infer<typeof McpDiscovery>;
 
 export const McpServerConfig = z.object({
   name: z.string(),
+  /** The org whose server it is (only its modes offer it), or null: the deployment's. */
+  org: z.string().nullable(),
   url: z.string(),
   description: z.string(),
   authSecret: z.string().nullable(),
@@ -49,6 +52,7 @@ const jsonOrNull = <S extends z.ZodType>(schema: S) =>
 
 const Row = z
   .object({
+    org: z.string(),
     name: z.string(),
     url: z.string(),
     description: z.string(),
@@ -65,6 +69,7 @@ const Row = z
   .transform(
     (r): McpServerConfig => ({
       name: r.name,
+      org: r.org === "" ? null : r.org,
       url: r.url,
       description: r.description,
       authSecret: r.auth_secret,
@@ -90,33 +95,59 @@ export interface McpServerInput {
   enabled: boolean;
 }
 
+/** The servers org `org` may use: its own and the deployment's, its own instead of the deployment's of a name. */
+export async function serversSeenBy(db: Db, org: string): Promise<McpServerConfig[]> {
+  const { results } = await db.prepare("SELECT * FROM mcp_servers WHERE org IN ('', ?) ORDER BY name").bind(org).all();
+  const byName = new Map<string, McpServerConfig>();
+  for (const server of results.map((r) => Row.parse(r))) {
+    const seen = byName.get(server.name);
+    if (!seen || (seen.org === null && server.org !== null)) byName.set(server.name, server);
+  }
+  return [...byName.values()];
+}
+
+/** The servers of one owner: an org's own, or (owner null) the deployment's. */
 export class McpServerRegistry {
-  constructor(private readonly db: Db) {}
+  private readonly org: string;
+
+  constructor(
+    private readonly db: Db,
+    owner: string | null,
+  ) {
+    this.org = owner ?? "";
+  }
 
   async list(): Promise<McpServerConfig[]> {
-    const { results } = await this.db.prepare("SELECT * FROM mcp_servers ORDER BY name").all();
+    const { results } = await this.db
+      .prepare("SELECT * FROM mcp_servers WHERE org = ? ORDER BY name")
+      .bind(this.org)
+      .all();
     return results.map((r) => Row.parse(r));
   }
 
   async get(name: string): Promise<McpServerConfig | null> {
-    const row = await this.db.prepare("SELECT * FROM mcp_servers WHERE name = ?").bind(name).first();
+    const row = await this.db
+      .prepare("SELECT * FROM mcp_servers WHERE org = ? AND name = ?")
+      .bind(this.org, name)
+      .first();
     return row ? Row.parse(row) : null;
   }
 
   /** Adds or changes the server (one transaction); returns it and whether it is new. Its last discovery is kept. */
   async put(name: string, input: McpServerInput): Promise<{ server: McpServerConfig; created: boolean }> {
     const results = await this.db.batch<Record<string, unknown>>([
-      this.db.prepare("SELECT 1 AS existed FROM mcp_servers WHERE name = ?").bind(name),
+      this.db.prepare("SELECT 1 AS existed FROM mcp_servers WHERE org = ? AND name = ?").bind(this.org, name),
       this.db
         .prepare(
-          `INSERT INTO mcp_servers (name, url, description, auth_secret, approval, tools, timeout_ms, category, enabled)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (name) DO UPDATE SET url = excluded.url, description = excluded.description,
+          `INSERT INTO mcp_servers (org, name, url, description, auth_secret, approval, tools, timeout_ms, category, enabled)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (org, name) DO UPDATE SET url = excluded.url, description = excluded.description,
              auth_secret = excluded.auth_secret, approval = excluded.approval, tools = excluded.tools,
              timeout_ms = excluded.timeout_ms, category = excluded.category, enabled = excluded.enabled,
              updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
         )
         .bind(
+          this.org,
           name,
           input.url,
           input.description,
@@ -127,7 +158,7 @@ export class McpServerRegistry {
           input.category,
           input.enabled ? 1 : 0,
         ),
-      this.db.prepare("SELECT * FROM mcp_servers WHERE name = ?").bind(name),
+      this.db.prepare("SELECT * FROM mcp_servers WHERE org = ? AND name = ?").bind(this.org, name),
     ]);
     const row = results[2]?.results[0];
     if (!row) throw new Error(`MCP server '${name}' was not found after it was written.`);
@@ -135,14 +166,17 @@ export class McpServerRegistry {
   }
 
   async delete(name: string): Promise<boolean> {
-    const result = await this.db.prepare("DELETE FROM mcp_servers WHERE name = ?").bind(name).run();
+    const result = await this.db
+      .prepare("DELETE FROM mcp_servers WHERE org = ? AND name = ?")
+      .bind(this.org, name)
+      .run();
     return result.meta.changes > 0;
   }
 
   async recordDiscovery(name: string, discovery: McpDiscovery): Promise<void> {
     await this.db
-      .prepare("UPDATE mcp_servers SET last_discovery = ? WHERE name = ?")
-      .bind(JSON.stringify(discovery), name)
+      .prepare("UPDATE mcp_servers SET last_discovery = ? WHERE org = ? AND name = ?")
+      .bind(JSON.stringify(discovery), this.org, name)
       .run();
   }
 }

@@ -8,11 +8,13 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Db } from "../db";
 import { parseMcpReference } from "../modes/tool-references";
 import type { AdminLogger } from "../observability/admin-logger";
+import { secretValue } from "../secret-name";
+import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
 import type { ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
 import { AgentToolContractError, type AgentToolRegistry } from "../tools/registry";
 import { McpConnection } from "./mcp-connection";
-import { type McpDiscovery, type McpServerConfig, McpServerRegistry } from "./mcp-server-registry";
+import { type McpDiscovery, type McpServerConfig, McpServerRegistry, serversSeenBy } from "./mcp-server-registry";
 import { mcpAgentTool } from "./mcp-tool";
 
 /**
@@ -44,10 +46,14 @@ export class McpToolSource {
   private readonly discovered = new Map<string, Discovered>();
   /** The discovery status last written per server, and when, so an unchanged one is rewritten once per TTL. */
   private readonly recorded = new Map<string, { key: string; at: number }>();
+  /** The org's secrets its servers name, opened at the last listing of the registry. */
+  private orgTokens: ReadonlyMap<string, string> = new Map();
 
+  /** The MCP servers of the session's org: the deployment's and the org's own. */
   constructor(
     private readonly db: Db,
     private readonly env: object,
+    private readonly org: string,
     private readonly logger: AdminLogger,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
@@ -70,7 +76,8 @@ export class McpToolSource {
 
     let registered: McpServerConfig[];
     try {
-      registered = await new McpServerRegistry(this.db).list();
+      registered = await serversSeenBy(this.db, this.org);
+      await this.openOrgTokens(registered.filter((c) => wanted.has(c.name)));
     } catch (error) {
       // The registry cannot be read (D1 down): no MCP tools this time, as for servers that are down.
       this.logger.addException("[mcp_discovery]", error, [["reason", "the MCP server registry could not be read"]]);
@@ -119,7 +126,7 @@ export class McpToolSource {
         accepted.push(made.name);
         if (!only || only.has(tool.name)) offered.push(made.name);
       }
-      await this.record(config.name, {
+      await this.record(config, {
         at: new Date(discovery.at).toISOString(),
         toolCount: discovery.tools.length,
         tools: accepted,
@@ -128,6 +135,23 @@ export class McpToolSource {
       });
     }
     return { registry, offered, categories };
+  }
+
+  /** Opens the org's secrets that its servers among `configs` name (a secret that does not open is left out, logged). */
+  private async openOrgTokens(configs: readonly McpServerConfig[]): Promise<void> {
+    const names = [...new Set(configs.flatMap((c) => (c.org !== null && c.authSecret ? [c.authSecret] : [])))];
+    if (names.length === 0) return;
+    this.orgTokens = await new OrgSecrets(this.db, this.org).values(await secretBoxOf(this.env), names, (name, error) =>
+      this.logger.addException("[mcp_discovery]", error, [["secret", name]]),
+    );
+  }
+
+  /** The token a server's `authSecret` names: a Worker secret for the deployment's servers, the org's own for its. */
+  private tokenOf(config: McpServerConfig): string | null {
+    if (!config.authSecret) return null;
+    return config.org === null
+      ? secretValue(this.env, config.authSecret)
+      : (this.orgTokens.get(config.authSecret) ?? null);
   }
 
   /** The AgentTool of one MCP tool, registered; or why it is refused (an unusable schema, a taken name). */
@@ -151,13 +175,17 @@ export class McpToolSource {
   private connection(config: McpServerConfig): McpConnection {
     let connection = this.connections.get(config.name);
     // A changed registration (another URL, secret or policy) gets a new connection.
-    if (connection && connection.config.updatedAt !== config.updatedAt) {
+    if (connection && (connection.config.updatedAt !== config.updatedAt || connection.config.org !== config.org)) {
       void connection.drop();
       connection = undefined;
       this.discovered.delete(config.name);
     }
     if (!connection) {
-      connection = new McpConnection(config, this.env, () => this.discovered.delete(config.name));
+      connection = new McpConnection(
+        config,
+        () => this.tokenOf(config),
+        () => this.discovered.delete(config.name),
+      );
       this.connections.set(config.name, connection);
     }
     return connection;
@@ -192,12 +220,13 @@ export class McpToolSource {
    * Writes a server's discovery status to the registry when it differs from the last one written, or that one
    * is older than the TTL (so `at` stays the last discovery); a failed write is tried again next time.
    */
-  private async record(name: string, discovery: McpDiscovery): Promise<void> {
+  private async record(config: McpServerConfig, discovery: McpDiscovery): Promise<void> {
+    const { name } = config;
     const key = JSON.stringify({ ...discovery, at: "" });
     const last = this.recorded.get(name);
     if (last?.key === key && this.now() - last.at < this.ttlMs) return;
     try {
-      await new McpServerRegistry(this.db).recordDiscovery(name, discovery);
+      await new McpServerRegistry(this.db, config.org).recordDiscovery(name, discovery);
       this.recorded.set(name, { key, at: this.now() });
     } catch (error) {
       this.logger.addException("[mcp_discovery]", error, [["server", name]]);

@@ -28,7 +28,7 @@ export function orgTurnMeter(
 ): TurnMeter {
   return {
     async reserve(promptChars, route) {
-      const table = await envRouteTable(env, logger);
+      const table = await envRouteTable(env, caller.org, logger);
       const head = table.chain(await route)[0] ?? table.fallback;
       const reserved = await reserveCall(
         env.ORG_METER,

@@ -25,6 +25,8 @@ export const AgentMode = AgentModeSummary.extend({
   approvalRequiredTools: z.array(z.string()),
   /** The model route its turns use (`default`: the one the LLM_* vars make). */
   modelRoute: z.string(),
+  /** The org that made it (visible to that org only), or null: the deployment's, visible to every org. */
+  org: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -47,6 +49,7 @@ const jsonStringArray = jsonText.pipe(z.array(z.string()));
 export const AgentModeRow = z
   .object({
     id: z.string().regex(/^[0-9a-f]{32}$/, "must be a 32-hex GUID without hyphens"),
+    org: z.string(),
     key: z.string().regex(MODE_KEY_PATTERN, "must be a lowercase key"),
     display_name: z.string().min(1),
     description: z.string().min(1),
@@ -75,6 +78,7 @@ export const AgentModeRow = z
       tools: row.tools,
       approvalRequiredTools: row.approval_required_tools,
       modelRoute: row.model_route,
+      org: row.org === "" ? null : row.org,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),

@@ -1,4 +1,6 @@
-// AgentModeCatalogService: the mode catalog in D1, read with every row checked by zod.
+// AgentModeCatalogService: the mode catalog in D1 as one org sees it, read with every row checked by zod. An org
+// sees the deployment's modes (but those it hides) and its own, its own instead of the deployment's of the same key;
+// its default is its own default when it has one, else the deployment's default (or the org's mode of that key).
 import type { Db } from "../db";
 import { quoted } from "../quote";
 import { firstProblem } from "../zod-issues";
@@ -26,15 +28,37 @@ export class ModeCatalogError extends Error {
 }
 
 const COLUMNS =
-  "id, key, display_name, description, system_prompt_summary, system_prompt, is_default, human_role_hints, example_utterances, tools, approval_required_tools, model_route, created_at, updated_at";
+  "id, org, key, display_name, description, system_prompt_summary, system_prompt, human_role_hints, example_utterances, tools, approval_required_tools, model_route, created_at, updated_at";
+
+/**
+ * The modes org `?1` sees, each with `is_default` as it holds in that view: its own modes, and the deployment's
+ * it neither has a mode of the same key of nor hides (the deployment's default is hidden only from an org with a
+ * default of its own). Its default is its own default when it has one, else the mode of the deployment's default's key.
+ */
+const VIEW = `SELECT m.id, m.org, m.key, m.display_name, m.description, m.system_prompt_summary, m.system_prompt,
+    m.human_role_hints, m.example_utterances, m.tools, m.approval_required_tools, m.model_route, m.created_at,
+    m.updated_at,
+    COALESCE(CASE WHEN EXISTS (SELECT 1 FROM modes d WHERE d.org = ?1 AND d.is_default = 1)
+      THEN m.org = ?1 AND m.is_default = 1
+      ELSE m.key = (SELECT d.key FROM modes d WHERE d.org = '' AND d.is_default = 1) END, 0) AS is_default
+  FROM modes m
+  WHERE m.org = ?1 OR (m.org = ''
+    AND NOT EXISTS (SELECT 1 FROM modes o WHERE ?1 != '' AND o.org = ?1 AND o.key = m.key)
+    AND ((m.is_default = 1 AND NOT EXISTS (SELECT 1 FROM modes d WHERE d.org = ?1 AND d.is_default = 1))
+      OR NOT EXISTS (SELECT 1 FROM hidden_modes h WHERE h.org = ?1 AND h.key = m.key)))`;
 
 export class D1AgentModeCatalogService implements AgentModeCatalogService {
-  constructor(private readonly db: Db) {}
+  /** `org`'s view of the catalog; null: the deployment's own modes alone. */
+  constructor(
+    private readonly db: Db,
+    private readonly org: string | null,
+  ) {}
 
   async getAllModes(signal?: AbortSignal): Promise<AgentMode[]> {
     signal?.throwIfAborted();
     const { results } = await this.db
-      .prepare(`SELECT ${COLUMNS} FROM modes ORDER BY is_default DESC, key ASC`)
+      .prepare(`${VIEW} ORDER BY is_default DESC, m.key ASC`)
+      .bind(this.org ?? "")
       .all<Record<string, unknown>>();
     signal?.throwIfAborted();
     return results.map(parseModeRow);
@@ -42,23 +66,25 @@ export class D1AgentModeCatalogService implements AgentModeCatalogService {
 
   async getMode(key: string, signal?: AbortSignal): Promise<AgentMode | null> {
     signal?.throwIfAborted();
-    const row = await modeStatement(this.db, key).first<Record<string, unknown>>();
+    const row = await modeStatement(this.db, this.org, key).first<Record<string, unknown>>();
     return row ? parseModeRow(row) : null;
   }
 
   async getDefaultMode(signal?: AbortSignal): Promise<AgentMode> {
-    signal?.throwIfAborted();
-    const row = await this.db
-      .prepare(`SELECT ${COLUMNS} FROM modes WHERE is_default = 1`)
-      .first<Record<string, unknown>>();
-    if (!row) throw new ModeCatalogError("The mode catalog has no default mode.");
-    return parseModeRow(row);
+    const found = (await this.getAllModes(signal)).find((mode) => mode.isDefault);
+    if (!found) throw new ModeCatalogError("The mode catalog has no default mode.");
+    return found;
   }
 }
 
-/** The query for one mode by key, to run alone or in a batch with others (one round trip). */
-export function modeStatement(db: Db, key: string): D1PreparedStatement {
-  return db.prepare(`SELECT ${COLUMNS} FROM modes WHERE key = ?`).bind(key);
+/** The query for one mode by key in `org`'s view, to run alone or in a batch with others (one round trip). */
+export function modeStatement(db: Db, org: string | null, key: string): D1PreparedStatement {
+  return db.prepare(`${VIEW} AND m.key = ?2`).bind(org ?? "", key);
+}
+
+/** The query for one mode of `owner` (an org, or null: the deployment) by key, as stored, outside any view. */
+export function ownedModeStatement(db: Db, owner: string | null, key: string): D1PreparedStatement {
+  return db.prepare(`SELECT ${COLUMNS}, is_default FROM modes WHERE org = ? AND key = ?`).bind(owner ?? "", key);
 }
 
 /** `catalog`, answering `mode`'s key with `mode` (read moments ago by whoever sent it) instead of asking again. */

@@ -9,8 +9,8 @@ import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type CircuitBreaker, isolateBreaker } from "../routing/circuit-breaker";
 import type { ModelRoute } from "../routing/model-routes";
-import { routeFetch, routeKey } from "../routing/route-models";
-import type { RouteTable } from "../routing/route-table";
+import { routeFetch } from "../routing/route-models";
+import type { RouteKeys, RouteTable } from "../routing/route-table";
 import { type UpstreamExchange, UpstreamTimeout } from "./exchange";
 import { upstreamRequestHeaders } from "./headers";
 import type { PassthroughRequest } from "./request-body";
@@ -107,6 +107,8 @@ function upstreamCall(
 
 export interface ChainOptions {
   env: object;
+  /** The keys of the routes (the org's route table). */
+  keys: RouteKeys;
   routing: PassthroughRouting;
   /** The client's path after /v1. */
   path: string;
@@ -136,17 +138,13 @@ function isRouteFailure(status: number): boolean {
 export async function sendThroughChain(options: ChainOptions): Promise<Response> {
   const { routing, state, exchange, logger } = options;
   const breaker = options.breaker ?? isolateBreaker;
-  const open = routing.chain.filter((r) => breaker.isOpen(r.name));
-  const candidates =
-    open.length < routing.chain.length
-      ? routing.chain.filter((r) => !breaker.isOpen(r.name))
-      : routing.chain.slice(0, 1);
+  const { candidates } = breaker.candidates(routing.chain);
   for (const [index, route] of candidates.entries()) {
     const last = index === candidates.length - 1;
     state.route = route;
     const startedAt = Date.now();
     const failedOver = (why: string) => {
-      breaker.failed(route.name, options.breakerOptions, logger);
+      breaker.failed(route, options.breakerOptions, logger);
       if (last || state.committed) return false;
       state.failed.push(route.name);
       state.attempts.push({ route, latencyMs: Date.now() - startedAt });
@@ -167,10 +165,10 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         ? setTimeout(() => attempt.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs)
         : null;
     try {
-      const send = routeFetch(route, options.env);
+      const send = routeFetch(route, options.env, options.keys);
       const call = upstreamCall(route, options);
       const credentials = {
-        apiKey: routeKey(route, options.env) ?? "",
+        apiKey: options.keys.keyOf(route) ?? "",
         anthropicVersion: wireOf(route) === "anthropic" ? (route.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
       };
       const response = await send(call.path, {
@@ -180,7 +178,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         signal: attempt.signal,
       });
       if (!isRouteFailure(response.status)) {
-        breaker.succeeded(route.name, logger);
+        breaker.succeeded(route, logger);
         // The answer's body is still to come: the exchange's clock and a client that leaves must still stop it.
         linked = true;
         return response;

@@ -6,11 +6,13 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import { joinBytes } from "../bytes";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import { traceCarrier } from "../observability/tracing/tracing";
 import { envRouteTable } from "../routing/env-router";
+import { StreamScrubber, secretRedactor } from "../secret-redaction";
 import { type Settings, settings } from "../settings";
 import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
@@ -36,6 +38,14 @@ function logUpstreamFailure(c: AppContext, error: unknown): void {
   c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
 }
 
+/** What an upstream's words pass through before a client or a log sees them: the secrets in play taken out. */
+interface Redaction {
+  /** For an error's text: every secret the Worker knows and the org's keys in play. */
+  text: (text: string) => string;
+  /** The keys the request's routes send, for the answer's bytes (an upstream may echo what it was sent). */
+  keys: readonly string[];
+}
+
 /** A whole (non-streamed) answer: read within the idle limit, mirrored with its status and the route's headers. */
 async function answerJson(
   exchange: UpstreamExchange,
@@ -44,9 +54,10 @@ async function answerJson(
   state: ChainState,
   metered: MeteredRequest | null,
   logger: AdminLogger,
+  redaction: Redaction,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
-  const bytes = await exchange.race(response.arrayBuffer());
+  const raw = await exchange.race(response.arrayBuffer());
   exchange.disarm();
   const withRoute = (headers: Headers) => {
     for (const [name, value] of Object.entries(routeHeaders(state))) headers.set(name, value);
@@ -55,20 +66,31 @@ async function answerJson(
   metered?.upstreamStatus(response.status);
   if (!response.ok) {
     metered?.end(state, "error", null, null);
-    const error = upstreamErrorResponse(response, decoder.decode(bytes), {
+    const error = upstreamErrorResponse(response, decoder.decode(raw), {
       logger,
+      redact: redaction.text,
       credentials: credentialsOf(state.route),
       route: state.route.name,
     });
     withRoute(error.headers);
     return error;
   }
+  const bytes = scrubbed(raw, redaction.keys);
   metered?.end(state, "ok", usageOfJson(bytes), bytes.byteLength);
   const status = response.status as ContentfulStatusCode;
   return new Response(NULL_BODY_STATUSES.has(status) ? null : bytes, {
     status,
     headers: withRoute(clientResponseHeaders(response.headers)),
   });
+}
+
+/** A whole answer without the keys it might echo; its bytes untouched when it has none. */
+function scrubbed(raw: ArrayBuffer, keys: readonly string[]): ArrayBuffer | Uint8Array {
+  if (keys.length === 0) return raw;
+  const scrubber = new StreamScrubber(keys);
+  const head = scrubber.push(new Uint8Array(raw));
+  const tail = scrubber.flush();
+  return tail ? joinBytes([head ?? new Uint8Array(), tail]) : (head ?? new Uint8Array());
 }
 
 /** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
@@ -97,10 +119,16 @@ export async function forward(
 ): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
-  const named = routingFor(await envRouteTable(c.env, c.var.logger), request);
+  // The caller's org's routes: its own and the deployment's (another org's are never found by name).
+  const table = await envRouteTable(c.env, c.var.principal.org, c.var.logger);
+  const named = routingFor(table, request);
   const bodies = request ? new WireBodies(path, request) : null;
   const sole = options.uncounted ? { ...named, chain: [named.first] } : named;
   const routing = bodies ? routesCarrying(bodies, sole, c.var.logger) : sole;
+  const keys = table.keysOf(routing.chain);
+  // Made only when an upstream answers an error: a request that goes well never pays for it.
+  let redactor: ((text: string) => string) | undefined;
+  const redaction: Redaction = { text: (text) => (redactor ??= secretRedactor(c.env, keys))(text), keys };
   const metered = request && !options.uncounted ? await MeteredRequest.admit(c, request, routing) : null;
   const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
@@ -117,6 +145,7 @@ export async function forward(
   const upstream = exchange.race(
     sendThroughChain({
       env: c.env,
+      keys: table,
       routing,
       path,
       bodies,
@@ -143,6 +172,7 @@ export async function forward(
         state,
         metered,
         c.var.logger,
+        redaction,
       );
     } else {
       // From here the client has a 200: the route being tried is the one that answers, whatever it does.
@@ -158,6 +188,8 @@ export async function forward(
         idleTimeoutMs: config.idleTimeoutMs,
         routes: () => state,
         frames: streamFramesOf(wire),
+        scrubber: new StreamScrubber(redaction.keys),
+        redact: redaction.text,
         // What asking for usage changed is only in an OpenAI stream: an Anthropic one always reports its usage.
         ...(holdback && wire === "openai" ? { holdback } : {}),
         onChunk: (chunk) => scanner.push(chunk),
@@ -222,7 +254,7 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
     path: "/v1/models",
     tags,
     security: BEARER,
-    summary: "The upstream's models",
+    summary: "The upstream's models, then the model routes your organization may name as `model`",
     responses: answer,
   });
   registry.registerPath({
@@ -248,9 +280,45 @@ function describe(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> {
   return app;
 }
 
+/** An OpenAI model list (what /v1/models answers), as far as it is read here. */
+const ModelList = z.looseObject({ object: z.literal("list"), data: z.array(z.looseObject({ id: z.string() })) });
+
+/**
+ * GET /v1/models: the upstream's models, then the stored model routes the caller's org may name as `model` (the
+ * deployment's and its own; never another org's), each as a model owned by `aptix` or by the org.
+ */
+async function modelsWithRoutes(c: AppContext): Promise<Response> {
+  const answer = await forward(c, "/models", null);
+  if (!answer.ok) return answer;
+  const parsed = ModelList.safeParse(
+    await answer
+      .clone()
+      .json()
+      .catch(() => null),
+  );
+  if (!parsed.success) return answer;
+  const table = await envRouteTable(c.env, c.var.principal.org, c.var.logger);
+  const listed = new Set(parsed.data.data.map((m) => m.id));
+  const routes = table
+    .stored()
+    .filter((route) => !listed.has(route.name))
+    .map((route) => ({
+      id: route.name,
+      object: "model",
+      created: Math.floor(Date.parse(route.createdAt ?? "") / 1000) || 0,
+      owned_by: route.org ?? "aptix",
+    }));
+  const headers = new Headers(answer.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify({ ...parsed.data, data: [...parsed.data.data, ...routes] }), {
+    status: answer.status,
+    headers,
+  });
+}
+
 // Middleware is attached per route, not with use("/v1/*"): that would also guard the other /v1 routes.
 export const passthroughRoutes = describe(routes())
-  .get("/v1/models", ...guards, (c) => forward(c, "/models", null))
+  .get("/v1/models", ...guards, modelsWithRoutes)
   .get("/v1/models/:model", ...guards, (c) => forward(c, `/models/${encodeURIComponent(c.req.param("model"))}`, null))
   .post("/v1/chat/completions", ...generationGuards, (c) => forwardBody(c, "/chat/completions"))
   .post("/v1/completions", ...generationGuards, (c) => forwardBody(c, "/completions"))

@@ -3,6 +3,7 @@
 // fails, stalls or never answers after the response was committed, both in the upstream's wire (stream-frames.ts).
 import { ApiError } from "../errors";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { StreamScrubber } from "../secret-redaction";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
 import { type StreamFrames, streamFramesOf } from "./stream-frames";
 import { credentialsOf, type FailedRoutes, routeClause, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
@@ -20,6 +21,10 @@ export interface SseRelayOptions {
   onChunk(chunk: Uint8Array): void;
   /** Hears why the upstream failed, in the runtime's own words (for the log; the client gets a fixed text). */
   onFailure?(error: unknown): void;
+  /** Takes the keys the upstream was sent out of its bytes as they pass (a key cut across chunks included). */
+  scrubber?: StreamScrubber;
+  /** Takes the secrets in play out of an upstream's error text. */
+  redact?: (text: string) => string;
   /** Where an upstream's error answer that is not OpenAI-shaped is logged (the client gets a fixed text). */
   logger: AdminLogger;
   /** The model route being relayed, named in an error frame. */
@@ -84,6 +89,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
         const routes = options.routes?.();
         const context = {
           logger: options.logger,
+          redact: options.redact ?? ((text: string) => text),
           ...(routes ? { credentials: credentialsOf(routes.route), route: routes.route.name } : {}),
         };
         const refused = upstreamErrorBody(response.status, text, context);
@@ -104,7 +110,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
           const before = value.byteLength >= 2 ? value[value.byteLength - 2] : lastByte;
           lastByte = value[value.byteLength - 1];
           atEventEnd = lastByte === LF && before === LF;
-          const out = options.holdback ? options.holdback.push(value) : value;
+          const clean = options.scrubber ? options.scrubber.push(value) : value;
+          const out = clean && options.holdback ? options.holdback.push(clean) : clean;
           if (out) await send(out);
           options.onChunk(value);
           // Idle time is the upstream's silence only: the clock runs while we wait for it, not for the client.
@@ -113,6 +120,10 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       }
       exchange.disarm();
       stopKeepalive();
+      // A key's start held at the end was no key: it goes out, through the holdback as every chunk does.
+      const held = options.scrubber?.flush();
+      const last = held && options.holdback ? options.holdback.push(held) : held;
+      if (last) await send(last);
       const rest = options.holdback?.flush();
       if (rest) await send(rest);
       await writer.close();
@@ -122,6 +133,8 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
       exchange.abort(error);
       reader?.cancel(error).catch(() => {});
       if (error instanceof ClientGone) return "client_gone";
+      // A key's start the scrubber held is dropped: the stream failed, and it may be half a key.
+      options.scrubber?.flush();
       const rest = options.holdback?.flush();
       if (rest) await writer.write(rest).catch(() => {});
       options.onFailure?.(error);

@@ -79,6 +79,8 @@ const LOGGED_BODY_CHARS = 500;
 /** Who answered the error, for the log and for a refusal of our own credentials. */
 export interface UpstreamErrorContext {
   logger: AdminLogger;
+  /** Takes the secrets in play out of the upstream's words (src/secret-redaction.ts), for the client and the log. */
+  redact: (text: string) => string;
   /** The credentials the upstream refused, as an error names them (`credentialsOf`). */
   credentials?: string;
   /** The model route whose upstream answered. */
@@ -92,9 +94,11 @@ export interface UpstreamErrorContext {
  */
 export function upstreamErrorBody(
   status: number,
-  text: string,
+  upstreamText: string,
   context: UpstreamErrorContext,
 ): { status: number; body: string } {
+  // An upstream may echo what it was sent (our key among it): its words never reach a client or a log line unredacted.
+  const text = context.redact(upstreamText);
   const refusedCredentials = status === 401 || status === 403;
   if (!refusedCredentials && isOpenAIError(text)) return { status, body: text };
   context.logger.addError(

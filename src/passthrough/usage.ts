@@ -72,7 +72,7 @@ function streamUsage(before: TokenUsage | null, value: unknown): TokenUsage | nu
   return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
 }
 
-export function usageOfJson(bytes: ArrayBuffer): TokenUsage | null {
+export function usageOfJson(bytes: ArrayBuffer | Uint8Array): TokenUsage | null {
   try {
     return usageOf(JSON.parse(new TextDecoder().decode(bytes)));
   } catch {

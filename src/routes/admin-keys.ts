@@ -1,7 +1,9 @@
 // /admin/keys, /admin/budget, /admin/usage (admin scope): an admin manages the keys of its own org (a new key
-// is shown once; revoking takes effect at once in this isolate and within AUTH_CACHE_TTL_MS everywhere), sets the
-// org's and each key's token and cost budgets (kept in the org's OrgMeter, the one counter they are checked
-// against), and reads the meter's rows grouped by day, key, model, mode or route, as JSON or CSV.
+// is shown once; revoking takes effect at once in this isolate and within AUTH_CACHE_TTL_MS everywhere; a key is
+// never given more than its maker holds, and an operator's key is an operator's to change), sets the org's and each
+// key's token and cost budgets (kept in the org's OrgMeter, the one counter they are checked against), and reads the
+// meter's rows grouped by day, key, model, mode or route, as JSON or CSV (an operator, any org's: `org`). An operator
+// may make the first key of another org. Every change is in the audit log.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { forgetApiKey, hashApiKey } from "../auth/api-keys";
@@ -14,6 +16,8 @@ import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
 import { SCOPES } from "../principal";
 import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
+import { recordAudit } from "../tenancy/audit-log";
+import { isOperator, mayGrant, usageOrg } from "../tenancy/roles";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -35,6 +39,8 @@ const Budget = BudgetLimits.meta({
 });
 
 const NewKeyBody = z.strictObject({
+  /** Operators: the org the key is of (another org's first admin key, say); your own org when absent. */
+  org: z.string().trim().min(1, "must not be empty").max(200).optional(),
   name: z.string().trim().min(1, "must not be empty").max(100),
   /** The user the key acts for; the admin's own user when absent. */
   user: z.string().trim().min(1, "must not be empty").max(200).optional(),
@@ -80,27 +86,44 @@ const KeyRow = z.object({
   expires_at: z.string().nullable(),
 });
 
-function meterOf(c: AppContext) {
-  return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(c.var.principal.org));
+function meterOf(c: AppContext, org: string = c.var.principal.org) {
+  return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(org));
 }
 
 /** Sets the org's limits (keyId null) or a key's; this isolate's calls of the org ask the meter again at once. */
-async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimits): Promise<void> {
-  await meterOf(c).setLimits(keyId, limits);
-  forgetUnbounded(c.var.principal.org);
+async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimits, org = c.var.principal.org) {
+  await meterOf(c, org).setLimits(keyId, limits);
+  forgetUnbounded(org);
 }
 
-/** The live keys of the caller's org (never another org's), with their budget use. */
-async function keyViews(c: AppContext, onlyId?: string): Promise<KeyView[]> {
+/** The audit log's actor of this request. */
+const actorOf = (c: AppContext) => ({ principal: c.var.principal, requestId: c.var.requestId });
+
+/** The scopes asked for a key must not be more than the caller holds (only an operator makes an operator). */
+function checkGrantable(c: AppContext, scopes: readonly string[] | undefined): void {
+  if (scopes && !mayGrant(c.var.principal.scopes, scopes)) {
+    throw new ApiError("insufficient_scope", "Only an operator gives a key the 'operator' scope.");
+  }
+}
+
+/** An operator's key is changed or revoked by an operator only. */
+function checkChangeable(c: AppContext, key: KeyView): void {
+  if (key.scopes.includes("operator") && !isOperator(c.var.principal)) {
+    throw new ApiError("insufficient_scope", "Only an operator changes or revokes an operator's key.");
+  }
+}
+
+/** The live keys of `org` (the caller's; never another org's but an operator's new key's), with their budget use. */
+async function keyViews(c: AppContext, onlyId?: string, org = c.var.principal.org): Promise<KeyView[]> {
   const { results } = await c.var.db
     .prepare(
       `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
      WHERE org = ? AND revoked_at IS NULL ${onlyId ? "AND id = ?" : ""} ORDER BY created_at DESC, id`,
     )
-    .bind(...(onlyId ? [c.var.principal.org, onlyId] : [c.var.principal.org]))
+    .bind(...(onlyId ? [org, onlyId] : [org]))
     .all();
   const rows = results.map((r) => KeyRow.parse(r));
-  const status = await meterOf(c).status(rows.map((r) => r.id));
+  const status = await meterOf(c, org).status(rows.map((r) => r.id));
   const now = Date.now();
   return rows.map((r) => ({
     id: r.id,
@@ -114,8 +137,8 @@ async function keyViews(c: AppContext, onlyId?: string): Promise<KeyView[]> {
   }));
 }
 
-async function keyView(c: AppContext, id: string): Promise<KeyView> {
-  const [view] = await keyViews(c, id);
+async function keyView(c: AppContext, id: string, org = c.var.principal.org): Promise<KeyView> {
+  const [view] = await keyViews(c, id, org);
   if (!view) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
   return view;
 }
@@ -137,6 +160,8 @@ const UsageQuery = z.object({
   /** A second grouping, for a chart's series (tokens per day by model). */
   by: z.enum(USAGE_GROUPS, { error: `must be one of: ${USAGE_GROUPS.join(", ")}` }).optional(),
   format: z.enum(["json", "csv"], { error: "must be json or csv" }).optional(),
+  /** Operators: another org's usage. */
+  org: z.string().min(1).max(200).optional(),
 });
 
 const UsageRow = z.object({
@@ -198,7 +223,12 @@ export const adminKeyRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { org, user } = c.var.principal;
+      checkGrantable(c, body.scopes);
+      if (body.org !== undefined && body.org !== c.var.principal.org && !isOperator(c.var.principal)) {
+        throw new ApiError("insufficient_scope", "Only an operator makes a key of another organization.");
+      }
+      const { user } = c.var.principal;
+      const org = body.org ?? c.var.principal.org;
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
       const secret = randomToken("ak_");
       await c.var.db
@@ -210,14 +240,16 @@ export const adminKeyRoutes = routes()
           await hashApiKey(secret),
           body.name,
           org,
-          body.user ?? user,
+          body.user ?? (org === c.var.principal.org ? user : "admin"),
           JSON.stringify(body.scopes),
           body.expiresAt,
         )
         .run();
-      if (body.budget) await setLimits(c, id, body.budget);
+      if (body.budget) await setLimits(c, id, body.budget, org);
+      const key = await keyView(c, id, org);
+      await recordAudit(c.var.db, actorOf(c), { org, action: "key.create", target: id, after: key });
       c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
-      return c.json({ key: await keyView(c, id), secret }, 201);
+      return c.json({ key, secret }, 201);
     },
   )
   .openapi(
@@ -232,7 +264,9 @@ export const adminKeyRoutes = routes()
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
-      await keyView(c, id);
+      const before = await keyView(c, id);
+      checkChangeable(c, before);
+      checkGrantable(c, body.scopes);
       const sets: string[] = [];
       const values: (string | null)[] = [];
       if (body.name !== undefined) {
@@ -256,7 +290,15 @@ export const adminKeyRoutes = routes()
         forgetSessionsOfKey(id);
       }
       if (body.budget) await setLimits(c, id, body.budget);
-      return c.json({ key: await keyView(c, id) }, 200);
+      const key = await keyView(c, id);
+      await recordAudit(c.var.db, actorOf(c), {
+        org: c.var.principal.org,
+        action: "key.change",
+        target: id,
+        before,
+        after: key,
+      });
+      return c.json({ key }, 200);
     },
   )
   .openapi(
@@ -270,6 +312,8 @@ export const adminKeyRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
+      const [before] = await keyViews(c, id);
+      if (before) checkChangeable(c, before);
       const result = await c.var.db
         .prepare(
           "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
@@ -281,6 +325,7 @@ export const adminKeyRoutes = routes()
       }
       forgetApiKey(id);
       forgetSessionsOfKey(id);
+      await recordAudit(c.var.db, actorOf(c), { org: c.var.principal.org, action: "key.revoke", target: id, before });
       c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
       return c.body(null, 204);
     },
@@ -305,16 +350,26 @@ export const adminKeyRoutes = routes()
       responses: { 200: json(z.object({ budget: BudgetUseView }), "Set."), ...errors(400, 401, 403) },
     }),
     async (c) => {
+      const before = (await meterOf(c).status()).org.limits;
       await setLimits(c, null, c.req.valid("json"));
+      const budget = (await meterOf(c).status()).org;
+      await recordAudit(c.var.db, actorOf(c), {
+        org: c.var.principal.org,
+        action: "budget.put",
+        target: "org",
+        before,
+        after: budget.limits,
+      });
       c.var.logger.addCustomEvent("Message", "[admin_budget_put]", "Organization budget set.");
-      return c.json({ budget: (await meterOf(c).status()).org }, 200);
+      return c.json({ budget }, 200);
     },
   )
   .openapi(
     createRoute({
       method: "get",
       path: "/admin/usage",
-      summary: "Your organization's model calls, summed by day, key, user, model, mode or route (JSON, or CSV)",
+      summary:
+        "Your organization's model calls (an operator's: any org's), summed by day, key, user, model, mode or route (JSON, or CSV)",
       ...admin,
       request: { query: UsageQuery },
       responses: {
@@ -332,6 +387,9 @@ export const adminKeyRoutes = routes()
     }),
     async (c) => {
       const query = c.req.valid("query");
+      const org = usageOrg(c.var.principal, query.org);
+      if (org === null)
+        throw new ApiError("insufficient_scope", "Only an operator reads another organization's usage.");
       const today = new Date().toISOString().slice(0, 10);
       const to = query.to ?? today;
       const from = query.from ?? new Date(Date.parse(to) - 29 * 86_400_000).toISOString().slice(0, 10);
@@ -347,7 +405,7 @@ export const adminKeyRoutes = routes()
          FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
          GROUP BY grp, series ORDER BY grp, series`,
         )
-        .bind(c.var.principal.org, from, new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10))
+        .bind(org, from, new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10))
         .all<Record<string, number | string | null>>();
       const rows: UsageRow[] = results.map((r) => ({
         group: String(r.grp ?? ""),

@@ -1,9 +1,13 @@
-// /admin/mcp-servers: register, list and remove the remote MCP servers whose tools modes may offer (admin scope).
+// /admin/mcp-servers: register, list and remove the remote MCP servers whose tools modes may offer (admin scope):
+// the deployment's (an operator changes them; every org's modes may offer them) and an org's own (its admins change
+// them; its modes get its own instead of the deployment's of a name). A server's token is a Worker secret's name for
+// the deployment's, one of the org's own secrets for an org's. Every change is in the audit log.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import type { Db } from "../db";
 import { ApiError } from "../errors";
-import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import {
   DEFAULT_MCP_TIMEOUT_MS,
   MAX_MCP_TIMEOUT_MS,
@@ -11,14 +15,16 @@ import {
   MCP_SERVER_NAME_PATTERN,
   McpServerConfig,
   McpServerRegistry,
+  serversSeenBy,
 } from "../mcp/mcp-server-registry";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { SecretName } from "../secret-name";
 import { settings } from "../settings";
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+import { recordAudit } from "../tenancy/audit-log";
+import { OrgSecrets } from "../tenancy/org-secrets";
+import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
+import { upstreamUrlProblem } from "../tenancy/upstream-url";
 
 const ServerName = z.object({
   name: z
@@ -44,45 +50,79 @@ const McpServerBody = z.strictObject({
 
 /** https:, or http: to loopback where the settings allow it (development). */
 function checkUrl(url: string, allowHttpLoopback: boolean): void {
-  const parsed = new URL(url);
-  if (parsed.protocol === "https:") return;
-  if (parsed.protocol === "http:" && LOOPBACK_HOSTS.has(parsed.hostname)) {
-    if (allowHttpLoopback) return;
-    throw new ApiError(
-      "invalid_request",
-      "Invalid 'url': http: is allowed only to loopback in development (MCP_ALLOW_HTTP_LOOPBACK); use https:.",
-      {
-        param: "url",
-      },
-    );
-  }
-  throw new ApiError(
-    "invalid_request",
-    "Invalid 'url': an MCP server must be https: (or http: to loopback in development).",
-    {
-      param: "url",
-    },
-  );
+  const problem = upstreamUrlProblem(url, allowHttpLoopback, "an MCP server");
+  if (problem) throw new ApiError("invalid_request", `Invalid 'url': ${problem}`, { param: "url" });
 }
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 const serverAnswer = (description: string) => json(z.object({ server: McpServerConfig }), description);
+
+/** The server the caller's org uses under `name` (its own, else the deployment's), or null. */
+async function seenServer(c: AppContext, name: string): Promise<McpServerConfig | null> {
+  return (await serversSeenBy(c.var.db, c.var.principal.org)).find((s) => s.name === name) ?? null;
+}
+
+/** The token a server names must be there: a Worker secret for the deployment's, one of the org's for an org's. */
+async function checkAuthSecret(c: AppContext, owner: Owner, secret: string | null): Promise<void> {
+  if (secret === null || owner === null) return;
+  if (await new OrgSecrets(c.var.db, owner).get(secret)) return;
+  throw new ApiError(
+    "invalid_request",
+    `Invalid 'authSecret': your organization has no secret named ${quoted(secret)}; store it first (PUT /admin/secrets/${secret}). An organization's server names its own secrets only.`,
+    { param: "authSecret" },
+  );
+}
+
+/**
+ * The modes that offer `server`'s tools: its owner's own, and for the deployment's server every org's mode that
+ * names it without a server of its own of that name.
+ */
+async function modesOffering(db: Db, server: McpServerConfig): Promise<string[]> {
+  const owner = server.org ?? "";
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT m.org, m.key, m.tools FROM modes m, json_each(m.tools) t
+       WHERE substr(t.value, 1, length(?3)) = ?3 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
+         (SELECT 1 FROM mcp_servers s WHERE s.org = m.org AND s.name = ?1))) ORDER BY m.org, m.key`,
+    )
+    .bind(server.name, owner, `mcp:${server.name}`)
+    .all<{ org: string; key: string; tools: string }>();
+  return results
+    .filter((m) => (JSON.parse(m.tools) as string[]).some((tool) => parseMcpReference(tool)?.server === server.name))
+    .map((m) => (m.org === owner ? m.key : `${m.org}/${m.key}`));
+}
 
 export const adminMcpServerRoutes = routes()
   .openapi(
     createRoute({
       method: "put",
       path: "/admin/mcp-servers/{name}",
-      summary: "Register (201) or change (200) a remote MCP server",
+      summary:
+        "Register (201) or change (200) a remote MCP server: your organization's own, or (operators) the deployment's",
       ...admin,
-      request: { params: ServerName, ...jsonBody(McpServerBody, "The server.") },
+      request: { params: ServerName, query: OwnerQuery, ...jsonBody(McpServerBody, "The server.") },
       responses: { 200: serverAnswer("Changed."), 201: serverAnswer("Registered."), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
+      const owner = writeOwner(
+        c.var.principal,
+        "MCP server",
+        name,
+        await seenServer(c, name),
+        c.req.valid("query").owner,
+      );
       checkUrl(body.url, settings(c.env).mcp.allowHttpLoopback);
-      const { server, created } = await new McpServerRegistry(c.var.db).put(name, body);
+      await checkAuthSecret(c, owner, body.authSecret);
+      const registry = new McpServerRegistry(c.var.db, owner);
+      const before = await registry.get(name);
+      const { server, created } = await registry.put(name, body);
+      await recordAudit(
+        c.var.db,
+        { principal: c.var.principal, requestId: c.var.requestId },
+        { org: owner, action: "mcp_server.put", target: name, before, after: server },
+      );
       c.var.logger.addCustomEvent(
         "Message",
         "[admin_mcp_servers_put]",
@@ -96,35 +136,47 @@ export const adminMcpServerRoutes = routes()
     createRoute({
       method: "get",
       path: "/admin/mcp-servers",
-      summary: "The registered MCP servers, each with its last discovery (when, tools, refusals, error)",
+      summary:
+        "The MCP servers your organization's modes may offer (the deployment's and its own), each with its last discovery (when, tools, refusals, error)",
       ...admin,
       responses: { 200: json(z.object({ servers: z.array(McpServerConfig) }), "The servers."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ servers: await new McpServerRegistry(c.var.db).list() }, 200),
+    async (c) => c.json({ servers: await serversSeenBy(c.var.db, c.var.principal.org) }, 200),
   )
   .openapi(
     createRoute({
       method: "delete",
       path: "/admin/mcp-servers/{name}",
-      summary: "Removes a server no mode offers",
+      summary: "Removes a server no mode offers (your organization's own, or an operator the deployment's)",
       ...admin,
-      request: { params: ServerName },
+      request: { params: ServerName, query: OwnerQuery },
       responses: { 204: { description: "Removed." }, ...errors(401, 403, 404, 409) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const users = (await new D1AgentModeCatalogService(c.var.db).getAllModes())
-        .filter((mode) => mode.tools.some((tool) => parseMcpReference(tool)?.server === name))
-        .map((mode) => mode.key);
+      const owner = writeOwner(
+        c.var.principal,
+        "MCP server",
+        name,
+        await seenServer(c, name),
+        c.req.valid("query").owner,
+      );
+      const registry = new McpServerRegistry(c.var.db, owner);
+      const server = await registry.get(name);
+      if (!server) throw new ApiError("mcp_server_not_found", `MCP server ${quoted(name)} not found.`);
+      const users = await modesOffering(c.var.db, server);
       if (users.length > 0) {
         throw new ApiError(
           "mcp_server_in_use",
           `MCP server ${quoted(name)} is offered by the modes ${users.join(", ")}; take it out of them first.`,
         );
       }
-      if (!(await new McpServerRegistry(c.var.db).delete(name))) {
-        throw new ApiError("mcp_server_not_found", `MCP server ${quoted(name)} not found.`);
-      }
+      await registry.delete(name);
+      await recordAudit(
+        c.var.db,
+        { principal: c.var.principal, requestId: c.var.requestId },
+        { org: owner, action: "mcp_server.delete", target: name, before: server },
+      );
       return c.body(null, 204);
     },
   );

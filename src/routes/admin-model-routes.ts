@@ -1,11 +1,14 @@
-// /admin/model-routes: the model routes (admin scope). `default` is listed but made from the LLM_* vars; a
-// route's fallbacks must name routes that exist and must not come back to it.
+// /admin/model-routes: the model routes an admin's org may use (admin scope): `default` (made from the LLM_* vars),
+// the deployment's stored routes (an operator changes them) and the org's own (its admins change them, and its
+// people get its own instead of the deployment's of a name). A route's fallbacks must name routes that exist and
+// must not come back to it; its key is a Worker secret's name for the deployment's routes, one of the org's own
+// secrets for an org's; an org's route goes to an https: upstream. Every change is in the audit log.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import type { Db } from "../db";
 import { ApiError } from "../errors";
-import { BEARER, errors, json, jsonBody, routes } from "../http";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
 import {
   DEFAULT_ROUTE,
@@ -16,10 +19,15 @@ import {
   ModelRouteBody,
   ModelRouteRegistry,
   ROUTE_NAME_PATTERN,
+  routesSeenBy,
 } from "../routing/model-routes";
 import { forgetRouteTable } from "../routing/route-table";
 import { secretValue } from "../secret-name";
 import { settings } from "../settings";
+import { recordAudit } from "../tenancy/audit-log";
+import { OrgSecrets } from "../tenancy/org-secrets";
+import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
+import { upstreamUrlProblem } from "../tenancy/upstream-url";
 
 const RouteName = z.object({
   name: z
@@ -38,43 +46,110 @@ function notStored(name: string): never {
   );
 }
 
+/** The route the caller's org uses under `name` (its own, else the deployment's), or null. */
+async function seenRoute(c: AppContext, name: string): Promise<ModelRoute | null> {
+  return (await routesSeenBy(c.var.db, c.var.principal.org)).find((r) => r.name === name) ?? null;
+}
+
+/** The routes a route of `owner` may fall back to: `default`, the deployment's, and (for an org's) the org's own. */
+async function fallbackGraph(db: Db, owner: Owner): Promise<Map<string, readonly string[]>> {
+  const graph = new Map<string, readonly string[]>([[DEFAULT_ROUTE, []]]);
+  const routes = owner === null ? await new ModelRouteRegistry(db, null).list() : await routesSeenBy(db, owner);
+  for (const route of routes) if (!graph.has(route.name) || route.org !== null) graph.set(route.name, route.fallbacks);
+  return graph;
+}
+
+/** The key a route names must be there: a Worker secret for the deployment's route, one of the org's for an org's. */
+async function checkKeySecret(c: AppContext, owner: Owner, secret: string | undefined): Promise<void> {
+  if (!secret) return;
+  if (owner === null) {
+    // A key that is not there fails every call: caught when the route is written, not on its first call.
+    if (secretValue(c.env, secret) !== null) return;
+    throw new ApiError(
+      "invalid_request",
+      `Invalid 'apiKeySecret': the Worker has no secret named ${quoted(secret)}; set it first (wrangler secret put ${secret}).`,
+      { param: "apiKeySecret" },
+    );
+  }
+  if (await new OrgSecrets(c.var.db, owner).get(secret)) return;
+  throw new ApiError(
+    "invalid_request",
+    `Invalid 'apiKeySecret': your organization has no secret named ${quoted(secret)}; store it first (PUT /admin/secrets/${secret}). An organization's route names its own secrets only.`,
+    { param: "apiKeySecret" },
+  );
+}
+
+/** The modes and routes that would lose `route` if it went: the owner's own, and for the deployment's, every org's. */
+async function usersOf(db: Db, route: ModelRoute): Promise<{ modes: string[]; routes: string[] }> {
+  const owner = route.org ?? "";
+  // An org's mode naming a deployment route uses it unless the org has its own route of that name.
+  const { results: modes } = await db
+    .prepare(
+      `SELECT m.org, m.key FROM modes m WHERE m.model_route = ?1 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
+         (SELECT 1 FROM model_routes r WHERE r.org = m.org AND r.name = ?1))) ORDER BY m.org, m.key`,
+    )
+    .bind(route.name, owner)
+    .all<{ org: string; key: string }>();
+  const { results: routes } = await db
+    .prepare(
+      `SELECT r.org, r.name, r.fallbacks FROM model_routes r WHERE (r.org = ?2 OR (?2 = '' AND NOT EXISTS
+         (SELECT 1 FROM model_routes o WHERE o.org = r.org AND o.name = ?1)))`,
+    )
+    .bind(route.name, owner)
+    .all<{ org: string; name: string; fallbacks: string }>();
+  const named = (org: string, name: string) => (org === owner ? name : `${org}/${name}`);
+  return {
+    modes: modes.map((m) => named(m.org, m.key)),
+    routes: routes
+      .filter((r) => (JSON.parse(r.fallbacks) as string[]).includes(route.name))
+      .map((r) => named(r.org, r.name)),
+  };
+}
+
 export const adminModelRouteRoutes = routes()
   .openapi(
     createRoute({
       method: "put",
       path: "/admin/model-routes/{name}",
-      summary: "Add (201) or change (200) a model route; its fallbacks must exist and not come back to it",
+      summary:
+        "Add (201) or change (200) a model route: your organization's own, or (operators) the deployment's; its fallbacks must exist and not come back to it",
       ...admin,
-      request: { params: RouteName, ...jsonBody(ModelRouteBody, "The route.") },
+      request: { params: RouteName, query: OwnerQuery, ...jsonBody(ModelRouteBody, "The route.") },
       responses: { 200: routeAnswer("Changed."), 201: routeAnswer("Added."), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
       const body = c.req.valid("json");
-      const registry = new ModelRouteRegistry(c.var.db);
-      const graph = new Map<string, readonly string[]>([[DEFAULT_ROUTE, []]]);
-      for (const route of await registry.list()) graph.set(route.name, route.fallbacks);
-      const problem = fallbackProblem(name, body.fallbacks, graph);
+      const owner = writeOwner(
+        c.var.principal,
+        "model route",
+        name,
+        await seenRoute(c, name),
+        c.req.valid("query").owner,
+      );
+      if (owner !== null && body.baseUrl) {
+        const problem = upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback);
+        if (problem) throw new ApiError("invalid_request", `Invalid 'baseUrl': ${problem}`, { param: "baseUrl" });
+      }
+      const registry = new ModelRouteRegistry(c.var.db, owner);
+      const problem = fallbackProblem(name, body.fallbacks, await fallbackGraph(c.var.db, owner));
       if (problem) {
         const param = `fallbacks.${problem.index}`;
         throw new ApiError(
           "invalid_request",
           `Invalid '${param}': ${quoted(body.fallbacks[problem.index] ?? "")} ${problem.message}.`,
-          {
-            param,
-          },
+          { param },
         );
       }
-      // A key that is not there fails every call: caught when the route is written, not on its first call.
-      if (body.apiKeySecret && secretValue(c.env, body.apiKeySecret) === null) {
-        throw new ApiError(
-          "invalid_request",
-          `Invalid 'apiKeySecret': the Worker has no secret named ${quoted(body.apiKeySecret)}; set it first (wrangler secret put ${body.apiKeySecret}).`,
-          { param: "apiKeySecret" },
-        );
-      }
+      await checkKeySecret(c, owner, body.apiKeySecret);
+      const before = await registry.get(name);
       const { route, created } = await registry.put(name, body);
+      await recordAudit(
+        c.var.db,
+        { principal: c.var.principal, requestId: c.var.requestId },
+        { org: owner, action: "model_route.put", target: name, before, after: route },
+      );
       forgetRouteTable(c.env.DB);
       c.var.logger.addCustomEvent(
         "Message",
@@ -89,12 +164,13 @@ export const adminModelRouteRoutes = routes()
     createRoute({
       method: "get",
       path: "/admin/model-routes",
-      summary: "The model routes: `default` (made from the LLM_* vars) first, then the stored ones",
+      summary:
+        "The model routes your organization may use: `default` (made from the LLM_* vars) first, then the stored ones (the deployment's and your organization's own)",
       ...admin,
       responses: { 200: json(z.object({ routes: z.array(ModelRoute) }), "The routes."), ...errors(401, 403) },
     }),
     async (c) => {
-      const stored = await new ModelRouteRegistry(c.var.db).list();
+      const stored = await routesSeenBy(c.var.db, c.var.principal.org);
       return c.json({ routes: [defaultRoute(defaultRouteSource(c.env, settings(c.env))), ...stored] }, 200);
     },
   )
@@ -102,7 +178,7 @@ export const adminModelRouteRoutes = routes()
     createRoute({
       method: "get",
       path: "/admin/model-routes/{name}",
-      summary: "One model route",
+      summary: "One model route your organization may use (its own of that name, else the deployment's)",
       ...admin,
       request: { params: RouteName },
       responses: { 200: routeAnswer("The route."), ...errors(401, 403, 404) },
@@ -111,7 +187,7 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE)
         return c.json({ route: defaultRoute(defaultRouteSource(c.env, settings(c.env))) }, 200);
-      const route = await new ModelRouteRegistry(c.var.db).get(name);
+      const route = await seenRoute(c, name);
       if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
       return c.json({ route }, 200);
     },
@@ -120,34 +196,43 @@ export const adminModelRouteRoutes = routes()
     createRoute({
       method: "delete",
       path: "/admin/model-routes/{name}",
-      summary: "Removes a route no other route falls back to",
+      summary: "Removes a route no mode or other route uses (your organization's own, or an operator the deployment's)",
       ...admin,
-      request: { params: RouteName },
+      request: { params: RouteName, query: OwnerQuery },
       responses: { 204: { description: "Removed." }, ...errors(400, 401, 403, 404, 409) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
-      const registry = new ModelRouteRegistry(c.var.db);
-      const modes = (await new D1AgentModeCatalogService(c.var.db).getAllModes())
-        .filter((m) => m.modelRoute === name)
-        .map((m) => m.key);
-      if (modes.length > 0) {
+      const owner = writeOwner(
+        c.var.principal,
+        "model route",
+        name,
+        await seenRoute(c, name),
+        c.req.valid("query").owner,
+      );
+      const registry = new ModelRouteRegistry(c.var.db, owner);
+      const route = await registry.get(name);
+      if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
+      const users = await usersOf(c.var.db, route);
+      if (users.modes.length > 0) {
         throw new ApiError(
           "model_route_in_use",
-          `Model route ${quoted(name)} is the route of the modes ${modes.join(", ")}; give them another first.`,
+          `Model route ${quoted(name)} is the route of the modes ${users.modes.join(", ")}; give them another first.`,
         );
       }
-      const users = (await registry.list()).filter((r) => r.fallbacks.includes(name)).map((r) => r.name);
-      if (users.length > 0) {
+      if (users.routes.length > 0) {
         throw new ApiError(
           "model_route_in_use",
-          `Model route ${quoted(name)} is a fallback of the routes ${users.join(", ")}; take it out of them first.`,
+          `Model route ${quoted(name)} is a fallback of the routes ${users.routes.join(", ")}; take it out of them first.`,
         );
       }
-      if (!(await registry.delete(name))) {
-        throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
-      }
+      await registry.delete(name);
+      await recordAudit(
+        c.var.db,
+        { principal: c.var.principal, requestId: c.var.requestId },
+        { org: owner, action: "model_route.delete", target: name, before: route },
+      );
       forgetRouteTable(c.env.DB);
       return c.body(null, 204);
     },

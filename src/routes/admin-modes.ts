@@ -1,20 +1,25 @@
-// PUT /admin/modes/:key: add or change a catalog mode (keys with the `admin` scope). Every rule zod can state
-// (the key, known tool names, approvals only for offered tools) is in the schema; the default flag needs D1.
+// /admin/modes (admin scope): the modes an admin's org sees and may manage: the deployment's (an operator changes
+// them; an org may hide one from its own view with `{"enabled": false}`) and the org's own (its admins change them;
+// its people get its own instead of the deployment's of a key). Every rule zod can state (the key, known tool
+// names, approvals only for offered tools) is in the schema; the default flag, the route and the MCP servers a mode
+// names need D1. Every change is in the audit log.
 
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
-import { BEARER, errors, json, jsonBody, routes } from "../http";
-import { McpServerRegistry } from "../mcp/mcp-server-registry";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
-import { ModeUpsertBody, upsertMode } from "../modes/mode-upsert";
+import { D1AgentModeCatalogService, ownedModeStatement, parseModeRow } from "../modes/catalog-service";
+import { hiddenModes, ModeUpsertBody, ModeVisibilityBody, setModeHidden, upsertMode } from "../modes/mode-upsert";
 import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
-import { DEFAULT_ROUTE, ModelRouteRegistry } from "../routing/model-routes";
+import { DEFAULT_ROUTE, ModelRouteRegistry, routesSeenBy } from "../routing/model-routes";
 import { forgetTurnReads } from "../session/session-model";
+import { recordAudit } from "../tenancy/audit-log";
+import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 
 const ModeKey = z.object({
@@ -48,9 +53,10 @@ const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
   });
 });
 
-/** Every `mcp:<server>` a mode names must be a registered server (its tools are discovered by the session). */
-async function checkMcpReferences(db: Db, tools: string[]): Promise<void> {
-  const servers = new Set((await new McpServerRegistry(db).list()).map((s) => s.name));
+/** Every `mcp:<server>` a mode of `owner` names must be a server it may offer (its tools are discovered by the session). */
+async function checkMcpReferences(db: Db, owner: Owner, tools: string[]): Promise<void> {
+  const registered = owner === null ? await new McpServerRegistry(db, null).list() : await serversSeenBy(db, owner);
+  const servers = new Set(registered.map((s) => s.name));
   tools.forEach((name, index) => {
     const reference = parseMcpReference(name);
     if (reference && !servers.has(reference.server)) {
@@ -63,10 +69,12 @@ async function checkMcpReferences(db: Db, tools: string[]): Promise<void> {
   });
 }
 
-/** The route a mode names must exist: `default`, or one of /admin/model-routes. */
-async function checkModelRoute(db: Db, name: string): Promise<void> {
-  if (name === DEFAULT_ROUTE || (await new ModelRouteRegistry(db).get(name))) return;
-  const known = [DEFAULT_ROUTE, ...(await new ModelRouteRegistry(db).list()).map((r) => r.name)].join(", ");
+/** The route a mode of `owner` names must be one it may use: `default`, the deployment's, or its org's own. */
+async function checkModelRoute(db: Db, owner: Owner, name: string): Promise<void> {
+  if (name === DEFAULT_ROUTE) return;
+  const usable = owner === null ? await new ModelRouteRegistry(db, null).list() : await routesSeenBy(db, owner);
+  if (usable.some((r) => r.name === name)) return;
+  const known = [DEFAULT_ROUTE, ...new Set(usable.map((r) => r.name))].join(", ");
   throw new ApiError(
     "invalid_request",
     `Invalid 'modelRoute' in the request body: no model route ${quoted(name)}; the routes are: ${known}.`,
@@ -74,41 +82,131 @@ async function checkModelRoute(db: Db, name: string): Promise<void> {
   );
 }
 
-const modeAnswer = (description: string) => json(z.object({ mode: AgentMode }), description);
+/** The body: a whole mode, or `{"enabled": ...}` alone (showing or hiding one of the deployment's in the caller's org). */
+const ModePutBody = z.union([ModeVisibilityBody, ModeBody]);
 
-export const adminModeRoutes = routes().openapi(
-  createRoute({
-    method: "put",
-    path: "/admin/modes/{key}",
-    tags: ["admin"],
-    summary: "Add (201) or change (200) a catalog mode",
-    security: BEARER,
-    middleware: [requireScope("admin")] as const,
-    request: { params: ModeKey, ...jsonBody(ModeBody, "The mode.") },
-    responses: {
-      200: modeAnswer("The mode was changed."),
-      201: modeAnswer("The mode was added."),
-      ...errors(400, 401, 403, 413, 500),
-    },
-  }),
-  async (c) => {
-    const { key } = c.req.valid("param");
-    const body = c.req.valid("json");
-    await checkMcpReferences(c.var.db, body.tools);
-    await checkModelRoute(c.var.db, body.modelRoute);
-    const existing = await new D1AgentModeCatalogService(c.var.db).getMode(key);
-    if (existing?.isDefault && !body.isDefault) {
+const modeAnswer = (description: string) =>
+  json(z.object({ mode: AgentMode, enabled: z.boolean().optional() }), description);
+
+const ManagedMode = AgentMode.extend({
+  /** Shown to the org's people: false for a deployment mode the org hides. */
+  enabled: z.boolean(),
+});
+
+/** The audit log's actor of this request. */
+const actorOf = (c: AppContext) => ({ principal: c.var.principal, requestId: c.var.requestId });
+
+/** Hides or shows the deployment's mode `key` in the caller's org. */
+async function setVisibility(c: AppContext, key: string, enabled: boolean) {
+  const { org } = c.var.principal;
+  const [deployment, own, view] = await Promise.all([
+    new D1AgentModeCatalogService(c.var.db, null).getMode(key),
+    c.var.db.prepare("SELECT 1 AS found FROM modes WHERE org = ? AND key = ?").bind(org, key).first(),
+    new D1AgentModeCatalogService(c.var.db, org).getDefaultMode(),
+  ]);
+  if (!deployment) {
+    if (own) {
       throw new ApiError(
         "invalid_request",
-        `Mode ${quoted(key)} is the default mode; make another mode the default instead of clearing it here.`,
-        { param: "isDefault" },
+        `Mode ${quoted(key)} is your organization's own: 'enabled' shows or hides one of the deployment's modes.`,
+        { param: "enabled" },
       );
     }
-    const mode = await upsertMode(c.var.db, key, body);
-    forgetTurnReads(c.env.DB);
-    c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
-      ["mode", key],
-    ]);
-    return existing ? c.json({ mode }, 200) : c.json({ mode }, 201);
-  },
-);
+    throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
+  }
+  if (!enabled && view.key === key && view.org === null) {
+    throw new ApiError(
+      "invalid_request",
+      `Mode ${quoted(key)} is your organization's default mode; make a mode of your own the default before you hide it.`,
+      { param: "enabled" },
+    );
+  }
+  const hidden = await hiddenModes(c.var.db, org);
+  await setModeHidden(c.var.db, org, key, !enabled);
+  if (hidden.has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
+  await recordAudit(c.var.db, actorOf(c), {
+    org,
+    action: enabled ? "mode.show" : "mode.hide",
+    target: key,
+    before: { enabled: !enabled },
+    after: { enabled },
+  });
+  forgetTurnReads(c.env.DB);
+  return c.json({ mode: deployment, enabled }, 200);
+}
+
+export const adminModeRoutes = routes()
+  .openapi(
+    createRoute({
+      method: "put",
+      path: "/admin/modes/{key}",
+      tags: ["admin"],
+      summary:
+        "Add (201) or change (200) a mode: your organization's own, or (operators) the deployment's; or show or hide one of the deployment's in your organization (`{\"enabled\": false}`)",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      request: { params: ModeKey, query: OwnerQuery, ...jsonBody(ModePutBody, 'The mode, or `{"enabled": bool}`.') },
+      responses: {
+        200: modeAnswer("The mode was changed (or shown, or hidden)."),
+        201: modeAnswer("The mode was added."),
+        ...errors(400, 401, 403, 404, 413, 500),
+      },
+    }),
+    async (c) => {
+      const { key } = c.req.valid("param");
+      const body = c.req.valid("json");
+      if (!("displayName" in body)) return setVisibility(c, key, body.enabled);
+      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
+      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
+      await checkMcpReferences(c.var.db, owner, body.tools);
+      await checkModelRoute(c.var.db, owner, body.modelRoute);
+      const existingRow = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      const existing = existingRow ? parseModeRow(existingRow) : null;
+      if (existing?.isDefault && !body.isDefault) {
+        throw new ApiError(
+          "invalid_request",
+          `Mode ${quoted(key)} is the default mode; make another mode the default instead of clearing it here.`,
+          { param: "isDefault" },
+        );
+      }
+      const mode = await upsertMode(c.var.db, owner, key, body);
+      await recordAudit(c.var.db, actorOf(c), {
+        org: owner,
+        action: "mode.put",
+        target: key,
+        before: existing,
+        after: mode,
+      });
+      forgetTurnReads(c.env.DB);
+      c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
+        ["mode", key],
+      ]);
+      return existing ? c.json({ mode }, 200) : c.json({ mode }, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/modes",
+      tags: ["admin"],
+      summary:
+        "The modes your organization may manage: the deployment's (each shown or hidden in your organization) and its own",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      responses: { 200: json(z.object({ modes: z.array(ManagedMode) }), "The modes."), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const { org } = c.var.principal;
+      const [deployment, view, hidden] = await Promise.all([
+        new D1AgentModeCatalogService(c.var.db, null).getAllModes(),
+        new D1AgentModeCatalogService(c.var.db, org).getAllModes(),
+        hiddenModes(c.var.db, org),
+      ]);
+      const own = view.filter((mode) => mode.org !== null);
+      const modes = [
+        ...deployment.map((mode) => ({ ...mode, enabled: !hidden.has(mode.key) })),
+        ...own.map((mode) => ({ ...mode, enabled: true })),
+      ];
+      return c.json({ modes }, 200);
+    },
+  );

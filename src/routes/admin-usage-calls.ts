@@ -4,7 +4,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
+import { ApiError } from "../errors";
 import { BEARER, errors, json, routes } from "../http";
+import { usageOrg } from "../tenancy/roles";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -18,6 +20,7 @@ const CallsQuery = z.object({
     .max(MAX_RECENT_CALLS)
     .default(50)
     .describe(`Calls to answer (1 to ${MAX_RECENT_CALLS}, 50 by default).`),
+  org: z.string().min(1).max(200).optional().describe("Operators: another org's calls."),
 });
 
 const ModelCall = z.object({
@@ -71,7 +74,9 @@ export const adminUsageCallRoutes = routes().openapi(
     },
   }),
   async (c) => {
-    const { limit } = c.req.valid("query");
+    const { limit, org: asked } = c.req.valid("query");
+    const org = usageOrg(c.var.principal, asked);
+    if (org === null) throw new ApiError("insufficient_scope", "Only an operator reads another organization's calls.");
     // The (org, created_at) index reads the newest rows of the org first, whatever the table holds.
     const { results } = await c.var.db
       .prepare(
@@ -79,7 +84,7 @@ export const adminUsageCallRoutes = routes().openapi(
            latency_ms, outcome, cost_micros, session_id, mode, turn_id
          FROM usage_records WHERE org = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
       )
-      .bind(c.var.principal.org, limit)
+      .bind(org, limit)
       .all();
     const calls = results.map((result) => {
       const r = CallRow.parse(result);

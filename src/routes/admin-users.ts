@@ -10,8 +10,10 @@ import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
 import { revokeGrants } from "../auth/oauth-grants";
 import { findUser, forgetUserState, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
-import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
+import { recordAudit } from "../tenancy/audit-log";
+import { isOperator } from "../tenancy/roles";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -20,6 +22,15 @@ const UserId = z.object({ id: z.string().min(1).max(200) });
 const UserChangeBody = z.strictObject({
   disabled: z.boolean({ error: "must be true or false" }),
 });
+
+/** The user acts with an operator's key of their org (an admin may not disable them). */
+async function holdsOperatorKey(c: AppContext, user: string): Promise<boolean> {
+  const { results } = await c.var.db
+    .prepare("SELECT scopes FROM api_keys WHERE org = ? AND user_id = ? AND revoked_at IS NULL")
+    .bind(c.var.principal.org, user)
+    .all<{ scopes: string }>();
+  return results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator"));
+}
 
 export const adminUserRoutes = routes()
   .openapi(
@@ -54,26 +65,42 @@ export const adminUserRoutes = routes()
           .bind(org, id)
           .first());
       if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
+      if (!isOperator(c.var.principal) && (await holdsOperatorKey(c, id))) {
+        throw new ApiError("insufficient_scope", "Only an operator disables or enables an operator.");
+      }
       if (disabled && id === self) {
         throw new ApiError("invalid_request", "You cannot disable yourself; ask another admin of your organization.", {
           param: "disabled",
         });
       }
+      const before = await findUser(c.var.db, org, id);
       await setUserDisabled(c.var.db, org, id, disabled);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
       forgetUserState(org, id);
-      if (disabled) {
-        const kvGrantIds = (await revokeGrants(c.var.db, org, id)).map((grant) => grant.kvGrantId);
+      const revoked = disabled ? await revokeGrants(c.var.db, org, id) : [];
+      if (revoked.length > 0) {
+        const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
         c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }
+      const user = await findUser(c.var.db, org, id);
+      await recordAudit(
+        c.var.db,
+        { principal: c.var.principal, requestId: c.var.requestId },
+        {
+          org,
+          action: disabled ? "user.disable" : "user.enable",
+          target: id,
+          before,
+          after: { ...user, grantsRevoked: revoked.map((grant) => grant.id) },
+        },
+      );
       c.var.logger.addCustomEvent(
         "Message",
         disabled ? "[admin_users_disable]" : "[admin_users_enable]",
         disabled ? "User disabled." : "User enabled.",
         [["target_user", id]],
       );
-      const user = await findUser(c.var.db, org, id);
       return c.json({ user: user as UserView }, 200);
     },
   );

@@ -23,6 +23,7 @@ import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, routes } from "../http";
 import { VIAS } from "../principal";
 import { settings } from "../settings";
+import { ROLE_SCOPES } from "../tenancy/roles";
 
 const tags = ["auth"];
 
@@ -195,7 +196,7 @@ export const signInRoutes = routes()
         {
           org: person.org,
           user: person.id,
-          scopes: person.admin ? ["chat", "admin"] : ["chat"],
+          scopes: ROLE_SCOPES[person.role],
           via: "browser_session",
         },
         browserSessions,

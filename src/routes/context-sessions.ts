@@ -79,7 +79,7 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const catalog = new D1AgentModeCatalogService(c.var.db);
+      const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
       const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
       if (!mode) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
@@ -108,7 +108,7 @@ export const contextSessionRoutes = routes()
     async (c) => {
       const { beforeMessage, mode: asked } = c.req.valid("json");
       // An unknown mode is refused before the conversation is copied out of the source.
-      const catalog = new D1AgentModeCatalogService(c.var.db);
+      const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
       if (asked && !(await catalog.getMode(asked))) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, asked), { param: "mode" });
       }

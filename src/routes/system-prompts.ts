@@ -40,7 +40,7 @@ export const systemPromptRoutes = routes().openapi(
   async (c) => {
     const { id } = c.req.valid("param");
     const modeKey = c.req.valid("query").mode;
-    const catalog = new D1AgentModeCatalogService(c.var.db);
+    const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
     const [base, mode] = await Promise.all([
       getSystemPrompt(c.var.db, id),
       modeKey ? catalog.getMode(modeKey) : catalog.getDefaultMode(),
@@ -49,14 +49,14 @@ export const systemPromptRoutes = routes().openapi(
     if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
     const { agent, workspace, mcp } = settings(c.env);
     // The prompt as the mode's route gets it: its tool format decides whether the JSON call format is described.
-    const route = (await envRouteTable(c.env, c.var.logger)).chain(mode.modelRoute)[0];
+    const route = (await envRouteTable(c.env, c.var.principal.org, c.var.logger)).chain(mode.modelRoute)[0];
     const registry = createAgentToolRegistry({
       logger: c.var.logger,
       sessionManager: new DurableObjectSessionManager(c.env),
       catalog,
       workspace,
     });
-    const mcpTools = new McpToolSource(c.var.db, c.env, c.var.logger, mcp.discoveryTtlMs);
+    const mcpTools = new McpToolSource(c.var.db, c.env, c.var.principal.org, c.var.logger, mcp.discoveryTtlMs);
     const { enhanced } = await enhanceForMode({
       basePrompt: base.content,
       mode,

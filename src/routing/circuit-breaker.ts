@@ -10,6 +10,14 @@ export interface BreakerOptions {
   cooldownMs: number;
 }
 
+/** A route as the breaker counts it: by its org and name (two orgs' routes of one name are two routes). */
+export interface BreakerRoute {
+  name: string;
+  org?: string | null;
+}
+
+const keyOf = (route: BreakerRoute) => (route.org ? `${route.org}\u0000${route.name}` : route.name);
+
 interface RouteHealth {
   failuresInARow: number;
   /** Set while the circuit is open: the route is skipped until then. */
@@ -22,8 +30,8 @@ export class CircuitBreaker {
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Whether `route` is skipped now (its circuit is open and its cooldown has not passed). */
-  isOpen(route: string): boolean {
-    const openUntil = this.routes.get(route)?.openUntil ?? null;
+  isOpen(route: BreakerRoute): boolean {
+    const openUntil = this.routes.get(keyOf(route))?.openUntil ?? null;
     return openUntil !== null && this.now() < openUntil;
   }
 
@@ -31,10 +39,10 @@ export class CircuitBreaker {
    * The routes of a chain to try now: those whose circuit is closed, in order; when every one is open, the first
    * (a call is never refused untried). `skipped` are the open ones left out.
    */
-  candidates<R extends { name: string }>(chain: readonly R[]): { candidates: R[]; skipped: R[] } {
-    const skipped = chain.filter((r) => this.isOpen(r.name));
+  candidates<R extends BreakerRoute>(chain: readonly R[]): { candidates: R[]; skipped: R[] } {
+    const skipped = chain.filter((r) => this.isOpen(r));
     if (skipped.length === chain.length) return { candidates: chain.slice(0, 1), skipped: chain.slice(1) };
-    return { candidates: chain.filter((r) => !this.isOpen(r.name)), skipped };
+    return { candidates: chain.filter((r) => !this.isOpen(r)), skipped };
   }
 
   /** Forgets every route's counts: each circuit is closed. */
@@ -42,20 +50,22 @@ export class CircuitBreaker {
     this.routes.clear();
   }
 
-  succeeded(route: string, logger: AdminLogger): void {
-    const health = this.routes.get(route);
+  succeeded(route: BreakerRoute, logger: AdminLogger): void {
+    const key = keyOf(route);
+    const health = this.routes.get(key);
     if (!health) return;
-    this.routes.delete(route);
+    this.routes.delete(key);
     if (health.openUntil !== null) {
-      logger.addCustomEvent("Message", "[ModelRouter_CircuitClosed]", `Model route '${route}' answered again.`, [
-        ["Route", route],
+      logger.addCustomEvent("Message", "[ModelRouter_CircuitClosed]", `Model route '${route.name}' answered again.`, [
+        ["Route", route.name],
       ]);
     }
   }
 
-  failed(route: string, options: BreakerOptions, logger: AdminLogger): void {
-    const health = this.routes.get(route) ?? { failuresInARow: 0, openUntil: null };
-    this.routes.set(route, health);
+  failed(route: BreakerRoute, options: BreakerOptions, logger: AdminLogger): void {
+    const key = keyOf(route);
+    const health = this.routes.get(key) ?? { failuresInARow: 0, openUntil: null };
+    this.routes.set(key, health);
     health.failuresInARow++;
     if (health.failuresInARow < options.failures) return;
     // Open (or, when it failed its trial after a cooldown, open again).
@@ -63,9 +73,9 @@ export class CircuitBreaker {
     logger.addCustomEvent(
       "Warning",
       "[ModelRouter_CircuitOpen]",
-      `Model route '${route}' failed ${health.failuresInARow} times in a row; it is skipped for ${options.cooldownMs} ms.`,
+      `Model route '${route.name}' failed ${health.failuresInARow} times in a row; it is skipped for ${options.cooldownMs} ms.`,
       [
-        ["Route", route],
+        ["Route", route.name],
         ["Failures", String(health.failuresInARow)],
       ],
     );

@@ -1,5 +1,6 @@
-// The router a Worker or session object uses: its routes (D1, cached per isolate), the models behind them (its
-// secrets and AI binding), and the isolate's circuit breaker.
+// The router a Worker or session object uses for one org: the routes it may use (D1, cached per isolate), the
+// models behind them (the deployment's secrets, the org's own secrets, the AI binding), and the isolate's circuit
+// breaker.
 import type { AdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { isolateBreaker } from "./circuit-breaker";
@@ -9,30 +10,32 @@ import { routeChatModel } from "./route-models";
 import { loadRouteTable, RouteTable } from "./route-table";
 
 /**
- * The route table of this Worker, from the isolate's copy when it is fresh. When D1 cannot be read, calls go to
- * `default` alone (logged): a model call never fails because its routes could not be looked up.
+ * The route table of `org` (null: the deployment's routes alone), from the isolate's copy when it is fresh. When
+ * D1 cannot be read, calls go to `default` alone (logged): a model call never fails because its routes could not be
+ * looked up.
  */
-export async function envRouteTable(env: Cloudflare.Env, logger: AdminLogger): Promise<RouteTable> {
+export async function envRouteTable(env: Cloudflare.Env, org: string | null, logger: AdminLogger): Promise<RouteTable> {
   const config = settings(env);
   const source = defaultRouteSource(env, config);
   try {
-    return await loadRouteTable(env.DB, source, config.routing.cacheMs);
+    return await loadRouteTable(env, org, source, { ttlMs: config.routing.cacheMs, logger });
   } catch (error) {
     logger.addException("[ModelRouter_RoutesUnread]", error);
-    return new RouteTable([], defaultRoute(source));
+    return new RouteTable([], defaultRoute(source), env);
   }
 }
 
 export function envRouter(
   env: Cloudflare.Env,
+  org: string,
   logger: AdminLogger,
   onAttempt?: (attempt: RouteAttempt) => void,
 ): ChainRouter {
   const config = settings(env);
   return new ChainRouter({
     ...(onAttempt ? { onAttempt } : {}),
-    routes: () => envRouteTable(env, logger),
-    modelFor: (route) => routeChatModel(route, env, config.llm.callTimeoutMs),
+    routes: () => envRouteTable(env, org, logger),
+    modelFor: (route, table) => routeChatModel(route, env, config.llm.callTimeoutMs, table),
     breaker: isolateBreaker,
     breakerOptions: { failures: config.routing.breakerFailures, cooldownMs: config.routing.breakerCooldownMs },
     logger,

@@ -85,8 +85,8 @@ export interface ChainRouterDeps {
   routes: () => Promise<RouteTable>;
   /** Hears every upstream call, whatever its end. */
   onAttempt?: (attempt: RouteAttempt) => void;
-  /** The model behind a route (its provider, upstream model, key and timeout). */
-  modelFor: (route: ModelRoute) => ChatModel;
+  /** The model behind a route (its provider, upstream model, key and timeout), its key from the table it is in. */
+  modelFor: (route: ModelRoute, table: RouteTable) => ChatModel;
   breaker: CircuitBreaker;
   breakerOptions: BreakerOptions;
   logger: AdminLogger;
@@ -106,7 +106,8 @@ export class ChainRouter implements ModelRouter {
 
   async complete(name: string, call: RoutedCall): Promise<RoutedResponse> {
     const { breaker, logger } = this.deps;
-    const chain = (await this.deps.routes()).chain(name);
+    const table = await this.deps.routes();
+    const chain = table.chain(name);
     // Routes whose circuit is open are skipped while another remains; a call is never refused untried.
     const { candidates, skipped } = breaker.candidates(chain);
     if (skipped.length > 0) {
@@ -126,7 +127,7 @@ export class ChainRouter implements ModelRouter {
       try {
         const request = await call.request(route.toolFormat, { images: acceptsImages(route) });
         sent = request;
-        const model = this.deps.modelFor(route);
+        const model = this.deps.modelFor(route, table);
         const ask = () =>
           model.complete({
             ...request,
@@ -157,7 +158,7 @@ export class ChainRouter implements ModelRouter {
           watch?.end({ route, error: code });
           throw error;
         }
-        breaker.failed(route.name, this.deps.breakerOptions, logger);
+        breaker.failed(route, this.deps.breakerOptions, logger);
         // After a first byte, one fresh start on another route; a second broken stream ends the step.
         if (!next || (streamed > 0 && restarted)) {
           watch?.end({ route, error: code });
@@ -179,7 +180,7 @@ export class ChainRouter implements ModelRouter {
         continue;
       }
       // Outside the try: what hears the answer (the meter's row, the turn's observer) failing is not the route's failure.
-      breaker.succeeded(route.name, logger);
+      breaker.succeeded(route, logger);
       this.deps.onAttempt?.({
         route,
         latencyMs: Date.now() - startedAt,

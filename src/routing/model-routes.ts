@@ -1,6 +1,8 @@
 // Model routes: which provider and model serve a model call, and the routes to try when it fails (issue 13).
 // Kept in D1 (`model_routes`), managed by /admin/model-routes; `default` is not stored but made from the LLM_*
-// vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key.
+// vars, so existing set-ups keep working unchanged. A route names the secret holding its key, never the key: a
+// Worker secret for the deployment's routes, one of the org's own secrets (src/tenancy/org-secrets.ts) for an org's.
+// A route is the deployment's (every org may use it) or one org's (only its people may; issue 40).
 
 import { z } from "zod";
 import type { Db } from "../db";
@@ -135,12 +137,15 @@ export const ModelRoute = z.object({
   anthropicVersion: z.string().nullable(),
   /** `vars` for `default` (made from the LLM_* vars), `stored` for the routes in D1. */
   source: z.enum(["vars", "stored"]),
+  /** The org whose route it is (only its people use it), or null: the deployment's, which every org may use. */
+  org: z.string().nullable(),
   createdAt: z.string().nullable(),
   updatedAt: z.string().nullable(),
 });
 export type ModelRoute = z.infer<typeof ModelRoute>;
 
 const Row = z.object({
+  org: z.string(),
   name: z.string(),
   provider: z.enum(MODEL_PROVIDERS),
   model: z.string(),
@@ -175,6 +180,7 @@ function routeOfRow(row: unknown): ModelRoute {
     inputModalities: r.input_modalities,
     anthropicVersion: r.provider === "anthropic" ? (r.anthropic_version ?? DEFAULT_ANTHROPIC_VERSION) : null,
     source: "stored",
+    org: r.org === "" ? null : r.org,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -220,6 +226,7 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     inputModalities: TEXT_ONLY,
     anthropicVersion: null,
     source: "vars",
+    org: null,
     createdAt: null,
     updatedAt: null,
   };
@@ -264,16 +271,39 @@ export function fallbackProblem(
   return null;
 }
 
+/** The routes org `org` may use (its own and the deployment's; its own first where both have a name), from D1. */
+export async function routesSeenBy(db: Db, org: string | null): Promise<ModelRoute[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM model_routes WHERE org IN ('', ?) ORDER BY name, org DESC")
+    .bind(org ?? "")
+    .all();
+  return results.map(routeOfRow);
+}
+
+/** The routes of one owner: an org's own, or (owner null) the deployment's. */
 export class ModelRouteRegistry {
-  constructor(private readonly db: Db) {}
+  private readonly org: string;
+
+  constructor(
+    private readonly db: Db,
+    owner: string | null,
+  ) {
+    this.org = owner ?? "";
+  }
 
   async list(): Promise<ModelRoute[]> {
-    const { results } = await this.db.prepare("SELECT * FROM model_routes ORDER BY name").all();
+    const { results } = await this.db
+      .prepare("SELECT * FROM model_routes WHERE org = ? ORDER BY name")
+      .bind(this.org)
+      .all();
     return results.map(routeOfRow);
   }
 
   async get(name: string): Promise<ModelRoute | null> {
-    const row = await this.db.prepare("SELECT * FROM model_routes WHERE name = ?").bind(name).first();
+    const row = await this.db
+      .prepare("SELECT * FROM model_routes WHERE org = ? AND name = ?")
+      .bind(this.org, name)
+      .first();
     return row ? routeOfRow(row) : null;
   }
 
@@ -282,10 +312,10 @@ export class ModelRouteRegistry {
     const existed = (await this.get(name)) !== null;
     await this.db
       .prepare(
-        `INSERT INTO model_routes (name, provider, model, base_url, api_key_secret, tool_format, timeout_ms, fallbacks,
-           input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
+        `INSERT INTO model_routes (org, name, provider, model, base_url, api_key_secret, tool_format, timeout_ms,
+           fallbacks, input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (org, name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
            input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
@@ -294,6 +324,7 @@ export class ModelRouteRegistry {
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
+        this.org,
         name,
         body.provider,
         body.model,
@@ -315,7 +346,10 @@ export class ModelRouteRegistry {
   }
 
   async delete(name: string): Promise<boolean> {
-    const result = await this.db.prepare("DELETE FROM model_routes WHERE name = ?").bind(name).run();
+    const result = await this.db
+      .prepare("DELETE FROM model_routes WHERE org = ? AND name = ?")
+      .bind(this.org, name)
+      .run();
     return result.meta.changes > 0;
   }
 }

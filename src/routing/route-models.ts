@@ -13,21 +13,18 @@ import { aiBinding } from "../llm/workers-ai";
 import { WorkersAiChatModel } from "../llm/workers-ai-chat-model";
 import { workersAiFetch } from "../llm/workers-ai-openai-face";
 import { tracedFetch } from "../observability/tracing/tracing";
-import { secretValue } from "../secret-name";
 import type { ModelRoute } from "./model-routes";
+import type { RouteKeys } from "./route-table";
 
 /** An upstream's face: `path` is what follows /v1 (`/chat/completions`, `/models`, `/messages`). */
 export type UpstreamFetch = (path: string, init: RequestInit) => Promise<Response>;
 
-/** The key a route's secret holds ("" for a route that names none); null when the named secret is not set. */
-export function routeKey(route: ModelRoute, env: object): string | null {
-  return route.apiKeySecret ? secretValue(env, route.apiKeySecret) : "";
-}
-
 /** Why a route cannot be used as configured (a secret or binding it needs is missing), or null. */
-export function routeProblem(route: ModelRoute, env: object): string | null {
-  if ((route.provider === "openai_compatible" || route.provider === "anthropic") && routeKey(route, env) === null) {
-    return `the secret ${route.apiKeySecret} that model route '${route.name}' needs is not set`;
+export function routeProblem(route: ModelRoute, env: object, keys: RouteKeys): string | null {
+  if ((route.provider === "openai_compatible" || route.provider === "anthropic") && keys.keyOf(route) === null) {
+    return route.org === null
+      ? `the secret ${route.apiKeySecret} that model route '${route.name}' needs is not set`
+      : `the secret ${route.apiKeySecret} that model route '${route.name}' needs is not stored in its organization (PUT /admin/secrets/${route.apiKeySecret})`;
   }
   if (route.provider === "workers_ai" && !aiBinding(env)) {
     return `model route '${route.name}' needs the AI binding ([ai] binding = "AI" in wrangler.toml)`;
@@ -39,8 +36,8 @@ export function routeProblem(route: ModelRoute, env: object): string | null {
  * The upstream of a route for the passthrough; throws a ModelError when it is unusable. Plain fetch: the
  * passthrough puts its span's `traceparent` in the headers it builds (route-chain.ts).
  */
-export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
-  const problem = routeProblem(route, env);
+export function routeFetch(route: ModelRoute, env: object, keys: RouteKeys): UpstreamFetch {
+  const problem = routeProblem(route, env, keys);
   if (problem) throw new ModelError("model_unavailable", problem);
   // A Messages API upstream's base URL is Anthropic's (no /v1): its paths are /v1/messages and /v1/messages/count_tokens.
   // The passthrough sends it bodies in its own wire (src/passthrough/wire-crossing.ts).
@@ -56,10 +53,10 @@ export function routeFetch(route: ModelRoute, env: object): UpstreamFetch {
 }
 
 /** The model behind a route for the agent loop; one whose secret or binding is missing fails every call. */
-export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs: number): ChatModel {
+export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs: number, keys: RouteKeys): ChatModel {
   if (route.provider === "offline_demo") return new DemoChatModel();
   const callTimeoutMs = route.timeoutMs ?? defaultTimeoutMs;
-  const problem = routeProblem(route, env);
+  const problem = routeProblem(route, env, keys);
   if (problem) return unusable(route, problem);
   const ai = aiBinding(env);
   if (route.provider === "workers_ai" && ai) {
@@ -68,7 +65,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
   if (route.provider === "anthropic") {
     return new AnthropicChatModel({
       baseUrl: route.baseUrl ?? "",
-      apiKey: routeKey(route, env) ?? "",
+      apiKey: keys.keyOf(route) ?? "",
       model: route.model,
       ...(route.anthropicVersion ? { anthropicVersion: route.anthropicVersion } : {}),
       callTimeoutMs,
@@ -77,7 +74,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
   }
   return new OpenAIChatModel({
     baseUrl: route.baseUrl ?? "",
-    apiKey: routeKey(route, env) ?? "",
+    apiKey: keys.keyOf(route) ?? "",
     model: route.model,
     callTimeoutMs,
     // The model call's trace context goes along, so the call shows in the provider's trace too.

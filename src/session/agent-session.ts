@@ -7,8 +7,9 @@ import { DurableObject } from "cloudflare:workers";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { type Outcome, sessionForbidden, sessionNotFound, turnNotFound } from "../refusal";
+import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
+import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
 import type { MessageAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
@@ -178,7 +179,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return indexSession(this.db, { ...init, ...branch }, this.logger);
   }
 
-  /** Another org's caller gets the same answer as for a session that does not exist. */
+  /** Anyone but its owner and an admin of its org gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
   }
@@ -189,7 +190,6 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   async branchSeed(caller: Caller, beforeMessage: number): Promise<Outcome<BranchSeed>> {
     if (!this.owned(caller)) return this.notFound();
-    if (this.store.identity().user !== caller.user && caller.admin !== true) return sessionForbidden("branch");
     return branchSeed(this.store, beforeMessage);
   }
 
@@ -284,7 +284,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     return runWorkflow(
       {
         store: this.store,
-        catalog: new D1AgentModeCatalogService(this.db),
+        catalog: new D1AgentModeCatalogService(this.db, this.store.identity().org),
         refusalToStart: () => this.driver.refusalToStart(),
         setMode: async (identity, mode, reason, turnId) => {
           await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
@@ -332,7 +332,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!record || record.sessionId !== sessionId || record.org !== org) {
       throw new SessionModeError(sessionNotFound(sessionId).message);
     }
-    const catalog = new D1AgentModeCatalogService(this.db);
+    const catalog = new D1AgentModeCatalogService(this.db, record.org);
     if (!(await catalog.getMode(mode))) throw new SessionModeError(await unknownModeMessage(catalog, mode));
     this.store.changeMode(mode, reason, user);
   }
@@ -405,8 +405,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.list.noteFrame(frame);
   }
 
+  /** The caller may read and act on the session: its owner, or an admin of its org (src/tenancy/ownership.ts). */
   private owned(caller: Caller): boolean {
-    const owned = !this.keeper.gone() && this.store.record()?.org === caller.org;
+    const record = this.store.record();
+    const owned = !this.keeper.gone() && record !== null && mayActOnSession(caller, record);
     // Only the owner's bookmark moves the object's reads on.
     if (owned) this.db.advance(caller.bookmark);
     return owned;

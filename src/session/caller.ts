@@ -6,7 +6,7 @@ export interface Caller {
   org: string;
   user: string;
   keyId: string;
-  /** The caller has the `admin` scope: it may delete or change any session of its org, not only its own. */
+  /** The caller is an admin of its org: it may read and act on any session of its org, not only its own. */
   admin?: boolean;
   /** The Worker's request id, carried into the object's log lines. */
   requestId?: string;

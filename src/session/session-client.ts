@@ -5,6 +5,7 @@ import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { traceCarrier } from "../observability/tracing/tracing";
 import { type Outcome, sessionNotFound } from "../refusal";
+import { holdsScope } from "../tenancy/roles";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { SessionView } from "../wire/session";
 import type { AgentSession, SessionInit } from "./agent-session";
@@ -79,7 +80,7 @@ export function callerOf(c: AppContext): Caller {
     org,
     user,
     keyId,
-    admin: scopes.includes("admin"),
+    admin: holdsScope(scopes, "admin"),
     requestId: c.var.requestId,
     bookmark: c.var.db.getBookmark(),
     bookmarkSent: Boolean(c.req.header(BOOKMARK_HEADER)),

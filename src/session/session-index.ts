@@ -292,11 +292,17 @@ export async function touchSessionEntry(db: Db, sessionId: string, updatedAt: st
     .run();
 }
 
-/** An org's newest sessions. */
-export async function recentSessions(db: Db, org: string, limit = 50): Promise<IndexedSession[]> {
+/** The newest sessions of one person (the MCP door's resources: "your sessions", whatever their role). */
+export async function recentSessions(
+  db: Db,
+  owner: { org: string; user: string },
+  limit = 50,
+): Promise<IndexedSession[]> {
   const { results } = await db
-    .prepare("SELECT session_id, mode, created_at FROM session_index WHERE org = ? ORDER BY created_at DESC LIMIT ?")
-    .bind(org, limit)
+    .prepare(
+      "SELECT session_id, mode, created_at FROM session_index WHERE org = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
+    )
+    .bind(owner.org, owner.user, limit)
     .all<{ session_id: string; mode: string; created_at: string }>();
   return results.map((r) => ({ sessionId: r.session_id, mode: r.mode, createdAt: r.created_at }));
 }

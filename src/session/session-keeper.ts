@@ -1,10 +1,11 @@
 // What a person (or retention) does to a whole session: rename and archive it (its list entry, D1), export it, and
 // delete it for good: its turn stopped, its sockets closed, its list entry and every byte of its storage deleted
 // (its alarm too). Usage rows stay, for accounting: they hold no text of the conversation. Only the owner or an
-// admin of the org may change or delete a session; another org's caller gets the same 404 as for no session.
+// admin of the org may change or delete a session; anyone else gets the same 404 as for no session.
 import type { Db } from "../db";
 import type { JsonAdminLogger } from "../observability/admin-logger";
-import { type Outcome, sessionForbidden, sessionNotFound } from "../refusal";
+import { type Outcome, sessionNotFound } from "../refusal";
+import { mayActOnSession } from "../tenancy/ownership";
 import type { SessionListEntry } from "../wire/session";
 import type { Caller } from "./caller";
 import type { FrameHub } from "./frame-hub";
@@ -49,7 +50,7 @@ export class SessionKeeper {
   }
 
   async delete(caller: Caller): Promise<Outcome<{ sessionId: string; deleted: true }>> {
-    const refused = this.refusalToManage(caller, "delete");
+    const refused = this.refusalToManage(caller);
     if (refused) return refused;
     const sessionId = this.sessionId();
     await this.erase();
@@ -58,7 +59,7 @@ export class SessionKeeper {
 
   /** A person's title (null: the automatic one again) and archived state; the entry as the list now shows it. */
   async change(caller: Caller, change: EntryChange): Promise<Outcome<SessionListEntry>> {
-    const refused = this.refusalToManage(caller, "change");
+    const refused = this.refusalToManage(caller);
     if (refused) return refused;
     const { store, db } = this.deps;
     const sessionId = this.sessionId();
@@ -98,11 +99,11 @@ export class SessionKeeper {
     return "deleted";
   }
 
-  /** Another org: not found; another user of the org without `admin`: forbidden; null: the caller may. */
-  private refusalToManage(caller: Caller, action: "delete" | "change") {
+  /** Anyone but its owner and an admin of its org: not found, as for another org (ids are not confirmed); null: the caller may. */
+  private refusalToManage(caller: Caller) {
     const record = this.deps.store.record();
-    if (this.deleting || !record || record.org !== caller.org) return sessionNotFound(this.deps.ctx.id.toString());
-    if (record.user !== caller.user && caller.admin !== true) return sessionForbidden(action);
+    if (this.deleting || !record || !mayActOnSession(caller, record))
+      return sessionNotFound(this.deps.ctx.id.toString());
     return null;
   }
 

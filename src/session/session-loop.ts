@@ -11,10 +11,10 @@ import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
-import { secretRedactor } from "../observability/tracing/content";
 import { tracingFor } from "../observability/tracing/tracing";
 import { envRouter } from "../routing/env-router";
 import type { ChainRouter } from "../routing/model-router";
+import { secretRedactor } from "../secret-redaction";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
 import { clientFunctionTool } from "../tools/client-function-tool";
@@ -93,8 +93,9 @@ export class SessionLoop {
     if (this.shared) return this.shared;
     const { env, db, store, logger, events, elicit } = this.deps;
     const config = settings(env);
-    const catalog = new D1AgentModeCatalogService(db);
-    const mcp = new McpToolSource(db, env, logger, config.mcp.discoveryTtlMs);
+    // The session's org's view of the catalog: its own modes and the deployment's.
+    const catalog = new D1AgentModeCatalogService(db, store.identity().org);
+    const mcp = new McpToolSource(db, env, store.identity().org, logger, config.mcp.discoveryTtlMs);
     this.mcp = mcp;
     this.shared = {
       store,
@@ -122,7 +123,7 @@ export class SessionLoop {
   private keptReads(catalog: AgentModeCatalogService): Pick<AgentReasonerDeps, "catalog" | "basePrompt"> {
     const { env, db, store } = this.deps;
     const ttlMs = settings(env).modes.cacheMs;
-    const read = (key: string) => cachedTurnReads(env.DB, db, key, ttlMs);
+    const read = (key: string) => cachedTurnReads(env.DB, db, store.identity().org, key, ttlMs);
     return {
       catalog: {
         getAllModes: (signal) => catalog.getAllModes(signal),
@@ -149,6 +150,7 @@ export class SessionLoop {
     };
     const router = envRouter(
       env,
+      store.identity().org,
       logger,
       caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
     );

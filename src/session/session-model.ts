@@ -25,12 +25,16 @@ export interface TurnReads {
 }
 
 /**
- * The mode `key` (null when there is none) and the base prompt, in one round trip to D1: the Worker reads them
- * while it checks the request, and the session's turn starts from them instead of reading them again.
+ * The mode `key` as `org` sees it (null when there is none) and the base prompt, in one round trip to D1: the
+ * Worker reads them while it checks the request, and the session's turn starts from them instead of reading them again.
  */
-export async function readTurnReads(db: Db, key: string): Promise<{ mode: AgentMode | null; basePrompt: string }> {
+export async function readTurnReads(
+  db: Db,
+  org: string,
+  key: string,
+): Promise<{ mode: AgentMode | null; basePrompt: string }> {
   const [modes, prompts] = await db.batch<Record<string, unknown>>([
-    modeStatement(db, key),
+    modeStatement(db, org, key),
     systemPromptStatement(db, DEFAULT_SYSTEM_PROMPT_ID),
   ]);
   const modeRow = modes?.results[0];
@@ -41,8 +45,8 @@ export async function readTurnReads(db: Db, key: string): Promise<{ mode: AgentM
   };
 }
 
-// The turn reads of each mode found, kept per isolate for MODES_CACHE_MS. A mode that is not found is not kept,
-// so a mode added in another isolate is found at once.
+// The turn reads of each mode found, by org and key, kept per isolate for MODES_CACHE_MS. A mode that is not found
+// is not kept, so a mode added in another isolate is found at once.
 const copies = new IsolateCache<{ mode: AgentMode | null; basePrompt: string }>();
 
 /**
@@ -53,11 +57,15 @@ const copies = new IsolateCache<{ mode: AgentMode | null; basePrompt: string }>(
 export function cachedTurnReads(
   binding: D1Database,
   db: Db,
+  org: string,
   key: string,
   ttlMs: number,
   now: number = Date.now(),
 ): Promise<{ mode: AgentMode | null; basePrompt: string }> {
-  return copies.get(binding, key, ttlMs, () => readTurnReads(db, key), { keep: (reads) => reads.mode !== null, now });
+  return copies.get(binding, `${org}\u0000${key}`, ttlMs, () => readTurnReads(db, org, key), {
+    keep: (reads) => reads.mode !== null,
+    now,
+  });
 }
 
 /** Drops the isolate's copies (after an admin write to the catalog), so the next message reads D1. */

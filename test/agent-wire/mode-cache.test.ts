@@ -35,29 +35,29 @@ async function setGeneralPromptInD1(prompt: string): Promise<void> {
 describe("the modes the agent's OpenAI door keeps (MODES_CACHE_MS)", () => {
   it("answers a mode from the isolate's copy until it is MODES_CACHE_MS old, then reads D1 again", async () => {
     const t0 = 1_000_000;
-    const first = await cachedTurnReads(env.DB, env.DB, "general", TTL, t0);
+    const first = await cachedTurnReads(env.DB, env.DB, "org-a", "general", TTL, t0);
     await setGeneralPromptInD1("You answer in haiku (changed behind the isolate's back).");
-    const within = await cachedTurnReads(env.DB, env.DB, "general", TTL, t0 + TTL - 1);
-    const after = await cachedTurnReads(env.DB, env.DB, "general", TTL, t0 + TTL);
+    const within = await cachedTurnReads(env.DB, env.DB, "org-a", "general", TTL, t0 + TTL - 1);
+    const after = await cachedTurnReads(env.DB, env.DB, "org-a", "general", TTL, t0 + TTL);
     expect(within.mode?.systemPrompt).toBe(first.mode?.systemPrompt);
     expect(after.mode?.systemPrompt).toBe("You answer in haiku (changed behind the isolate's back).");
   });
 
   it("reads D1 for every message when MODES_CACHE_MS is 0", async () => {
-    await cachedTurnReads(env.DB, env.DB, "general", 0, 5);
+    await cachedTurnReads(env.DB, env.DB, "org-a", "general", 0, 5);
     await setGeneralPromptInD1("Zero means always read.");
-    const next = await cachedTurnReads(env.DB, env.DB, "general", 0, 5);
+    const next = await cachedTurnReads(env.DB, env.DB, "org-a", "general", 0, 5);
     expect(next.mode?.systemPrompt).toBe("Zero means always read.");
   });
 
   it("does not keep a mode it did not find, so a mode added elsewhere is found at once", async () => {
-    const missing = await cachedTurnReads(env.DB, env.DB, "added_later", TTL, 7);
+    const missing = await cachedTurnReads(env.DB, env.DB, "org-a", "added_later", TTL, 7);
     await env.DB.prepare(
       `INSERT INTO modes (id, key, display_name, description, system_prompt_summary, system_prompt, is_default, tools)
        SELECT 'add000000000000000000000000000ed', 'added_later', 'Added later', description, system_prompt_summary, system_prompt, 0, tools
        FROM modes WHERE key = 'general'`,
     ).run();
-    const found = await cachedTurnReads(env.DB, env.DB, "added_later", TTL, 8);
+    const found = await cachedTurnReads(env.DB, env.DB, "org-a", "added_later", TTL, 8);
     expect(missing.mode).toBeNull();
     expect(found.mode?.displayName).toBe("Added later");
   });

@@ -81,7 +81,7 @@ async function batchTurn(
     const logger = new RecordingAdminLogger();
     const registry = new AgentToolRegistry(logger);
     registry.registerTool(stepTool(logger, happened, options.gates ?? new Map()));
-    const catalog = new D1AgentModeCatalogService(env.DB);
+    const catalog = new D1AgentModeCatalogService(env.DB, null);
     const generalWithSteps = async () => ({ ...(await catalog.getDefaultMode()), tools: ["test_step"] });
     const reasoner = new AgentReasoner({
       store,

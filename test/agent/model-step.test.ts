@@ -5,7 +5,7 @@ import { withStepCache } from "../../src/agent/model-step";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
 
 function countingDeps() {
-  const real = new D1AgentModeCatalogService(env.DB);
+  const real = new D1AgentModeCatalogService(env.DB, null);
   const reads = { modes: [] as string[], defaults: 0, prompts: 0 };
   const catalog = {
     getAllModes: (signal?: AbortSignal) => real.getAllModes(signal),

@@ -58,7 +58,7 @@ describe("tool effects", () => {
       const logger = new RecordingAdminLogger();
       const registry = new AgentToolRegistry(logger);
       registry.registerTool(teleportTool(logger));
-      const catalog = new D1AgentModeCatalogService(env.DB);
+      const catalog = new D1AgentModeCatalogService(env.DB, null);
       const changes: unknown[] = [];
       const generalWithTeleport = async () => ({ ...(await catalog.getDefaultMode()), tools: ["test_teleport"] });
       const reasoner = new AgentReasoner({

@@ -10,6 +10,7 @@ import { ModelError } from "../../src/llm/chat-model";
 import type { WorkersAiBinding } from "../../src/llm/workers-ai";
 import { defaultRoute, type ModelRoute } from "../../src/routing/model-routes";
 import { routeChatModel } from "../../src/routing/route-models";
+import { workerKeys } from "../../src/routing/route-table";
 import { parseSettings } from "../../src/settings";
 import { BASE_URL, newChatKey, workerWith } from "../passthrough/harness";
 import { putRoute } from "../routing/fixtures";
@@ -22,7 +23,7 @@ const route: ModelRoute = {
 };
 
 function modelOf(binding: WorkersAiBinding) {
-  return routeChatModel(route, { AI: binding }, 5_000);
+  return routeChatModel(route, { AI: binding }, 5_000, workerKeys({}));
 }
 
 const hi = [{ role: "user" as const, content: "hi" }];
@@ -138,7 +139,7 @@ describe("Workers AI for the loop", () => {
       },
     });
     const { binding } = standIn(stalled);
-    const model = routeChatModel({ ...route, timeoutMs: 300 }, { AI: binding }, 5_000);
+    const model = routeChatModel({ ...route, timeoutMs: 300 }, { AI: binding }, 5_000, workerKeys({}));
     const failed = await model
       .complete({ messages: hi, onTextDelta: () => {}, maxRetries: 0 })
       .catch((e: unknown) => e);

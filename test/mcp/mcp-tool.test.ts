@@ -14,6 +14,7 @@ import { authedUrl } from "./fixtures";
 function config(overrides: Partial<McpServerConfig> = {}): McpServerConfig {
   return {
     name: "everything",
+    org: null,
     url: env.TEST_MCP_EVERYTHING_URL,
     description: "The MCP reference server.",
     authSecret: null,
@@ -35,7 +36,11 @@ afterAll(async () => {
 });
 
 async function toolOf(name: string, overrides: Partial<McpServerConfig> = {}) {
-  const connection = new McpConnection(config(overrides), env, () => {});
+  const connection = new McpConnection(
+    config(overrides),
+    () => null,
+    () => {},
+  );
   connections.push(connection);
   const tool = (await connection.listTools(10_000)).find((t) => t.name === name);
   if (!tool) throw new Error(`no tool ${name}`);

@@ -6,7 +6,7 @@ import { freshDatabase } from "../fixtures/database";
 
 beforeEach(freshDatabase);
 
-const catalog = () => new D1AgentModeCatalogService(env.DB);
+const catalog = () => new D1AgentModeCatalogService(env.DB, null);
 
 describe("AgentModeCatalogService", () => {
   it("reads the seeded catalog, default first", async () => {

@@ -4,9 +4,9 @@
 // LLM key, a route's key, an MCP token, the collector's header and an aptix key.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { secretRedactor } from "../../src/observability/tracing/content";
 import { tracingFor } from "../../src/observability/tracing/tracing";
 import type { TimelineStep } from "../../src/observability/turn-observer";
+import { secretRedactor } from "../../src/secret-redaction";
 import { TurnRecorder } from "../../src/session/turn-recorder";
 import type { SpanRecord } from "./span-record";
 import { newTrace, spansOfTrace } from "./spans";

@@ -101,7 +101,7 @@ describe("upstream errors", () => {
   it("hands the upstream's error body to the logger it is given, cut to its first 500 characters", () => {
     const logger = new RecordingAdminLogger();
     const page = `<html>${"x".repeat(2_000)}</html>`;
-    upstreamErrorResponse(new Response(page, { status: 502 }), page, { logger, route: "fast" });
+    upstreamErrorResponse(new Response(page, { status: 502 }), page, { logger, route: "fast", redact: (text) => text });
     expect(logger.errors).toEqual([
       {
         tag: "[passthrough_upstream_error]",

@@ -212,10 +212,25 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   },
   invalid_ticket: { http: async () => connect(await createSession(), "wst_made_up") },
   insufficient_scope: { http: () => request("PUT", "/admin/modes/x", {}, { key: TEST_KEYS.chat.key }) },
-  session_forbidden: {
+  deployment_owned: {
+    http: () =>
+      request(
+        "PUT",
+        "/admin/modes/general",
+        { displayName: "Ours", description: "d", systemPrompt: "p", isDefault: true },
+        { key: TEST_KEYS.admin.key },
+      ),
+  },
+  secret_not_found: {
+    http: () => request("DELETE", "/admin/secrets/NO_SUCH_KEY", undefined, { key: TEST_KEYS.admin.key }),
+  },
+  secret_in_use: {
     http: async () => {
-      const id = await createSession(undefined, TEST_KEYS.admin.key);
-      return request("DELETE", `/context/sessions/${id}`, undefined, { key: TEST_KEYS.chat.key });
+      const admin = { key: TEST_KEYS.admin.key };
+      await request("PUT", "/admin/secrets/IN_USE_KEY", { value: "sk-in-use-0123456789" }, admin);
+      const route = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
+      await request("PUT", "/admin/model-routes/keyed", { ...route, apiKeySecret: "IN_USE_KEY" }, admin);
+      return request("DELETE", "/admin/secrets/IN_USE_KEY", undefined, admin);
     },
   },
   route_not_found: { http: () => request("GET", "/nowhere") },

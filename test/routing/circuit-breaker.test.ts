@@ -27,37 +27,40 @@ function route(name: string, fallbacks: string[] = []): ModelRoute {
   };
 }
 
+/** A deployment route named `fast`, as the breaker counts it. */
+const FAST = { name: "fast" };
+
 describe("the circuit breaker", () => {
   it("opens after three failures in a row and logs it", () => {
     const time = clock();
     const breaker = new CircuitBreaker(time.now);
     const logger = new RecordingAdminLogger();
-    breaker.failed("fast", options, logger);
-    breaker.failed("fast", options, logger);
-    expect(breaker.isOpen("fast")).toBe(false);
-    breaker.failed("fast", options, logger);
-    expect(breaker.isOpen("fast")).toBe(true);
+    breaker.failed(FAST, options, logger);
+    breaker.failed(FAST, options, logger);
+    expect(breaker.isOpen(FAST)).toBe(false);
+    breaker.failed(FAST, options, logger);
+    expect(breaker.isOpen(FAST)).toBe(true);
     expect(logger.events.map((e) => [e.level, e.tag])).toEqual([["Warning", "[ModelRouter_CircuitOpen]"]]);
   });
 
   it("counts failures in a row only: a success in between starts the count again", () => {
     const breaker = new CircuitBreaker(clock().now);
     const logger = new RecordingAdminLogger();
-    breaker.failed("fast", options, logger);
-    breaker.failed("fast", options, logger);
-    breaker.succeeded("fast", logger);
-    breaker.failed("fast", options, logger);
-    expect(breaker.isOpen("fast")).toBe(false);
+    breaker.failed(FAST, options, logger);
+    breaker.failed(FAST, options, logger);
+    breaker.succeeded(FAST, logger);
+    breaker.failed(FAST, options, logger);
+    expect(breaker.isOpen(FAST)).toBe(false);
   });
 
   it("lets the route be tried again after the cooldown, and a success closes it with a log line", () => {
     const time = clock();
     const breaker = new CircuitBreaker(time.now);
     const logger = new RecordingAdminLogger();
-    for (let i = 0; i < 3; i++) breaker.failed("fast", options, logger);
+    for (let i = 0; i < 3; i++) breaker.failed(FAST, options, logger);
     time.advance(30_000);
-    expect(breaker.isOpen("fast")).toBe(false);
-    breaker.succeeded("fast", logger);
+    expect(breaker.isOpen(FAST)).toBe(false);
+    breaker.succeeded(FAST, logger);
     expect(logger.events.map((e) => e.tag)).toEqual(["[ModelRouter_CircuitOpen]", "[ModelRouter_CircuitClosed]"]);
   });
 
@@ -65,10 +68,10 @@ describe("the circuit breaker", () => {
     const time = clock();
     const breaker = new CircuitBreaker(time.now);
     const logger = new RecordingAdminLogger();
-    for (let i = 0; i < 3; i++) breaker.failed("fast", options, logger);
+    for (let i = 0; i < 3; i++) breaker.failed(FAST, options, logger);
     time.advance(30_000);
-    breaker.failed("fast", options, logger);
-    expect(breaker.isOpen("fast")).toBe(true);
+    breaker.failed(FAST, options, logger);
+    expect(breaker.isOpen(FAST)).toBe(true);
   });
 });
 
@@ -118,7 +121,7 @@ describe("the router and the breaker", () => {
   it("still tries the first route when every route of the chain is open: a call is never refused untried", async () => {
     const breaker = new CircuitBreaker(clock().now);
     const logger = new RecordingAdminLogger();
-    for (const name of ["fast", "spare"]) for (let i = 0; i < 3; i++) breaker.failed(name, options, logger);
+    for (const name of ["fast", "spare"]) for (let i = 0; i < 3; i++) breaker.failed({ name }, options, logger);
     const calls: string[] = [];
     const router = new ChainRouter({
       routes: async () => new RouteTable([route("fast", ["spare"]), route("spare")], route("default")),

@@ -169,7 +169,7 @@ describe("DELETE /context/sessions/:id", () => {
   it("is never made again by the agent door's create-if-new in the object that deleted it", async () => {
     const id = await talkedSession();
     await remove(id);
-    const { mode, basePrompt } = await readTurnReads(env.DB, "general");
+    const { mode, basePrompt } = await readTurnReads(env.DB, "org-a", "general");
     if (!mode) throw new Error("no general mode");
     const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
     const { org, user } = TEST_KEYS.chat;
