@@ -14,6 +14,7 @@ import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
 import { SCOPES } from "../principal";
 import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
+import { typedName } from "../typed-name";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -35,7 +36,7 @@ const Budget = BudgetLimits.meta({
 });
 
 const NewKeyBody = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(100),
+  name: z.string().trim().min(1, "must not be empty").max(100).superRefine(typedName),
   /** The user the key acts for; the admin's own user when absent. */
   user: z.string().trim().min(1, "must not be empty").max(200).optional(),
   scopes: Scopes.default(["chat"]),
@@ -45,7 +46,7 @@ const NewKeyBody = z.strictObject({
 
 const KeyChangeBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(100).optional(),
+    name: z.string().trim().min(1, "must not be empty").max(100).superRefine(typedName).optional(),
     scopes: Scopes.optional(),
     expiresAt: ExpiresAt.nullable().optional(),
     budget: Budget.optional(),

@@ -17,6 +17,7 @@ import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { SecretName } from "../secret-name";
 import { settings } from "../settings";
+import { typedProse } from "../typed-name";
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -28,7 +29,7 @@ const ServerName = z.object({
 
 const McpServerBody = z.strictObject({
   url: z.url({ error: "must be an absolute URL" }).max(2_000),
-  description: z.string().trim().min(1, "must not be empty").max(2_000),
+  description: z.string().trim().min(1, "must not be empty").max(2_000).superRefine(typedProse),
   // Our own settings and the LLM's key are never sent to an MCP server.
   authSecret: SecretName.nullable().default(null),
   approval: z.enum(MCP_APPROVAL_POLICIES),

@@ -1,6 +1,7 @@
-// Names and titles a person types (a session's title, an attachment's name) refuse control characters,
-// bidirectional overrides and isolates and unpaired surrogates with a 400 naming the field, and take ordinary text in
-// any script: emoji, CJK, Arabic and Hebrew letters, and the right-to-left marks.
+// Names and titles a person types (a session's title, an attachment's name, an API key's name, a mode's display name)
+// and descriptions (a mode's, an MCP server's) refuse control characters, bidirectional overrides and isolates and
+// unpaired surrogates with a 400 naming the field, and take ordinary text in any script: emoji, CJK, Arabic and
+// Hebrew letters, and the right-to-left marks.
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
@@ -23,11 +24,20 @@ interface TypedField {
   shown(answer: Answer): Promise<string>;
 }
 
+const admin = TEST_KEYS.admin.key;
+const modeBody = {
+  displayName: "Typed names",
+  description: "A mode of the typed names tests.",
+  systemPrompt: "You are Aptix in a test mode.",
+  tools: ["agent_hello_world"],
+};
 const json = <T>(answer: Answer) => answer.json as T;
 
 let sessionId = "";
+let keyId = "";
 beforeAll(async () => {
   sessionId = await createSession();
+  keyId = json<{ key: { id: string } }>(await call("POST", "/admin/keys", { name: "typed names" }, admin)).key.id;
 });
 
 const FIELDS: Record<string, TypedField> = {
@@ -58,6 +68,52 @@ const FIELDS: Record<string, TypedField> = {
       const view = await getSession(json<{ sessionId: string }>(answer).sessionId);
       return view.conversation[0]?.attachments?.[0]?.name ?? "";
     },
+  },
+  "a new API key's name (POST /admin/keys)": {
+    param: "name",
+    where: "request body",
+    code: "invalid_request",
+    prose: false,
+    send: (name) => call("POST", "/admin/keys", { name }, admin),
+    shown: async (answer) => json<{ key: { name: string } }>(answer).key.name,
+  },
+  "an API key's new name (PATCH /admin/keys/:id)": {
+    param: "name",
+    where: "request body",
+    code: "invalid_request",
+    prose: false,
+    send: (name) => call("PATCH", `/admin/keys/${keyId}`, { name }, admin),
+    shown: async (answer) => json<{ key: { name: string } }>(answer).key.name,
+  },
+  "a mode's display name (PUT /admin/modes/:key)": {
+    param: "displayName",
+    where: "request body",
+    code: "invalid_request",
+    prose: false,
+    send: (displayName) => call("PUT", "/admin/modes/typed_names", { ...modeBody, displayName }, admin),
+    shown: async (answer) => json<{ mode: { displayName: string } }>(answer).mode.displayName,
+  },
+  "a mode's description (PUT /admin/modes/:key)": {
+    param: "description",
+    where: "request body",
+    code: "invalid_request",
+    prose: true,
+    send: (description) => call("PUT", "/admin/modes/typed_names", { ...modeBody, description }, admin),
+    shown: async (answer) => json<{ mode: { description: string } }>(answer).mode.description,
+  },
+  "an MCP server's description (PUT /admin/mcp-servers/:name)": {
+    param: "description",
+    where: "request body",
+    code: "invalid_request",
+    prose: true,
+    send: (description) =>
+      call(
+        "PUT",
+        "/admin/mcp-servers/typed-names",
+        { url: "https://mcp.example.com/mcp", description, approval: "never" },
+        admin,
+      ),
+    shown: async (answer) => json<{ server: { description: string } }>(answer).server.description,
   },
 };
 
