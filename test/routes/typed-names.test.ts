@@ -1,7 +1,7 @@
-// Names and titles a person types (a session's title, an attachment's name, an API key's name, a mode's display name)
-// and descriptions (a mode's, an MCP server's) refuse control characters, bidirectional overrides and isolates and
-// unpaired surrogates with a 400 naming the field, and take ordinary text in any script: emoji, CJK, Arabic and
-// Hebrew letters, and the right-to-left marks.
+// Names and titles a person types (a session's title, an attachment's name, an API key's name, a mode's display name,
+// the draft_ddr workflow's title and owner) and descriptions (a mode's, an MCP server's, draft_ddr's purpose) refuse
+// control characters, bidirectional overrides and isolates and unpaired surrogates with a 400 naming the field, and
+// take ordinary text in any script: emoji, CJK, Arabic and Hebrew letters, and the right-to-left marks.
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
@@ -35,10 +35,20 @@ const json = <T>(answer: Answer) => answer.json as T;
 
 let sessionId = "";
 let keyId = "";
+let ddrSession = "";
 beforeAll(async () => {
   sessionId = await createSession();
+  ddrSession = await createSession("ddr_authoring");
   keyId = json<{ key: { id: string } }>(await call("POST", "/admin/keys", { name: "typed names" }, admin)).key.id;
 });
+
+/** draft_ddr's artifact of a run's answer. */
+async function ddrArtifact(answer: Answer): Promise<string> {
+  const { artifactId } = json<{ data: { artifactId: string } }>(answer).data;
+  return (await getSession(ddrSession)).artifacts.find((a) => a.id === artifactId)?.content ?? "";
+}
+const runDdr = (parameters: Record<string, string>) =>
+  call("POST", `/context/sessions/${ddrSession}/workflows/draft_ddr`, { parameters });
 
 const FIELDS: Record<string, TypedField> = {
   "a session's title (PATCH /context/sessions/:id)": {
@@ -93,6 +103,22 @@ const FIELDS: Record<string, TypedField> = {
     send: (displayName) => call("PUT", "/admin/modes/typed_names", { ...modeBody, displayName }, admin),
     shown: async (answer) => json<{ mode: { displayName: string } }>(answer).mode.displayName,
   },
+  "draft_ddr's title (POST .../workflows/draft_ddr)": {
+    param: "title",
+    where: "parameters",
+    code: "invalid_workflow_parameters",
+    prose: false,
+    send: (title) => runDdr({ id: "TUL-040", title }),
+    shown: async (answer) => json<{ data: { title: string } }>(answer).data.title.replace(/^TUL-040 — /, ""),
+  },
+  "draft_ddr's owner (POST .../workflows/draft_ddr)": {
+    param: "owner",
+    where: "parameters",
+    code: "invalid_workflow_parameters",
+    prose: false,
+    send: (owner) => runDdr({ id: "TUL-040", title: "Owned", owner }),
+    shown: async (answer) => /^\*\*Owner:\*\* (.*) {2}$/m.exec(await ddrArtifact(answer))?.[1] ?? "",
+  },
   "a mode's description (PUT /admin/modes/:key)": {
     param: "description",
     where: "request body",
@@ -114,6 +140,14 @@ const FIELDS: Record<string, TypedField> = {
         admin,
       ),
     shown: async (answer) => json<{ server: { description: string } }>(answer).server.description,
+  },
+  "draft_ddr's purpose (POST .../workflows/draft_ddr)": {
+    param: "purpose",
+    where: "parameters",
+    code: "invalid_workflow_parameters",
+    prose: true,
+    send: (purpose) => runDdr({ id: "TUL-040", title: "With a purpose", purpose }),
+    shown: async (answer) => (await ddrArtifact(answer)).split("## 1. Purpose\n\n")[1]?.split("\n\n---")[0] ?? "",
   },
 };
 
