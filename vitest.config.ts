@@ -8,9 +8,9 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ProvidedContext } from "vitest";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { TEST_SECRETS_KEY } from "./test/fixtures/secrets-key.ts";
 import { TEST_MCP_TOKEN } from "./test/mcp/everything-server.ts";
 import { TEST_OTLP_HEADERS } from "./test/observability/otlp-headers.ts";
-import { TEST_SECRETS_KEY } from "./test/fixtures/secrets-key.ts";
 import { OFFLINE_MODEL_CALL_LIMIT } from "./test/offline/limit.ts";
 import {
   TEST_ANTHROPIC_API_KEY,

@@ -1,6 +1,6 @@
 // How a user's attached files reach the model: a text file as a fenced block under the message, named; an image as
 // an OpenAI image_url part (a base64 data URL) for a route that reads images, else as a line saying it is not shown.
-import { fenced } from "../markdown-fence";
+import { codeSpan, fenced } from "../markdown-fence";
 import { estimateTokens } from "../token-estimate";
 import type { StoredAttachment } from "../wire/attachments";
 import type { ChatMessage, ChatUserPart } from "../wire/openai";
@@ -10,10 +10,10 @@ export const IMAGE_TOKENS = 1_000;
 
 /** The text file as the model reads it: its name and type, then its text fenced. */
 function textFileBlock(file: StoredAttachment): string {
-  return `Attached file \`${file.name}\` (${file.mediaType}):\n${fenced(file.text ?? "")}`;
+  return `Attached file ${codeSpan(file.name)} (${file.mediaType}):\n${fenced(file.text ?? "")}`;
 }
 
-const imageLine = (file: StoredAttachment) => `Attached image \`${file.name}\` (${file.mediaType}):`;
+const imageLine = (file: StoredAttachment) => `Attached image ${codeSpan(file.name)} (${file.mediaType}):`;
 const IMAGE_NOT_SHOWN = "(The image is not shown: this model does not read images.)";
 
 /**

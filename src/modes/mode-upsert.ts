@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import { DEFAULT_ROUTE, ROUTE_NAME_PATTERN } from "../routing/model-routes";
+import { typedName, typedProse } from "../typed-name";
 import type { AgentMode } from "./agent-mode";
 import { ownedModeStatement, parseModeRow } from "./catalog-service";
 import { MCP_REFERENCE } from "./tool-references";
@@ -19,8 +20,8 @@ const toolName = z
   );
 
 export const ModeUpsertBody = z.strictObject({
-  displayName: text(100),
-  description: text(2_000),
+  displayName: text(100).superRefine(typedName),
+  description: text(2_000).superRefine(typedProse),
   systemPromptSummary: z.string().max(2_000).default(""),
   systemPrompt: text(50_000),
   isDefault: z.boolean().default(false),

@@ -18,6 +18,7 @@ import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
 import { recordAudit } from "../tenancy/audit-log";
 import { isOperator, mayGrant, usageOrg } from "../tenancy/roles";
+import { typedName } from "../typed-name";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -41,7 +42,7 @@ const Budget = BudgetLimits.meta({
 const NewKeyBody = z.strictObject({
   /** Operators: the org the key is of (another org's first admin key, say); your own org when absent. */
   org: z.string().trim().min(1, "must not be empty").max(200).optional(),
-  name: z.string().trim().min(1, "must not be empty").max(100),
+  name: z.string().trim().min(1, "must not be empty").max(100).superRefine(typedName),
   /** The user the key acts for; the admin's own user when absent. */
   user: z.string().trim().min(1, "must not be empty").max(200).optional(),
   scopes: Scopes.default(["chat"]),
@@ -51,7 +52,7 @@ const NewKeyBody = z.strictObject({
 
 const KeyChangeBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(100).optional(),
+    name: z.string().trim().min(1, "must not be empty").max(100).superRefine(typedName).optional(),
     scopes: Scopes.optional(),
     expiresAt: ExpiresAt.nullable().optional(),
     budget: Budget.optional(),

@@ -25,6 +25,7 @@ import { recordAudit } from "../tenancy/audit-log";
 import { OrgSecrets } from "../tenancy/org-secrets";
 import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
+import { typedProse } from "../typed-name";
 
 const ServerName = z.object({
   name: z
@@ -34,7 +35,7 @@ const ServerName = z.object({
 
 const McpServerBody = z.strictObject({
   url: z.url({ error: "must be an absolute URL" }).max(2_000),
-  description: z.string().trim().min(1, "must not be empty").max(2_000),
+  description: z.string().trim().min(1, "must not be empty").max(2_000).superRefine(typedProse),
   // Our own settings and the LLM's key are never sent to an MCP server.
   authSecret: SecretName.nullable().default(null),
   approval: z.enum(MCP_APPROVAL_POLICIES),

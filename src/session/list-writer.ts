@@ -84,10 +84,10 @@ export class SessionListWriter {
 
 /**
  * The list's title for a session: from its first message from the user (the names of its files when it has no
- * text); null before there is one.
+ * text); null before there is one, and when nothing of it is fit for a title (only control characters).
  */
 export function firstMessageTitle(store: SessionStore): string | null {
   const first = store.firstUserMessage();
   const text = first?.content || (first?.attachments ?? []).map((file) => file.name).join(", ");
-  return text ? sessionTitle(text) : null;
+  return (text && sessionTitle(text)) || null;
 }

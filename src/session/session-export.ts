@@ -2,7 +2,8 @@
 // versioned shape `aptix.session.v1` (docs/api.md), or Markdown a person can read, tool calls and results included.
 
 import { publicToolCall } from "../agent/agent-tool-call";
-import { fenced } from "../markdown-fence";
+import { codeSpan, fenced, markdownText } from "../markdown-fence";
+import { asTypedName } from "../typed-name";
 import { SESSION_EXPORT_FORMAT, type SessionExport } from "../wire/session";
 import type { ConversationMessage } from "../wire/turn";
 import { shownMessage } from "./session-rows";
@@ -79,11 +80,17 @@ function prettyJson(text: string): string {
 
 const SPEAKERS: Record<ConversationMessage["role"], string> = { user: "User", assistant: "Assistant", tool: "Tool" };
 
+/**
+ * The export a person reads. What people and models named (the title, files, calls) is shown as literal text or
+ * code, never as Markdown or HTML; what they wrote (messages) is Markdown, as they wrote it.
+ */
 function markdown(doc: SessionExport): string {
   const { session } = doc;
   const calls = new Map(doc.toolCalls.map((call) => [`${call.turnId} ${call.id}`, call]));
+  // A title kept before titles were checked may hold what a title now cannot: it does not come into the file.
+  const title = session.title === null ? `Session ${session.sessionId}` : asTypedName(session.title);
   const out: string[] = [
-    `# ${session.title ?? `Session ${session.sessionId}`}`,
+    `# ${markdownText(title)}`,
     "",
     `- Session: \`${session.sessionId}\``,
     `- Mode: ${session.mode}; status: ${session.status}`,
@@ -98,7 +105,7 @@ function markdown(doc: SessionExport): string {
     if (message.content) out.push(message.content);
     for (const file of message.attachments ?? []) {
       const what = file.text === undefined ? "Attached image" : "Attached file";
-      out.push("", `**${what}** \`${file.name}\` (${file.mediaType}, ${file.bytes} bytes)`);
+      out.push("", `**${what}** ${codeSpan(file.name)} (${markdownText(file.mediaType)}, ${file.bytes} bytes)`);
       if (file.text !== undefined) out.push("", fenced(file.text));
     }
     for (const made of message.toolCalls ?? []) {
@@ -107,7 +114,7 @@ function markdown(doc: SessionExport): string {
       const approval = call?.approval ? `; ${call.approval}` : "";
       out.push(
         "",
-        `**Tool call** \`${made.name}\` (\`${made.id}\`${approval})`,
+        `**Tool call** ${codeSpan(made.name)} (${codeSpan(made.id)}${approval})`,
         "",
         fenced(prettyJson(made.arguments), "json"),
       );

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
+import { asTypedName } from "../typed-name";
 import type { BranchOrigin, SessionListEntry } from "../wire/session";
 import { SessionStatus } from "../wire/turn";
 
@@ -19,11 +20,15 @@ export interface IndexedSession {
 /** A title's longest length, in characters (a longer first message is cut at a word, with an ellipsis). */
 export const TITLE_CHARS = 80;
 
-/** A session's title from its first message: one line, at most TITLE_CHARS. */
+/**
+ * A session's title from its first message: one line, at most TITLE_CHARS, without what a typed name refuses (a
+ * message may hold anything: here it is taken out, not refused).
+ */
 export function sessionTitle(firstMessage: string): string {
-  const line = firstMessage.replace(/\s+/g, " ").trim();
+  const line = asTypedName(firstMessage).replace(/\s+/g, " ").trim();
   if (line.length <= TITLE_CHARS) return line;
-  const cut = line.slice(0, TITLE_CHARS - 1);
+  // Not half of a surrogate pair.
+  const cut = line.slice(0, TITLE_CHARS - 1).replace(/[\uD800-\uDBFF]$/, "");
   const space = cut.lastIndexOf(" ");
   return `${(space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

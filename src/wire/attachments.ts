@@ -1,6 +1,7 @@
 // A message's attachments (a text or code file, an image), as a client sends them with a message (REST and the
 // socket) and as the session keeps and shows them; their limits are sized to fit one request body or frame.
 import { z } from "zod";
+import { typedName } from "../typed-name";
 import { IMAGE_MEDIA_TYPES } from "./anthropic";
 
 /** Attachments a message may carry. */
@@ -49,7 +50,8 @@ const AttachmentName = z
   .trim()
   .min(1, "must not be empty")
   .max(255)
-  .regex(/^[^/\\\p{Cc}]+$/u, "must be a file name, without a path or control characters");
+  .regex(/^[^/\\]+$/, "must be a file name, without a path")
+  .superRefine(typedName);
 
 /** The bytes base64 text stands for. */
 export function base64Bytes(data: string): number {

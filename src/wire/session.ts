@@ -1,6 +1,7 @@
 // The session API's bodies and answers (REST): a message, decisions, tool results, an answer to a question; the
 // session's view, its list entry, a workflow's result. The socket's frames carry the same fields (frames.ts).
 import { z } from "zod";
+import { typedName } from "../typed-name";
 import { MessageAttachments } from "./attachments";
 import { ElicitationAnswer } from "./elicitation";
 import {
@@ -176,6 +177,7 @@ export const PatchSessionBody = z
       .trim()
       .min(1, "must not be empty (null gives the automatic title back)")
       .max(MAX_TITLE_CHARS)
+      .superRefine(typedName)
       .nullable()
       .optional(),
     archived: z.boolean().optional(),

@@ -1,6 +1,7 @@
 // draft_ddr: a design decision record skeleton in the structure the documents in shared/spec share,
 // kept as an artifact of the session.
 import { z } from "zod";
+import { typedName, typedProse } from "../typed-name";
 import { defineWorkflow } from "./workflow";
 
 function skeleton(p: { id: string; title: string; owner: string; purpose: string }): string {
@@ -78,9 +79,27 @@ export const draftDdrWorkflow = defineWorkflow({
       .string()
       .regex(/^[A-Z]{2,5}-\d{3,4}$/, "must look like TUL-012 (letters, a hyphen, digits)")
       .describe("The record's ID, for example TUL-012."),
-    title: z.string().trim().min(3, "must have at least 3 characters").max(200).describe("The record's title."),
-    owner: z.string().trim().max(200).optional().describe("Who owns the record (defaults to you)."),
-    purpose: z.string().trim().max(4_000).optional().describe("A first sentence or two for the Purpose section."),
+    title: z
+      .string()
+      .trim()
+      .min(3, "must have at least 3 characters")
+      .max(200)
+      .superRefine(typedName)
+      .describe("The record's title."),
+    owner: z
+      .string()
+      .trim()
+      .max(200)
+      .superRefine(typedName)
+      .optional()
+      .describe("Who owns the record (defaults to you)."),
+    purpose: z
+      .string()
+      .trim()
+      .max(4_000)
+      .superRefine(typedProse)
+      .optional()
+      .describe("A first sentence or two for the Purpose section."),
   }),
   async run(parameters, context) {
     const content = skeleton({

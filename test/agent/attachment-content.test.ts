@@ -15,6 +15,11 @@ describe("attachment content", () => {
     expect(userContent("see", [file])).toBe("see\n\nAttached file `a.md` (text/markdown):\n`````\n````x````\n`````");
   });
 
+  it("names a file whose name holds backticks in one code span they cannot close", () => {
+    const file = { name: "a`b.md", mediaType: "text/markdown", bytes: 1, text: "x" };
+    expect(userContent("", [file])).toBe("Attached file ``a`b.md`` (text/markdown):\n```\nx\n```");
+  });
+
   it("sends images as parts after the text, each named", () => {
     expect(userContent("", [image])).toEqual([
       { type: "text", text: "Attached image `a.png` (image/png):" },

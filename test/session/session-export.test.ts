@@ -1,6 +1,7 @@
 // GET /context/sessions/:id/export: the whole session, tool calls and results included, as `aptix.session.v1` JSON
 // a system can import or as Markdown a person can read, saved as a file (Content-Disposition).
 import { exports } from "cloudflare:workers";
+import MarkdownIt from "markdown-it";
 import { describe, expect, it } from "vitest";
 import { SESSION_EXPORT_FORMAT, SessionExport } from "../../src/wire/session";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -11,6 +12,14 @@ function exported(id: string, query = "", key: string = TEST_KEYS.chat.key): Pro
   return exports.default.fetch(`http://aptix.test/context/sessions/${id}/export${query}`, {
     headers: { authorization: `Bearer ${key}` },
   });
+}
+
+/** The export's Markdown as a renderer that passes raw HTML through reads it: the tokens of each line of inline text. */
+function inlineTokens(markdown: string) {
+  return new MarkdownIt({ html: true })
+    .parse(markdown, {})
+    .filter((token) => token.type === "inline")
+    .map((token) => token.children ?? []);
 }
 
 /** A session whose turn had a file written (approved, then the client's result), then answered; its marker is in the first message. */
@@ -84,6 +93,31 @@ describe("GET /context/sessions/:id/export", () => {
     ]);
     expect(lines).toContain("Result:");
     expect(lines).toContain("Wrote notes.txt.");
+  });
+
+  it("writes the title in the Markdown heading as literal text, not as Markdown or HTML", async () => {
+    const id = await createSession();
+    const title = "# x [a](javascript:alert(1)) <script>alert(1)</script> *b* &amp; `c` ## ";
+    expect((await call("PATCH", `/context/sessions/${id}`, { title })).status).toBe(200);
+    const markdown = await (await exported(id, "?format=markdown")).text();
+    const [heading] = inlineTokens(markdown);
+    expect(heading?.map((token) => token.type)).toEqual(["text"]);
+    expect(heading?.[0]?.content).toBe(title.trim());
+  });
+
+  it("names an attached file as code, whatever backticks its name holds", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Read it." }]);
+    const id = await createSession();
+    const name = "a`b``c <i>.md";
+    const file = { name, mediaType: "text/plain", text: "alpha" };
+    const said = await call("POST", `/context/sessions/${id}/messages`, {
+      content: `read ${script.marker}`,
+      attachments: [file],
+    });
+    expect(said.status).toBe(200);
+    const markdown = await (await exported(id, "?format=markdown")).text();
+    const fileLine = inlineTokens(markdown).find((tokens) => tokens.some((t) => t.content === "Attached file"));
+    expect(fileLine?.filter((t) => t.type === "code_inline").map((t) => t.content)).toEqual([name]);
   });
 
   it("refuses a format it does not make with 400 naming format", async () => {
