@@ -1,5 +1,6 @@
 // The test OpenID provider (test/idp/oidc-idp.ts) as a relying party sees it: discovery, a browser-like sign-in,
 // the code exchanged with oauth4webapi (the Worker's library), the ID token's claims, and its test-control door.
+import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDP_OTHER_CLIENT, IDP_TEST_CLIENT } from "../idp/global-setup.ts";
@@ -147,6 +148,20 @@ describe("the test OpenID provider", () => {
       sub: "alice",
       nonce: "nonce-123",
     });
+  });
+
+  it("signs the claims POST /__test/jwt is given with the key it publishes, as its issuer", async () => {
+    const response = await fetch(`${idp.issuer}/__test/jwt`, {
+      method: "POST",
+      body: JSON.stringify({ claims: { sub: "alice", aud: ["aptix-test", "other-app"] } }),
+    });
+    expect(response.status).toBe(200);
+    const { jwt } = (await response.json()) as { jwt: string };
+    const keys = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(jwt, keys, { issuer: idp.issuer });
+    expect(protectedHeader.alg).toBe("RS256");
+    expect(payload).toMatchObject({ sub: "alice", aud: ["aptix-test", "other-app"] });
+    expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(3600);
   });
 
   it("signs in through POST /__test/sign-in and answers the callback URL", async () => {
