@@ -1,6 +1,6 @@
 // Single sign-on with OpenID Connect, by oauth4webapi (the protocol: discovery, the authorization code flow with
-// PKCE S256, state and nonce, the token response and its ID token's iss, aud, exp and nonce) and jose (the ID
-// token's signature against the issuer's JWKS). The flow's secrets (PKCE verifier, nonce) stay in D1 under the
+// PKCE S256, state and nonce, the token response and its ID token's iss, aud, azp, exp and nonce) and jose (the ID
+// token's signature against the issuer's JWKS); an ID token issued in the future is refused here. The flow's secrets (PKCE verifier, nonce) stay in D1 under the
 // SHA-256 of its state; the browser holds the state in a short-lived cookie, so a callback from another browser
 // (login CSRF) or a second use of it is refused.
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from "jose";
@@ -18,6 +18,8 @@ export const SIGN_IN_FLOW_MS = 10 * 60_000;
 export const SIGN_IN_COOKIE = "aptix_sign_in";
 /** How long an isolate keeps a provider's discovery document. */
 const DISCOVERY_TTL_MS = 10 * 60_000;
+/** How far ahead of this server's clock a provider's may be: an ID token issued later than this is refused. */
+export const ID_TOKEN_IAT_SKEW_SECONDS = 60;
 
 interface Provider {
   as: oauth.AuthorizationServer;
@@ -103,8 +105,10 @@ export async function beginSignIn(
 export type IdTokenClaims = Record<string, unknown> & { iss: string; sub: string };
 
 /**
- * Checks a token endpoint's answer: oauth4webapi checks the ID token's iss, aud, azp, exp, iat and nonce, jose its
- * signature against the issuer's JWKS. `skewSeconds` moves this server's idea of now (tests of an expired token).
+ * Checks a token endpoint's answer: oauth4webapi checks the ID token's iss, aud, exp and nonce, and its azp when it
+ * names several audiences (then azp must be our client id), but of iat only that it is a number; jose checks its
+ * signature against the issuer's JWKS; an iat more than ID_TOKEN_IAT_SKEW_SECONDS ahead is refused here.
+ * `skewSeconds` moves this server's idea of now (tests of an expired token, or one from the future).
  */
 export async function idTokenClaims(
   provider: Provider,
@@ -137,6 +141,13 @@ export async function idTokenClaims(
       throw new ApiError("invalid_id_token", `The identity provider's ID token was refused: ${error.message}.`);
     }
     throw error;
+  }
+  const now = Math.floor(Date.now() / 1000) + skewSeconds;
+  if (claims.iat > now + ID_TOKEN_IAT_SKEW_SECONDS) {
+    throw new ApiError(
+      "invalid_id_token",
+      `The identity provider's ID token was refused: its "iat" (issued at) is ${claims.iat - now} s ahead of this server's clock, more than the ${ID_TOKEN_IAT_SKEW_SECONDS} s clocks may differ by.`,
+    );
   }
   return claims as IdTokenClaims;
 }
