@@ -1,6 +1,8 @@
 // A real OpenID provider (oidc-provider) on a loopback port over http, for tests and `npm run idp:dev`: the code
 // flow only, PKCE (S256) required, client_secret_basic or client_secret_post, signing keys of its own, a login page
-// a person or a browser test fills (/interaction/:uid), and, for tests inside workerd, test-control endpoints.
+// a person or a browser test fills (/interaction/:uid), and, for tests inside workerd, test-control endpoints. Its
+// claims behave as shipped: an ID token of the code flow carries `sub` and the protocol's claims, and the claims of
+// the scopes granted (email, name, groups, org) are read from its UserInfo endpoint with the access token.
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { JWK } from "jose";
@@ -81,8 +83,6 @@ function configuration(options: IdpOptions, users: IdpUser[], key: JWK): Provide
     clientBasedCORS: () => false,
     scopes: ["openid"],
     claims: SCOPE_CLAIMS,
-    // The ID token carries the claims of every scope granted (email, name, groups, org), not only sub.
-    conformIdTokenClaims: false,
     cookies: { keys: [randomBytes(32).toString("base64url")] },
     features: { devInteractions: { enabled: false } },
     findAccount: async (_ctx, sub) => {

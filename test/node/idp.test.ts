@@ -1,5 +1,6 @@
 // The test OpenID provider (test/idp/oidc-idp.ts) as a relying party sees it: discovery, a browser-like sign-in,
-// the code exchanged with oauth4webapi (the Worker's library), the ID token's claims, and its test-control door.
+// the code exchanged with oauth4webapi (the Worker's library), the ID token's claims and UserInfo's, and its
+// test-control doors.
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -51,8 +52,11 @@ async function authorization(): Promise<Authorization> {
   return { url: url.href, state, nonce, verifier };
 }
 
-/** Signs in as `user` and exchanges the code as the Worker does; the ID token's claims. */
-async function signInAndExchange(user: string, clientAuth: oauth.ClientAuth): Promise<oauth.IDToken | undefined> {
+/** Signs in as `user` and exchanges the code as the Worker does; the ID token's claims and the access token. */
+async function signInAndExchange(
+  user: string,
+  clientAuth: oauth.ClientAuth,
+): Promise<{ claims: oauth.IDToken | undefined; accessToken: string }> {
   const started = await authorization();
   const callback = new URL(await signInAt(started.url, user));
   const params = oauth.validateAuthResponse(as, client, callback, started.state);
@@ -66,7 +70,7 @@ async function signInAndExchange(user: string, clientAuth: oauth.ClientAuth): Pr
     INSECURE,
   );
   const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: started.nonce });
-  return oauth.getValidatedIdTokenClaims(result);
+  return { claims: oauth.getValidatedIdTokenClaims(result), accessToken: result.access_token };
 }
 
 function decodeJwtPart(token: string, index: 0 | 1): Record<string, unknown> {
@@ -83,11 +87,16 @@ describe("the test OpenID provider", () => {
     expect(as.scopes_supported).toEqual(expect.arrayContaining(["openid", "email", "profile", "groups"]));
   });
 
-  it("signs alice in and issues an ID token with her email, name, groups and org", async () => {
-    const claims = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
-    expect(claims).toMatchObject({
-      iss: idp.issuer,
-      aud: IDP_TEST_CLIENT.client_id,
+  it("signs alice in with an ID token that names her by sub alone, as it does by default when it issues an access token", async () => {
+    const { claims } = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
+    expect(claims).toMatchObject({ iss: idp.issuer, aud: IDP_TEST_CLIENT.client_id, sub: "alice" });
+    for (const claim of ["email", "email_verified", "name", "groups", "org"]) expect(claims).not.toHaveProperty(claim);
+  });
+
+  it("answers alice's email, name, groups and org at its UserInfo endpoint, for her access token", async () => {
+    const { accessToken } = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
+    const response = await oauth.userInfoRequest(as, client, accessToken, INSECURE);
+    expect(await oauth.processUserInfoResponse(as, client, "alice", response)).toEqual({
       sub: "alice",
       email: "alice@example.com",
       email_verified: true,
@@ -98,8 +107,8 @@ describe("the test OpenID provider", () => {
   });
 
   it("accepts the client secret in the body (client_secret_post) too", async () => {
-    const claims = await signInAndExchange("bob", oauth.ClientSecretPost(IDP_TEST_CLIENT.client_secret));
-    expect(claims).toMatchObject({ sub: "bob", email: "bob@example.com", groups: ["staff"] });
+    const { claims } = await signInAndExchange("bob", oauth.ClientSecretPost(IDP_TEST_CLIENT.client_secret));
+    expect(claims).toMatchObject({ sub: "bob", aud: IDP_TEST_CLIENT.client_id });
   });
 
   it("refuses an authorization request without PKCE, back at the redirect_uri", async () => {
