@@ -1,7 +1,8 @@
 // Single sign-on with OpenID Connect, by oauth4webapi (the protocol: discovery, the authorization code flow with
-// PKCE S256, state and nonce, the token response and its ID token's iss, aud, exp and nonce) and jose (the ID
-// token's signature against the issuer's JWKS). The flow's secrets (PKCE verifier, nonce) stay in D1 under the
-// SHA-256 of its state; the browser holds the state in a short-lived cookie, so a callback from another browser
+// PKCE S256, state and nonce, the token response and its ID token's iss, aud, azp, exp and nonce) and jose (the ID
+// token's signature against the issuer's JWKS); an ID token issued in the future is refused here, and the claims it
+// leaves out are read from UserInfo (oidc-userinfo.ts). The flow's secrets (PKCE verifier, nonce) stay in D1 under
+// the SHA-256 of its state; the browser holds the state in a short-lived cookie, so a callback from another browser
 // (login CSRF) or a second use of it is refused.
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
@@ -12,6 +13,7 @@ import { quoted } from "../quote";
 import { sha256Hex } from "../secret-text";
 import type { OidcSettings } from "../settings";
 import type { Role } from "../tenancy/roles";
+import { withUserInfo } from "./oidc-userinfo";
 
 /** How long a sign-in may take from /auth/login to /auth/callback. */
 export const SIGN_IN_FLOW_MS = 10 * 60_000;
@@ -19,6 +21,8 @@ export const SIGN_IN_FLOW_MS = 10 * 60_000;
 export const SIGN_IN_COOKIE = "aptix_sign_in";
 /** How long an isolate keeps a provider's discovery document. */
 const DISCOVERY_TTL_MS = 10 * 60_000;
+/** How far ahead of this server's clock a provider's may be: an ID token issued later than this is refused. */
+export const ID_TOKEN_IAT_SKEW_SECONDS = 60;
 
 interface Provider {
   as: oauth.AuthorizationServer;
@@ -100,22 +104,31 @@ export async function beginSignIn(
   return { authorizationUrl: url.href, state };
 }
 
-/** The claims of a validated ID token that aptix reads. */
+/** The claims of a validated ID token (and those UserInfo adds) that aptix reads. */
 export type IdTokenClaims = Record<string, unknown> & { iss: string; sub: string };
 
+/** What a checked token endpoint answer gives a sign-in: the ID token's claims, and the access token for UserInfo. */
+export interface CheckedTokens {
+  idClaims: IdTokenClaims;
+  accessToken: string;
+}
+
 /**
- * Checks a token endpoint's answer: oauth4webapi checks the ID token's iss, aud, azp, exp, iat and nonce, jose its
- * signature against the issuer's JWKS. `skewSeconds` moves this server's idea of now (tests of an expired token).
+ * Checks a token endpoint's answer: oauth4webapi checks the ID token's iss, aud, exp and nonce, and its azp when it
+ * names several audiences (then azp must be our client id), but of iat only that it is a number; jose checks its
+ * signature against the issuer's JWKS; an iat more than ID_TOKEN_IAT_SKEW_SECONDS ahead is refused here.
+ * `skewSeconds` moves this server's idea of now (tests of an expired token, or one from the future).
  */
-export async function idTokenClaims(
+export async function checkedTokens(
   provider: Provider,
   config: OidcSettings,
   tokenResponse: Response,
   nonce: string,
   skewSeconds = 0,
-): Promise<IdTokenClaims> {
+): Promise<CheckedTokens> {
   const client: oauth.Client = { client_id: config.clientId, [oauth.clockSkew]: skewSeconds };
   let idToken: string;
+  let accessToken: string;
   let claims: oauth.IDToken;
   try {
     const result = await oauth.processAuthorizationCodeResponse(provider.as, client, tokenResponse, {
@@ -123,6 +136,7 @@ export async function idTokenClaims(
       requireIdToken: true,
     });
     idToken = result.id_token as string;
+    accessToken = result.access_token;
     claims = oauth.getValidatedIdTokenClaims(result) as oauth.IDToken;
   } catch (error) {
     throw signInError(error);
@@ -139,7 +153,14 @@ export async function idTokenClaims(
     }
     throw error;
   }
-  return claims as IdTokenClaims;
+  const now = Math.floor(Date.now() / 1000) + skewSeconds;
+  if (claims.iat > now + ID_TOKEN_IAT_SKEW_SECONDS) {
+    throw new ApiError(
+      "invalid_id_token",
+      `The identity provider's ID token was refused: its "iat" (issued at) is ${claims.iat - now} s ahead of this server's clock, more than the ${ID_TOKEN_IAT_SKEW_SECONDS} s clocks may differ by.`,
+    );
+  }
+  return { idClaims: claims as IdTokenClaims, accessToken };
 }
 
 /** What a refusal of the provider, or of its answer, tells the person signing in. */
@@ -179,7 +200,7 @@ export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInP
   if (!id) {
     throw new ApiError(
       "sign_in_failed",
-      `The identity provider's ID token has no ${quoted(config.userClaim)} claim to name you by (OIDC_USER_CLAIM).`,
+      `The identity provider's ID token and UserInfo have no ${quoted(config.userClaim)} claim to name you by (OIDC_USER_CLAIM).`,
     );
   }
   // An email the provider says it has not verified names nobody: anyone could have typed it.
@@ -193,7 +214,7 @@ export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInP
   if (!org) {
     throw new ApiError(
       "sign_in_failed",
-      `The identity provider's ID token has no ${quoted(config.orgClaim ?? "")} claim to name your organization by (OIDC_ORG_CLAIM).`,
+      `The identity provider's ID token and UserInfo have no ${quoted(config.orgClaim ?? "")} claim to name your organization by (OIDC_ORG_CLAIM).`,
     );
   }
   const rawGroups = claims[config.groupsClaim];
@@ -213,7 +234,8 @@ export function personOf(config: OidcSettings, claims: IdTokenClaims): SignedInP
 
 /**
  * Finishes a sign-in at the callback: the state must be the one this browser began with, and its flow unused and
- * on time; then the code is exchanged (with the PKCE verifier) and the ID token checked.
+ * on time; then the code is exchanged (with the PKCE verifier), the ID token checked, and UserInfo read for the
+ * claims it leaves out.
  */
 export async function finishSignIn(
   db: Db,
@@ -272,6 +294,7 @@ export async function finishSignIn(
   } catch (error) {
     throw signInError(error);
   }
-  const claims = await idTokenClaims(provider, config, response, flow.nonce);
+  const { idClaims, accessToken } = await checkedTokens(provider, config, response, flow.nonce);
+  const claims = await withUserInfo(provider.as, config, accessToken, idClaims, insecureAllowed(config.issuer));
   return { person: personOf(config, claims), returnTo: flow.return_to };
 }

@@ -1,11 +1,12 @@
 // Cloudflare Access in front of the Worker: its signed Cf-Access-Jwt-Assertion is the person. The assertions here
-// are real RS256 tokens of Access's shape (iss the team, aud the application's AUD tag, the person's email) from
-// an OpenID provider that publishes its keys where Access publishes a team's (test/idp/global-setup.ts).
+// are RS256 tokens of Access's shape (iss the team, aud a list holding the application's AUD tag, the person's email
+// and Access's id for them in sub), signed with the key of a stand-in that publishes its keys where Access publishes
+// a team's (test/idp/global-setup.ts).
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { principalOfAccess } from "../../src/auth/cloudflare-access";
 import { forgetIsolateState } from "../../src/isolate-cache";
-import { providerTokens } from "../fixtures/idp";
+import { signedByProvider } from "../fixtures/idp";
 import { apiErrorOf } from "../fixtures/refusal";
 import { workerWith } from "../passthrough/harness";
 
@@ -22,12 +23,19 @@ interface ErrorBody {
   error: { code: string; message: string };
 }
 
-/** An assertion the team signs for `client` (its AUD), for alice. */
-async function assertion(
-  client = { id: AUD, secret: "access-app-secret", redirectUri: "https://aptix.test/cdn-cgi/access/callback" },
-) {
-  const response = await providerTokens({ issuer: env.TEST_ACCESS_TEAM, client, nonce: "n" });
-  return ((await response.json()) as { id_token: string }).id_token;
+/** An assertion the team signs for the application `aud`, for alice, as Access signs one (its claims). */
+function assertion(aud = AUD): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const claims = {
+    aud: [aud],
+    email: "alice@example.com",
+    sub: "7335d417-61da-459d-899c-0a01c76a2f94",
+    type: "app",
+    identity_nonce: "6ei69kawdKzMIAPF",
+    country: "US",
+    nbf: now,
+  };
+  return signedByProvider(claims, env.TEST_ACCESS_TEAM);
 }
 
 describe("Cloudflare Access", () => {
@@ -44,11 +52,7 @@ describe("Cloudflare Access", () => {
   });
 
   it("refuses an assertion for another application (AUD)", async () => {
-    const other = await assertion({
-      id: "other-app",
-      secret: "other-app-secret",
-      redirectUri: "http://localhost/other/callback",
-    });
+    const other = await assertion("other-app");
     const response = await accessWorker().fetch("https://aptix.test/auth/me", {
       headers: { "cf-access-jwt-assertion": other },
     });

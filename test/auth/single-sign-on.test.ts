@@ -3,15 +3,24 @@
 // and signs nobody in.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type IdTokenClaims, identityProvider, idTokenClaims, personOf, safeReturnTo } from "../../src/auth/oidc";
+import {
+  checkedTokens,
+  ID_TOKEN_IAT_SKEW_SECONDS,
+  type IdTokenClaims,
+  identityProvider,
+  personOf,
+  safeReturnTo,
+} from "../../src/auth/oidc";
 import type { ApiError } from "../../src/errors";
 import { parseSettings } from "../../src/settings";
 import {
   beginSignIn,
   callback,
   cookieFrom,
+  oidcSettings,
   oidcVars,
   providerTokens,
+  signedByProvider,
   signedInAs,
   signInAtProvider,
   ssoWorker,
@@ -38,16 +47,22 @@ async function me(worker: ReturnType<typeof ssoWorker>, cookie: string): Promise
   return (await (await worker.fetch("https://aptix.test/auth/me", { headers: { cookie } })).json()) as Me;
 }
 
-const config = () => {
-  const oidc = parseSettings(oidcVars()).auth.oidc;
-  if (!oidc) throw new Error("the test settings configure single sign-on");
-  return oidc;
-};
+const config = oidcSettings;
 
-/** What idTokenClaims refuses `response` with. */
+/** What checkedTokens refuses `response` with. */
 async function refusalOf(response: Response, nonce: string, skewSeconds = 0): Promise<ApiError> {
   const provider = await identityProvider(config());
-  return apiErrorOf(idTokenClaims(provider, config(), response, nonce, skewSeconds));
+  return apiErrorOf(checkedTokens(provider, config(), response, nonce, skewSeconds));
+}
+
+/** A token endpoint's answer carrying `idToken`, and an access token as every code flow's answer does. */
+function tokenResponse(idToken: string): Response {
+  return Response.json({ access_token: "an-access-token", token_type: "Bearer", expires_in: 3600, id_token: idToken });
+}
+
+/** An ID token the provider signs for alice with two audiences, us and another client, and `azp` when given. */
+function forTwoAudiences(nonce: string, azp?: string): Promise<string> {
+  return signedByProvider({ sub: "alice", aud: ["aptix-test", "other-app"], nonce, ...(azp ? { azp } : {}) });
 }
 
 describe("single sign-on", () => {
@@ -276,10 +291,42 @@ describe("the ID token", () => {
     expect(refusal.message).toMatch(/signature/);
   });
 
+  it("issued more than a minute ahead of this server's clock is refused", async () => {
+    const behind = -(ID_TOKEN_IAT_SKEW_SECONDS + 60);
+    const refusal = await refusalOf(await providerTokens({ nonce: "n7" }), "n7", behind);
+    expect(refusal.code).toBe("invalid_id_token");
+    expect(refusal.message).toMatch(/"iat"/);
+  });
+
+  it("issued less than a minute ahead of this server's clock is accepted (clocks differ a little)", async () => {
+    const provider = await identityProvider(config());
+    const { idClaims } = await checkedTokens(provider, config(), await providerTokens({ nonce: "n8" }), "n8", -30);
+    expect(idClaims.sub).toBe("alice");
+  });
+
+  it("for several audiences without an azp is refused", async () => {
+    const refusal = await refusalOf(tokenResponse(await forTwoAudiences("n9")), "n9");
+    expect(refusal.code).toBe("invalid_id_token");
+    expect(refusal.message).toMatch(/"aud"/);
+  });
+
+  it("for several audiences authorizing another client (azp) is refused", async () => {
+    const refusal = await refusalOf(tokenResponse(await forTwoAudiences("n10", "other-app")), "n10");
+    expect(refusal.code).toBe("invalid_id_token");
+    expect(refusal.message).toMatch(/"azp"/);
+  });
+
+  it("for several audiences authorizing us (azp) is accepted", async () => {
+    const provider = await identityProvider(config());
+    const idToken = await forTwoAudiences("n11", "aptix-test");
+    const { idClaims } = await checkedTokens(provider, config(), tokenResponse(idToken), "n11");
+    expect(idClaims).toMatchObject({ sub: "alice", azp: "aptix-test", aud: ["aptix-test", "other-app"] });
+  });
+
   it("from the provider, fresh and for us, is accepted", async () => {
     const provider = await identityProvider(config());
-    const claims = await idTokenClaims(provider, config(), await providerTokens({ nonce: "n6" }), "n6");
-    expect(claims).toMatchObject({ email: "alice@example.com", org: "acme", iss: env.TEST_IDP_ISSUER });
+    const { idClaims } = await checkedTokens(provider, config(), await providerTokens({ nonce: "n6" }), "n6");
+    expect(idClaims).toMatchObject({ sub: "alice", aud: "aptix-test", iss: env.TEST_IDP_ISSUER });
   });
 });
 

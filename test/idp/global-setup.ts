@@ -1,8 +1,8 @@
 // Vitest global setup (Node): starts two real OpenID providers (test/idp/oidc-idp.ts) on loopback ports and hands
 // their issuers to the Workers pool: the one the Worker signs in with, and another with keys of its own (what it
 // signs must not pass as the first one's), one whose authorization codes last a second (an expired code), and one
-// in the place of a Cloudflare Access team (its keys where Access publishes a team's; its ID tokens for the
-// application's AUD are assertions of Access's shape).
+// in the place of a Cloudflare Access team (its keys where Access publishes a team's; its test-control door signs
+// assertions of Access's shape with them).
 import type { TestProject } from "vitest/node";
 import { type IdpClient, startIdp } from "./oidc-idp.ts";
 
@@ -11,13 +11,6 @@ export const IDP_TEST_CLIENT: IdpClient = {
   client_id: "aptix-test",
   client_secret: "aptix-test-secret",
   redirect_uris: ["http://localhost/auth/callback", "https://aptix.test/auth/callback"],
-};
-
-/** The application a Cloudflare Access team protects: its client id is the application's AUD tag. */
-export const ACCESS_APP_CLIENT: IdpClient = {
-  client_id: "access-app-aud-0123456789abcdef",
-  client_secret: "access-app-secret",
-  redirect_uris: ["https://aptix.test/cdn-cgi/access/callback"],
 };
 
 /** Another application at the same provider: its ID tokens name another audience. */
@@ -42,7 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     startIdp({ clients }),
     startIdp({ clients }),
     startIdp({ clients, authorizationCodeTtlSeconds: 1 }),
-    startIdp({ clients: [ACCESS_APP_CLIENT, IDP_OTHER_CLIENT], jwksPath: "/cdn-cgi/access/certs" }),
+    startIdp({ clients: [], jwksPath: "/cdn-cgi/access/certs" }),
   ]);
   project.provide("idpIssuer", idp.issuer);
   project.provide("idpOtherIssuer", otherIdp.issuer);

@@ -1,8 +1,11 @@
 // A real OpenID provider (oidc-provider) on a loopback port over http, for tests and `npm run idp:dev`: the code
 // flow only, PKCE (S256) required, client_secret_basic or client_secret_post, signing keys of its own, a login page
-// a person or a browser test fills (/interaction/:uid), and, for tests inside workerd, test-control endpoints.
+// a person or a browser test fills (/interaction/:uid), and, for tests inside workerd, test-control endpoints. Its
+// claims behave as shipped: an ID token of the code flow carries `sub` and the protocol's claims, and the claims of
+// the scopes granted (email, name, groups, org) are read from its UserInfo endpoint with the access token.
 import { generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { JWK } from "jose";
 import Provider, { interactionPolicy, type ProviderConfiguration } from "oidc-provider";
 import { createMemoryAdapter } from "oidc-provider/lib/adapters/memory_adapter.js";
 import { accountOf, IDP_USERS, type IdpClient, type IdpUser, SCOPE_CLAIMS } from "./accounts.ts";
@@ -23,13 +26,13 @@ export interface IdpOptions {
   idTokenTtlSeconds?: number;
   /**
    * Where the signing keys are published; /jwks by default. Cloudflare Access publishes a team's at
-   * /cdn-cgi/access/certs, and signs assertions as this provider signs ID tokens (RS256, iss the team, aud the
-   * application), so a provider with that path issues real tokens of Access's shape.
+   * /cdn-cgi/access/certs and signs assertions with them (RS256, iss the team), so a provider with that path, its
+   * POST /__test/jwt signing claims of Access's shape, stands in for a team.
    */
   jwksPath?: string;
   /** How long an authorization code lasts; a minute by default. */
   authorizationCodeTtlSeconds?: number;
-  /** Serve POST /__test/sign-in and /__test/tokens (test-control.ts); true by default. */
+  /** Serve POST /__test/sign-in, /__test/tokens and /__test/jwt (test-control.ts); true by default. */
   testControl?: boolean;
   /**
    * The issuer's host: `127.0.0.1` (the default) listens there; `localhost` listens on 127.0.0.1 and on ::1 (when
@@ -45,7 +48,7 @@ export interface RunningIdp {
 }
 
 /** A fresh RS256 signing key, so that two providers never share keys (oidc-provider's dev keys are one set). */
-function signingKey(): Record<string, unknown> {
+function signingKey(): JWK & { kid: string } {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   return { ...privateKey.export({ format: "jwk" }), kid: randomUUID(), alg: "RS256", use: "sig" };
 }
@@ -65,7 +68,7 @@ function interactions(): NonNullable<ProviderConfiguration["interactions"]> {
   return { policy, url: (_ctx, interaction) => `/interaction/${interaction.uid}` };
 }
 
-function configuration(options: IdpOptions, users: IdpUser[]): ProviderConfiguration {
+function configuration(options: IdpOptions, users: IdpUser[], key: JWK): ProviderConfiguration {
   return {
     // oidc-provider's own in-memory adapter (the default), with a store for this provider alone and without the
     // warning it prints when left to pick it.
@@ -80,8 +83,6 @@ function configuration(options: IdpOptions, users: IdpUser[]): ProviderConfigura
     clientBasedCORS: () => false,
     scopes: ["openid"],
     claims: SCOPE_CLAIMS,
-    // The ID token carries the claims of every scope granted (email, name, groups, org), not only sub.
-    conformIdTokenClaims: false,
     cookies: { keys: [randomBytes(32).toString("base64url")] },
     features: { devInteractions: { enabled: false } },
     findAccount: async (_ctx, sub) => {
@@ -89,7 +90,7 @@ function configuration(options: IdpOptions, users: IdpUser[]): ProviderConfigura
       return user && accountOf(user);
     },
     interactions: interactions(),
-    jwks: { keys: [signingKey()] },
+    jwks: { keys: [key] },
     pkce: { required: () => true },
     renderError: (ctx, out) => {
       ctx.type = "html";
@@ -145,14 +146,15 @@ export async function startIdp(options: IdpOptions): Promise<RunningIdp> {
   }
   const issuer = `http://${hostname}:${port}`;
   const users = options.users ?? IDP_USERS;
-  const provider = new Provider(issuer, configuration(options, users));
+  const key = signingKey();
+  const provider = new Provider(issuer, configuration(options, users, key));
   provider.on("server_error", (_ctx, error) => console.error("test IdP:", error));
   const callback = provider.callback();
   const testControl = options.testControl ?? true;
 
   const route = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = new URL(request.url ?? "/", issuer).pathname;
-    if (testControl && path.startsWith("/__test/")) return serveTestControl(provider, path, request, response);
+    if (testControl && path.startsWith("/__test/")) return serveTestControl({ provider, key }, path, request, response);
     if (/^\/interaction\/[\w-]+$/.test(path)) return serveInteraction({ provider, users }, request, response);
     return callback(request, response);
   };

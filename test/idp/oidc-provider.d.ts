@@ -53,7 +53,6 @@ declare module "oidc-provider" {
     clientBasedCORS?: (ctx: unknown, origin: string, client: unknown) => boolean;
     claims?: Record<string, string[] | null>;
     scopes?: string[];
-    conformIdTokenClaims?: boolean;
     cookies?: { keys?: string[] };
     features?: Record<string, { enabled: boolean }>;
     findAccount?: (ctx: unknown, sub: string) => Promise<Account | undefined>;

@@ -1,5 +1,7 @@
 // The test OpenID provider (test/idp/oidc-idp.ts) as a relying party sees it: discovery, a browser-like sign-in,
-// the code exchanged with oauth4webapi (the Worker's library), the ID token's claims, and its test-control door.
+// the code exchanged with oauth4webapi (the Worker's library), the ID token's claims and UserInfo's, and its
+// test-control doors.
+import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDP_OTHER_CLIENT, IDP_TEST_CLIENT } from "../idp/global-setup.ts";
@@ -50,8 +52,11 @@ async function authorization(): Promise<Authorization> {
   return { url: url.href, state, nonce, verifier };
 }
 
-/** Signs in as `user` and exchanges the code as the Worker does; the ID token's claims. */
-async function signInAndExchange(user: string, clientAuth: oauth.ClientAuth): Promise<oauth.IDToken | undefined> {
+/** Signs in as `user` and exchanges the code as the Worker does; the ID token's claims and the access token. */
+async function signInAndExchange(
+  user: string,
+  clientAuth: oauth.ClientAuth,
+): Promise<{ claims: oauth.IDToken | undefined; accessToken: string }> {
   const started = await authorization();
   const callback = new URL(await signInAt(started.url, user));
   const params = oauth.validateAuthResponse(as, client, callback, started.state);
@@ -65,7 +70,7 @@ async function signInAndExchange(user: string, clientAuth: oauth.ClientAuth): Pr
     INSECURE,
   );
   const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: started.nonce });
-  return oauth.getValidatedIdTokenClaims(result);
+  return { claims: oauth.getValidatedIdTokenClaims(result), accessToken: result.access_token };
 }
 
 function decodeJwtPart(token: string, index: 0 | 1): Record<string, unknown> {
@@ -82,11 +87,16 @@ describe("the test OpenID provider", () => {
     expect(as.scopes_supported).toEqual(expect.arrayContaining(["openid", "email", "profile", "groups"]));
   });
 
-  it("signs alice in and issues an ID token with her email, name, groups and org", async () => {
-    const claims = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
-    expect(claims).toMatchObject({
-      iss: idp.issuer,
-      aud: IDP_TEST_CLIENT.client_id,
+  it("signs alice in with an ID token that names her by sub alone, as it does by default when it issues an access token", async () => {
+    const { claims } = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
+    expect(claims).toMatchObject({ iss: idp.issuer, aud: IDP_TEST_CLIENT.client_id, sub: "alice" });
+    for (const claim of ["email", "email_verified", "name", "groups", "org"]) expect(claims).not.toHaveProperty(claim);
+  });
+
+  it("answers alice's email, name, groups and org at its UserInfo endpoint, for her access token", async () => {
+    const { accessToken } = await signInAndExchange("alice", oauth.ClientSecretBasic(IDP_TEST_CLIENT.client_secret));
+    const response = await oauth.userInfoRequest(as, client, accessToken, INSECURE);
+    expect(await oauth.processUserInfoResponse(as, client, "alice", response)).toEqual({
       sub: "alice",
       email: "alice@example.com",
       email_verified: true,
@@ -97,8 +107,8 @@ describe("the test OpenID provider", () => {
   });
 
   it("accepts the client secret in the body (client_secret_post) too", async () => {
-    const claims = await signInAndExchange("bob", oauth.ClientSecretPost(IDP_TEST_CLIENT.client_secret));
-    expect(claims).toMatchObject({ sub: "bob", email: "bob@example.com", groups: ["staff"] });
+    const { claims } = await signInAndExchange("bob", oauth.ClientSecretPost(IDP_TEST_CLIENT.client_secret));
+    expect(claims).toMatchObject({ sub: "bob", aud: IDP_TEST_CLIENT.client_id });
   });
 
   it("refuses an authorization request without PKCE, back at the redirect_uri", async () => {
@@ -147,6 +157,20 @@ describe("the test OpenID provider", () => {
       sub: "alice",
       nonce: "nonce-123",
     });
+  });
+
+  it("signs the claims POST /__test/jwt is given with the key it publishes, as its issuer", async () => {
+    const response = await fetch(`${idp.issuer}/__test/jwt`, {
+      method: "POST",
+      body: JSON.stringify({ claims: { sub: "alice", aud: ["aptix-test", "other-app"] } }),
+    });
+    expect(response.status).toBe(200);
+    const { jwt } = (await response.json()) as { jwt: string };
+    const keys = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(jwt, keys, { issuer: idp.issuer });
+    expect(protectedHeader.alg).toBe("RS256");
+    expect(payload).toMatchObject({ sub: "alice", aud: ["aptix-test", "other-app"] });
+    expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(3600);
   });
 
   it("signs in through POST /__test/sign-in and answers the callback URL", async () => {
