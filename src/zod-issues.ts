@@ -18,7 +18,10 @@ export interface FieldProblem {
  */
 function nearestIssue(issue: z.core.$ZodIssue | undefined): { issue: z.core.$ZodIssue | undefined; at: string[] } {
   const at = issue?.path.map(String) ?? [];
-  if (issue?.code !== "invalid_union" || issue.errors.length === 0) return { issue, at };
+  // A union with a message of its own ("must be a string, an array of text parts, or null") is told by it.
+  if (issue?.code !== "invalid_union" || issue.errors.length === 0 || issue.message !== "Invalid input") {
+    return { issue, at };
+  }
   const nearest = issue.errors.reduce((best, option) => (option.length < best.length ? option : best));
   const inner = nearestIssue(nearest[0]);
   return { issue: inner.issue, at: [...at, ...inner.at] };

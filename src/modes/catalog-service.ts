@@ -42,10 +42,10 @@ const VIEW = `SELECT m.id, m.org, m.key, m.display_name, m.description, m.system
       THEN m.org = ?1 AND m.is_default = 1
       ELSE m.key = (SELECT d.key FROM modes d WHERE d.org = '' AND d.is_default = 1) END, 0) AS is_default
   FROM modes m
-  WHERE m.org = ?1 OR (m.org = ''
+  WHERE (m.org = ?1 OR (m.org = ''
     AND NOT EXISTS (SELECT 1 FROM modes o WHERE ?1 != '' AND o.org = ?1 AND o.key = m.key)
     AND ((m.is_default = 1 AND NOT EXISTS (SELECT 1 FROM modes d WHERE d.org = ?1 AND d.is_default = 1))
-      OR NOT EXISTS (SELECT 1 FROM hidden_modes h WHERE h.org = ?1 AND h.key = m.key)))`;
+      OR NOT EXISTS (SELECT 1 FROM hidden_modes h WHERE h.org = ?1 AND h.key = m.key))))`;
 
 export class D1AgentModeCatalogService implements AgentModeCatalogService {
   /** `org`'s view of the catalog; null: the deployment's own modes alone. */

@@ -66,7 +66,7 @@ describe("the modes the agent's OpenAI door keeps (MODES_CACHE_MS)", () => {
     const before = await systemPromptOfTurn();
     const put = await exports.default.fetch("http://aptix.test/admin/modes/general", {
       method: "PUT",
-      headers: { ...authHeaders(TEST_KEYS.admin.key), "content-type": "application/json" },
+      headers: { ...authHeaders(TEST_KEYS.operator.key), "content-type": "application/json" },
       body: JSON.stringify({
         displayName: "General Chat",
         description: "General conversation.",

@@ -5,7 +5,8 @@ import type { McpServerConfig } from "../../src/mcp/mcp-server-registry";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call } from "../fixtures/sessions";
 
-export const admin = TEST_KEYS.admin.key;
+/** The deployment's servers and modes (a server's token is a Worker secret): an operator's to write. */
+export const admin = TEST_KEYS.operator.key;
 
 let counter = 0;
 /** A server or mode name no other test uses. */

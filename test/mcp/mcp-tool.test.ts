@@ -36,11 +36,9 @@ afterAll(async () => {
 });
 
 async function toolOf(name: string, overrides: Partial<McpServerConfig> = {}) {
-  const connection = new McpConnection(
-    config(overrides),
-    () => null,
-    () => {},
-  );
+  // The token a deployment server's authSecret names: a Worker secret.
+  const token = () => (overrides.authSecret === "MCP_TEST_TOKEN" ? env.MCP_TEST_TOKEN : null);
+  const connection = new McpConnection(config(overrides), token, () => {});
   connections.push(connection);
   const tool = (await connection.listTools(10_000)).find((t) => t.name === name);
   if (!tool) throw new Error(`no tool ${name}`);

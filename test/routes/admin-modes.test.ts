@@ -16,7 +16,7 @@ const modeBody = {
   tools: ["agent_hello_world"],
 };
 
-function put(key: string, body: unknown, apiKey: string = TEST_KEYS.admin.key) {
+function put(key: string, body: unknown, apiKey: string = TEST_KEYS.operator.key) {
   return exports.default.fetch(`http://aptix.test/admin/modes/${key}`, {
     method: "PUT",
     headers: { ...authHeaders(apiKey), "content-type": "application/json" },

@@ -63,7 +63,9 @@ describe("JSON routes and the content type", () => {
       if (path === "/mcp") continue;
       for (const [method, operation] of Object.entries(operations)) {
         if (!operation.requestBody?.content?.["application/json"]) continue;
-        const response = await exports.default.fetch(`http://aptix.test${path.replace(/\{[^}]+\}/g, "x")}`, {
+        // A path parameter of a valid shape (a secret's name is upper case), so the body is what is refused.
+        const sample = path.startsWith("/admin/secrets") ? "X" : "x";
+        const response = await exports.default.fetch(`http://aptix.test${path.replace(/\{[^}]+\}/g, sample)}`, {
           method: method.toUpperCase(),
           headers: { ...authHeaders(), "content-type": "text/plain" },
           body: "{}",

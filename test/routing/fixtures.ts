@@ -5,7 +5,8 @@ import { TEST_KEYS } from "../fixtures/keys";
 import { call } from "../fixtures/sessions";
 import { uniqueName } from "../mcp/fixtures";
 
-const admin = TEST_KEYS.admin.key;
+// The deployment's routes, named by the Worker's secrets: an operator's to write.
+const admin = TEST_KEYS.operator.key;
 
 export interface RouteBody {
   provider?: "openai_compatible" | "workers_ai" | "anthropic";

@@ -6,7 +6,8 @@ import { fallbackProblem } from "../../src/routing/model-routes";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, type ErrorBody } from "../fixtures/sessions";
 
-const admin = TEST_KEYS.admin.key;
+// The deployment's routes (their keys Worker secrets): an operator's to change (test/tenancy/ has an org's own).
+const admin = TEST_KEYS.operator.key;
 const put = (name: string, body: unknown) => call("PUT", `/admin/model-routes/${name}`, body, admin);
 const openai = { provider: "openai_compatible", model: "gpt-4o-mini", baseUrl: "https://api.example.com/v1/" };
 

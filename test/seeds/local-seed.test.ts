@@ -19,7 +19,7 @@ describe("the local seed", () => {
     await applySeed();
     const found = await authenticateApiKey(env.DB, "dev-key");
     const principal = found.ok ? found.principal : null;
-    expect(principal).toMatchObject({ org: "dev-org", user: "dev-user", scopes: ["chat", "admin"] });
+    expect(principal).toMatchObject({ org: "dev-org", user: "dev-user", scopes: ["chat", "admin", "operator"] });
     expect(principal?.keyId).not.toContain("dev-key");
   });
 
@@ -31,5 +31,17 @@ describe("the local seed", () => {
     await applySeed();
     const ids = await env.DB.prepare("SELECT id FROM api_keys WHERE org = 'dev-org'").all<{ id: string }>();
     expect(ids.results.map((r) => r.id)).toEqual(["key_local_dev"]);
+  });
+});
+
+describe("the local seed on a database seeded before issue 40", () => {
+  it("makes dev-key an operator of dev-org", async () => {
+    await env.DB.prepare("DELETE FROM api_keys WHERE org = 'dev-org'").run();
+    await env.DB.prepare(
+      "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES ('key_local_dev', '7e9f8fd111802be56c379d597842e29b2cebd35ff2133d431a49fa556a18704e', 'local development key', 'dev-org', 'dev-user', '[\"chat\",\"admin\"]')",
+    ).run();
+    await applySeed();
+    const found = await authenticateApiKey(env.DB, "dev-key");
+    expect(found.ok ? found.principal.scopes : null).toEqual(["chat", "admin", "operator"]);
   });
 });

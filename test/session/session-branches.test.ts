@@ -185,12 +185,12 @@ describe("POST /context/sessions/:id/branches refuses", () => {
     expect([refused.status, (refused.json as ErrorBody).error.code]).toEqual([404, "session_not_found"]);
   });
 
-  it("another user's session of the same org: 403 session_forbidden, creating nothing", async () => {
+  it("another member's session of the same org: 404, as another org's, creating nothing", async () => {
     const key = await newUserKey();
     const { id } = await twoTurns(key);
     const colleague = await newUserKey();
     const refused = await branch(colleague, id, { beforeMessage: 3 });
-    expect([refused.status, (refused.json as ErrorBody).error.code]).toEqual([403, "session_forbidden"]);
+    expect([refused.status, (refused.json as ErrorBody).error.code]).toEqual([404, "session_not_found"]);
     expect((await list(colleague)).sessions).toEqual([]);
   });
 });

@@ -214,11 +214,11 @@ describe("DELETE /context/sessions/:id", () => {
     expect((await call("GET", `/context/sessions/${id}`)).status).toBe(200);
   });
 
-  it("answers another user of the org 403 session_forbidden, and deletes nothing", async () => {
+  it("answers another member of the org 404, as another org, and deletes nothing", async () => {
     const id = await createSession(undefined, TEST_KEYS.admin.key);
     const refused = await remove(id, TEST_KEYS.chat.key);
-    expect(refused.status).toBe(403);
-    expect((refused.json as ErrorBody).error).toMatchObject({ code: "session_forbidden", type: "permission_error" });
+    expect(refused.status).toBe(404);
+    expect((refused.json as ErrorBody).error).toMatchObject({ code: "session_not_found", type: "not_found_error" });
     expect((await call("GET", `/context/sessions/${id}`, undefined, TEST_KEYS.admin.key)).status).toBe(200);
   });
 

@@ -111,12 +111,12 @@ describe("PATCH /context/sessions/:id", () => {
     });
   }
 
-  it("answers another user of the org 403 and another org 404, changing nothing", async () => {
+  it("answers another member of the org and another org the same 404, changing nothing", async () => {
     const key = await newUserKey();
     const id = await newSession(key);
     const colleague = await newUserKey();
     const forbidden = await patch(colleague, id, { title: "Theirs" });
-    expect([forbidden.status, (forbidden.json as ErrorBody).error.code]).toEqual([403, "session_forbidden"]);
+    expect([forbidden.status, (forbidden.json as ErrorBody).error.code]).toEqual([404, "session_not_found"]);
     const stranger = await as(TEST_KEYS.otherOrg.key, "PATCH", `/context/sessions/${id}`, { title: "Theirs" });
     expect([stranger.status, (stranger.json as ErrorBody).error.code]).toEqual([404, "session_not_found"]);
     expect((await list(key)).sessions[0]?.title).toBeNull();
