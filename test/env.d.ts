@@ -18,6 +18,9 @@ declare namespace Cloudflare {
     TEST_MCP_CONTROL_URL: string;
     /** The token the control server's /authed/mcp proxy wants; a registered server's authSecret names it. */
     MCP_TEST_TOKEN: string;
+    /** The key that wraps orgs' provider keys (test/fixtures/secrets-key.ts); a rotation's previous one, unset. */
+    SECRETS_KEY: string;
+    SECRETS_KEY_PREVIOUS?: string;
     /** A real OpenID provider (oidc-provider, test/idp/) the sign-in tests sign in at, "" in `offline`. */
     TEST_IDP_ISSUER: string;
     /** Another one, with keys of its own. */
