@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Creates an API key: stores only its SHA-256 in D1 (local by default, --remote for a deployment)
 // and prints the key once. The local database is migrated first, so this works before the first `npm start`.
-// Usage: npm run create-key -- --org acme --user dana [--scopes chat,admin] [--name ci] [--remote [--env production]] [--persist-to DIR]
+// Usage: npm run create-key -- --org acme --user dana [--role member|admin|operator] [--name ci] [--remote [--env production]] [--persist-to DIR]
+// The role gives the key its scopes (docs/auth.md#roles): a member `chat`; an admin of its org `chat,admin`; an operator
+// of the deployment `chat,admin,operator`.
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
@@ -10,7 +12,7 @@ const { values } = parseArgs({
   options: {
     org: { type: "string" },
     user: { type: "string" },
-    scopes: { type: "string", default: "chat" },
+    role: { type: "string", default: "member" },
     name: { type: "string", default: "" },
     remote: { type: "boolean", default: false },
     /** The wrangler environment whose database takes the key (staging, production); with --remote. */
@@ -19,17 +21,13 @@ const { values } = parseArgs({
   },
 });
 
-const KNOWN_SCOPES = ["chat", "admin"];
-const scopes = values.scopes
-  .split(",")
-  .map((s) => s.trim())
-  .filter(Boolean);
+/** The scopes of each role (src/tenancy/roles.ts's ROLE_SCOPES). */
+const ROLE_SCOPES = { member: ["chat"], admin: ["chat", "admin"], operator: ["chat", "admin", "operator"] };
+const scopes = ROLE_SCOPES[values.role];
 const problems = [];
 if (!values.org) problems.push("--org is required");
 if (!values.user) problems.push("--user is required");
-for (const scope of scopes)
-  if (!KNOWN_SCOPES.includes(scope)) problems.push(`unknown scope '${scope}' (known: ${KNOWN_SCOPES.join(", ")})`);
-if (scopes.length === 0) problems.push("--scopes needs at least one scope");
+if (!scopes) problems.push(`unknown role '${values.role}' (known: ${Object.keys(ROLE_SCOPES).join(", ")})`);
 if (problems.length > 0) {
   console.error(`create-key: ${problems.join("; ")}`);
   process.exit(2);
@@ -67,7 +65,7 @@ if (!values.remote) wrangler(["d1", "migrations", "apply", "DB", ...where], "Mig
 wrangler(["d1", "execute", "DB", ...where, "--command", sql], "Storing the key");
 
 console.log(
-  `Created key ${id} for org '${values.org}', user '${values.user}', scopes ${scopes.join(", ")}${values.remote ? " (remote)" : " (local)"}.`,
+  `Created key ${id} for org '${values.org}', user '${values.user}', role ${values.role} (scopes ${scopes.join(", ")})${values.remote ? " (remote)" : " (local)"}.`,
 );
 console.log("It is shown once and stored only as its SHA-256:");
 console.log(key);

@@ -1,6 +1,7 @@
 // The `wrangler dev` that `npm start` and `npm run dev` run: the Worker on this machine, offline (its placeholder
 // Request.cf instead of one fetched from Cloudflare, no Workers AI model), answering only to loopback host names, MCP
-// servers allowed over http: on loopback. The arguments given after `--` come after these, untouched, so every
+// servers and orgs' routes allowed over http: on loopback, and a development SECRETS_KEY (orgs' provider keys stored
+// locally are sealed with it; a deployment sets its own with `wrangler secret put SECRETS_KEY`). The arguments given after `--` come after these, untouched, so every
 // wrangler dev flag works and a `--var` of theirs wins. Ctrl-C stops wrangler; its exit code becomes ours.
 import { spawn } from "node:child_process";
 
@@ -9,6 +10,7 @@ export const LOCAL_DEV_VARS = {
   WORKERS_AI_MODEL: "",
   MCP_ALLOW_HTTP_LOOPBACK: "true",
   ALLOWED_HOSTS: "localhost,127.0.0.1,[::1]",
+  SECRETS_KEY: "local-development-only-secrets-key-never-deployed",
 };
 
 /** What the local server always gets, before the arguments given. */

@@ -27,7 +27,7 @@ afterAll(async () => {
 const STACK_FRAME = /^\s+at\s.+(:\d+:\d+\)?|\(native\))$/m;
 
 describe("a new user's first commands", () => {
-  it("creates a key with npm run create-key before the database was ever migrated", async () => {
+  it("creates a key of the role asked with npm run create-key before the database was ever migrated", async () => {
     const dir = await stateDir();
     const { stdout, stderr } = await run("node", [
       "scripts/create-key.mjs",
@@ -35,6 +35,8 @@ describe("a new user's first commands", () => {
       "acme",
       "--user",
       "dana",
+      "--role",
+      "admin",
       "--persist-to",
       dir,
     ]);
@@ -53,7 +55,7 @@ describe("a new user's first commands", () => {
       "SELECT org, user_id, scopes FROM api_keys",
     ]);
     const [result] = JSON.parse(rows) as { results: Record<string, string>[] }[];
-    expect(result?.results).toEqual([{ org: "acme", user_id: "dana", scopes: '["chat"]' }]);
+    expect(result?.results).toEqual([{ org: "acme", user_id: "dana", scopes: '["chat","admin"]' }]);
   });
 });
 
