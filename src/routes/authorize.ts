@@ -16,8 +16,10 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { z } from "zod";
 import { lookupBrowserSession, SESSION_COOKIE } from "../auth/browser-sessions";
 import { AUTHORIZE_PATH, OAUTH_SCOPES, oauthHelpers, servesOAuth } from "../auth/oauth";
+import { clientIdTooLong, isFormContentType, MAX_CLIENT_ID_BYTES } from "../auth/oauth-bounds";
 import { newGrantId, oauthUserId, recordGrant } from "../auth/oauth-grants";
 import { requireOwnPage } from "../auth/origin-guard";
 import type { AppBindings } from "../http";
@@ -134,6 +136,17 @@ function consentPage(who: Principal, description: ConsentDescription, handle: st
   );
 }
 
+/** The consent page's answer: its handle, and which button. */
+const ConsentAnswer = z.object({ handle: z.string().min(1).max(200), decision: z.enum(["allow", "deny"]) });
+
+/** The answer `request` carries (a form, as the consent page sends it), or null for anything else. */
+async function consentAnswerOf(request: Request): Promise<z.infer<typeof ConsentAnswer> | null> {
+  if (!isFormContentType(request.headers.get("content-type"))) return null;
+  const fields = Object.fromEntries(new URLSearchParams(await request.clone().text()));
+  const answer = ConsentAnswer.safeParse(fields);
+  return answer.success ? answer.data : null;
+}
+
 /** Scopes this person may grant: what the server offers and they hold. */
 function grantable(who: Principal): string[] {
   return OAUTH_SCOPES.filter((scope) => who.scopes.includes(scope));
@@ -166,6 +179,14 @@ export const authorizeRoutes = describeOAuth(routes())
     const url = new URL(c.req.url);
     if (!servesOAuth(url)) {
       return problemPage(c, 400, "OAuth is not offered here", "This server authorizes clients over https: only.");
+    }
+    if (url.searchParams.getAll("client_id").some(clientIdTooLong)) {
+      return problemPage(
+        c,
+        400,
+        "This authorization request is not valid",
+        `invalid_request: client_id is longer than ${MAX_CLIENT_ID_BYTES} bytes, and no client of this server has such an id.`,
+      );
     }
     const oauth = oauthHelpers(url.origin, c.env);
     let request: AuthRequest;
@@ -212,9 +233,16 @@ export const authorizeRoutes = describeOAuth(routes())
       return problemPage(c, 400, "OAuth is not offered here", "This server authorizes clients over https: only.");
     }
     requireOwnPage(c.req.raw);
-    const form = await c.req.raw.clone().formData();
-    const handle = String(form.get("handle") ?? "");
-    const decision = String(form.get("decision") ?? "");
+    const answer = await consentAnswerOf(c.req.raw);
+    if (!answer) {
+      return problemPage(
+        c,
+        400,
+        "This answer is not valid",
+        "The consent page answers with a form: its handle, and allow or deny. Start the authorization again from the application.",
+      );
+    }
+    const { handle, decision } = answer;
     const who = await signedIn(c);
     if (!who || who === "disabled") {
       return problemPage(
