@@ -8,8 +8,9 @@
 // client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as before,
 // its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
 // grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
-// (src/auth/mcp-door.ts). In front of the provider, what it reads is bounded (src/auth/oauth-bounds.ts,
-// src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered without it.
+// (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts), and
+// revocation at /oauth/revoke (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack
+// and answered without it.
 //
 // The provider is built per origin (its resource is `<origin>/mcp`); an origin it cannot serve (plain http: off
 // loopback) has no OAuth, and API keys work there as everywhere.
@@ -21,6 +22,7 @@ import {
   OAuthProvider,
   type OAuthProviderOptions,
 } from "@cloudflare/workers-oauth-provider";
+import { z } from "zod";
 import type { Db } from "../db";
 import { errorBody } from "../errors";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -31,7 +33,7 @@ import { boundedBody, MAX_OAUTH_BODY_BYTES } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
 import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants } from "./oauth-grants";
 import { hostOrOriginRefusal } from "./origin-guard";
-import { TOKEN_PATH, tokenEndpoint } from "./token-endpoint";
+import { REVOKE_PATH, TOKEN_PATH, tokenEndpoint } from "./token-endpoint";
 
 /** The scopes an MCP client may be granted: /mcp needs `chat`. */
 export const OAUTH_SCOPES = ["chat"] as const;
@@ -41,14 +43,15 @@ const REFRESH_TOKEN_TTL_S = 30 * 86_400;
 
 export const AUTHORIZE_PATH = "/authorize";
 const REGISTER_PATH = "/oauth/register";
+const METADATA_PATH = "/.well-known/oauth-authorization-server";
 
 /**
- * The paths the provider answers itself (the rest reach the app directly). The metadata, token and registration
- * endpoints are for MCP clients of any origin (browser-based ones too: they carry no cookie to abuse); /mcp
- * checks Origin as every route does.
+ * The paths the provider answers itself (the rest reach the app directly). The metadata, token, revocation and
+ * registration endpoints are for MCP clients of any origin (browser-based ones too: they carry no cookie to abuse);
+ * /mcp checks Origin as every route does.
  */
 const PROVIDER_PATHS =
-  /^\/(mcp|oauth\/(token|register)|\.well-known\/oauth-(authorization-server|protected-resource)(\/.*)?)$/;
+  /^\/(mcp|oauth\/(token|revoke|register)|\.well-known\/oauth-(authorization-server|protected-resource)(\/.*)?)$/;
 
 type Handler = {
   fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => Response | Promise<Response>;
@@ -227,7 +230,8 @@ async function throughProvider(
 ): Promise<Response> {
   switch (url.pathname) {
     case TOKEN_PATH:
-      return tokenEndpoint(request, {
+    case REVOKE_PATH:
+      return tokenEndpoint(request, url, {
         server,
         forgetToken: (token) => forgetVerifiedToken(token, url),
       });
@@ -236,9 +240,28 @@ async function throughProvider(
         return oauthError(413, "invalid_request", `The registration is larger than ${MAX_OAUTH_BODY_BYTES} bytes.`);
       }
       return server(request);
+    case METADATA_PATH:
+      return request.method === "GET" ? withRevocationEndpoint(await server(request), url) : server(request);
     case "/mcp":
       return mcpThroughProvider({ request, url, env, ctx, server, app, scopes: OAUTH_SCOPES });
     default:
       return server(request);
   }
+}
+
+/**
+ * The metadata names /oauth/revoke as the revocation endpoint (the provider names its token endpoint), which
+ * authenticates clients as the token endpoint does (RFC 8414's default, client_secret_basic alone, would leave
+ * public clients out).
+ */
+async function withRevocationEndpoint(response: Response, url: URL): Promise<Response> {
+  if (response.status !== 200 || !response.headers.get("content-type")?.includes("application/json")) return response;
+  const metadata = z.record(z.string(), z.unknown()).parse(await response.json());
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  const revocation = {
+    revocation_endpoint: `${url.origin}${REVOKE_PATH}`,
+    revocation_endpoint_auth_methods_supported: metadata.token_endpoint_auth_methods_supported,
+  };
+  return new Response(JSON.stringify({ ...metadata, ...revocation }), { status: 200, headers });
 }

@@ -164,6 +164,7 @@ function describeOAuth(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> 
       "OAuth token endpoint: code (PKCE S256) or refresh token for tokens; revocation",
       "Tokens.",
     ],
+    ["post", "/oauth/revoke", "OAuth token revocation (RFC 7009): an access or refresh token", "Revoked."],
     ["post", "/oauth/register", "OAuth dynamic client registration (RFC 7591)", "The client."],
     ["get", "/.well-known/oauth-authorization-server", "Authorization server metadata (RFC 8414)", "Metadata."],
     ["get", "/.well-known/oauth-protected-resource/mcp", "Protected resource metadata of /mcp (RFC 9728)", "Metadata."],
