@@ -8,9 +8,9 @@
 // client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as before,
 // its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
 // grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
-// (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts), and
-// revocation at /oauth/revoke (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack
-// and answered without it.
+// (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
+// src/auth/client-registration.ts), and revocation at /oauth/revoke (src/auth/token-endpoint.ts); a failure it did
+// not expect is logged with its stack and answered without it.
 //
 // The provider is built per origin (its resource is `<origin>/mcp`); an origin it cannot serve (plain http: off
 // loopback) has no OAuth, and API keys work there as everywhere.
@@ -28,6 +28,7 @@ import { errorBody } from "../errors";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { isLoopbackHost } from "../settings";
 import { authenticateApiKey } from "./api-keys";
+import { registrationRefusal } from "./client-registration";
 import { forgetVerifiedToken, mcpThroughProvider } from "./mcp-door";
 import { boundedBody, MAX_OAUTH_BODY_BYTES } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
@@ -101,6 +102,8 @@ export function oauthOptions(origin: string, app: Handler): OAuthProviderOptions
       }
       return undefined;
     },
+    // Registration is bounded (src/auth/client-registration.ts): a refusal names the field.
+    clientRegistrationCallback: ({ clientMetadata }) => registrationRefusal(clientMetadata),
     onError: ({ code, description, status, internal }) => {
       // The provider's own refusals are the client's to read; only its failures are the operator's.
       if (status >= 500) {
