@@ -9,8 +9,8 @@
 // its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
 // grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
 // (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
-// src/auth/client-registration.ts), and revocation at /oauth/revoke (src/auth/token-endpoint.ts); a failure it did
-// not expect is logged with its stack and answered without it.
+// src/auth/client-registration.ts), revocation at /oauth/revoke, and a reused refresh token refused, ending its
+// grant (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered without it.
 //
 // The provider is built per origin (its resource is `<origin>/mcp`); an origin it cannot serve (plain http: off
 // loopback) has no OAuth, and API keys work there as everywhere.
@@ -32,8 +32,9 @@ import { registrationRefusal } from "./client-registration";
 import { forgetVerifiedToken, mcpThroughProvider } from "./mcp-door";
 import { boundedBody, MAX_OAUTH_BODY_BYTES } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
-import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants } from "./oauth-grants";
+import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants, revokeServerGrant } from "./oauth-grants";
 import { hostOrOriginRefusal } from "./origin-guard";
+import type { ServerGrant } from "./refresh-token-reuse";
 import { REVOKE_PATH, TOKEN_PATH, tokenEndpoint } from "./token-endpoint";
 
 /** The scopes an MCP client may be granted: /mcp needs `chat`. */
@@ -179,6 +180,16 @@ function refusedBeforeOAuth(request: Request, url: URL, env: Cloudflare.Env): bo
   }
 }
 
+/** Ends a grant whose refresh token was used again: aptix's record at once, then the server's (failures logged). */
+async function endServerGrant(env: Cloudflare.Env, url: URL, grant: ServerGrant): Promise<void> {
+  await revokeServerGrant(env.DB.withSession("first-primary"), grant.kvGrantId);
+  try {
+    await oauthHelpers(url.origin, env).revokeGrant(grant.kvGrantId, grant.kvUserId);
+  } catch (error) {
+    new JsonAdminLogger({ requestId: "" }).addException("[oauth_end_grant]", error, [["kvGrantId", grant.kvGrantId]]);
+  }
+}
+
 /**
  * The Worker's front door: the OAuth paths of an origin that can have OAuth go to its provider (which passes
  * /mcp, its token checked, to the app), everything else to the app as it is. What the provider reads is bounded
@@ -237,6 +248,9 @@ async function throughProvider(
       return tokenEndpoint(request, url, {
         server,
         forgetToken: (token) => forgetVerifiedToken(token, url),
+        endGrant: (grant) => endServerGrant(env, url, grant),
+        db: env.DB.withSession("first-primary"),
+        refreshTokenLifetimeMs: REFRESH_TOKEN_TTL_S * 1000,
       });
     case REGISTER_PATH:
       if (request.method === "POST" && (await boundedBody(request, MAX_OAUTH_BODY_BYTES)) === null) {

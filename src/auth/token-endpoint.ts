@@ -1,9 +1,13 @@
 // The front of the token endpoint (/oauth/token) and of the revocation endpoint (/oauth/revoke, RFC 7009), before
 // the authorization server (src/auth/oauth.ts) reads a request: the body and the ids in it bounded
 // (src/auth/oauth-bounds.ts), /oauth/revoke taken as a revocation only and handed to the server's token endpoint
-// (which revokes a `token` sent without a `grant_type`), and a revoked access token forgotten by this isolate at once.
+// (which revokes a `token` sent without a `grant_type`), a revoked access token forgotten by this isolate at once,
+// and a refresh token the server rotated away refused, its reuse ending the grant (src/auth/refresh-token-reuse.ts).
+import type { Db } from "../db";
+import { JsonAdminLogger } from "../observability/admin-logger";
 import { boundedBody, isFormContentType, MAX_OAUTH_BODY_BYTES, tokenRequestRefusal } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
+import { rememberRotated, rotatedAway, type ServerGrant, serverGrantOf } from "./refresh-token-reuse";
 
 export const TOKEN_PATH = "/oauth/token";
 export const REVOKE_PATH = "/oauth/revoke";
@@ -14,6 +18,12 @@ export interface TokenEndpointParts {
   server: (request: Request) => Promise<Response>;
   /** Forgets an access token this isolate verified (it is being revoked). */
   forgetToken: (token: string) => Promise<void>;
+  /** Ends a grant: aptix's record of it and the server's. */
+  endGrant: (grant: ServerGrant) => Promise<void>;
+  /** Where rotated refresh tokens are remembered (read where they are written). */
+  db: Db;
+  /** How long a refresh token lives (a rotated one is remembered as long). */
+  refreshTokenLifetimeMs: number;
 }
 
 export async function tokenEndpoint(request: Request, url: URL, parts: TokenEndpointParts): Promise<Response> {
@@ -42,5 +52,29 @@ export async function tokenEndpoint(request: Request, url: URL, parts: TokenEndp
   }
   // The server's rule for a revocation: a token and no grant_type.
   if (token && !form.get("grant_type")) await parts.forgetToken(token);
-  return parts.server(forwarded);
+  const refreshToken = form.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
+  if (!refreshToken) return parts.server(forwarded);
+  const reused = await rotatedAway(parts.db, refreshToken);
+  if (reused) return endReusedGrant(reused, parts);
+  const response = await parts.server(forwarded);
+  if (response.status !== 200) return response;
+  // Two requests that used the same refresh token at once both got new tokens: the second to be remembered ends it.
+  if (await rememberRotated(parts.db, refreshToken, parts.refreshTokenLifetimeMs)) return response;
+  const grant = serverGrantOf(refreshToken);
+  return grant ? endReusedGrant(grant, parts) : response;
+}
+
+async function endReusedGrant(grant: ServerGrant, parts: TokenEndpointParts): Promise<Response> {
+  new JsonAdminLogger({ requestId: "" }).addCustomEvent(
+    "Warning",
+    "[oauth_refresh_reuse]",
+    "A refresh token was used again after it was rotated away: its grant is ended.",
+    [["kvGrantId", grant.kvGrantId]],
+  );
+  await parts.endGrant(grant);
+  return oauthError(
+    400,
+    "invalid_grant",
+    "This refresh token was used before: the grant it belongs to is ended; authorize again.",
+  );
 }
