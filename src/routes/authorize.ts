@@ -2,8 +2,9 @@
 // authorization server's parser: client, redirect URI, resource; aptix: PKCE S256 for every client), signs the
 // person in (single sign-on, or an API key) and shows the consent page: which client, what it may do, on whose
 // behalf, Allow or Deny. POST /authorize takes the answer: the consent handle is bound to this browser by a cookie
-// and works once, so no other page can answer for the person. Allow records the grant (listed at
-// /context/grants) and sends the browser back to the client with its one-time code.
+// and works once, so no other page can answer for the person, and to the person it was shown to
+// (src/auth/consent-binding.ts), so no one else's browser session can answer with it. Allow records the grant
+// (listed at /context/grants) and sends the browser back to the client with its one-time code.
 import {
   AuthorizationError,
   type AuthRequest,
@@ -18,6 +19,7 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { z } from "zod";
 import { lookupBrowserSession, SESSION_COOKIE } from "../auth/browser-sessions";
+import { bindConsent, consentShownTo } from "../auth/consent-binding";
 import { AUTHORIZE_PATH, OAUTH_SCOPES, oauthHelpers, servesOAuth } from "../auth/oauth";
 import { clientIdTooLong, isFormContentType, MAX_CLIENT_ID_BYTES } from "../auth/oauth-bounds";
 import { newGrantId, oauthUserId, recordGrant } from "../auth/oauth-grants";
@@ -222,6 +224,7 @@ export const authorizeRoutes = describeOAuth(routes())
       return refusedRequest(c, error);
     }
     const consent = await oauth.beginConsent(request);
+    await bindConsent(c.env.OAUTH_KV, consent.handle, who);
     const response = await c.html(consentPage(who, description, consent.handle), 200);
     const headers = new Headers(response.headers);
     for (const [name, value] of consent.headers) headers.append(name, value);
@@ -251,6 +254,21 @@ export const authorizeRoutes = describeOAuth(routes())
         401,
         "You are not signed in",
         "Sign in, then start the authorization again from the application.",
+      );
+    }
+    if (!(await consentShownTo(c.env.OAUTH_KV, handle, who))) {
+      c.var.logger
+        .with({ org: who.org, user: who.user })
+        .addCustomEvent(
+          "Warning",
+          "[oauth_consent_refused]",
+          "A consent answer came from someone the page was not shown to.",
+        );
+      return problemPage(
+        c,
+        403,
+        "This consent page was not shown to you",
+        "Only the person it was shown to can answer it, before it expires. Start the authorization again from the application.",
       );
     }
     const oauth = oauthHelpers(url.origin, c.env);
