@@ -110,11 +110,11 @@ function notIssuedHere(url: URL, scopes: readonly string[]): Response {
 async function inAptixShape(request: Request, response: Response): Promise<Response> {
   if (response.status !== 401 && response.status !== 403) return response;
   const text = await response.clone().text();
-  const oauthError = z
+  const refusal = z
     .object({ error: z.string(), error_description: z.string().optional() })
     .safeParse(text ? safeJson(text) : {});
-  if (text && !oauthError.success) return response;
-  const description = oauthError.success ? oauthError.data.error_description : undefined;
+  if (text && !refusal.success) return response;
+  const description = refusal.success ? refusal.data.error_description : undefined;
   const body =
     response.status === 403
       ? errorBody("insufficient_scope", description ?? "This token lacks the scope /mcp needs.")
