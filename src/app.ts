@@ -16,6 +16,7 @@ import { type AppBindings, d1Session, errors, notJsonBody } from "./http";
 import { httpSpan } from "./http-span";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
+import { pageHeaders } from "./page-headers";
 import { anthropicErrorShape } from "./passthrough/anthropic-errors";
 import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
@@ -75,6 +76,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
     c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
     await next();
   });
+  app.use(pageHeaders);
   // The Messages wire answers every error in Anthropic's shape: put first, it sees every answer of its routes.
   app.use("/v1/messages/*", anthropicErrorShape);
   app.use("/agent/v1/messages/*", anthropicErrorShape);

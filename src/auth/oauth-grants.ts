@@ -178,3 +178,19 @@ export async function revokeGrants(
   for (const row of results) cache.delete(row.id);
   return results.map((row) => ({ id: row.id, kvGrantId: row.kv_grant_id }));
 }
+
+/**
+ * Revokes aptix's record of the grant the authorization server knows as `kvGrantId` (a reused refresh token names
+ * only that): it ends in D1 at once and in this isolate's copies; answers the ids revoked.
+ */
+export async function revokeServerGrant(db: Db, kvGrantId: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `UPDATE oauth_grants SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE kv_grant_id = ? AND revoked_at IS NULL RETURNING id`,
+    )
+    .bind(kvGrantId)
+    .all<{ id: string }>();
+  for (const row of results) cache.delete(row.id);
+  return results.map((row) => row.id);
+}

@@ -7,7 +7,10 @@
 // encrypted. aptix adds: the authorize step (sign-in and the consent page, src/routes/authorize.ts), PKCE for every
 // client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as before,
 // its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
-// grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp.
+// grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
+// (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
+// src/auth/client-registration.ts), revocation at /oauth/revoke, and a reused refresh token refused, ending its
+// grant (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered without it.
 //
 // The provider is built per origin (its resource is `<origin>/mcp`); an origin it cannot serve (plain http: off
 // loopback) has no OAuth, and API keys work there as everywhere.
@@ -22,13 +25,17 @@ import {
 import { z } from "zod";
 import type { Db } from "../db";
 import { errorBody } from "../errors";
-import { ExpiringMap } from "../isolate-cache";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { sha256Hex } from "../secret-text";
 import { isLoopbackHost } from "../settings";
-import { AUTH_CACHE_TTL_MS, authenticateApiKey } from "./api-keys";
-import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants } from "./oauth-grants";
+import { authenticateApiKey } from "./api-keys";
+import { registrationRefusal } from "./client-registration";
+import { forgetVerifiedToken, mcpThroughProvider } from "./mcp-door";
+import { boundedBody, MAX_OAUTH_BODY_BYTES } from "./oauth-bounds";
+import { oauthError } from "./oauth-error";
+import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants, revokeServerGrant } from "./oauth-grants";
 import { hostOrOriginRefusal } from "./origin-guard";
+import type { ServerGrant } from "./refresh-token-reuse";
+import { REVOKE_PATH, TOKEN_PATH, tokenEndpoint } from "./token-endpoint";
 
 /** The scopes an MCP client may be granted: /mcp needs `chat`. */
 export const OAUTH_SCOPES = ["chat"] as const;
@@ -37,16 +44,16 @@ export const ACCESS_TOKEN_TTL_S = 600;
 const REFRESH_TOKEN_TTL_S = 30 * 86_400;
 
 export const AUTHORIZE_PATH = "/authorize";
-const TOKEN_PATH = "/oauth/token";
 const REGISTER_PATH = "/oauth/register";
+const METADATA_PATH = "/.well-known/oauth-authorization-server";
 
 /**
- * The paths the provider answers itself (the rest reach the app directly). The metadata, token and registration
- * endpoints are for MCP clients of any origin (browser-based ones too: they carry no cookie to abuse); /mcp
- * checks Origin as every route does.
+ * The paths the provider answers itself (the rest reach the app directly). The metadata, token, revocation and
+ * registration endpoints are for MCP clients of any origin (browser-based ones too: they carry no cookie to abuse);
+ * /mcp checks Origin as every route does.
  */
 const PROVIDER_PATHS =
-  /^\/(mcp|oauth\/(token|register)|\.well-known\/oauth-(authorization-server|protected-resource)(\/.*)?)$/;
+  /^\/(mcp|oauth\/(token|revoke|register)|\.well-known\/oauth-(authorization-server|protected-resource)(\/.*)?)$/;
 
 type Handler = {
   fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => Response | Promise<Response>;
@@ -96,6 +103,8 @@ export function oauthOptions(origin: string, app: Handler): OAuthProviderOptions
       }
       return undefined;
     },
+    // Registration is bounded (src/auth/client-registration.ts): a refusal names the field.
+    clientRegistrationCallback: ({ clientMetadata }) => registrationRefusal(clientMetadata),
     onError: ({ code, description, status, internal }) => {
       // The provider's own refusals are the client's to read; only its failures are the operator's.
       if (status >= 500) {
@@ -171,60 +180,20 @@ function refusedBeforeOAuth(request: Request, url: URL, env: Cloudflare.Env): bo
   }
 }
 
-/**
- * Access tokens the provider verified, by origin and the token's SHA-256: for AUTH_CACHE_TTL_MS (never past the
- * token's own expiry) an isolate hands a token it knows to /mcp without the provider's KV read and decryption, as it
- * trusts a key it read. aptix's own grant check still runs on every request (revoking a grant ends it at once);
- * a token revoked at the token endpoint (RFC 7009) stops within the same bound as a revoked key.
- */
-const verifiedTokens = new ExpiringMap<string, { props: unknown; auth: unknown }>(1_000);
-
-/** The provider's tokens are `userId:grantId:secret`; anything else is an API key (or nothing it knows). */
-const ISSUED_TOKEN = /^Bearer[\t ]+([^\s:,]+:[^\s:,]+:[^\s:,]+)$/i;
-
-async function tokenCacheKey(request: Request, url: URL): Promise<string | null> {
-  const token = ISSUED_TOKEN.exec(request.headers.get("authorization") ?? "")?.[1];
-  if (!token) return null;
-  return `${url.origin} ${await sha256Hex(token)}`;
-}
-
-/** Keeps what the provider verified of a token /mcp just served (its props and auth, on the context). */
-function rememberVerified(key: string, ctx: ExecutionContext, now: number): void {
-  const props: unknown = Reflect.get(ctx, "props");
-  const auth = z.object({ expiresAt: z.number() }).safeParse(Reflect.get(ctx, "auth"));
-  if (!GrantProps.safeParse(props).success || !auth.success) return;
-  const until = Math.min(now + AUTH_CACHE_TTL_MS, auth.data.expiresAt * 1000);
-  verifiedTokens.set(key, { props, auth: Reflect.get(ctx, "auth") }, until);
-}
-
-/**
- * The requests whose context the provider (or this front door, from what the provider verified) filled: only
- * theirs carry props /mcp may trust. Any other context's props (a service binding's, say) are not a grant's.
- */
-const checkedContexts = new WeakSet<object>();
-
-export function checkedByOAuth(ctx: object): boolean {
-  return checkedContexts.has(ctx);
-}
-
-/** A token revoked at the token endpoint (RFC 7009: a `token` and no `grant_type`) is forgotten here at once. */
-async function forgetRevokedToken(request: Request, url: URL): Promise<void> {
-  if (
-    request.method !== "POST" ||
-    !request.headers.get("content-type")?.includes("application/x-www-form-urlencoded")
-  ) {
-    return;
+/** Ends a grant whose refresh token was used again: aptix's record at once, then the server's (failures logged). */
+async function endServerGrant(env: Cloudflare.Env, url: URL, grant: ServerGrant): Promise<void> {
+  await revokeServerGrant(env.DB.withSession("first-primary"), grant.kvGrantId);
+  try {
+    await oauthHelpers(url.origin, env).revokeGrant(grant.kvGrantId, grant.kvUserId);
+  } catch (error) {
+    new JsonAdminLogger({ requestId: "" }).addException("[oauth_end_grant]", error, [["kvGrantId", grant.kvGrantId]]);
   }
-  const form = new URLSearchParams(await request.clone().text());
-  const token = form.get("token");
-  if (!token || form.has("grant_type")) return;
-  const key = await tokenCacheKey(new Request(url, { headers: { authorization: `Bearer ${token}` } }), url);
-  if (key) verifiedTokens.delete(key);
 }
 
 /**
  * The Worker's front door: the OAuth paths of an origin that can have OAuth go to its provider (which passes
- * /mcp, its token checked, to the app), everything else to the app as it is.
+ * /mcp, its token checked, to the app), everything else to the app as it is. What the provider reads is bounded
+ * first (src/auth/oauth-bounds.ts); a failure it did not expect is logged with its stack and answered without it.
  */
 export function withOAuth(app: Handler): Handler {
   const providers = new Map<string, OAuthProvider<Cloudflare.Env>>();
@@ -241,57 +210,75 @@ export function withOAuth(app: Handler): Handler {
         provider = new OAuthProvider(oauthOptions(url.origin, app));
         providers.set(url.origin, provider);
       }
-      if (url.pathname === TOKEN_PATH) await forgetRevokedToken(request, url);
-      if (url.pathname !== "/mcp") return provider.fetch(request, env, ctx);
-      checkedContexts.add(ctx);
-      const now = Date.now();
-      const key = await tokenCacheKey(request, url);
-      const known = key ? verifiedTokens.get(key, now) : undefined;
-      if (known) {
-        Reflect.set(ctx, "props", known.props);
-        Reflect.set(ctx, "auth", known.auth);
-        return inAptixShape(request, await app.fetch(request, env, ctx));
+      const server = provider;
+      try {
+        return await throughProvider((forwarded) => server.fetch(forwarded, env, ctx), { request, url, env, ctx }, app);
+      } catch (error) {
+        new JsonAdminLogger({ requestId: "" }).addException("[oauth_unexpected]", error, [
+          ["method", request.method],
+          ["path", url.pathname],
+        ]);
+        if (url.pathname === "/mcp") {
+          return Response.json(errorBody("internal_error", "The server failed to handle this request; try again."), {
+            status: 500,
+          });
+        }
+        return oauthError(500, "server_error", "The server failed to handle this request; try again.");
       }
-      const response = await provider.fetch(request, env, ctx);
-      if (key && response.ok) rememberVerified(key, ctx, now);
-      return inAptixShape(request, response);
     },
   };
 }
 
-/**
- * /mcp's refusals in aptix's error shape: the provider answers a request without a token with an empty 401, and a
- * token it does not know with OAuth's `{"error": "invalid_token"}`; their challenge (WWW-Authenticate) stays.
- * The OAuth endpoints keep RFC 6749's shape, which OAuth clients read.
- */
-async function inAptixShape(request: Request, response: Response): Promise<Response> {
-  if (response.status !== 401 && response.status !== 403) return response;
-  const text = await response.clone().text();
-  const oauthError = z
-    .object({ error: z.string(), error_description: z.string().optional() })
-    .safeParse(text ? safeJson(text) : {});
-  if (text && !oauthError.success) return response;
-  const description = oauthError.success ? oauthError.data.error_description : undefined;
-  const body =
-    response.status === 403
-      ? errorBody("insufficient_scope", description ?? "This token lacks the scope /mcp needs.")
-      : request.headers.has("authorization")
-        ? errorBody("invalid_access_token", `${description ?? "Invalid access token"}.`.replace(/\.\.$/, "."))
-        : errorBody(
-            "missing_api_key",
-            "Missing credentials: send an API key or an OAuth access token as 'Authorization: Bearer <token>' (an MCP client gets one by OAuth: see WWW-Authenticate).",
-          );
-  const headers = new Headers(response.headers);
-  headers.set("content-type", "application/json");
-  headers.delete("content-length");
-  return new Response(JSON.stringify(body), { status: response.status, headers });
+interface Call {
+  request: Request;
+  url: URL;
+  env: Cloudflare.Env;
+  ctx: ExecutionContext;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Not JSON: left as it is.
-    return null;
+/** One request through the provider (`server`), with what aptix checks and adds before and after it. */
+async function throughProvider(
+  server: (request: Request) => Promise<Response>,
+  { request, url, env, ctx }: Call,
+  app: Handler,
+): Promise<Response> {
+  switch (url.pathname) {
+    case TOKEN_PATH:
+    case REVOKE_PATH:
+      return tokenEndpoint(request, url, {
+        server,
+        forgetToken: (token) => forgetVerifiedToken(token, url),
+        endGrant: (grant) => endServerGrant(env, url, grant),
+        db: env.DB.withSession("first-primary"),
+        refreshTokenLifetimeMs: REFRESH_TOKEN_TTL_S * 1000,
+      });
+    case REGISTER_PATH:
+      if (request.method === "POST" && (await boundedBody(request, MAX_OAUTH_BODY_BYTES)) === null) {
+        return oauthError(413, "invalid_request", `The registration is larger than ${MAX_OAUTH_BODY_BYTES} bytes.`);
+      }
+      return server(request);
+    case METADATA_PATH:
+      return request.method === "GET" ? withRevocationEndpoint(await server(request), url) : server(request);
+    case "/mcp":
+      return mcpThroughProvider({ request, url, env, ctx, server, app, scopes: OAUTH_SCOPES });
+    default:
+      return server(request);
   }
+}
+
+/**
+ * The metadata names /oauth/revoke as the revocation endpoint (the provider names its token endpoint), which
+ * authenticates clients as the token endpoint does (RFC 8414's default, client_secret_basic alone, would leave
+ * public clients out).
+ */
+async function withRevocationEndpoint(response: Response, url: URL): Promise<Response> {
+  if (response.status !== 200 || !response.headers.get("content-type")?.includes("application/json")) return response;
+  const metadata = z.record(z.string(), z.unknown()).parse(await response.json());
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  const revocation = {
+    revocation_endpoint: `${url.origin}${REVOKE_PATH}`,
+    revocation_endpoint_auth_methods_supported: metadata.token_endpoint_auth_methods_supported,
+  };
+  return new Response(JSON.stringify({ ...metadata, ...revocation }), { status: 200, headers });
 }

@@ -2,8 +2,9 @@
 // authorization server's parser: client, redirect URI, resource; aptix: PKCE S256 for every client), signs the
 // person in (single sign-on, or an API key) and shows the consent page: which client, what it may do, on whose
 // behalf, Allow or Deny. POST /authorize takes the answer: the consent handle is bound to this browser by a cookie
-// and works once, so no other page can answer for the person. Allow records the grant (listed at
-// /context/grants) and sends the browser back to the client with its one-time code.
+// and works once, so no other page can answer for the person, and to the person it was shown to
+// (src/auth/consent-binding.ts), so no one else's browser session can answer with it. Allow records the grant
+// (listed at /context/grants) and sends the browser back to the client with its one-time code.
 import {
   AuthorizationError,
   type AuthRequest,
@@ -16,8 +17,11 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { z } from "zod";
 import { lookupBrowserSession, SESSION_COOKIE } from "../auth/browser-sessions";
+import { bindConsent, consentShownTo } from "../auth/consent-binding";
 import { AUTHORIZE_PATH, OAUTH_SCOPES, oauthHelpers, servesOAuth } from "../auth/oauth";
+import { clientIdTooLong, isFormContentType, MAX_CLIENT_ID_BYTES } from "../auth/oauth-bounds";
 import { newGrantId, oauthUserId, recordGrant } from "../auth/oauth-grants";
 import { requireOwnPage } from "../auth/origin-guard";
 import type { AppBindings } from "../http";
@@ -134,6 +138,17 @@ function consentPage(who: Principal, description: ConsentDescription, handle: st
   );
 }
 
+/** The consent page's answer: its handle, and which button. */
+const ConsentAnswer = z.object({ handle: z.string().min(1).max(200), decision: z.enum(["allow", "deny"]) });
+
+/** The answer `request` carries (a form, as the consent page sends it), or null for anything else. */
+async function consentAnswerOf(request: Request): Promise<z.infer<typeof ConsentAnswer> | null> {
+  if (!isFormContentType(request.headers.get("content-type"))) return null;
+  const fields = Object.fromEntries(new URLSearchParams(await request.clone().text()));
+  const answer = ConsentAnswer.safeParse(fields);
+  return answer.success ? answer.data : null;
+}
+
 /** Scopes this person may grant: what the server offers and they hold. */
 function grantable(who: Principal): string[] {
   return OAUTH_SCOPES.filter((scope) => who.scopes.includes(scope));
@@ -151,6 +166,7 @@ function describeOAuth(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> 
       "OAuth token endpoint: code (PKCE S256) or refresh token for tokens; revocation",
       "Tokens.",
     ],
+    ["post", "/oauth/revoke", "OAuth token revocation (RFC 7009): an access or refresh token", "Revoked."],
     ["post", "/oauth/register", "OAuth dynamic client registration (RFC 7591)", "The client."],
     ["get", "/.well-known/oauth-authorization-server", "Authorization server metadata (RFC 8414)", "Metadata."],
     ["get", "/.well-known/oauth-protected-resource/mcp", "Protected resource metadata of /mcp (RFC 9728)", "Metadata."],
@@ -166,6 +182,14 @@ export const authorizeRoutes = describeOAuth(routes())
     const url = new URL(c.req.url);
     if (!servesOAuth(url)) {
       return problemPage(c, 400, "OAuth is not offered here", "This server authorizes clients over https: only.");
+    }
+    if (url.searchParams.getAll("client_id").some(clientIdTooLong)) {
+      return problemPage(
+        c,
+        400,
+        "This authorization request is not valid",
+        `invalid_request: client_id is longer than ${MAX_CLIENT_ID_BYTES} bytes, and no client of this server has such an id.`,
+      );
     }
     const oauth = oauthHelpers(url.origin, c.env);
     let request: AuthRequest;
@@ -200,6 +224,7 @@ export const authorizeRoutes = describeOAuth(routes())
       return refusedRequest(c, error);
     }
     const consent = await oauth.beginConsent(request);
+    await bindConsent(c.env.OAUTH_KV, consent.handle, who);
     const response = await c.html(consentPage(who, description, consent.handle), 200);
     const headers = new Headers(response.headers);
     for (const [name, value] of consent.headers) headers.append(name, value);
@@ -212,9 +237,16 @@ export const authorizeRoutes = describeOAuth(routes())
       return problemPage(c, 400, "OAuth is not offered here", "This server authorizes clients over https: only.");
     }
     requireOwnPage(c.req.raw);
-    const form = await c.req.raw.clone().formData();
-    const handle = String(form.get("handle") ?? "");
-    const decision = String(form.get("decision") ?? "");
+    const answer = await consentAnswerOf(c.req.raw);
+    if (!answer) {
+      return problemPage(
+        c,
+        400,
+        "This answer is not valid",
+        "The consent page answers with a form: its handle, and allow or deny. Start the authorization again from the application.",
+      );
+    }
+    const { handle, decision } = answer;
     const who = await signedIn(c);
     if (!who || who === "disabled") {
       return problemPage(
@@ -222,6 +254,21 @@ export const authorizeRoutes = describeOAuth(routes())
         401,
         "You are not signed in",
         "Sign in, then start the authorization again from the application.",
+      );
+    }
+    if (!(await consentShownTo(c.env.OAUTH_KV, handle, who))) {
+      c.var.logger
+        .with({ org: who.org, user: who.user })
+        .addCustomEvent(
+          "Warning",
+          "[oauth_consent_refused]",
+          "A consent answer came from someone the page was not shown to.",
+        );
+      return problemPage(
+        c,
+        403,
+        "This consent page was not shown to you",
+        "Only the person it was shown to can answer it, before it expires. Start the authorization again from the application.",
       );
     }
     const oauth = oauthHelpers(url.origin, c.env);

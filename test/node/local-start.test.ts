@@ -160,4 +160,18 @@ describe("npm start, as a user runs it", () => {
     }
     expect(scripts.filter((p) => /^https?:/.test(p))).toEqual([]);
   });
+
+  it("serves the console, the admin page and /docs with their policy, which forbids framing them", async () => {
+    for (const path of ["/", "/admin.html", "/docs/"]) {
+      const response = await fetch(`${worker.url}${path}`);
+      expect(response.headers.get("content-type"), path).toMatch(/^text\/html/);
+      const directives = new Map(
+        (response.headers.get("content-security-policy") ?? "")
+          .split(";")
+          .map((directive) => directive.trim().split(/\s+/))
+          .map(([name = "", ...values]) => [name, values.join(" ")]),
+      );
+      expect([directives.get("frame-ancestors"), directives.get("script-src")], path).toEqual(["'none'", "'self'"]);
+    }
+  });
 });

@@ -70,6 +70,7 @@ describe("GET /openapi.json", () => {
       "post /auth/session",
       "post /authorize",
       "post /oauth/register",
+      "post /oauth/revoke",
       "post /oauth/token",
     ]);
   });
