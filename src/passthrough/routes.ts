@@ -128,7 +128,11 @@ export async function forward(
   const keys = table.keysOf(routing.chain);
   // Made only when an upstream answers an error: a request that goes well never pays for it.
   let redactor: ((text: string) => string) | undefined;
-  const redaction: Redaction = { text: (text) => (redactor ??= secretRedactor(c.env, keys))(text), keys };
+  const redact = (text: string) => {
+    redactor ??= secretRedactor(c.env, keys);
+    return redactor(text);
+  };
+  const redaction: Redaction = { text: redact, keys };
   const metered = request && !options.uncounted ? await MeteredRequest.admit(c, request, routing) : null;
   const state: ChainState = { route: routing.first, failed: [], attempts: [], committed: false };
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
