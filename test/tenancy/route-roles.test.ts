@@ -1,0 +1,401 @@
+// docs/auth.md's table of every route × every caller, walked: each row is requested as an operator and an admin of
+// org A, the member of org A who owns what the row acts on, another member of org A, an admin of org B and nobody,
+// and each answer is what the table says (allowed, 403, 404 or 401). A route the app serves without a row, a row
+// for a route it does not serve, and a row without a request here all fail.
+import { env, exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import tableDoc from "../../docs/auth.md?raw";
+import { TEST_KEYS } from "../fixtures/keys";
+import { scriptUpstream } from "../fixtures/upstream";
+import { toUpstreamA } from "../routing/fixtures";
+
+const ORIGIN = "https://aptix.test";
+const COLUMNS = ["operator", "admin", "member", "another member", "another org", "nobody"] as const;
+type Column = (typeof COLUMNS)[number];
+type Expected = "allowed" | "401" | "403" | "404";
+
+/** Who each column is: a key, or none. */
+const KEY_OF: Record<Column, string | null> = {
+  operator: TEST_KEYS.operator.key,
+  admin: TEST_KEYS.admin.key,
+  member: TEST_KEYS.chat.key,
+  "another member": TEST_KEYS.otherMember.key,
+  "another org": TEST_KEYS.otherOrg.key,
+  nobody: null,
+};
+
+interface Row {
+  /** The first cell without its backticks: `PUT /admin/modes/{key} (the deployment's)`. */
+  label: string;
+  method: string;
+  path: string;
+  expected: Record<Column, Expected>;
+}
+
+/** The table under "## Who may call what". */
+function tableRows(): Row[] {
+  const section = tableDoc.slice(tableDoc.indexOf("## Who may call what"));
+  const lines = section.split("\n").filter((line) => /^\| `[A-Z]+ \//.test(line));
+  return lines.map((line) => {
+    const cells = line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    const label = (cells[0] ?? "").replaceAll("`", "");
+    const [method = "", path = ""] = label.split(" ");
+    const expected = Object.fromEntries(COLUMNS.map((column, i) => [column, cells[i + 1] as Expected])) as Record<
+      Column,
+      Expected
+    >;
+    return { label, method, path, expected };
+  });
+}
+
+/** A request as `key` (none: no credentials); a redirect is an answer, not followed. */
+function send(key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const raw = body === undefined || typeof body === "string" || body instanceof URLSearchParams;
+  const all: Record<string, string> = { ...(raw ? {} : { "content-type": "application/json" }), ...headers };
+  if (key) all.authorization = `Bearer ${key}`;
+  const payload = body === undefined ? {} : { body: raw ? (body as string | URLSearchParams) : JSON.stringify(body) };
+  return exports.default.fetch(`${ORIGIN}${path}`, { method, redirect: "manual", headers: all, ...payload });
+}
+
+/** A request as someone of org A, for what a row needs to exist first; it must succeed. */
+async function setUp(key: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const response = await send(key, method, path, body);
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} as set-up failed (${response.status}): ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+const MEMBER = TEST_KEYS.chat.key;
+const ADMIN = TEST_KEYS.admin.key;
+const OPERATOR = TEST_KEYS.operator.key;
+
+/** The scripted upstream's marker every model call of this file carries (a script that answers again and again). */
+let marker = "";
+const say = (text: string) => `${text} ${marker}`;
+
+/** The member's session, made for each request (a DELETE of one does not take it from the next column). */
+async function memberSession(): Promise<string> {
+  return ((await setUp(MEMBER, "POST", "/context/sessions", {})) as { sessionId: string }).sessionId;
+}
+
+async function memberTurn(): Promise<{ session: string; turnId: string }> {
+  const session = await memberSession();
+  await setUp(MEMBER, "POST", `/context/sessions/${session}/messages`, { content: say("hi") });
+  const page = (await setUp(MEMBER, "GET", `/context/sessions/${session}/messages`)) as {
+    messages: { turnId: string }[];
+  };
+  return { session, turnId: page.messages[0]?.turnId ?? "" };
+}
+
+const routeBody = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
+const modeBody = { displayName: "A mode", description: "For the table.", systemPrompt: "Answer." };
+const serverBody = { url: "https://mcp.example/mcp", description: "A server.", approval: "always" };
+let unique = 0;
+const fresh = (prefix: string) => `${prefix}${++unique}`;
+
+type Request = (key: string | null) => Promise<Response>;
+
+/** How each row is requested. */
+const REQUESTS: Record<string, Request> = {
+  "GET /healthz": (key) => send(key, "GET", "/healthz"),
+  "GET /openapi.json": (key) => send(key, "GET", "/openapi.json"),
+  "GET /auth/me": (key) => send(key, "GET", "/auth/me"),
+  "POST /auth/logout": (key) => send(key, "POST", "/auth/logout"),
+  "GET /auth/session": (key) => send(key, "GET", "/auth/session"),
+  "POST /auth/session (a sign-in form)": (key) =>
+    send(key, "POST", "/auth/session", new URLSearchParams({ api_key: MEMBER, return_to: "/" }), {
+      "content-type": "application/x-www-form-urlencoded",
+    }),
+  "GET /auth/providers": (key) => send(key, "GET", "/auth/providers"),
+  "GET /auth/login": (key) => send(key, "GET", "/auth/login"),
+  "GET /auth/callback": (key) => send(key, "GET", "/auth/callback"),
+  "GET /authorize": (key) => send(key, "GET", "/authorize?client_id=unknown&response_type=code"),
+  "POST /authorize (the consent form: a browser session's, never a key's)": (key) =>
+    send(key, "POST", "/authorize", new URLSearchParams({ handle: "h", decision: "allow" }), {
+      "content-type": "application/x-www-form-urlencoded",
+    }),
+  "POST /oauth/token": (key) =>
+    send(key, "POST", "/oauth/token", new URLSearchParams({ grant_type: "authorization_code", code: "a:b:c" }), {
+      "content-type": "application/x-www-form-urlencoded",
+    }),
+  "POST /oauth/revoke": (key) =>
+    send(key, "POST", "/oauth/revoke", new URLSearchParams({ token: "a:b:c" }), {
+      "content-type": "application/x-www-form-urlencoded",
+    }),
+  "POST /oauth/register": (key) =>
+    send(key, "POST", "/oauth/register", {
+      client_name: "Table",
+      redirect_uris: ["http://127.0.0.1:9/callback"],
+      token_endpoint_auth_method: "none",
+    }),
+  "GET /.well-known/oauth-authorization-server": (key) => send(key, "GET", "/.well-known/oauth-authorization-server"),
+  "GET /.well-known/oauth-protected-resource/mcp": (key) =>
+    send(key, "GET", "/.well-known/oauth-protected-resource/mcp"),
+  "GET /modes": (key) => send(key, "GET", "/modes"),
+  "GET /workflows": (key) => send(key, "GET", "/workflows"),
+  "GET /workflows/categories": (key) => send(key, "GET", "/workflows/categories"),
+  "GET /v1/system-prompts/{id}/enhanced": (key) => send(key, "GET", "/v1/system-prompts/default/enhanced"),
+  "GET /v1/models": (key) => send(key, "GET", "/v1/models"),
+  "GET /v1/models/{model}": (key) => send(key, "GET", "/v1/models/scripted-model"),
+  "POST /v1/chat/completions": (key) =>
+    send(key, "POST", "/v1/chat/completions", { model: "m", messages: [{ role: "user", content: say("hi") }] }),
+  "POST /v1/completions": (key) => send(key, "POST", "/v1/completions", { model: "m", prompt: say("hi") }),
+  "POST /v1/embeddings": (key) => send(key, "POST", "/v1/embeddings", { model: "m", input: say("hi") }),
+  "POST /v1/responses": (key) => send(key, "POST", "/v1/responses", { model: "m", input: say("hi") }),
+  "POST /v1/messages": (key) =>
+    send(key, "POST", "/v1/messages", { model: "m", max_tokens: 9, messages: [{ role: "user", content: say("hi") }] }),
+  "POST /v1/messages/count_tokens": (key) =>
+    send(key, "POST", "/v1/messages/count_tokens", { model: "m", messages: [{ role: "user", content: "hi" }] }),
+  "GET /agent/v1/models": (key) => send(key, "GET", "/agent/v1/models"),
+  "GET /agent/v1/models/{model}": (key) => send(key, "GET", "/agent/v1/models/aptix-agent%2Fgeneral"),
+  "POST /agent/v1/chat/completions": (key) =>
+    send(key, "POST", "/agent/v1/chat/completions", {
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: say("hi") }],
+    }),
+  "POST /agent/v1/responses": (key) =>
+    send(key, "POST", "/agent/v1/responses", { model: "aptix-agent/general", input: say("hi"), store: false }),
+  "GET /agent/v1/responses/{id} (the member's kept response)": async (key) =>
+    send(key, "GET", `/agent/v1/responses/${await memberResponse()}`),
+  "DELETE /agent/v1/responses/{id} (the member's kept response)": async (key) =>
+    send(key, "DELETE", `/agent/v1/responses/${await memberResponse()}`),
+  "POST /agent/v1/messages": (key) =>
+    send(key, "POST", "/agent/v1/messages", {
+      model: "aptix-agent/general",
+      max_tokens: 9,
+      messages: [{ role: "user", content: say("hi") }],
+    }),
+  "POST /agent/v1/messages/count_tokens": (key) =>
+    send(key, "POST", "/agent/v1/messages/count_tokens", {
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: "hi" }],
+    }),
+  "POST /mcp": (key) =>
+    send(
+      key,
+      "POST",
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      {
+        accept: "application/json, text/event-stream",
+      },
+    ),
+  "GET /mcp": (key) => send(key, "GET", "/mcp"),
+  "DELETE /mcp": (key) => send(key, "DELETE", "/mcp"),
+  "GET /context/grants": (key) => send(key, "GET", "/context/grants"),
+  "DELETE /context/grants/{id} (the member's grant: a person's own)": async (key) =>
+    send(key, "DELETE", `/context/grants/${await memberGrant()}`),
+  "POST /context/sessions": (key) => send(key, "POST", "/context/sessions", {}),
+  "GET /context/sessions": (key) => send(key, "GET", "/context/sessions"),
+  "GET /context/sessions/{sessionId} (the member's)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}`),
+  "PATCH /context/sessions/{sessionId} (the member's)": async (key) =>
+    send(key, "PATCH", `/context/sessions/${await memberSession()}`, { title: "Renamed" }),
+  "DELETE /context/sessions/{sessionId} (the member's)": async (key) =>
+    send(key, "DELETE", `/context/sessions/${await memberSession()}`),
+  "POST /context/sessions/{sessionId}/branches (the member's)": async (key) => {
+    const { session } = await memberTurn();
+    return send(key, "POST", `/context/sessions/${session}/branches`, { beforeMessage: 1 });
+  },
+  "GET /context/sessions/{sessionId}/messages (the member's)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}/messages`),
+  "POST /context/sessions/{sessionId}/messages (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/messages`, { content: say("hi") }),
+  "GET /context/sessions/{sessionId}/turns/{turnId}/timeline (the member's)": async (key) => {
+    const { session, turnId } = await memberTurn();
+    return send(key, "GET", `/context/sessions/${session}/turns/${turnId}/timeline`);
+  },
+  "POST /context/sessions/{sessionId}/ws-ticket (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/ws-ticket`),
+  "GET /context/sessions/{sessionId}/ws (takes a ticket, not a key)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}/ws`, undefined, { upgrade: "websocket" }),
+  "POST /context/sessions/{sessionId}/approvals (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/approvals`, {
+      decisions: [{ toolCallId: "call_x", approved: true }],
+    }),
+  "POST /context/sessions/{sessionId}/tool-results (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/tool-results`, {
+      results: [{ toolCallId: "call_x", resultJson: "{}" }],
+    }),
+  "POST /context/sessions/{sessionId}/elicitations/{elicitationId} (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/elicitations/el_x`, { action: "decline" }),
+  "GET /context/sessions/{sessionId}/export (the member's)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}/export`),
+  "POST /context/sessions/{sessionId}/workflows/{workflowId} (the member's)": async (key) =>
+    send(key, "POST", `/context/sessions/${await memberSession()}/workflows/switch_mode`, {
+      parameters: { mode: "workspace" },
+    }),
+  "GET /admin/modes": (key) => send(key, "GET", "/admin/modes"),
+  "PUT /admin/modes/{key} (the deployment's)": (key) =>
+    send(key, "PUT", `/admin/modes/${fresh("dmode")}?owner=deployment`, modeBody),
+  "PUT /admin/modes/{key} (the org's own)": (key) =>
+    send(key, "PUT", `/admin/modes/${fresh("omode")}?owner=org`, modeBody),
+  "PUT /admin/modes/{key} (hiding a deployment mode in the org)": (key) =>
+    send(key, "PUT", "/admin/modes/ddr_authoring", { enabled: false }),
+  "GET /admin/model-routes": (key) => send(key, "GET", "/admin/model-routes"),
+  "GET /admin/model-routes/{name} (org A's own)": async (key) =>
+    send(key, "GET", `/admin/model-routes/${await orgARoute()}`),
+  "PUT /admin/model-routes/{name} (the deployment's)": (key) =>
+    send(key, "PUT", `/admin/model-routes/${fresh("droute")}?owner=deployment`, routeBody),
+  "PUT /admin/model-routes/{name} (the org's own)": (key) =>
+    send(key, "PUT", `/admin/model-routes/${fresh("oroute")}?owner=org`, routeBody),
+  "DELETE /admin/model-routes/{name} (the deployment's)": async (key) =>
+    send(key, "DELETE", `/admin/model-routes/${await toUpstreamA()}`),
+  "DELETE /admin/model-routes/{name} (org A's own)": async (key) =>
+    send(key, "DELETE", `/admin/model-routes/${await orgARoute()}`),
+  "GET /admin/mcp-servers": (key) => send(key, "GET", "/admin/mcp-servers"),
+  "PUT /admin/mcp-servers/{name} (the deployment's)": (key) =>
+    send(key, "PUT", `/admin/mcp-servers/${fresh("dserver")}?owner=deployment`, serverBody),
+  "PUT /admin/mcp-servers/{name} (the org's own)": (key) =>
+    send(key, "PUT", `/admin/mcp-servers/${fresh("oserver")}?owner=org`, serverBody),
+  "DELETE /admin/mcp-servers/{name} (the deployment's)": async (key) => {
+    const name = fresh("dserver");
+    await setUp(OPERATOR, "PUT", `/admin/mcp-servers/${name}?owner=deployment`, serverBody);
+    return send(key, "DELETE", `/admin/mcp-servers/${name}`);
+  },
+  "DELETE /admin/mcp-servers/{name} (org A's own)": async (key) => {
+    const name = fresh("oserver");
+    await setUp(ADMIN, "PUT", `/admin/mcp-servers/${name}?owner=org`, serverBody);
+    return send(key, "DELETE", `/admin/mcp-servers/${name}`);
+  },
+  "GET /admin/secrets": (key) => send(key, "GET", "/admin/secrets"),
+  "PUT /admin/secrets/{name}": (key) =>
+    send(key, "PUT", `/admin/secrets/${fresh("KEY_").toUpperCase()}`, { value: "sk-a-table-value-0123" }),
+  "DELETE /admin/secrets/{name} (org A's)": async (key) => {
+    const name = fresh("KEY_").toUpperCase();
+    await setUp(ADMIN, "PUT", `/admin/secrets/${name}`, { value: "sk-a-table-value-0123" });
+    return send(key, "DELETE", `/admin/secrets/${name}`);
+  },
+  "POST /admin/secrets/rewrap": (key) => send(key, "POST", "/admin/secrets/rewrap"),
+  "GET /admin/audit": (key) => send(key, "GET", "/admin/audit"),
+  "GET /admin/keys": (key) => send(key, "GET", "/admin/keys"),
+  "POST /admin/keys": (key) => send(key, "POST", "/admin/keys", { name: "table" }),
+  "PATCH /admin/keys/{id} (a key of org A)": async (key) =>
+    send(key, "PATCH", `/admin/keys/${await orgAKey()}`, { name: "renamed" }),
+  "DELETE /admin/keys/{id} (a key of org A)": async (key) => send(key, "DELETE", `/admin/keys/${await orgAKey()}`),
+  "GET /admin/budget": (key) => send(key, "GET", "/admin/budget"),
+  "PUT /admin/budget": (key) => send(key, "PUT", "/admin/budget", { tokensPerDay: null }),
+  "GET /admin/usage": (key) => send(key, "GET", "/admin/usage"),
+  "GET /admin/usage/calls": (key) => send(key, "GET", "/admin/usage/calls"),
+  "GET /admin/users": (key) => send(key, "GET", "/admin/users"),
+  "PATCH /admin/users/{id} (a member of org A)": (key) =>
+    send(key, "PATCH", `/admin/users/${TEST_KEYS.otherMember.user}`, { disabled: false }),
+};
+
+async function memberResponse(): Promise<string> {
+  const answer = (await setUp(MEMBER, "POST", "/agent/v1/responses", {
+    model: "aptix-agent/general",
+    input: say("hi"),
+  })) as {
+    id: string;
+  };
+  return answer.id;
+}
+
+async function memberGrant(): Promise<string> {
+  const id = `grant_${crypto.randomUUID().replaceAll("-", "")}`;
+  await env.DB.prepare(
+    `INSERT INTO oauth_grants (id, kv_grant_id, org, user_id, client_id, client_name, scopes, resource)
+     VALUES (?, 'kv', 'org-a', ?, 'client', 'A client', '["chat"]', 'https://aptix.test/mcp')`,
+  )
+    .bind(id, TEST_KEYS.chat.user)
+    .run();
+  return id;
+}
+
+async function orgARoute(): Promise<string> {
+  const name = fresh("aroute");
+  await setUp(ADMIN, "PUT", `/admin/model-routes/${name}?owner=org`, routeBody);
+  return name;
+}
+
+async function orgAKey(): Promise<string> {
+  return ((await setUp(ADMIN, "POST", "/admin/keys", { name: "to change" })) as { key: { id: string } }).key.id;
+}
+
+/**
+ * The refusals about who the caller is (as opposed to what they asked): no or a bad credential, a role too small, or
+ * someone else's (answered as not there). A route's other 401s, 403s and 404s (OAuth's own `invalid_client`, a
+ * sign-in not configured, a turn that does not exist) are the route doing its work.
+ */
+const WHO_REFUSALS: Record<string, Expected> = {
+  missing_api_key: "401",
+  invalid_api_key: "401",
+  invalid_ticket: "401",
+  insufficient_scope: "403",
+  deployment_owned: "403",
+  session_not_found: "404",
+  response_not_found: "404",
+  grant_not_found: "404",
+  model_route_not_found: "404",
+  mcp_server_not_found: "404",
+  secret_not_found: "404",
+  api_key_not_found: "404",
+  user_not_found: "404",
+};
+
+/** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
+const ANTHROPIC_WHO: Record<string, string> = {
+  authentication_error: "missing_api_key",
+  permission_error: "insufficient_scope",
+};
+
+/** What a caller got, as the table writes it: an HTML page's 401 (sign in first) is who they are too. */
+async function asWritten(response: Response): Promise<Expected> {
+  const text = await response.text();
+  if (response.status === 401 && (response.headers.get("content-type") ?? "").startsWith("text/html")) return "401";
+  let error: { code?: unknown; type?: unknown } | undefined;
+  try {
+    error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown } }).error;
+  } catch {
+    // Not JSON: a page, a stream, a redirect.
+  }
+  // The Messages wire answers in Anthropic's shape: no code, a type that says who was refused.
+  const code = typeof error?.code === "string" ? error.code : ANTHROPIC_WHO[String(error?.type)];
+  const refusal = code ? WHO_REFUSALS[code] : undefined;
+  if (refusal && String(response.status) === refusal) return refusal;
+  return "allowed";
+}
+
+beforeAll(async () => {
+  marker = (await scriptUpstream([{ type: "completion", content: "Hello." }], env.TEST_UPSTREAM_URL, { repeat: true }))
+    .marker;
+});
+
+describe("docs/auth.md's route × role table", () => {
+  const rows = tableRows();
+
+  it("has a row for every route the app serves, and none for a route it does not", async () => {
+    const response = await send(OPERATOR, "GET", "/openapi.json");
+    const doc = (await response.json()) as { paths: Record<string, Record<string, unknown>> };
+    const served = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const inTable = new Set(rows.map((row) => `${row.method} ${row.path}`));
+    expect(served.filter((route) => !inTable.has(route))).toEqual([]);
+    expect([...inTable].filter((route) => !served.includes(route))).toEqual([]);
+  });
+
+  it("has a request here for every row, and a row for every request", () => {
+    expect(rows.map((row) => row.label).filter((label) => !(label in REQUESTS))).toEqual([]);
+    const labels = new Set(rows.map((row) => row.label));
+    expect(Object.keys(REQUESTS).filter((label) => !labels.has(label))).toEqual([]);
+  });
+
+  for (const row of tableRows()) {
+    it(`${row.label}: ${COLUMNS.map((c) => `${c} ${row.expected[c]}`).join(", ")}`, async () => {
+      const request = REQUESTS[row.label];
+      if (!request) throw new Error(`no request for ${row.label}`);
+      const got: Record<string, Expected> = {};
+      for (const column of COLUMNS) {
+        const response = await request(KEY_OF[column]);
+        expect(response.status, `${row.label} as ${column}`).toBeLessThan(500);
+        got[column] = await asWritten(response);
+      }
+      expect(got).toEqual(row.expected);
+    });
+  }
+});
