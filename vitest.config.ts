@@ -136,6 +136,9 @@ export default defineConfig(async () => ({
     // What the code under test logs is shown for a failing test only: the passing ones (many of which cause
     // failures on purpose) print nothing.
     silent: "passed-only" as const,
+    // Two test files at a time (Vitest's default is one fewer than the cores: one on these 2-core machines, which
+    // left a core idle while a file waited on workerd or an upstream).
+    maxWorkers: 2,
     projects: [
       await workersProject({
         name: "workers",
