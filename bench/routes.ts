@@ -1,14 +1,17 @@
 // npm run bench:routes — what model routes cost a model call, from one Worker under `wrangler dev` in front of
-// scripted upstreams, in the same run. Four ways of sending the same non-streamed chat completion, one request at
+// scripted upstreams, in the same run. Five ways of sending the same non-streamed chat completion, one request at
 // a time, taking turns so all see the same load:
 //   direct            `model` names no route: `default`, the body forwarded byte for byte (the path before routes);
-//   routed            `model` names a stored route to the same upstream: the route looked up (the isolate's copy
-//                     of the table), the body's `model` rewritten, the route's key and headers;
+//   routed            `model` names a deployment route to the same upstream: the route looked up (the isolate's copy
+//                     of the org's table), the body's `model` rewritten, the route's key (a Worker secret) and headers;
+//   org route         `model` names the caller's org's own route to the same upstream, its key one of the org's
+//                     secrets (sealed in D1, opened when the org's table is read, kept with it);
 //   failover (503)    a route whose upstream answers 503 at once, falling back to the routed one;
 //   failover (refused) a route whose upstream refuses the connection, falling back to the routed one.
-// The cost of routing is routed / direct (goal <= 1.05x); the time to fail over before the first byte is each
-// failover way's median minus the routed way's. The circuit breaker is held open-ended (MODEL_BREAKER_FAILURES
-// out of reach) so every failover request really fails over.
+// The cost of routing is routed / direct (goal <= 1.05x); an org's own route with its own key against a deployment
+// route is org route / routed (goal <= 1.03x); the time to fail over before the first byte is each failover way's
+// median minus the routed way's. The circuit breaker is held open-ended (MODEL_BREAKER_FAILURES out of reach) so
+// every failover request really fails over.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,11 +20,13 @@ import { benchConfig } from "./support/bench-config.ts";
 import { freePort, type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile } from "./support/stats.ts";
 
-/** seeds/local.sql's key (chat and admin), which the local database of `startLocalWorker` holds. */
+/** seeds/local.sql's key (an operator of dev-org), which the local database of `startLocalWorker` holds. */
 const KEY = "dev-key";
 const WARMUP = 30;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const GOAL_RATIO = 1.05;
+/** An org's own route with its own (decrypted) key, against a deployment route. */
+const ORG_GOAL_RATIO = 1.03;
 
 interface Way {
   name: string;
@@ -30,6 +35,17 @@ interface Way {
 }
 
 const row = (name: string, cells: string[]) => `${name.padEnd(22)}${cells.map((c) => c.padStart(12)).join("")}`;
+
+async function put(url: string, path: string, body: Record<string, unknown>): Promise<void> {
+  const response = await fetch(`${url}${path}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 201 && response.status !== 200) {
+    throw new Error(`${path} not written: ${response.status} ${await response.text()}`);
+  }
+}
 
 async function putRoute(url: string, name: string, body: Record<string, unknown>): Promise<void> {
   const response = await fetch(`${url}/admin/model-routes/${name}`, {
@@ -79,6 +95,14 @@ async function main(): Promise<void> {
     const url = worker.url;
     const closedPort = await freePort();
     await putRoute(url, "bench", { provider: "openai_compatible", model: "bench-model", baseUrl: `${good.url}/v1` });
+    // dev-org's own route to the same upstream, its key one of dev-org's secrets.
+    await put(url, "/admin/secrets/BENCH_ORG_KEY", { value: "sk-bench-org-key-0123456789" });
+    await put(url, "/admin/model-routes/orgbench?owner=org", {
+      provider: "openai_compatible",
+      model: "bench-model",
+      baseUrl: `${good.url}/v1`,
+      apiKeySecret: "BENCH_ORG_KEY",
+    });
     await putRoute(url, "flaky", {
       provider: "openai_compatible",
       model: "flaky-model",
@@ -100,6 +124,7 @@ async function main(): Promise<void> {
     const ways: Way[] = [
       { name: "direct (default)", model: "bench-model", ms: [] },
       { name: "routed", model: "bench", ms: [] },
+      { name: "org route (own key)", model: "orgbench", ms: [] },
       { name: "failover (503)", model: "flaky", ms: [] },
       { name: "failover (refused)", model: "refused", ms: [] },
     ];
@@ -109,8 +134,9 @@ async function main(): Promise<void> {
       for (let k = 0; k < ways.length; k++) await timeCall(url, ways[(k + i) % ways.length] as Way, content);
     }
     const median = (w: Way) => percentile(w.ms, 50);
-    const [direct, routed, ...failovers] = ways as [Way, Way, ...Way[]];
+    const [direct, routed, org, ...failovers] = ways as [Way, Way, Way, ...Way[]];
     const ratio = median(routed) / median(direct);
+    const orgRatio = median(org) / median(routed);
     console.log(
       [
         "",
@@ -123,11 +149,12 @@ async function main(): Promise<void> {
             fixed(median(w)),
             fixed(percentile(w.ms, 99)),
             `${fixed(median(w) / median(direct))}x`,
-            w === direct || w === routed ? "" : fixed(median(w) - median(routed)),
+            w === direct || w === routed || w === org ? "" : fixed(median(w) - median(routed)),
           ]),
         ),
         "",
         `goal: routing costs at most ${GOAL_RATIO}x a direct call (median): ${ratio <= GOAL_RATIO ? "met" : "MISSED"} (${fixed(ratio)}x)`,
+        `goal: an org's own route with its own key costs at most ${ORG_GOAL_RATIO}x a deployment route (median): ${orgRatio <= ORG_GOAL_RATIO ? "met" : "MISSED"} (${fixed(orgRatio, 3)}x)`,
         ...failovers.map(
           (w) => `time to fail over before the first byte, ${w.name}: ${fixed(median(w) - median(routed))} ms`,
         ),

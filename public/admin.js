@@ -1,7 +1,8 @@
 // @ts-check
 // The console's admin page (keys with the admin scope): the org's keys (create, shown once; revoke; a budget),
 // its budget against its limits, its usage over time as a chart (uPlot, served from our own assets) with the same
-// figures as a table, and the modes and routes, read-only. A client of the admin API like any other.
+// figures as a table, the modes and routes it may use (the deployment's and its own), read-only, and the newest rows
+// of the audit log. A client of the admin API like any other.
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 
@@ -32,6 +33,7 @@ const el = {
   callsBody: byId("calls-body"),
   modesBody: byId("modes-body"),
   routesBody: byId("routes-body"),
+  auditBody: byId("audit-body"),
 };
 
 /** @type {ApiClient} */
@@ -374,14 +376,25 @@ async function downloadCsv() {
   setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
 }
 
+/** Whose an entry is: the deployment's (every org's), or the org's own. */
+const whose = (/** @type {string | null} */ org) => (org === null ? "deployment" : "your organization");
+
 async function loadCatalog() {
   const [{ modes }, { routes }] = await Promise.all([
-    api.request("GET", "/modes"),
+    api.request("GET", "/admin/modes"),
     api.request("GET", "/admin/model-routes"),
   ]);
   el.modesBody.replaceChildren(
     ...modes.map((mode) =>
-      h("tr", {}, h("td", { text: mode.key }), h("td", { text: mode.displayName }), h("td", { text: mode.modelRoute })),
+      h(
+        "tr",
+        {},
+        h("td", { text: mode.key }),
+        h("td", { text: mode.displayName }),
+        h("td", { text: mode.modelRoute }),
+        h("td", { text: whose(mode.org) }),
+        h("td", { text: mode.enabled ? "yes" : "hidden" }),
+      ),
     ),
   );
   el.routesBody.replaceChildren(
@@ -390,8 +403,10 @@ async function loadCatalog() {
         "tr",
         {},
         h("td", { text: route.name }),
+        h("td", { text: whose(route.org) }),
         h("td", { text: route.provider }),
         h("td", { text: route.model }),
+        h("td", { text: route.apiKeySecret ?? "—" }),
         h("td", { text: route.fallbacks.join(", ") || "—" }),
         h("td", {
           text:
@@ -402,6 +417,28 @@ async function loadCatalog() {
       ),
     ),
   );
+}
+
+/** Audit rows the page shows: the newest. */
+const RECENT_CHANGES = 20;
+
+/** The newest changes of the audit log: when, who (and their role), whose configuration, what, to what. */
+async function loadAudit() {
+  const { entries } = await api.request("GET", `/admin/audit?limit=${RECENT_CHANGES}`);
+  el.auditBody.replaceChildren(
+    ...entries.map((entry) =>
+      h(
+        "tr",
+        {},
+        h("td", {}, h("time", { dateTime: entry.at, text: entry.at.replace("T", " ").slice(0, 19) })),
+        h("td", { text: `${entry.actor.user} (${entry.actor.role})` }),
+        h("td", { text: entry.org === null ? "deployment" : entry.org }),
+        h("td", { text: entry.action }),
+        h("td", { text: entry.target }),
+      ),
+    ),
+  );
+  if (entries.length === 0) el.auditBody.replaceChildren(h("tr", {}, h("td", { colspan: 5, text: "No changes yet." })));
 }
 
 async function start() {
@@ -428,7 +465,7 @@ async function start() {
   el.usageBy.addEventListener("change", () => void loadUsage());
   el.usageCsv.addEventListener("click", () => void downloadCsv());
   try {
-    await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog()]);
+    await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog(), loadAudit()]);
   } finally {
     el.admin.removeAttribute("aria-busy");
   }

@@ -3,6 +3,7 @@
 // the LLM key, route and MCP keys, the collector's headers, the sign-in client's secret, the key that wraps orgs'
 // keys), the org secrets in play (a route's key an org stored), and aptix's own key and token formats. A relayed
 // stream is scrubbed of the keys it was sent with as it passes, a secret cut across two chunks included.
+import { keptPerIsolate } from "./isolate-cache";
 import { SettingsVars } from "./settings";
 
 const REDACTED = "[redacted]";
@@ -76,6 +77,21 @@ export function redactKeys(text: string, keys: Iterable<string>): string {
 
 const encoder = new TextEncoder();
 
+// The keys' spellings as bytes, by the keys (a route's keys are the same on every call: not encoded again on each).
+const encodedKeys = new Map<string, Uint8Array[]>();
+keptPerIsolate(() => encodedKeys.clear());
+
+function encoded(keys: readonly string[]): Uint8Array[] {
+  const id = keys.join("\u0000");
+  let found = encodedKeys.get(id);
+  if (!found) {
+    found = spellings(keys).map((key) => encoder.encode(key));
+    if (encodedKeys.size >= 64) encodedKeys.clear();
+    encodedKeys.set(id, found);
+  }
+  return found;
+}
+
 /** Where `needle` starts in `haystack` at or after `from`, or -1. */
 function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): number {
   const first = needle[0];
@@ -100,10 +116,10 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): n
 export class StreamScrubber {
   private readonly keys: Uint8Array[];
   private held: Uint8Array | null = null;
-  private readonly replacement = encoder.encode(REDACTED);
+  private static readonly replacement = encoder.encode(REDACTED);
 
-  constructor(keys: Iterable<string>) {
-    this.keys = spellings(keys).map((key) => encoder.encode(key));
+  constructor(keys: readonly string[]) {
+    this.keys = keys.length === 0 ? [] : encoded(keys);
   }
 
   /** The bytes to send now for `chunk` (null: none yet). */
@@ -140,7 +156,7 @@ export class StreamScrubber {
       const parts: Uint8Array[] = [];
       let from = 0;
       while (at !== -1) {
-        parts.push(out.subarray(from, at), this.replacement);
+        parts.push(out.subarray(from, at), StreamScrubber.replacement);
         from = at + key.length;
         at = indexOfBytes(out, key, from);
       }
