@@ -23,7 +23,7 @@ import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, routes } from "../http";
 import { VIAS } from "../principal";
 import { settings } from "../settings";
-import { ROLE_SCOPES } from "../tenancy/roles";
+import { ROLE_SCOPES, ROLES, roleOf } from "../tenancy/roles";
 
 const tags = ["auth"];
 
@@ -50,6 +50,8 @@ const Me = z
     user: z.object({ id: z.string(), email: z.string().nullable(), name: z.string().nullable() }),
     org: z.string(),
     scopes: z.array(z.string()),
+    /** The role the scopes give: `operator`, `admin` or `member` (docs/auth.md#roles). */
+    role: z.enum(ROLES),
     via: z.enum(VIAS),
     /** The browser session's end and the token its requests that change anything carry (X-CSRF-Token). */
     session: z.object({ id: z.string(), expiresAt: z.string().nullable(), csrfToken: z.string() }).nullable(),
@@ -292,7 +294,8 @@ export const sessionAuthRoutes = routes()
     createRoute({
       method: "get",
       path: "/auth/me",
-      summary: "Who the caller is: user, org, scopes, how they signed in (and the browser session's CSRF token)",
+      summary:
+        "Who the caller is: user, org, scopes and role, how they signed in (and the browser session's CSRF token)",
       tags,
       security: BEARER,
       responses: { 200: json(Me, "The caller."), ...errors(401, 403) },
@@ -319,6 +322,7 @@ export const sessionAuthRoutes = routes()
           user: { id: principal.user, email: user?.email ?? null, name: user?.name ?? null },
           org: principal.org,
           scopes: [...principal.scopes],
+          role: roleOf(principal.scopes),
           via: principal.via,
           session,
         },

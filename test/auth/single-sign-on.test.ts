@@ -109,6 +109,7 @@ describe("single sign-on", () => {
       user: { id: "alice@example.com", email: "alice@example.com", name: "Alice Admin" },
       org: "acme",
       scopes: ["chat", "admin"],
+      role: "admin",
       via: "browser_session",
     });
     expect((await me(worker, await signedInAs(worker, "bob"))).scopes).toEqual(["chat"]);
@@ -334,6 +335,18 @@ describe("the person an ID token names", () => {
   it("is refused when the provider says the email that names them is not verified", () => {
     const claims: IdTokenClaims = { iss: "x", sub: "s", email: "ceo@example.com", email_verified: false, org: "acme" };
     expect(() => personOf(config(), claims)).toThrow(/not verified/);
+  });
+
+  it("has the role their groups give: an operator group's member is an operator, an admin group's an admin", () => {
+    const settings = { ...config(), operatorGroups: ["aptix-operators"], adminGroups: ["aptix-admins"] };
+    const person = (groups: string[]) =>
+      personOf(settings, { iss: "x", sub: "s", email: "p@example.com", org: "acme", groups }).role;
+    expect([person(["aptix-operators"]), person(["aptix-admins"]), person(["staff"]), person([])]).toEqual([
+      "operator",
+      "admin",
+      "member",
+      "member",
+    ]);
   });
 });
 

@@ -125,6 +125,19 @@ describe("an org's own routes", () => {
     expect((await scriptA.requests())[0]?.headers.authorization).toBe(`Bearer ${env.UPSTREAM_A_KEY}`);
   });
 
+  it("are listed by /v1/models to the org's people (after the upstream's models), never to another org", async () => {
+    const route = await orgRouteToUpstreamB(ADMIN_A);
+    const ids = async (key: string) =>
+      ((await call("GET", "/v1/models", undefined, key)).json as { data: { id: string; owned_by: string }[] }).data;
+    expect(await ids(MEMBER_A)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: "scripted-model" }),
+        expect.objectContaining({ id: route, owned_by: "org-a" }),
+      ]),
+    );
+    expect((await ids(ADMIN_B)).map((m) => m.id)).not.toContain(route);
+  });
+
   it("name one of the org's own secrets only: a Worker secret is refused, naming apiKeySecret", async () => {
     const body = {
       provider: "openai_compatible",
