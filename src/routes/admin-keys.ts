@@ -16,9 +16,9 @@ import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
 import { SCOPES } from "../principal";
 import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
-import { recordAudit } from "../tenancy/audit-log";
 import { isOperator, mayGrant, usageOrg } from "../tenancy/roles";
 import { typedName } from "../typed-name";
+import { recordChange } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -96,9 +96,6 @@ async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimi
   await meterOf(c, org).setLimits(keyId, limits);
   forgetUnbounded(org);
 }
-
-/** The audit log's actor of this request. */
-const actorOf = (c: AppContext) => ({ principal: c.var.principal, requestId: c.var.requestId });
 
 /** The scopes asked for a key must not be more than the caller holds (only an operator makes an operator). */
 function checkGrantable(c: AppContext, scopes: readonly string[] | undefined): void {
@@ -248,7 +245,7 @@ export const adminKeyRoutes = routes()
         .run();
       if (body.budget) await setLimits(c, id, body.budget, org);
       const key = await keyView(c, id, org);
-      await recordAudit(c.var.db, actorOf(c), { org, action: "key.create", target: id, after: key });
+      await recordChange(c, { org, action: "key.create", target: id, after: key });
       c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
       return c.json({ key, secret }, 201);
     },
@@ -292,7 +289,7 @@ export const adminKeyRoutes = routes()
       }
       if (body.budget) await setLimits(c, id, body.budget);
       const key = await keyView(c, id);
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: c.var.principal.org,
         action: "key.change",
         target: id,
@@ -326,7 +323,7 @@ export const adminKeyRoutes = routes()
       }
       forgetApiKey(id);
       forgetSessionsOfKey(id);
-      await recordAudit(c.var.db, actorOf(c), { org: c.var.principal.org, action: "key.revoke", target: id, before });
+      await recordChange(c, { org: c.var.principal.org, action: "key.revoke", target: id, before });
       c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
       return c.body(null, 204);
     },
@@ -354,7 +351,7 @@ export const adminKeyRoutes = routes()
       const before = (await meterOf(c).status()).org.limits;
       await setLimits(c, null, c.req.valid("json"));
       const budget = (await meterOf(c).status()).org;
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: c.var.principal.org,
         action: "budget.put",
         target: "org",

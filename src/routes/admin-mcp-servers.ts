@@ -21,11 +21,11 @@ import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { SecretName } from "../secret-name";
 import { settings } from "../settings";
-import { recordAudit } from "../tenancy/audit-log";
 import { OrgSecrets } from "../tenancy/org-secrets";
-import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
+import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
 import { typedProse } from "../typed-name";
+import { recordChange } from "./record-change";
 
 const ServerName = z.object({
   name: z
@@ -61,6 +61,11 @@ const serverAnswer = (description: string) => json(z.object({ server: McpServerC
 /** The server the caller's org uses under `name` (its own, else the deployment's), or null. */
 async function seenServer(c: AppContext, name: string): Promise<McpServerConfig | null> {
   return (await serversSeenBy(c.var.db, c.var.principal.org)).find((s) => s.name === name) ?? null;
+}
+
+/** Whose server a write or removal of `name` means (the one the caller sees, unless `asked`); refused when not theirs. */
+async function serverOwner(c: AppContext, name: string, asked: OwnerChoice | undefined): Promise<Owner> {
+  return writeOwner(c.var.principal, "MCP server", name, await seenServer(c, name), asked);
 }
 
 /** The token a server names must be there: a Worker secret for the deployment's, one of the org's for an org's. */
@@ -107,23 +112,13 @@ export const adminMcpServerRoutes = routes()
     async (c) => {
       const { name } = c.req.valid("param");
       const body = c.req.valid("json");
-      const owner = writeOwner(
-        c.var.principal,
-        "MCP server",
-        name,
-        await seenServer(c, name),
-        c.req.valid("query").owner,
-      );
+      const owner = await serverOwner(c, name, c.req.valid("query").owner);
       checkUrl(body.url, settings(c.env).mcp.allowHttpLoopback);
       await checkAuthSecret(c, owner, body.authSecret);
       const registry = new McpServerRegistry(c.var.db, owner);
       const before = await registry.get(name);
       const { server, created } = await registry.put(name, body);
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        { org: owner, action: "mcp_server.put", target: name, before, after: server },
-      );
+      await recordChange(c, { org: owner, action: "mcp_server.put", target: name, before, after: server });
       c.var.logger.addCustomEvent(
         "Message",
         "[admin_mcp_servers_put]",
@@ -155,13 +150,7 @@ export const adminMcpServerRoutes = routes()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const owner = writeOwner(
-        c.var.principal,
-        "MCP server",
-        name,
-        await seenServer(c, name),
-        c.req.valid("query").owner,
-      );
+      const owner = await serverOwner(c, name, c.req.valid("query").owner);
       const registry = new McpServerRegistry(c.var.db, owner);
       const server = await registry.get(name);
       if (!server) throw new ApiError("mcp_server_not_found", `MCP server ${quoted(name)} not found.`);
@@ -173,11 +162,7 @@ export const adminMcpServerRoutes = routes()
         );
       }
       await registry.delete(name);
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        { org: owner, action: "mcp_server.delete", target: name, before: server },
-      );
+      await recordChange(c, { org: owner, action: "mcp_server.delete", target: name, before: server });
       return c.body(null, 204);
     },
   );

@@ -24,10 +24,10 @@ import {
 import { forgetRouteTable } from "../routing/route-table";
 import { secretValue } from "../secret-name";
 import { settings } from "../settings";
-import { recordAudit } from "../tenancy/audit-log";
 import { OrgSecrets } from "../tenancy/org-secrets";
-import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
+import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
+import { recordChange } from "./record-change";
 
 const RouteName = z.object({
   name: z
@@ -49,6 +49,11 @@ function notStored(name: string): never {
 /** The route the caller's org uses under `name` (its own, else the deployment's), or null. */
 async function seenRoute(c: AppContext, name: string): Promise<ModelRoute | null> {
   return (await routesSeenBy(c.var.db, c.var.principal.org)).find((r) => r.name === name) ?? null;
+}
+
+/** Whose route a write or removal of `name` means (the one the caller sees, unless `asked`); refused when not theirs. */
+async function routeOwner(c: AppContext, name: string, asked: OwnerChoice | undefined): Promise<Owner> {
+  return writeOwner(c.var.principal, "model route", name, await seenRoute(c, name), asked);
 }
 
 /** The routes a route of `owner` may fall back to: `default`, the deployment's, and (for an org's) the org's own. */
@@ -121,13 +126,7 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
       const body = c.req.valid("json");
-      const owner = writeOwner(
-        c.var.principal,
-        "model route",
-        name,
-        await seenRoute(c, name),
-        c.req.valid("query").owner,
-      );
+      const owner = await routeOwner(c, name, c.req.valid("query").owner);
       if (owner !== null && body.baseUrl) {
         const problem = upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback);
         if (problem) throw new ApiError("invalid_request", `Invalid 'baseUrl': ${problem}`, { param: "baseUrl" });
@@ -145,11 +144,7 @@ export const adminModelRouteRoutes = routes()
       await checkKeySecret(c, owner, body.apiKeySecret);
       const before = await registry.get(name);
       const { route, created } = await registry.put(name, body);
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        { org: owner, action: "model_route.put", target: name, before, after: route },
-      );
+      await recordChange(c, { org: owner, action: "model_route.put", target: name, before, after: route });
       forgetRouteTable(c.env.DB);
       c.var.logger.addCustomEvent(
         "Message",
@@ -204,13 +199,7 @@ export const adminModelRouteRoutes = routes()
     async (c) => {
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
-      const owner = writeOwner(
-        c.var.principal,
-        "model route",
-        name,
-        await seenRoute(c, name),
-        c.req.valid("query").owner,
-      );
+      const owner = await routeOwner(c, name, c.req.valid("query").owner);
       const registry = new ModelRouteRegistry(c.var.db, owner);
       const route = await registry.get(name);
       if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
@@ -228,11 +217,7 @@ export const adminModelRouteRoutes = routes()
         );
       }
       await registry.delete(name);
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        { org: owner, action: "model_route.delete", target: name, before: route },
-      );
+      await recordChange(c, { org: owner, action: "model_route.delete", target: name, before: route });
       forgetRouteTable(c.env.DB);
       return c.body(null, 204);
     },

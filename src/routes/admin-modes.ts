@@ -18,9 +18,9 @@ import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { DEFAULT_ROUTE, ModelRouteRegistry, routesSeenBy } from "../routing/model-routes";
 import { forgetTurnReads } from "../session/session-model";
-import { recordAudit } from "../tenancy/audit-log";
 import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
+import { recordChange } from "./record-change";
 
 const ModeKey = z.object({
   key: z.string().regex(MODE_KEY_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter"),
@@ -93,9 +93,6 @@ const ManagedMode = AgentMode.extend({
   enabled: z.boolean(),
 });
 
-/** The audit log's actor of this request. */
-const actorOf = (c: AppContext) => ({ principal: c.var.principal, requestId: c.var.requestId });
-
 /** Hides or shows the deployment's mode `key` in the caller's org. */
 async function setVisibility(c: AppContext, key: string, enabled: boolean) {
   const { org } = c.var.principal;
@@ -124,7 +121,7 @@ async function setVisibility(c: AppContext, key: string, enabled: boolean) {
   const hidden = await hiddenModes(c.var.db, org);
   await setModeHidden(c.var.db, org, key, !enabled);
   if (hidden.has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
-  await recordAudit(c.var.db, actorOf(c), {
+  await recordChange(c, {
     org,
     action: enabled ? "mode.show" : "mode.hide",
     target: key,
@@ -170,7 +167,7 @@ export const adminModeRoutes = routes()
         );
       }
       const mode = await upsertMode(c.var.db, owner, key, body);
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: owner,
         action: "mode.put",
         target: key,

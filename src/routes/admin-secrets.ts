@@ -11,8 +11,8 @@ import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http
 import { quoted } from "../quote";
 import { forgetRouteTable } from "../routing/route-table";
 import { SecretName } from "../secret-name";
-import { recordAudit } from "../tenancy/audit-log";
 import { MAX_SECRET_VALUE_CHARS, OrgSecrets, OrgSecretView, requireSecretBox, rewrapAll } from "../tenancy/org-secrets";
+import { recordChange } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -28,7 +28,6 @@ const SecretBody = z.strictObject({
 });
 
 const secretAnswer = (description: string) => json(z.object({ secret: OrgSecretView }), description);
-const actorOf = (c: AppContext) => ({ principal: c.var.principal, requestId: c.var.requestId });
 
 /** Who may use a secret now: the org's routes and MCP servers that name it. */
 async function usersOf(c: AppContext, name: string): Promise<string[]> {
@@ -69,7 +68,7 @@ export const adminSecretRoutes = routes()
       const store = new OrgSecrets(c.var.db, c.var.principal.org);
       const before = await store.get(name);
       const { secret, created } = await store.put(box, name, value);
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: c.var.principal.org,
         action: "secret.put",
         target: name,
@@ -105,7 +104,7 @@ export const adminSecretRoutes = routes()
         );
       }
       await store.delete(name);
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: c.var.principal.org,
         action: "secret.delete",
         target: name,
@@ -130,7 +129,7 @@ export const adminSecretRoutes = routes()
     }),
     async (c) => {
       const result = await rewrapAll(c.var.db, await requireSecretBox(c.env));
-      await recordAudit(c.var.db, actorOf(c), {
+      await recordChange(c, {
         org: null,
         action: "secrets.rewrap",
         target: "*",

@@ -12,8 +12,8 @@ import { findUser, forgetUserState, listUsers, setUserDisabled, UserView } from 
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
-import { recordAudit } from "../tenancy/audit-log";
 import { isOperator } from "../tenancy/roles";
+import { recordChange } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -84,17 +84,13 @@ export const adminUserRoutes = routes()
         c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }
       const user = await findUser(c.var.db, org, id);
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        {
-          org,
-          action: disabled ? "user.disable" : "user.enable",
-          target: id,
-          before,
-          after: { ...user, grantsRevoked: revoked.map((grant) => grant.id) },
-        },
-      );
+      await recordChange(c, {
+        org,
+        action: disabled ? "user.disable" : "user.enable",
+        target: id,
+        before,
+        after: { ...user, grantsRevoked: revoked.map((grant) => grant.id) },
+      });
       c.var.logger.addCustomEvent(
         "Message",
         disabled ? "[admin_users_disable]" : "[admin_users_enable]",

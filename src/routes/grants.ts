@@ -9,7 +9,7 @@ import { GrantView, revokeGrants } from "../auth/oauth-grants";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, routes } from "../http";
 import { quoted } from "../quote";
-import { recordAudit } from "../tenancy/audit-log";
+import { recordChange } from "./record-change";
 
 const tags = ["auth"];
 
@@ -45,11 +45,12 @@ export const grantRoutes = routes()
       if (revoked.length === 0) throw new ApiError("grant_not_found", `Grant ${quoted(id)} not found among yours.`);
       const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
       c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, user, kvGrantIds));
-      await recordAudit(
-        c.var.db,
-        { principal: c.var.principal, requestId: c.var.requestId },
-        { org, action: "grant.revoke", target: id, before: revoked.map(({ kvGrantId: _, ...grant }) => grant) },
-      );
+      await recordChange(c, {
+        org,
+        action: "grant.revoke",
+        target: id,
+        before: revoked.map(({ kvGrantId: _, ...grant }) => grant),
+      });
       c.var.logger.addCustomEvent("Message", "[oauth_grant_revoke]", "An OAuth grant was revoked.", [["grant", id]]);
       return c.body(null, 204);
     },
