@@ -25,16 +25,22 @@ export async function envRouteTable(env: Cloudflare.Env, org: string | null, log
   }
 }
 
-export function envRouter(
-  env: Cloudflare.Env,
-  org: string,
-  logger: AdminLogger,
-  onAttempt?: (attempt: RouteAttempt) => void,
-): ChainRouter {
+/** What hears a router's work: each upstream call it made, and each route table it read (the keys in play). */
+export interface RouterHooks {
+  onAttempt?: ((attempt: RouteAttempt) => void) | undefined;
+  onTable?: ((table: RouteTable) => void) | undefined;
+}
+
+export function envRouter(env: Cloudflare.Env, org: string, logger: AdminLogger, hooks: RouterHooks = {}): ChainRouter {
   const config = settings(env);
+  const { onAttempt, onTable } = hooks;
   return new ChainRouter({
     ...(onAttempt ? { onAttempt } : {}),
-    routes: () => envRouteTable(env, org, logger),
+    routes: async () => {
+      const table = await envRouteTable(env, org, logger);
+      onTable?.(table);
+      return table;
+    },
     modelFor: (route, table) => routeChatModel(route, env, config.llm.callTimeoutMs, table),
     breaker: isolateBreaker,
     breakerOptions: { failures: config.routing.breakerFailures, cooldownMs: config.routing.breakerCooldownMs },

@@ -69,6 +69,8 @@ type SharedDeps = Pick<
 export class SessionLoop {
   private shared?: SharedDeps;
   private redact?: (text: string) => string;
+  /** The keys the session's org's routes send (its own secrets among them): a trace's content never shows them. */
+  private orgKeys: readonly string[] = [];
   /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
   private mcp?: McpToolSource;
 
@@ -148,12 +150,10 @@ export class SessionLoop {
       const { sessionId, mode } = store.identity();
       return { sessionId, mode, turnId: store.turn()?.turnId ?? null };
     };
-    const router = envRouter(
-      env,
-      store.identity().org,
-      logger,
-      caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
-    );
+    const router = envRouter(env, store.identity().org, logger, {
+      onAttempt: caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
+      onTable: (table) => this.noteKeys(table.keysOf(table.stored())),
+    });
     return {
       router,
       logger,
@@ -161,6 +161,13 @@ export class SessionLoop {
         ? { meter: orgTurnMeter(env, caller, logger, waitUntil, this) }
         : {}),
     };
+  }
+
+  /** The keys in play changed (an org's secret stored or replaced): the trace's redaction knows them from now. */
+  private noteKeys(keys: readonly string[]): void {
+    if (keys.length === this.orgKeys.length && keys.every((key, i) => key === this.orgKeys[i])) return;
+    this.orgKeys = keys;
+    this.redact = undefined;
   }
 
   /**
@@ -182,7 +189,7 @@ export class SessionLoop {
       sessionId: store.identity().sessionId,
       mode: () => store.identity().mode,
       redact: (text) => {
-        this.redact ??= secretRedactor(env);
+        this.redact ??= secretRedactor(env, this.orgKeys);
         return this.redact(text);
       },
     });

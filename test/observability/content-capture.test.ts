@@ -14,7 +14,11 @@ import { newTrace, spansOfTrace } from "./spans";
 const ROUTE = { name: "default", provider: "openai_compatible", model: "scripted-model" };
 
 /** A run with one model call and one tool call, each quoting `secrets`, recorded under a fresh trace. */
-async function recordedRun(vars: Record<string, string>, secrets: string[]): Promise<SpanRecord[]> {
+async function recordedRun(
+  vars: Record<string, string>,
+  secrets: string[],
+  orgKeys: string[] = [],
+): Promise<SpanRecord[]> {
   const testEnv = { ...env, ...vars };
   const tracing = tracingFor(testEnv);
   const { traceId, traceparent } = newTrace();
@@ -25,7 +29,7 @@ async function recordedRun(vars: Record<string, string>, secrets: string[]): Pro
     parent: { traceparent },
     sessionId: "session-1",
     mode: () => "general",
-    redact: secretRedactor(testEnv),
+    redact: secretRedactor(testEnv, orgKeys),
   });
   const quoted = secrets.join(" and ");
   recorder.runStarted("turn-1", "start");
@@ -79,6 +83,12 @@ describe("content on spans", () => {
     const exported = JSON.stringify(spans);
     expect(exported).toContain("[redacted]");
     for (const secret of known) expect(exported).not.toContain(secret);
+  });
+
+  it("never carries an org's own provider key in play (the session's org's routes' keys), even opted in", async () => {
+    const orgKey = "sk-an-org-stored-this-key-0123";
+    const spans = await recordedRun({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" }, [orgKey], [orgKey]);
+    expect(JSON.stringify(spans)).not.toContain(orgKey);
   });
 
   it("is not recorded by default", async () => {
