@@ -1,7 +1,8 @@
-// Who owns what, and the one answer to "may this caller see, change or act on it?": configuration (modes, model
-// routes, MCP servers) is the deployment's (owner null: every org sees it, only an operator changes it) or one org's
-// (its people see it, its admins change it); a session is its owner's (an admin of its org may act on it too; anyone
-// else is told it does not exist).
+// Who owns what, and the one answer to "may this caller change or act on it?": configuration (modes, model routes,
+// MCP servers) is the deployment's (owner null: every org sees it, only an operator changes it) or one org's (its
+// people see it, its admins change it); what an org sees is its view, read where the rows are (the catalog's VIEW,
+// routesSeenBy, serversSeenBy). A session is its owner's: an admin of its org may act on it too; anyone else is
+// told it does not exist.
 import { z } from "zod";
 import { ApiError } from "../errors";
 import type { Principal } from "../principal";
@@ -22,11 +23,6 @@ export const OwnerQuery = z.object({
     .optional()
     .describe("`org`: your organization's own; `deployment`: the deployment's (operators). Default: the one you see."),
 });
-
-/** The caller may see configuration of `owner`: the deployment's, or its own org's (never another org's). */
-export function maySee(principal: Pick<Principal, "org">, owner: Owner): boolean {
-  return owner === null || owner === principal.org;
-}
 
 /** The caller may change configuration of `owner`: the deployment's as an operator, its own org's as its admin. */
 export function mayChange(principal: Pick<Principal, "org" | "scopes">, owner: Owner): boolean {
