@@ -11,6 +11,7 @@ export function newResponseId(): string {
 
 export interface ResponsePlace {
   org: string;
+  /** The caller: the response's user when the session's owner is not in the index yet (a session just made). */
   user: string;
   sessionId: string;
   turnId: string | null;
@@ -21,7 +22,9 @@ export interface ResponsePlace {
 export function insertResponse(db: Db, place: ResponsePlace, response: ResponseObject): D1PreparedStatement {
   return db
     .prepare(
-      "INSERT INTO agent_responses (id, org, user_id, session_id, turn_id, head, response_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      // The response is its session owner's (an admin continuing a member's session keeps it the member's).
+      `INSERT INTO agent_responses (id, org, user_id, session_id, turn_id, head, response_json)
+       VALUES (?1, ?2, COALESCE((SELECT user_id FROM session_index WHERE session_id = ?4 AND org = ?2), ?3), ?4, ?5, ?6, ?7)`,
     )
     .bind(response.id, place.org, place.user, place.sessionId, place.turnId, place.head, JSON.stringify(response));
 }

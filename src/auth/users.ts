@@ -151,3 +151,18 @@ export async function setUserDisabled(db: Db, org: string, id: string, disabled:
   }
   await db.batch(statements);
 }
+
+/**
+ * The user is an operator: a live key of theirs carries the `operator` scope, or they signed in as one (a browser
+ * session, past or present, with it: single sign-on's OIDC_OPERATOR_GROUPS). Only an operator changes an operator.
+ */
+export async function isOperatorUser(db: Db, org: string, user: string): Promise<boolean> {
+  const { results } = await db
+    .prepare(
+      `SELECT scopes FROM api_keys WHERE org = ?1 AND user_id = ?2 AND revoked_at IS NULL
+       UNION ALL SELECT scopes FROM browser_sessions WHERE org = ?1 AND user_id = ?2`,
+    )
+    .bind(org, user)
+    .all<{ scopes: string }>();
+  return results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator"));
+}

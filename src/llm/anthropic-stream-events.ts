@@ -35,13 +35,16 @@ export async function* anthropicStreamEvents(
     try {
       json = JSON.parse(data);
     } catch {
-      throw new ModelError("model_bad_response", redact(`stream event is not JSON: ${data.slice(0, DETAIL_CHARS)}`));
+      throw new ModelError(
+        "model_bad_response",
+        redact(`stream event is not JSON: ${redact(data).slice(0, DETAIL_CHARS)}`),
+      );
     }
     const event = MessageStreamEvent.safeParse(json);
     if (!event.success) {
       throw new ModelError(
         "model_bad_response",
-        redact(`stream event is not a Messages event: ${data.slice(0, DETAIL_CHARS)}`),
+        redact(`stream event is not a Messages event: ${redact(data).slice(0, DETAIL_CHARS)}`),
       );
     }
     if (event.data.type === "error") {

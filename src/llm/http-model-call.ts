@@ -76,7 +76,7 @@ export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse
       }
       throw ModelError.fromStatus(
         response.status,
-        redact(`HTTP ${response.status}: ${text.slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
+        redact(`HTTP ${response.status}: ${redact(text).slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
       );
     } finally {
       timer.clear();
@@ -101,11 +101,14 @@ export async function jsonAnswer<T>(
   try {
     json = JSON.parse(text);
   } catch {
-    throw new ModelError("model_bad_response", redact(`200 body is not JSON: ${text.slice(0, DETAIL_CHARS)}`));
+    throw new ModelError("model_bad_response", redact(`200 body is not JSON: ${redact(text).slice(0, DETAIL_CHARS)}`));
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    throw new ModelError("model_bad_response", redact(`200 body is not ${what}: ${text.slice(0, DETAIL_CHARS)}`));
+    throw new ModelError(
+      "model_bad_response",
+      redact(`200 body is not ${what}: ${redact(text).slice(0, DETAIL_CHARS)}`),
+    );
   }
   return parsed.data;
 }

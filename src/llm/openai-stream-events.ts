@@ -29,13 +29,16 @@ export async function* openAIStreamEvents(
     try {
       json = JSON.parse(data);
     } catch {
-      throw new ModelError("model_bad_response", redact(`stream event is not JSON: ${data.slice(0, DETAIL_CHARS)}`));
+      throw new ModelError(
+        "model_bad_response",
+        redact(`stream event is not JSON: ${redact(data).slice(0, DETAIL_CHARS)}`),
+      );
     }
     const chunk = ChatCompletionChunkJson.safeParse(json);
     if (!chunk.success) {
       throw new ModelError(
         "model_bad_response",
-        redact(`stream event is not a chat completion chunk: ${data.slice(0, DETAIL_CHARS)}`),
+        redact(`stream event is not a chat completion chunk: ${redact(data).slice(0, DETAIL_CHARS)}`),
       );
     }
     if (chunk.data.error) {

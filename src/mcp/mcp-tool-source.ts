@@ -137,6 +137,11 @@ export class McpToolSource {
     return { registry, offered, categories };
   }
 
+  /** The org's secrets its servers send (as tokens), opened: a trace's content never shows them. */
+  tokensInPlay(): string[] {
+    return [...this.orgTokens.values()];
+  }
+
   /** Opens the org's secrets that its servers among `configs` name (a secret that does not open is left out, logged). */
   private async openOrgTokens(configs: readonly McpServerConfig[]): Promise<void> {
     const names = [...new Set(configs.flatMap((c) => (c.org !== null && c.authSecret ? [c.authSecret] : [])))];

@@ -1,6 +1,6 @@
 // GET /admin/audit (admin scope): the audit log, newest first, a page at a time: an admin reads the changes made to
 // their org's configuration, keys, users and budgets; an operator reads every row (the deployment's and every org's),
-// or one org's (`org`), or the deployment's alone (`org=deployment`).
+// or one org's (`org`), or the deployment's alone (`owner=deployment`).
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
@@ -25,7 +25,11 @@ const AuditQuery = z.object({
     .min(1)
     .max(200)
     .optional()
-    .describe("Operators: one org's rows, or `deployment` for the deployment's; an admin reads their own org's only."),
+    .describe("Operators: one org's rows; an admin reads their own org's only."),
+  owner: z
+    .literal("deployment", { error: "must be 'deployment' (an org's rows: org=...)" })
+    .optional()
+    .describe("Operators: `deployment`, the changes to the deployment's configuration alone."),
 });
 
 export const adminAuditRoutes = routes().openapi(

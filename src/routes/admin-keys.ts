@@ -9,6 +9,7 @@ import { z } from "zod";
 import { forgetApiKey, hashApiKey } from "../auth/api-keys";
 import { forgetSessionsOfKey } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
+import { isOperatorUser } from "../auth/users";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetUnbounded } from "../metering/meter";
@@ -227,6 +228,10 @@ export const adminKeyRoutes = routes()
       }
       const { user } = c.var.principal;
       const org = body.org ?? c.var.principal.org;
+      // A key acts as its user: an admin makes none that acts as an operator (its grants, its sessions, its name).
+      if (body.user && !isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, body.user))) {
+        throw new ApiError("insufficient_scope", "Only an operator makes a key that acts as an operator.");
+      }
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
       const secret = randomToken("ak_");
       await c.var.db

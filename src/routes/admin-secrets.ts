@@ -123,7 +123,10 @@ export const adminSecretRoutes = routes()
       ...admin,
       middleware: [requireScope("operator")],
       responses: {
-        200: json(z.object({ rewrapped: z.number().int(), current: z.number().int() }), "How many were wrapped again."),
+        200: json(
+          z.object({ rewrapped: z.number().int(), current: z.number().int(), unopened: z.array(z.string()) }),
+          "How many were wrapped again, how many already were, and the rows (org/name) neither key opens.",
+        ),
         ...errors(401, 403, 500),
       },
     }),

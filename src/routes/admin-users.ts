@@ -8,9 +8,9 @@ import { forgetSessionsOfUser } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
 import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
 import { revokeGrants } from "../auth/oauth-grants";
-import { findUser, forgetUserState, listUsers, setUserDisabled, UserView } from "../auth/users";
+import { findUser, forgetUserState, isOperatorUser, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
-import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
 import { isOperator } from "../tenancy/roles";
 import { recordChange } from "./record-change";
@@ -22,15 +22,6 @@ const UserId = z.object({ id: z.string().min(1).max(200) });
 const UserChangeBody = z.strictObject({
   disabled: z.boolean({ error: "must be true or false" }),
 });
-
-/** The user acts with an operator's key of their org (an admin may not disable them). */
-async function holdsOperatorKey(c: AppContext, user: string): Promise<boolean> {
-  const { results } = await c.var.db
-    .prepare("SELECT scopes FROM api_keys WHERE org = ? AND user_id = ? AND revoked_at IS NULL")
-    .bind(c.var.principal.org, user)
-    .all<{ scopes: string }>();
-  return results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator"));
-}
 
 export const adminUserRoutes = routes()
   .openapi(
@@ -65,7 +56,7 @@ export const adminUserRoutes = routes()
           .bind(org, id)
           .first());
       if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
-      if (!isOperator(c.var.principal) && (await holdsOperatorKey(c, id))) {
+      if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
         throw new ApiError("insufficient_scope", "Only an operator disables or enables an operator.");
       }
       if (disabled && id === self) {

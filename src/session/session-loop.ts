@@ -71,6 +71,8 @@ export class SessionLoop {
   private redact?: (text: string) => string;
   /** The keys the session's org's routes send (its own secrets among them): a trace's content never shows them. */
   private orgKeys: readonly string[] = [];
+  /** The keys `redact` was made with. */
+  private redactKeys = "";
   /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
   private mcp?: McpToolSource;
 
@@ -163,11 +165,23 @@ export class SessionLoop {
     };
   }
 
-  /** The keys in play changed (an org's secret stored or replaced): the trace's redaction knows them from now. */
+  /** The keys the session's org's routes send, as the router last read them. */
   private noteKeys(keys: readonly string[]): void {
-    if (keys.length === this.orgKeys.length && keys.every((key, i) => key === this.orgKeys[i])) return;
     this.orgKeys = keys;
-    this.redact = undefined;
+  }
+
+  /**
+   * The redaction of a trace's content: every secret the Worker knows, and the org's keys in play (its routes' and
+   * its MCP servers'); made again only when those keys change (an org's secret stored or replaced).
+   */
+  private redactor(): (text: string) => string {
+    const keys = [...this.orgKeys, ...(this.mcp?.tokensInPlay() ?? [])];
+    const id = keys.join("\u0000");
+    if (!this.redact || this.redactKeys !== id) {
+      this.redact = secretRedactor(this.deps.env, keys);
+      this.redactKeys = id;
+    }
+    return this.redact;
   }
 
   /**
@@ -188,10 +202,7 @@ export class SessionLoop {
       parent: caller?.trace,
       sessionId: store.identity().sessionId,
       mode: () => store.identity().mode,
-      redact: (text) => {
-        this.redact ??= secretRedactor(env, this.orgKeys);
-        return this.redact(text);
-      },
+      redact: (text) => this.redactor()(text),
     });
   }
 

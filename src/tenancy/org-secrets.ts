@@ -10,6 +10,8 @@ import { SecretBox, SecretBoxError } from "./secret-box";
 /** The most secrets one org keeps, and the longest value (a provider key is far shorter). */
 export const MAX_ORG_SECRETS = 100;
 export const MAX_SECRET_VALUE_CHARS = 8_192;
+/** Secrets' names one query asks for (D1 binds at most 100 values to a statement). */
+const NAMES_A_QUERY = 50;
 /** A value shorter than this shows no last four characters (they would be too much of it). */
 const SHOWN_TAIL_FROM_CHARS = 12;
 
@@ -122,14 +124,20 @@ export class OrgSecrets {
   ): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (names.length === 0 || !box) return out;
-    const { results } = await this.db
-      .prepare(
-        `SELECT name, value_ciphertext, wrapped_key, key_id, last_four, created_at, updated_at FROM org_secrets
-         WHERE org = ? AND name IN (${names.map(() => "?").join(", ")})`,
-      )
-      .bind(this.org, ...names)
-      .all();
-    for (const raw of results) {
+    // One bound value per name, and D1 takes 100 to a statement: the names in slices (an org keeps at most 100).
+    const slices: string[][] = [];
+    for (let i = 0; i < names.length; i += NAMES_A_QUERY) slices.push(names.slice(i, i + NAMES_A_QUERY));
+    const answers = await this.db.batch(
+      slices.map((slice) =>
+        this.db
+          .prepare(
+            `SELECT name, value_ciphertext, wrapped_key, key_id, last_four, created_at, updated_at FROM org_secrets
+             WHERE org = ? AND name IN (${slice.map(() => "?").join(", ")})`,
+          )
+          .bind(this.org, ...slice),
+      ),
+    );
+    for (const raw of answers.flatMap((answer) => answer.results)) {
       const row = Row.parse(raw);
       const sealed = { valueCiphertext: row.value_ciphertext, wrappedKey: row.wrapped_key, keyId: row.key_id };
       try {
@@ -143,21 +151,37 @@ export class OrgSecrets {
   }
 }
 
+/** What a rewrap did: rows wrapped again, rows already under SECRETS_KEY, and rows that do not open (named). */
+export interface Rewrap {
+  rewrapped: number;
+  current: number;
+  /** `org/name` of each row neither key opens (its key gone, or the row changed): left as it is. */
+  unopened: string[];
+}
+
 /**
  * Wraps every org's data keys again with SECRETS_KEY (after a rotation: the old key as SECRETS_KEY_PREVIOUS); the
- * values' ciphertexts are unchanged. Answers how many rows were wrapped again, and how many already were.
+ * values' ciphertexts are unchanged. A row that does not open is left as it is and named; the others go on.
  */
-export async function rewrapAll(db: Db, box: SecretBox): Promise<{ rewrapped: number; current: number }> {
+export async function rewrapAll(db: Db, box: SecretBox): Promise<Rewrap> {
   const { results } = await db
     .prepare("SELECT org, name, value_ciphertext, wrapped_key, key_id FROM org_secrets")
     .all<{ org: string; name: string; value_ciphertext: string; wrapped_key: string; key_id: string }>();
   const updates: D1PreparedStatement[] = [];
+  const unopened: string[] = [];
   for (const row of results) {
-    const next = await box.rewrap(row.org, row.name, {
-      valueCiphertext: row.value_ciphertext,
-      wrappedKey: row.wrapped_key,
-      keyId: row.key_id,
-    });
+    let next: Awaited<ReturnType<SecretBox["rewrap"]>>;
+    try {
+      next = await box.rewrap(row.org, row.name, {
+        valueCiphertext: row.value_ciphertext,
+        wrappedKey: row.wrapped_key,
+        keyId: row.key_id,
+      });
+    } catch (error) {
+      if (!(error instanceof SecretBoxError)) throw error;
+      unopened.push(`${row.org}/${row.name}`);
+      continue;
+    }
     if (!next) continue;
     updates.push(
       db
@@ -166,5 +190,5 @@ export async function rewrapAll(db: Db, box: SecretBox): Promise<{ rewrapped: nu
     );
   }
   if (updates.length > 0) await db.batch(updates);
-  return { rewrapped: updates.length, current: results.length - updates.length };
+  return { rewrapped: updates.length, current: results.length - updates.length - unopened.length, unopened };
 }

@@ -103,7 +103,7 @@ describe("the audit log", () => {
 
   it("records a deployment change by an operator as the deployment's, which an org's admin does not read", async () => {
     await call("PUT", "/admin/modes/shared_mode", modeBody(), OPERATOR);
-    const row = (await auditOf(OPERATOR, "?org=deployment"))[0];
+    const row = (await auditOf(OPERATOR, "?owner=deployment"))[0];
     expect(row).toMatchObject({ org: null, action: "mode.put", actor: { role: "operator", user: "olga" } });
     expect(await auditOf(ADMIN_A)).toEqual([]);
   });

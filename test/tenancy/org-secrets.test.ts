@@ -121,9 +121,25 @@ describe("a rotation of SECRETS_KEY", () => {
       method: "POST",
       headers: authHeaders(OPERATOR),
     });
-    expect([rewrap.status, await rewrap.json()]).toEqual([200, { rewrapped: 1, current: 0 }]);
+    expect([rewrap.status, await rewrap.json()]).toEqual([200, { rewrapped: 1, current: 0, unopened: [] }]);
     const rotated = workerWith({ SECRETS_KEY: NEW_KEY });
     expect(await completeThrough(rotated, route)).toEqual({ status: 200, sent: 1 });
+  });
+
+  it("leaves a row neither key opens as it is, names it, and wraps the others again", async () => {
+    await orgRouteToUpstreamB(ADMIN_A);
+    await storeSecret(ADMIN_B, "B_KEY");
+    // org-b's row moved to another name no longer opens (its sealing is bound to its org and name).
+    await env.DB.prepare("UPDATE org_secrets SET name = 'MOVED_KEY' WHERE org = 'org-b'").run();
+    const rotating = workerWith({ SECRETS_KEY: NEW_KEY, SECRETS_KEY_PREVIOUS: TEST_SECRETS_KEY });
+    const rewrap = await rotating.fetch("http://aptix.test/admin/secrets/rewrap", {
+      method: "POST",
+      headers: authHeaders(OPERATOR),
+    });
+    expect([rewrap.status, await rewrap.json()]).toEqual([
+      200,
+      { rewrapped: 1, current: 0, unopened: ["org-b/MOVED_KEY"] },
+    ]);
   });
 
   it("is an operator's to finish: an admin's rewrap is refused (403)", async () => {

@@ -113,6 +113,14 @@ describe("the agent's doors tell no key an upstream echoes", () => {
     expect(`${answer.text}\n${logged.join("\n")}`).not.toContain(TEST_UPSTREAM_API_KEY);
   });
 
+  it("on /context, whole, where the upstream's words are cut for the log (no first part of a key left)", async () => {
+    const body = `${"x".repeat(488)} ${TEST_UPSTREAM_API_KEY} trailing words`;
+    const script = await scriptUpstream([{ type: "error", status: 400, body }]);
+    const session = await createSession(undefined, MEMBER_A);
+    const answer = await post(`/context/sessions/${session}/messages`, { content: `hi ${script.marker}` });
+    expect(`${answer.text}\n${logged.join("\n")}`).not.toContain(TEST_UPSTREAM_API_KEY.slice(0, 8));
+  });
+
   it("on /context, in the turn's answer and the log", async () => {
     const script = await scriptUpstream([{ type: "error", status: 400, body: echo(TEST_UPSTREAM_API_KEY) }]);
     const session = await createSession(undefined, MEMBER_A);
