@@ -129,10 +129,16 @@ export async function findUser(db: Db, org: string, id: string): Promise<UserVie
 }
 
 /**
- * Disables (or enables again) a user of `org`; disabling ends their browser sessions in the same batch. A user
- * not seen yet (a key acts for them) gets their row, disabled.
+ * Disables (or enables again) a user of `org`; disabling ends their browser sessions in the same batch, with `also`
+ * (its audit row). A user not seen yet (a key acts for them) gets their row, disabled.
  */
-export async function setUserDisabled(db: Db, org: string, id: string, disabled: boolean): Promise<void> {
+export async function setUserDisabled(
+  db: Db,
+  org: string,
+  id: string,
+  disabled: boolean,
+  also: D1PreparedStatement[] = [],
+): Promise<void> {
   const now = new Date().toISOString();
   const statements = [
     db
@@ -149,7 +155,7 @@ export async function setUserDisabled(db: Db, org: string, id: string, disabled:
         .bind(now, org, id),
     );
   }
-  await db.batch(statements);
+  await db.batch([...statements, ...also]);
 }
 
 /**

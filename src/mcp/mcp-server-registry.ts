@@ -133,8 +133,15 @@ export class McpServerRegistry {
     return row ? Row.parse(row) : null;
   }
 
-  /** Adds or changes the server (one transaction); returns it and whether it is new. Its last discovery is kept. */
-  async put(name: string, input: McpServerInput): Promise<{ server: McpServerConfig; created: boolean }> {
+  /**
+   * Adds or changes the server (one transaction, with `also`: its audit row); returns it and whether it is new. Its
+   * last discovery is kept.
+   */
+  async put(
+    name: string,
+    input: McpServerInput,
+    also: D1PreparedStatement[] = [],
+  ): Promise<{ server: McpServerConfig; created: boolean }> {
     const results = await this.db.batch<Record<string, unknown>>([
       this.db.prepare("SELECT 1 AS existed FROM mcp_servers WHERE org = ? AND name = ?").bind(this.org, name),
       this.db
@@ -158,19 +165,20 @@ export class McpServerRegistry {
           input.category,
           input.enabled ? 1 : 0,
         ),
+      ...also,
       this.db.prepare("SELECT * FROM mcp_servers WHERE org = ? AND name = ?").bind(this.org, name),
     ]);
-    const row = results[2]?.results[0];
+    const row = results.at(-1)?.results[0];
     if (!row) throw new Error(`MCP server '${name}' was not found after it was written.`);
     return { server: Row.parse(row), created: (results[0]?.results.length ?? 0) === 0 };
   }
 
-  async delete(name: string): Promise<boolean> {
-    const result = await this.db
-      .prepare("DELETE FROM mcp_servers WHERE org = ? AND name = ?")
-      .bind(this.org, name)
-      .run();
-    return result.meta.changes > 0;
+  /** Removes the server, with `also` in the same batch (its audit row). */
+  async delete(name: string, also: D1PreparedStatement[] = []): Promise<void> {
+    await this.db.batch([
+      this.db.prepare("DELETE FROM mcp_servers WHERE org = ? AND name = ?").bind(this.org, name),
+      ...also,
+    ]);
   }
 
   async recordDiscovery(name: string, discovery: McpDiscovery): Promise<void> {

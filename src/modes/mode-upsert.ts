@@ -48,10 +48,17 @@ export const ModeVisibilityBody = z.strictObject({ enabled: z.boolean({ error: "
 export type ModeVisibilityBody = z.output<typeof ModeVisibilityBody>;
 
 /**
- * Inserts or updates `owner`'s mode (an org's, or null: the deployment's) in one batch (one transaction). Making it
- * the default clears that owner's previous default in the same batch, so the single-default index never sees two.
+ * Inserts or updates `owner`'s mode (an org's, or null: the deployment's) in one batch (one transaction), with
+ * `also` (its audit row). Making it the default clears that owner's previous default in the same batch, so the
+ * single-default index never sees two.
  */
-export async function upsertMode(db: Db, owner: string | null, key: string, body: ModeUpsertBody): Promise<AgentMode> {
+export async function upsertMode(
+  db: Db,
+  owner: string | null,
+  key: string,
+  body: ModeUpsertBody,
+  also: D1PreparedStatement[] = [],
+): Promise<AgentMode> {
   const org = owner ?? "";
   const statements: D1PreparedStatement[] = [];
   if (body.isDefault)
@@ -87,6 +94,7 @@ export async function upsertMode(db: Db, owner: string | null, key: string, body
         JSON.stringify(body.approvalRequiredTools),
         body.modelRoute,
       ),
+    ...also,
     ownedModeStatement(db, owner, key),
   );
   const results = await db.batch<Record<string, unknown>>(statements);
@@ -95,16 +103,22 @@ export async function upsertMode(db: Db, owner: string | null, key: string, body
   return parseModeRow(row);
 }
 
-/** Hides (or shows again) the deployment's mode `key` in `org`'s view; other orgs' views are untouched. */
-export async function setModeHidden(db: Db, org: string, key: string, hidden: boolean): Promise<void> {
-  await db
+/** Hides (or shows again) the deployment's mode `key` in `org`'s view, with `also` in the same batch (its audit row). */
+export async function setModeHidden(
+  db: Db,
+  org: string,
+  key: string,
+  hidden: boolean,
+  also: D1PreparedStatement[] = [],
+): Promise<void> {
+  const write = db
     .prepare(
       hidden
         ? "INSERT OR IGNORE INTO hidden_modes (org, key) VALUES (?, ?)"
         : "DELETE FROM hidden_modes WHERE org = ? AND key = ?",
     )
-    .bind(org, key)
-    .run();
+    .bind(org, key);
+  await db.batch([write, ...also]);
 }
 
 /** The deployment's modes `org` hides. */

@@ -19,7 +19,7 @@ import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
 import { isOperator, mayGrant, usageOrg } from "../tenancy/roles";
 import { typedName } from "../typed-name";
-import { recordChange } from "./record-change";
+import { changeRow, recordChange } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -234,23 +234,18 @@ export const adminKeyRoutes = routes()
       }
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
       const secret = randomToken("ak_");
-      await c.var.db
-        .prepare(
-          "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(
-          id,
-          await hashApiKey(secret),
-          body.name,
-          org,
-          body.user ?? (org === c.var.principal.org ? user : "admin"),
-          JSON.stringify(body.scopes),
-          body.expiresAt,
-        )
-        .run();
+      const keyUser = body.user ?? (org === c.var.principal.org ? user : "admin");
+      const made = { id, name: body.name, user: keyUser, scopes: body.scopes, expiresAt: body.expiresAt };
+      await c.var.db.batch([
+        c.var.db
+          .prepare(
+            "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          )
+          .bind(id, await hashApiKey(secret), body.name, org, keyUser, JSON.stringify(body.scopes), body.expiresAt),
+        changeRow(c, { org, action: "key.create", target: id, after: { ...made, budget: body.budget ?? null } }),
+      ]);
       if (body.budget) await setLimits(c, id, body.budget, org);
       const key = await keyView(c, id, org);
-      await recordChange(c, { org, action: "key.create", target: id, after: key });
       c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
       return c.json({ key, secret }, 201);
     },
@@ -284,24 +279,16 @@ export const adminKeyRoutes = routes()
         sets.push("expires_at = ?");
         values.push(body.expiresAt);
       }
-      if (sets.length > 0) {
-        await c.var.db
-          .prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
-          .bind(...values, id, c.var.principal.org)
-          .run();
-        forgetApiKey(id);
-        forgetSessionsOfKey(id);
-      }
+      const after = { ...before, ...body };
+      const audit = changeRow(c, { org: c.var.principal.org, action: "key.change", target: id, before, after });
+      const update = c.var.db
+        .prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
+        .bind(...values, id, c.var.principal.org);
+      await c.var.db.batch(sets.length > 0 ? [update, audit] : [audit]);
+      forgetApiKey(id);
+      forgetSessionsOfKey(id);
       if (body.budget) await setLimits(c, id, body.budget);
-      const key = await keyView(c, id);
-      await recordChange(c, {
-        org: c.var.principal.org,
-        action: "key.change",
-        target: id,
-        before,
-        after: key,
-      });
-      return c.json({ key }, 200);
+      return c.json({ key: await keyView(c, id) }, 200);
     },
   )
   .openapi(
@@ -316,19 +303,18 @@ export const adminKeyRoutes = routes()
     async (c) => {
       const { id } = c.req.valid("param");
       const [before] = await keyViews(c, id);
-      if (before) checkChangeable(c, before);
-      const result = await c.var.db
-        .prepare(
-          "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
-        )
-        .bind(id, c.var.principal.org)
-        .run();
-      if (result.meta.changes === 0) {
-        throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
-      }
+      if (!before) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
+      checkChangeable(c, before);
+      await c.var.db.batch([
+        c.var.db
+          .prepare(
+            "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
+          )
+          .bind(id, c.var.principal.org),
+        changeRow(c, { org: c.var.principal.org, action: "key.revoke", target: id, before }),
+      ]);
       forgetApiKey(id);
       forgetSessionsOfKey(id);
-      await recordChange(c, { org: c.var.principal.org, action: "key.revoke", target: id, before });
       c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
       return c.body(null, 204);
     },

@@ -25,7 +25,7 @@ import { OrgSecrets } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
 import { typedProse } from "../typed-name";
-import { recordChange } from "./record-change";
+import { changeRow } from "./record-change";
 
 const ServerName = z.object({
   name: z
@@ -117,8 +117,9 @@ export const adminMcpServerRoutes = routes()
       await checkAuthSecret(c, owner, body.authSecret);
       const registry = new McpServerRegistry(c.var.db, owner);
       const before = await registry.get(name);
-      const { server, created } = await registry.put(name, body);
-      await recordChange(c, { org: owner, action: "mcp_server.put", target: name, before, after: server });
+      const after = { name, org: owner, ...body };
+      const audit = changeRow(c, { org: owner, action: "mcp_server.put", target: name, before, after });
+      const { server, created } = await registry.put(name, body, [audit]);
       c.var.logger.addCustomEvent(
         "Message",
         "[admin_mcp_servers_put]",
@@ -161,8 +162,9 @@ export const adminMcpServerRoutes = routes()
           `MCP server ${quoted(name)} is offered by the modes ${users.join(", ")}; take it out of them first.`,
         );
       }
-      await registry.delete(name);
-      await recordChange(c, { org: owner, action: "mcp_server.delete", target: name, before: server });
+      await registry.delete(name, [
+        changeRow(c, { org: owner, action: "mcp_server.delete", target: name, before: server }),
+      ]);
       return c.body(null, 204);
     },
   );

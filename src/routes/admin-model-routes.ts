@@ -27,7 +27,7 @@ import { settings } from "../settings";
 import { OrgSecrets } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
-import { recordChange } from "./record-change";
+import { changeRow } from "./record-change";
 
 const RouteName = z.object({
   name: z
@@ -143,8 +143,9 @@ export const adminModelRouteRoutes = routes()
       }
       await checkKeySecret(c, owner, body.apiKeySecret);
       const before = await registry.get(name);
-      const { route, created } = await registry.put(name, body);
-      await recordChange(c, { org: owner, action: "model_route.put", target: name, before, after: route });
+      const after = { name, org: owner, ...body };
+      const audit = changeRow(c, { org: owner, action: "model_route.put", target: name, before, after });
+      const { route, created } = await registry.put(name, body, [audit]);
       forgetRouteTable(c.env.DB);
       c.var.logger.addCustomEvent(
         "Message",
@@ -216,8 +217,9 @@ export const adminModelRouteRoutes = routes()
           `Model route ${quoted(name)} is a fallback of the routes ${users.routes.join(", ")}; take it out of them first.`,
         );
       }
-      await registry.delete(name);
-      await recordChange(c, { org: owner, action: "model_route.delete", target: name, before: route });
+      await registry.delete(name, [
+        changeRow(c, { org: owner, action: "model_route.delete", target: name, before: route }),
+      ]);
       forgetRouteTable(c.env.DB);
       return c.body(null, 204);
     },

@@ -20,7 +20,7 @@ import { DEFAULT_ROUTE, ModelRouteRegistry, routesSeenBy } from "../routing/mode
 import { forgetTurnReads } from "../session/session-model";
 import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
-import { recordChange } from "./record-change";
+import { changeRow } from "./record-change";
 
 const ModeKey = z.object({
   key: z.string().regex(MODE_KEY_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter"),
@@ -118,16 +118,12 @@ async function setVisibility(c: AppContext, key: string, enabled: boolean) {
       { param: "enabled" },
     );
   }
-  const hidden = await hiddenModes(c.var.db, org);
-  await setModeHidden(c.var.db, org, key, !enabled);
-  if (hidden.has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
-  await recordChange(c, {
-    org,
-    action: enabled ? "mode.show" : "mode.hide",
-    target: key,
-    before: { enabled: !enabled },
-    after: { enabled },
-  });
+  // Already so: nothing changes, nothing is recorded.
+  if ((await hiddenModes(c.var.db, org)).has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
+  const action = enabled ? "mode.show" : "mode.hide";
+  await setModeHidden(c.var.db, org, key, !enabled, [
+    changeRow(c, { org, action, target: key, before: { enabled: !enabled }, after: { enabled } }),
+  ]);
   forgetTurnReads(c.env.DB);
   return c.json({ mode: deployment, enabled }, 200);
 }
@@ -166,14 +162,14 @@ export const adminModeRoutes = routes()
           { param: "isDefault" },
         );
       }
-      const mode = await upsertMode(c.var.db, owner, key, body);
-      await recordChange(c, {
+      const audit = changeRow(c, {
         org: owner,
         action: "mode.put",
         target: key,
         before: existing,
-        after: mode,
+        after: { key, ...body },
       });
+      const mode = await upsertMode(c.var.db, owner, key, body, [audit]);
       forgetTurnReads(c.env.DB);
       c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
         ["mode", key],

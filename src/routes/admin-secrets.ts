@@ -11,8 +11,15 @@ import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http
 import { quoted } from "../quote";
 import { forgetRouteTable } from "../routing/route-table";
 import { SecretName } from "../secret-name";
-import { MAX_SECRET_VALUE_CHARS, OrgSecrets, OrgSecretView, requireSecretBox, rewrapAll } from "../tenancy/org-secrets";
-import { recordChange } from "./record-change";
+import {
+  lastFourOf,
+  MAX_SECRET_VALUE_CHARS,
+  OrgSecrets,
+  OrgSecretView,
+  requireSecretBox,
+  rewrapAll,
+} from "../tenancy/org-secrets";
+import { changeRow, recordChange } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -67,14 +74,9 @@ export const adminSecretRoutes = routes()
       const box = await requireSecretBox(c.env);
       const store = new OrgSecrets(c.var.db, c.var.principal.org);
       const before = await store.get(name);
-      const { secret, created } = await store.put(box, name, value);
-      await recordChange(c, {
-        org: c.var.principal.org,
-        action: "secret.put",
-        target: name,
-        before,
-        after: secret,
-      });
+      const after = { name, lastFour: lastFourOf(value) };
+      const audit = changeRow(c, { org: c.var.principal.org, action: "secret.put", target: name, before, after });
+      const { secret, created } = await store.put(box, name, value, [audit]);
       forgetRouteTable(c.env.DB);
       c.var.logger.addCustomEvent("Message", "[admin_secrets_put]", created ? "Secret stored." : "Secret replaced.", [
         ["secret", name],
@@ -103,13 +105,9 @@ export const adminSecretRoutes = routes()
           `Secret ${quoted(name)} is named by the ${users.join(", ")}; name another there first.`,
         );
       }
-      await store.delete(name);
-      await recordChange(c, {
-        org: c.var.principal.org,
-        action: "secret.delete",
-        target: name,
-        before,
-      });
+      await store.delete(name, [
+        changeRow(c, { org: c.var.principal.org, action: "secret.delete", target: name, before }),
+      ]);
       forgetRouteTable(c.env.DB);
       return c.body(null, 204);
     },

@@ -13,7 +13,7 @@ import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { quoted } from "../quote";
 import { isOperator } from "../tenancy/roles";
-import { recordChange } from "./record-change";
+import { changeRow } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
@@ -65,23 +65,23 @@ export const adminUserRoutes = routes()
         });
       }
       const before = await findUser(c.var.db, org, id);
-      await setUserDisabled(c.var.db, org, id, disabled);
+      const action = disabled ? "user.disable" : "user.enable";
+      await setUserDisabled(c.var.db, org, id, disabled, [
+        changeRow(c, { org, action, target: id, before, after: { id, disabled } }),
+      ]);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
       forgetUserState(org, id);
       const revoked = disabled ? await revokeGrants(c.var.db, org, id) : [];
       if (revoked.length > 0) {
+        // Each grant the disabling ended is a row of its own (its record is revoked above, in one statement).
+        await c.var.db.batch(
+          revoked.map((grant) => changeRow(c, { org, action: "grant.revoke", target: grant.id, before: { user: id } })),
+        );
         const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
         c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }
       const user = await findUser(c.var.db, org, id);
-      await recordChange(c, {
-        org,
-        action: disabled ? "user.disable" : "user.enable",
-        target: id,
-        before,
-        after: { ...user, grantsRevoked: revoked.map((grant) => grant.id) },
-      });
       c.var.logger.addCustomEvent(
         "Message",
         disabled ? "[admin_users_disable]" : "[admin_users_enable]",

@@ -307,10 +307,17 @@ export class ModelRouteRegistry {
     return row ? routeOfRow(row) : null;
   }
 
-  /** Stores the route; `created` when it is new. The caller checked its fallbacks (fallbackProblem). */
-  async put(name: string, body: ModelRouteBody): Promise<{ route: ModelRoute; created: boolean }> {
+  /**
+   * Stores the route, with `also` in the same batch (its audit row); `created` when it is new. The caller checked its
+   * fallbacks (fallbackProblem).
+   */
+  async put(
+    name: string,
+    body: ModelRouteBody,
+    also: D1PreparedStatement[] = [],
+  ): Promise<{ route: ModelRoute; created: boolean }> {
     const existed = (await this.get(name)) !== null;
-    await this.db
+    const write = this.db
       .prepare(
         `INSERT INTO model_routes (org, name, provider, model, base_url, api_key_secret, tool_format, timeout_ms,
            fallbacks, input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities)
@@ -338,18 +345,18 @@ export class ModelRouteRegistry {
         body.contextTokens,
         body.provider === "anthropic" ? (body.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
         JSON.stringify(body.inputModalities),
-      )
-      .run();
+      );
+    await this.db.batch([write, ...also]);
     const route = await this.get(name);
     if (!route) throw new Error(`model route ${name} was not stored`);
     return { route, created: !existed };
   }
 
-  async delete(name: string): Promise<boolean> {
-    const result = await this.db
-      .prepare("DELETE FROM model_routes WHERE org = ? AND name = ?")
-      .bind(this.org, name)
-      .run();
-    return result.meta.changes > 0;
+  /** Removes the route, with `also` in the same batch (its audit row). */
+  async delete(name: string, also: D1PreparedStatement[] = []): Promise<void> {
+    await this.db.batch([
+      this.db.prepare("DELETE FROM model_routes WHERE org = ? AND name = ?").bind(this.org, name),
+      ...also,
+    ]);
   }
 }

@@ -59,6 +59,11 @@ export async function requireSecretBox(env: object): Promise<SecretBox> {
   );
 }
 
+/** What a list shows of a value: its last four characters, or nothing for a value too short to show any of. */
+export function lastFourOf(value: string): string {
+  return value.length >= SHOWN_TAIL_FROM_CHARS ? value.slice(-4) : "";
+}
+
 export class OrgSecrets {
   constructor(
     private readonly db: Db,
@@ -79,8 +84,16 @@ export class OrgSecrets {
     return (await this.list()).find((s) => s.name === name) ?? null;
   }
 
-  /** Stores `value` under `name` (sealed); `created` when the name is new. Refused past MAX_ORG_SECRETS. */
-  async put(box: SecretBox, name: string, value: string): Promise<{ secret: OrgSecretView; created: boolean }> {
+  /**
+   * Stores `value` under `name` (sealed), with `also` in the same batch (its audit row); `created` when the name is
+   * new. Refused past MAX_ORG_SECRETS.
+   */
+  async put(
+    box: SecretBox,
+    name: string,
+    value: string,
+    also: D1PreparedStatement[] = [],
+  ): Promise<{ secret: OrgSecretView; created: boolean }> {
     const existing = await this.list();
     const created = !existing.some((s) => s.name === name);
     if (created && existing.length >= MAX_ORG_SECRETS) {
@@ -91,26 +104,27 @@ export class OrgSecrets {
       );
     }
     const sealed = await box.seal(this.org, name, value);
-    const lastFour = value.length >= SHOWN_TAIL_FROM_CHARS ? value.slice(-4) : "";
-    const row = await this.db
-      .prepare(
-        `INSERT INTO org_secrets (org, name, value_ciphertext, wrapped_key, key_id, last_four) VALUES (?, ?, ?, ?, ?, ?)
+    const [written] = await this.db.batch([
+      this.db
+        .prepare(
+          `INSERT INTO org_secrets (org, name, value_ciphertext, wrapped_key, key_id, last_four) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (org, name) DO UPDATE SET value_ciphertext = excluded.value_ciphertext,
            wrapped_key = excluded.wrapped_key, key_id = excluded.key_id, last_four = excluded.last_four,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
          RETURNING name, value_ciphertext, wrapped_key, key_id, last_four, created_at, updated_at`,
-      )
-      .bind(this.org, name, sealed.valueCiphertext, sealed.wrappedKey, sealed.keyId, lastFour)
-      .first();
-    return { secret: viewOf(Row.parse(row)), created };
+        )
+        .bind(this.org, name, sealed.valueCiphertext, sealed.wrappedKey, sealed.keyId, lastFourOf(value)),
+      ...also,
+    ]);
+    return { secret: viewOf(Row.parse(written?.results[0])), created };
   }
 
-  async delete(name: string): Promise<boolean> {
-    const result = await this.db
-      .prepare("DELETE FROM org_secrets WHERE org = ? AND name = ?")
-      .bind(this.org, name)
-      .run();
-    return result.meta.changes > 0;
+  /** Removes the secret, with `also` in the same batch (its audit row). */
+  async delete(name: string, also: D1PreparedStatement[] = []): Promise<void> {
+    await this.db.batch([
+      this.db.prepare("DELETE FROM org_secrets WHERE org = ? AND name = ?").bind(this.org, name),
+      ...also,
+    ]);
   }
 
   /**

@@ -2,7 +2,7 @@
 // after, the request), secrets by name only; an admin reads their org's rows, an operator every row; rows are never
 // changed or deleted.
 import { env } from "cloudflare:workers";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { AuditEntry } from "../../src/tenancy/audit-log";
 import { freshDatabase } from "../fixtures/database";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -125,6 +125,28 @@ describe("the audit log", () => {
     expect(first.entries.map((r) => r.target)).toEqual(["K_THREE", "K_TWO"]);
     const rest = await auditOf(ADMIN_A, `?limit=2&before=${first.next}`);
     expect(rest.map((r) => r.target)).toEqual(["K_ONE"]);
+  });
+
+  it("is written with the change it records: a change whose row cannot be written is not made", async () => {
+    await env.DB.prepare(
+      "CREATE TRIGGER audit_log_refuses BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'the log is down'); END",
+    ).run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const put = await outcome("PUT", "/admin/secrets/NEVER_KEY", { value: "sk-not-stored-0123456789" }, ADMIN_A);
+      const route = { provider: "openai_compatible", model: "m", baseUrl: "https://x.example/v1" };
+      const routed = await outcome("PUT", "/admin/model-routes/never?owner=org", route, ADMIN_A);
+      const hidden = await outcome("PUT", "/admin/modes/ddr_authoring", { enabled: false }, ADMIN_A);
+      expect([put.status, routed.status, hidden.status]).toEqual([500, 500, 500]);
+    } finally {
+      errors.mockRestore();
+    }
+    const stored = await env.DB.batch([
+      env.DB.prepare("SELECT count(*) AS n FROM org_secrets"),
+      env.DB.prepare("SELECT count(*) AS n FROM model_routes WHERE name = 'never'"),
+      env.DB.prepare("SELECT count(*) AS n FROM hidden_modes"),
+    ]);
+    expect(stored.map((r) => (r.results[0] as { n: number }).n)).toEqual([0, 0, 0]);
   });
 
   it("is append-only: a row cannot be changed or deleted, even in SQL", async () => {
