@@ -1,5 +1,5 @@
-// Helpers for the tenancy tests: calls as any key, an org's own provider key and route to the second scripted
-// upstream (whose key is UPSTREAM_B_KEY's value), and the modes a key's org sees.
+// Helpers for the tenancy tests: calls made with whichever key a test names, an org's own provider key and route to
+// the second scripted upstream (whose key is UPSTREAM_B_KEY's value), and the modes a key's org sees.
 import { env, exports } from "cloudflare:workers";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, type ErrorBody } from "../fixtures/sessions";
