@@ -36,6 +36,10 @@ export interface ChatModel {
 /** Why a model call failed, one code a cause; the user sees only the fixed text of its code. */
 export type ModelErrorCode =
   | "model_auth_failed"
+  | "model_not_found"
+  | "context_length_exceeded"
+  | "content_filtered"
+  | "model_bad_request"
   | "model_rate_limited"
   | "model_unavailable"
   | "model_bad_response"
@@ -44,6 +48,10 @@ export type ModelErrorCode =
 
 const MODEL_ERROR_MESSAGES: Record<ModelErrorCode, string> = {
   model_auth_failed: "The model service refused this server's credentials; the operator must check its API key.",
+  model_not_found: "The model service does not know the model this route names; the operator must fix the route's model.",
+  context_length_exceeded: "The conversation is too long for the model's context.",
+  content_filtered: "The model service's content filter stopped the request or its answer.",
+  model_bad_request: "The model service refused the request as malformed.",
   model_rate_limited: "The model service is rate limiting this server; try again in a minute.",
   model_unavailable: "The model service is unavailable; try again later.",
   model_bad_response: "The model service sent an answer that is not a chat completion.",

@@ -9,6 +9,13 @@ export const TokenUsage = z.object({
   promptTokens: z.number(),
   completionTokens: z.number(),
   totalTokens: z.number(),
+  /**
+   * Of `promptTokens`, those read from the provider's prompt cache (OpenAI's `prompt_tokens_details.cached_tokens`,
+   * Anthropic's `cache_read_input_tokens`). `promptTokens` always counts every input token, cached or not.
+   */
+  cachedInputTokens: z.number().optional(),
+  /** Of `promptTokens`, those written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
+  cacheWriteInputTokens: z.number().optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
