@@ -14,6 +14,7 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import type { TurnLimit } from "./turn-limits";
+import { addUsage } from "../wire/turn";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AskModelDeps {
@@ -95,11 +96,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
     });
     if (response.usage) {
       const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-      turn.usage = {
-        promptTokens: before.promptTokens + response.usage.promptTokens,
-        completionTokens: before.completionTokens + response.usage.completionTokens,
-        totalTokens: before.totalTokens + response.usage.totalTokens,
-      };
+      turn.usage = addUsage(before, response.usage);
     }
     return { type: "model_answered", response, route };
   } catch (error) {
