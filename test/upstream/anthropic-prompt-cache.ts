@@ -29,8 +29,9 @@ interface Block {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** A block's cached form: a string content or system is one text block, as Anthropic reads it. */
 function blockOf(value: unknown): Block {
-  const { cache_control: mark, ...rest } = isRecord(value) ? value : { text: value };
+  const { cache_control: mark, ...rest } = isRecord(value) ? value : { type: "text", text: value };
   const text = JSON.stringify(rest);
   const ttl = isRecord(mark) ? (mark.ttl === "1h" ? "1h" : "5m") : null;
   return { tokens: Math.max(1, Math.ceil(text.length / 4)), breakpoint: ttl, text };
