@@ -6,6 +6,7 @@ import { deadline } from "../llm/deadline";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { TurnObserver } from "../observability/turn-observer";
 import type { ModelRouter, ServedBy } from "../routing/model-router";
+import { addUsage } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import { correctionRequest } from "./json-tool-call";
 import type { TurnMeter } from "./model-call-budget";
@@ -14,7 +15,6 @@ import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import type { TurnLimit } from "./turn-limits";
-import { addUsage } from "../wire/turn";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AskModelDeps {

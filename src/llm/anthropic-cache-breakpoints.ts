@@ -64,7 +64,9 @@ function onlyToolResults(message: MessageParam): boolean {
  */
 function markedMessage(message: MessageParam, mark: CacheControl): MessageParam | null {
   if (typeof message.content === "string") {
-    return message.content === "" ? null : { ...message, content: [{ type: "text", text: message.content, cache_control: mark }] };
+    return message.content === ""
+      ? null
+      : { ...message, content: [{ type: "text", text: message.content, cache_control: mark }] };
   }
   const blocks = [...message.content];
   for (let i = blocks.length - 1; i >= 0; i--) {

@@ -46,7 +46,8 @@ const UsageJson = z
     const completion = u.completion_tokens ?? u.output_tokens ?? 0;
     if (prompt === undefined && u.total_tokens === undefined) return null;
     const promptTokens = prompt ?? 0;
-    const read = u.cache_read_input_tokens ?? u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens;
+    const read =
+      u.cache_read_input_tokens ?? u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens;
     return {
       promptTokens,
       completionTokens: completion,

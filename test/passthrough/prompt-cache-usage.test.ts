@@ -73,11 +73,10 @@ describe("the passthrough and prompt caching", () => {
   });
 
   it("relays prompt_cache_key and meters OpenAI's cached tokens, JSON and streamed", async () => {
-    const script = await scriptUpstream(
-      [{ type: "completion", content: "ok" }],
-      env.TEST_UPSTREAM_URL,
-      { repeat: true, measureUsage: true },
-    );
+    const script = await scriptUpstream([{ type: "completion", content: "ok" }], env.TEST_UPSTREAM_URL, {
+      repeat: true,
+      measureUsage: true,
+    });
     const key = await newChatKey();
     const through = workerWith();
     const messages = [
@@ -114,14 +113,29 @@ describe("the passthrough and prompt caching", () => {
       new TextEncoder().encode(
         JSON.stringify({
           object: "response",
-          usage: { input_tokens: 2000, input_tokens_details: { cached_tokens: 1536 }, output_tokens: 5, total_tokens: 2005 },
+          usage: {
+            input_tokens: 2000,
+            input_tokens_details: { cached_tokens: 1536 },
+            output_tokens: 5,
+            total_tokens: 2005,
+          },
         }),
       ),
     );
     expect(responses).toEqual({ promptTokens: 2000, completionTokens: 5, totalTokens: 2005, cachedInputTokens: 1536 });
     const scanner = new SseUsageScanner();
-    const usage = { prompt_tokens: 1300, completion_tokens: 2, total_tokens: 1302, prompt_tokens_details: { cached_tokens: 1152 } };
+    const usage = {
+      prompt_tokens: 1300,
+      completion_tokens: 2,
+      total_tokens: 1302,
+      prompt_tokens_details: { cached_tokens: 1152 },
+    };
     scanner.push(new TextEncoder().encode(`data: ${JSON.stringify({ choices: [], usage })}\n\n`));
-    expect(scanner.usage).toEqual({ promptTokens: 1300, completionTokens: 2, totalTokens: 1302, cachedInputTokens: 1152 });
+    expect(scanner.usage).toEqual({
+      promptTokens: 1300,
+      completionTokens: 2,
+      totalTokens: 1302,
+      cachedInputTokens: 1152,
+    });
   });
 });

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { AnthropicPromptCache, blocksOf, breakpointProblem, type CacheUsage } from "./anthropic-prompt-cache.ts";
 import {
   type AnthropicErrorType,
   type AnthropicScriptedError,
@@ -16,7 +17,6 @@ import {
   type ScriptOptions,
   scriptMarker,
 } from "./script-types.ts";
-import { AnthropicPromptCache, blocksOf, breakpointProblem, type CacheUsage } from "./anthropic-prompt-cache.ts";
 import { chunks, now, readBody, sendJson, sleep } from "./scripted-upstream.ts";
 
 export interface ScriptedAnthropicOptions {
@@ -159,7 +159,12 @@ function messageJson(step: MessageStep, request: MessagesRequest, seq: number, u
 }
 
 /** The events the Messages API streams for this message, in order, as `[event type, data]`. */
-function messageEvents(step: MessageStep, request: MessagesRequest, seq: number, usage: AnswerUsage): [string, unknown][] {
+function messageEvents(
+  step: MessageStep,
+  request: MessagesRequest,
+  seq: number,
+  usage: AnswerUsage,
+): [string, unknown][] {
   const message = messageJson(step, request, seq, usage);
   const size = step.chunkSize ?? 8;
   const events: [string, unknown][] = [

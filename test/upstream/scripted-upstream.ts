@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { OpenAIPromptCache, promptTextOf, promptTokensOf } from "./openai-prompt-cache.ts";
 import {
   type CreatedScript,
   type RecordedRequest,
@@ -13,7 +14,6 @@ import {
   type ScriptStep,
   scriptMarker,
 } from "./script-types.ts";
-import { OpenAIPromptCache, promptTextOf, promptTokensOf } from "./openai-prompt-cache.ts";
 
 export interface ScriptedUpstreamOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (as an OpenAI server checks its key). */
@@ -169,7 +169,11 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
         sendJson(
           res,
           201,
-          createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record, measureUsage: parsed.measureUsage }),
+          createScript(parsed.steps, {
+            repeat: parsed.repeat,
+            record: parsed.record,
+            measureUsage: parsed.measureUsage,
+          }),
         );
         return;
       }
