@@ -204,13 +204,7 @@ function messageEvents(
     {
       type: "message_delta",
       delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
-      // As Anthropic's current API does: the usage again, cumulative (input and the cache's counts too).
-      usage: {
-        input_tokens: message.usage.input_tokens,
-        cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
-        cache_read_input_tokens: message.usage.cache_read_input_tokens,
-        output_tokens: message.usage.output_tokens,
-      },
+      usage: { output_tokens: message.usage.output_tokens },
     },
   ]);
   events.push(["message_stop", { type: "message_stop" }]);
