@@ -20,7 +20,7 @@ type CacheControl = { type: "ephemeral"; ttl?: "1h" };
 
 /** The request with its breakpoints; a request that already carries `cache_control` (the client's own) is left as it is. */
 export function withCacheBreakpoints(request: MessagesRequest, ttl: CacheTtl = "5m"): MessagesRequest {
-  if (JSON.stringify(request).includes('"cache_control"')) return request;
+  if (hasBreakpoint(request)) return request;
   const mark: CacheControl = ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const out: MessagesRequest = { ...request };
   const tools = request.tools;
@@ -38,6 +38,18 @@ export function withCacheBreakpoints(request: MessagesRequest, ttl: CacheTtl = "
   }
   out.messages = messages;
   return out;
+}
+
+/** Whether a tool, a system block or a message's block already carries `cache_control`. */
+function hasBreakpoint(request: MessagesRequest): boolean {
+  const marked = (block: { cache_control?: unknown }) => block.cache_control != null;
+  return (
+    (request.tools ?? []).some(marked) ||
+    (Array.isArray(request.system) && request.system.some(marked)) ||
+    request.messages.some(
+      (m) => Array.isArray(m.content) && m.content.some((b) => "cache_control" in b && b.cache_control != null),
+    )
+  );
 }
 
 /** The index of the last message before the current turn's opening user message; -1 when there is none. */

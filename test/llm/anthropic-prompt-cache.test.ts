@@ -3,6 +3,7 @@
 // every input token in promptTokens. Against the scripted Anthropic upstream, which caches as Anthropic does.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { withCacheBreakpoints } from "../../src/llm/anthropic-cache-breakpoints";
 import { AnthropicChatModel } from "../../src/llm/anthropic-chat-model";
 import type { ChatMessage, ChatTool } from "../../src/wire/openai";
 import { scriptAnthropic } from "../fixtures/upstream";
@@ -99,5 +100,36 @@ describe("AnthropicChatModel with prompt caching", () => {
     const fresh = usage.promptTokens - (usage.cachedInputTokens ?? 0) - (usage.cacheWriteInputTokens ?? 0);
     expect(fresh).toBeGreaterThanOrEqual(0);
     expect(usage.totalTokens).toBe(usage.promptTokens + usage.completionTokens);
+  });
+
+  it("leaves a request that already has breakpoints as it is, and skips an empty text block", () => {
+    const own = {
+      model: "m",
+      max_tokens: 8,
+      messages: [
+        {
+          role: "user" as const,
+          content: [{ type: "text" as const, text: "hi", cache_control: { type: "ephemeral" } }],
+        },
+      ],
+    };
+    expect(withCacheBreakpoints(own)).toBe(own);
+    const marked = withCacheBreakpoints({
+      model: "m",
+      max_tokens: 8,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "text", text: "" },
+          ],
+        },
+      ],
+    });
+    expect(marked.messages[0]?.content).toEqual([
+      { type: "text", text: "look", cache_control: { type: "ephemeral" } },
+      { type: "text", text: "" },
+    ]);
   });
 });
