@@ -99,7 +99,9 @@ describe("prompt caching in a session", () => {
     await sendMessage(sessionId, `greet ${script.marker}`);
     await sendMessage(sessionId, `again ${script.marker}`);
     const raw = (await script.requests()).map((r) => r.body);
-    const bodies = raw.map((b) => JSON.parse(b) as { messages: unknown[]; prompt_cache_key?: string });
+    const bodies = raw.map((b) => JSON.parse(b) as { messages: unknown[]; tools?: unknown; prompt_cache_key?: string });
+    // The tools (which OpenAI reads before the messages) are the same bytes in every request.
+    expect(new Set(bodies.map((b) => JSON.stringify(b.tools))).size).toBe(1);
     expect(bodies.map((b) => b.prompt_cache_key)).toEqual([sessionId, sessionId, sessionId]);
     // Each request is the one before it with new messages after: the same bytes up to the earlier request's last message.
     for (const [i, body] of raw.entries()) {
