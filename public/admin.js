@@ -266,6 +266,7 @@ async function loadUsage() {
         h("td", { text: row.series || "(none)" }),
         h("td", { text: number(row.calls) }),
         h("td", { text: number(row.totalTokens) }),
+        h("td", { text: cachedShare(row) }),
         h("td", { text: row.costUsd.toFixed(4) }),
         h("td", { text: number(row.errors) }),
       ),
@@ -273,8 +274,12 @@ async function loadUsage() {
   );
   const series = [...new Set(rows.map((row) => row.series || "(none)"))];
   const total = rows.reduce((sum, row) => sum + row.totalTokens, 0);
+  const input = rows.reduce((sum, row) => sum + row.promptTokens, 0);
+  const cached = rows.reduce((sum, row) => sum + row.cachedInputTokens, 0);
+  const fromCache =
+    input > 0 && cached > 0 ? ` (${Math.round((cached / input) * 100)}% of the input from the prompt cache)` : "";
   el.usageCaption.textContent = rows.length
-    ? `${number(total)} tokens in ${number(rows.reduce((sum, row) => sum + row.calls, 0))} calls; one line per ${by}.`
+    ? `${number(total)} tokens in ${number(rows.reduce((sum, row) => sum + row.calls, 0))} calls${fromCache}; one line per ${by}.`
     : "No model calls in the last 30 days.";
   el.usageChart.setAttribute("aria-label", `Tokens per day by ${by}: ${el.usageCaption.textContent}`);
   const data = [
@@ -306,6 +311,15 @@ async function loadUsage() {
     data,
     el.usageChart,
   );
+}
+
+/**
+ * The input tokens read from the prompt cache, and their share of the input ("—" when none were).
+ * @param {{ promptTokens: number, cachedInputTokens: number }} row
+ */
+function cachedShare(row) {
+  if (!row.cachedInputTokens) return "—";
+  return `${number(row.cachedInputTokens)} (${Math.round((row.cachedInputTokens / Math.max(1, row.promptTokens)) * 100)}%)`;
 }
 
 /**
@@ -348,7 +362,9 @@ async function loadCalls() {
         h("td", {}, turn),
         h("td", { text: call.route }),
         h("td", { text: call.model }),
-        h("td", { text: `${number(call.promptTokens)} in, ${number(call.completionTokens)} out` }),
+        h("td", {
+          text: `${number(call.promptTokens)} in${call.cachedInputTokens ? ` (${number(call.cachedInputTokens)} from cache)` : ""}, ${number(call.completionTokens)} out`,
+        }),
         h("td", { text: `${number(call.latencyMs)} ms` }),
         h("td", { text: call.outcome }),
       );
@@ -412,11 +428,24 @@ async function loadCatalog() {
           text:
             route.inputPricePerMTok === null && route.outputPricePerMTok === null
               ? "—"
-              : `${route.inputPricePerMTok ?? 0} / ${route.outputPricePerMTok ?? 0}`,
+              : // Cached input and cache writes cost the input price unless the route names their own.
+                `${route.inputPricePerMTok ?? 0} / ${route.cachedInputPricePerMTok ?? route.inputPricePerMTok ?? 0} / ${route.cacheWritePricePerMTok ?? route.inputPricePerMTok ?? 0} / ${route.outputPricePerMTok ?? 0}`,
         }),
+        h("td", { text: promptCacheOf(route) }),
       ),
     ),
   );
+}
+
+/**
+ * How a route uses the provider's prompt cache, in a few words.
+ * @param {{ provider: string, promptCaching: boolean, promptCacheTtl: string | null, promptCacheKey: boolean }} route
+ */
+function promptCacheOf(route) {
+  if (route.provider === "anthropic")
+    return route.promptCaching ? `breakpoints, ${route.promptCacheTtl ?? "5m"}` : "off";
+  if (route.provider === "openai_compatible") return route.promptCacheKey ? "automatic, prompt_cache_key" : "automatic";
+  return "—";
 }
 
 /** Audit rows the page shows: the newest. */

@@ -6,7 +6,8 @@ import { h } from "./dom.js";
 
 /**
  * @typedef {{kind: string, name: string, offsetMs: number, durationMs: number, route?: string, provider?: string,
- *   model?: string, ttftMs?: number | null, inputTokens?: number, outputTokens?: number, finishReason?: string | null,
+ *   model?: string, ttftMs?: number | null, inputTokens?: number, outputTokens?: number, cachedInputTokens?: number,
+ *   cacheWriteInputTokens?: number, finishReason?: string | null,
  *   toolCallId?: string, ranOn?: string, mcpServer?: string, outcome?: string, iterations?: number, error?: string,
  *   traceId?: string}} TimelineStep
  * @typedef {{sessionId: string, turnId: string, status: string, startedAt: string, endedAt: string | null,
@@ -37,7 +38,9 @@ const kindLabel = (kind) => KIND_LABELS[kind] ?? kind;
 /** @param {TimelineStep} step */
 function tokensOf(step) {
   if (step.inputTokens === undefined && step.outputTokens === undefined) return null;
-  return `${step.inputTokens ?? 0} in, ${step.outputTokens ?? 0} out`;
+  // The prompt cache's share of the input, when the provider read any of it from there.
+  const cached = step.cachedInputTokens ? ` (${step.cachedInputTokens} from cache)` : "";
+  return `${step.inputTokens ?? 0} in${cached}, ${step.outputTokens ?? 0} out`;
 }
 
 /** The figures of a step, one line each, as the tooltip shows them. @param {TimelineStep} step */

@@ -6,6 +6,7 @@ import { deadline } from "../llm/deadline";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { TurnObserver } from "../observability/turn-observer";
 import type { ModelRouter, ServedBy } from "../routing/model-router";
+import { addUsage } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import { correctionRequest } from "./json-tool-call";
 import type { TurnMeter } from "./model-call-budget";
@@ -95,11 +96,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
     });
     if (response.usage) {
       const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-      turn.usage = {
-        promptTokens: before.promptTokens + response.usage.promptTokens,
-        completionTokens: before.completionTokens + response.usage.completionTokens,
-        totalTokens: before.totalTokens + response.usage.totalTokens,
-      };
+      turn.usage = addUsage(before, response.usage);
     }
     return { type: "model_answered", response, route };
   } catch (error) {

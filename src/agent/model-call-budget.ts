@@ -11,7 +11,7 @@ export interface ModelCallBudget {
 /** What one model call used, for its reservation: the usage it reported, else the length of its answer. */
 export interface CallUse {
   route: string;
-  usage: Pick<TokenUsage, "promptTokens" | "completionTokens"> | null;
+  usage: Pick<TokenUsage, "promptTokens" | "completionTokens" | "cachedInputTokens" | "cacheWriteInputTokens"> | null;
   answerChars: number;
 }
 

@@ -3,9 +3,10 @@
 // retries with backoff, the answer (JSON or the Messages event stream) back as a ChatResponse, errors as ModelErrors.
 
 import { ChatRequestIn } from "../translate/anthropic-chat";
-import { chatRequestToMessages, chatUsageOf, messageToChatResponse } from "../translate/chat-anthropic";
+import { chatRequestToMessages, messageToChatResponse } from "../translate/chat-anthropic";
 import { AnthropicMessage } from "../wire/anthropic";
-import { anthropicStreamEvents } from "./anthropic-stream-events";
+import { type CacheTtl, withCacheBreakpoints } from "./anthropic-cache-breakpoints";
+import { anthropicStreamEvents, tokenUsageOfAnthropic } from "./anthropic-stream-events";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
 import { callWithRetries, DETAIL_CHARS, jsonAnswer, mediaTypeOf, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
@@ -28,6 +29,8 @@ export interface AnthropicChatModelOptions {
   /** First backoff; doubled each retry. */
   retryBaseMs?: number;
   fetch?: typeof fetch;
+  /** Prompt caching: `cache_control` breakpoints with this lifetime (anthropic-cache-breakpoints.ts); null: none. */
+  promptCache?: { ttl: CacheTtl } | null;
 }
 
 export class AnthropicChatModel implements ChatModel {
@@ -82,7 +85,8 @@ export class AnthropicChatModel implements ChatModel {
         `not sendable to the Messages API: ${translated.param}: ${translated.message}`,
       );
     }
-    return JSON.stringify(translated.value);
+    const cache = this.options.promptCache;
+    return JSON.stringify(cache ? withCacheBreakpoints(translated.value, cache.ttl) : translated.value);
   }
 
   private redact(text: string): string {
@@ -118,7 +122,6 @@ export class AnthropicChatModel implements ChatModel {
     const choice = messageToChatResponse(answer, 0).choices[0];
     const content = choice?.message.content || null;
     if (content && onTextDelta) onTextDelta(content);
-    const usage = chatUsageOf(answer.usage);
     return {
       content,
       toolCalls: (choice?.message.tool_calls ?? []).map((c) => ({
@@ -127,11 +130,7 @@ export class AnthropicChatModel implements ChatModel {
         arguments: c.function.arguments,
       })),
       finishReason: choice?.finish_reason ?? null,
-      usage: {
-        promptTokens: usage.prompt_tokens,
-        completionTokens: usage.completion_tokens,
-        totalTokens: usage.total_tokens,
-      },
+      usage: tokenUsageOfAnthropic(answer.usage),
     };
   }
 }

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { MessageEventsToChatChunks } from "../translate/anthropic-chat-stream";
 import { ANTHROPIC_ERROR_STATUS, isAnthropicErrorType, MessageStreamEvent } from "../wire/anthropic";
+import type { TokenUsage } from "../wire/turn";
 import { ModelError } from "./chat-model";
 import type { ModelEvent } from "./model-events";
 import { sseData } from "./sse-lines";
@@ -20,6 +21,44 @@ const ToolCallFragment = z.looseObject({
 });
 const ToolCallFragments = z.array(ToolCallFragment).catch([]);
 
+/** Anthropic's usage counts: the cache's reads and writes are counted apart from `input_tokens`. */
+export interface AnthropicUsageCounts {
+  input_tokens?: number | null | undefined;
+  output_tokens?: number | null | undefined;
+  cache_creation_input_tokens?: number | null | undefined;
+  cache_read_input_tokens?: number | null | undefined;
+}
+
+/** Anthropic's usage as ours: `promptTokens` counts every input token (fresh, read from and written to the cache). */
+export function tokenUsageOfAnthropic(usage: AnthropicUsageCounts): TokenUsage {
+  const read = usage.cache_read_input_tokens ?? 0;
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const promptTokens = (usage.input_tokens ?? 0) + read + written;
+  const completionTokens = usage.output_tokens ?? 0;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    ...(usage.cache_read_input_tokens != null ? { cachedInputTokens: read } : {}),
+    ...(usage.cache_creation_input_tokens != null ? { cacheWriteInputTokens: written } : {}),
+  };
+}
+
+/** The counts a later event says, over the earlier ones (message_delta repeats only what it knows). */
+function mergedUsage(before: AnthropicUsageCounts, after: AnthropicUsageCounts): AnthropicUsageCounts {
+  const out = { ...before };
+  for (const key of [
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+  ] as const) {
+    const value = after[key];
+    if (value != null) out[key] = value;
+  }
+  return out;
+}
+
 /**
  * The events of `body`, an Anthropic Messages stream. `redact` cleans what a failure's detail quotes of the stream
  * (the upstream may echo our key back).
@@ -30,6 +69,9 @@ export async function* anthropicStreamEvents(
 ): AsyncGenerator<ModelEvent> {
   const chunks = new MessageEventsToChatChunks({ created: 0, includeUsage: true });
   let stopped = false;
+  // The usage as the raw events say it (message_start, then message_delta): the translation's chat usage has no
+  // place for the cache's writes.
+  let usage: AnthropicUsageCounts = {};
   for await (const data of sseData(body)) {
     let json: unknown;
     try {
@@ -53,15 +95,11 @@ export async function* anthropicStreamEvents(
       throw ModelError.fromStatus(status, redact(`stream error event: ${type}: ${message}`));
     }
     if (event.data.type === "message_stop") stopped = true;
+    if (event.data.type === "message_start") usage = mergedUsage(usage, event.data.message.usage);
+    if (event.data.type === "message_delta") usage = mergedUsage(usage, event.data.usage);
     for (const item of chunks.push(event.data)) {
       if ("error" in item) continue; // error events were handled above; the translation makes no other
-      if (item.usage) {
-        const { prompt_tokens, completion_tokens, total_tokens } = item.usage;
-        yield {
-          type: "usage",
-          usage: { promptTokens: prompt_tokens, completionTokens: completion_tokens, totalTokens: total_tokens },
-        };
-      }
+      if (item.usage) yield { type: "usage", usage: tokenUsageOfAnthropic(usage) };
       for (const choice of item.choices) {
         const content = choice.delta.content;
         if (typeof content === "string" && content !== "") yield { type: "text", text: content };

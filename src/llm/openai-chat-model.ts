@@ -16,6 +16,11 @@ export interface OpenAIChatModelOptions {
   /** First backoff; doubled each retry. */
   retryBaseMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Sent as `prompt_cache_key`: OpenAI routes requests with the same key (one session's) to the same prompt cache.
+   * Only where the route says its server takes the field.
+   */
+  promptCacheKey?: string;
 }
 
 export class OpenAIChatModel implements ChatModel {
@@ -31,6 +36,7 @@ export class OpenAIChatModel implements ChatModel {
       messages: request.messages,
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
       ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
+      ...(options.promptCacheKey ? { prompt_cache_key: options.promptCacheKey } : {}),
     });
     return callWithRetries({
       send: (signal) =>

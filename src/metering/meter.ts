@@ -9,14 +9,22 @@ import { estimateTokens } from "../token-estimate";
 import type { TokenUsage } from "../wire/turn";
 import type { Amount, OrgMeter, Settlement } from "./org-meter";
 
-/** Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). */
+/**
+ * Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). Input read from
+ * or written to the provider's prompt cache has its own prices when the route gives them, else the input price.
+ */
 export interface Prices {
   inputPricePerMTok: number | null;
   outputPricePerMTok: number | null;
+  cachedInputPricePerMTok?: number | null;
+  cacheWritePricePerMTok?: number | null;
 }
 
-/** What a call is priced on: its tokens in and out. */
-export type TokenCounts = Pick<TokenUsage, "promptTokens" | "completionTokens">;
+/** What a call is priced on: its tokens in (of which some read from or written to the cache) and out. */
+export type TokenCounts = Pick<
+  TokenUsage,
+  "promptTokens" | "completionTokens" | "cachedInputTokens" | "cacheWriteInputTokens"
+>;
 
 /** What a model call's answer may take when its request does not say: for its reservation, never a bill. */
 export const COMPLETION_ESTIMATE_TOKENS = 1024;
@@ -24,8 +32,14 @@ export const COMPLETION_ESTIMATE_TOKENS = 1024;
 export function costMicros(prices: Prices, used: TokenCounts): number {
   const input = prices.inputPricePerMTok ?? 0;
   const output = prices.outputPricePerMTok ?? 0;
+  const cachedRead = prices.cachedInputPricePerMTok ?? input;
+  const cacheWrite = prices.cacheWritePricePerMTok ?? input;
+  // `promptTokens` counts every input token: those read from or written to the cache are priced at their own rate.
+  const read = Math.min(used.cachedInputTokens ?? 0, used.promptTokens);
+  const written = Math.min(used.cacheWriteInputTokens ?? 0, used.promptTokens - read);
+  const fresh = used.promptTokens - read - written;
   // Dollars per million tokens are micro-dollars per token.
-  return Math.round(used.promptTokens * input + used.completionTokens * output);
+  return Math.round(fresh * input + read * cachedRead + written * cacheWrite + used.completionTokens * output);
 }
 
 /** What a call that sends `promptChars` and may write `completionTokens` is reserved for. */

@@ -94,7 +94,8 @@ const MODEL_NAME_CHARS = 256;
 async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
   const insert = db.prepare(
     `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, turn_id, endpoint, route, model, prompt_tokens,
-       completion_tokens, total_tokens, latency_ms, outcome, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       completion_tokens, total_tokens, latency_ms, outcome, cost_micros, cached_input_tokens, cache_write_input_tokens)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   await db.batch(
     rows.map((r) =>
@@ -116,6 +117,8 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
         Math.round(r.latencyMs),
         r.outcome,
         r.costMicros,
+        r.cachedInputTokens ?? 0,
+        r.cacheWriteInputTokens ?? 0,
       ),
     ),
   );

@@ -117,6 +117,8 @@ export interface TimelineStep {
   ttftMs?: number | null;
   inputTokens?: number;
   outputTokens?: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
   finishReason?: string | null;
   /** tool_call and wait: the call, and where it ran. */
   toolCallId?: string;

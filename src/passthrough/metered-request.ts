@@ -15,7 +15,7 @@ import {
 import { takeModelCall } from "../metering/model-call-limit";
 import type { Amount } from "../metering/org-meter";
 import { recordUsage, type UsageOutcome } from "../metering/usage-records";
-import { ATTR, OPERATION, providerName } from "../observability/tracing/attributes";
+import { ATTR, cacheAttributes, OPERATION, providerName } from "../observability/tracing/attributes";
 import { endAfterReply, startChildSpan } from "../observability/tracing/tracing";
 import type { ModelRoute } from "../routing/model-routes";
 import { settings } from "../settings";
@@ -116,7 +116,11 @@ export class MeteredRequest {
         "aptix.outcome": outcome,
       });
       if (usage) {
-        span.setAttributes({ [ATTR.inputTokens]: usage.promptTokens, [ATTR.outputTokens]: usage.completionTokens });
+        span.setAttributes({
+          [ATTR.inputTokens]: usage.promptTokens,
+          [ATTR.outputTokens]: usage.completionTokens,
+          ...cacheAttributes(usage),
+        });
       }
       for (const from of failed) span.addEvent("aptix.model_route.failover", { from }, endTime);
       if (outcome === "error") {
@@ -177,6 +181,8 @@ export class MeteredRequest {
           promptTokens: usage?.promptTokens ?? 0,
           completionTokens: usage?.completionTokens ?? 0,
           totalTokens: usage?.totalTokens ?? 0,
+          ...(usage?.cachedInputTokens ? { cachedInputTokens: usage.cachedInputTokens } : {}),
+          ...(usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: usage.cacheWriteInputTokens } : {}),
           latencyMs: Date.now() - this.startedAt,
           outcome,
           costMicros: amount?.costMicros ?? 0,

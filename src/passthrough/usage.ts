@@ -16,8 +16,19 @@ function inputTokensOf(u: {
   return u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
 }
 
-// Chat and legacy completions and embeddings say prompt/completion; the Responses API and Anthropic's Messages
-// API say input/output (Anthropic's with the cache's tokens apart).
+/** Of the input, what was read from and written to the provider's prompt cache, as the provider said it. */
+function cacheCounts(read: number | null | undefined, written: number | null | undefined): Partial<TokenUsage> {
+  return {
+    ...(read != null ? { cachedInputTokens: read } : {}),
+    ...(written != null ? { cacheWriteInputTokens: written } : {}),
+  };
+}
+
+const Details = z.object({ cached_tokens: count.nullish() }).nullish();
+
+// Chat and legacy completions and embeddings say prompt/completion (the cache's reads in
+// `prompt_tokens_details.cached_tokens`); the Responses API says input/output (`input_tokens_details.cached_tokens`);
+// Anthropic's Messages API says input/output with the cache's reads and writes apart.
 const UsageJson = z
   .object({
     prompt_tokens: count.optional(),
@@ -27,13 +38,22 @@ const UsageJson = z
     total_tokens: count.optional(),
     cache_creation_input_tokens: count.nullish(),
     cache_read_input_tokens: count.nullish(),
+    prompt_tokens_details: Details,
+    input_tokens_details: Details,
   })
   .transform((u): TokenUsage | null => {
     const prompt = u.prompt_tokens ?? inputTokensOf(u);
     const completion = u.completion_tokens ?? u.output_tokens ?? 0;
     if (prompt === undefined && u.total_tokens === undefined) return null;
     const promptTokens = prompt ?? 0;
-    return { promptTokens, completionTokens: completion, totalTokens: u.total_tokens ?? promptTokens + completion };
+    const read =
+      u.cache_read_input_tokens ?? u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens;
+    return {
+      promptTokens,
+      completionTokens: completion,
+      totalTokens: u.total_tokens ?? promptTokens + completion,
+      ...cacheCounts(read, u.cache_creation_input_tokens),
+    };
   });
 const WithUsage = z.object({
   usage: UsageJson.nullish(),
@@ -51,7 +71,7 @@ export function usageOf(value: unknown): TokenUsage | null {
 
 /**
  * Anthropic's `message_delta`: its usage has the output tokens so far (and, from newer API versions, the input
- * tokens again); the input counted at `message_start` stands unless it says them.
+ * tokens and the cache's again); the input counted at `message_start` stands unless it says them.
  */
 const MessageDelta = z.object({
   type: z.literal("message_delta"),
@@ -67,9 +87,19 @@ const MessageDelta = z.object({
 function streamUsage(before: TokenUsage | null, value: unknown): TokenUsage | null {
   const delta = MessageDelta.safeParse(value);
   if (!delta.success) return usageOf(value) ?? before;
-  const promptTokens = inputTokensOf(delta.data.usage) ?? before?.promptTokens ?? 0;
-  const completionTokens = delta.data.usage.output_tokens;
-  return { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+  const said = delta.data.usage;
+  const promptTokens = inputTokensOf(said) ?? before?.promptTokens ?? 0;
+  const completionTokens = said.output_tokens;
+  const again = said.input_tokens != null;
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    ...cacheCounts(
+      again ? said.cache_read_input_tokens : before?.cachedInputTokens,
+      again ? said.cache_creation_input_tokens : before?.cacheWriteInputTokens,
+    ),
+  };
 }
 
 export function usageOfJson(bytes: ArrayBuffer | Uint8Array): TokenUsage | null {

@@ -167,7 +167,12 @@ const UsageRow = z.object({
   group: z.string(),
   series: z.string().nullable(),
   calls: z.number(),
+  /** Every input token, those read from and written to the provider's prompt cache included. */
   promptTokens: z.number(),
+  /** Of `promptTokens`, read from the provider's prompt cache. */
+  cachedInputTokens: z.number(),
+  /** Of `promptTokens`, written to the provider's prompt cache. */
+  cacheWriteInputTokens: z.number(),
   completionTokens: z.number(),
   totalTokens: z.number(),
   costUsd: z.number(),
@@ -182,6 +187,8 @@ const CSV_COLUMNS: (keyof UsageRow)[] = [
   "series",
   "calls",
   "promptTokens",
+  "cachedInputTokens",
+  "cacheWriteInputTokens",
   "completionTokens",
   "totalTokens",
   "costUsd",
@@ -389,6 +396,7 @@ export const adminKeyRoutes = routes()
       const { results } = await c.var.db
         .prepare(
           `SELECT ${group} AS grp, ${series} AS series, COUNT(*) AS calls, SUM(prompt_tokens) AS prompt,
+           SUM(cached_input_tokens) AS cached, SUM(cache_write_input_tokens) AS cache_write,
            SUM(completion_tokens) AS completion, SUM(total_tokens) AS total, SUM(cost_micros) AS cost,
            SUM(outcome = 'error') AS errors, SUM(outcome = 'partial') AS partial, AVG(latency_ms) AS latency
          FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
@@ -401,6 +409,8 @@ export const adminKeyRoutes = routes()
         series: r.series === null || r.series === undefined ? null : String(r.series),
         calls: Number(r.calls ?? 0),
         promptTokens: Number(r.prompt ?? 0),
+        cachedInputTokens: Number(r.cached ?? 0),
+        cacheWriteInputTokens: Number(r.cache_write ?? 0),
         completionTokens: Number(r.completion ?? 0),
         totalTokens: Number(r.total ?? 0),
         costUsd: Number(r.cost ?? 0) / 1_000_000,

@@ -32,6 +32,9 @@ const ModelCall = z.object({
   route: z.string(),
   model: z.string(),
   promptTokens: z.number(),
+  /** Of `promptTokens`, read from and written to the provider's prompt cache. */
+  cachedInputTokens: z.number(),
+  cacheWriteInputTokens: z.number(),
   completionTokens: z.number(),
   totalTokens: z.number(),
   latencyMs: z.number(),
@@ -51,6 +54,8 @@ const CallRow = z.object({
   route: z.string(),
   model: z.string(),
   prompt_tokens: z.number(),
+  cached_input_tokens: z.number(),
+  cache_write_input_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
   latency_ms: z.number(),
@@ -80,8 +85,8 @@ export const adminUsageCallRoutes = routes().openapi(
     // The (org, created_at) index reads the newest rows of the org first, whatever the table holds.
     const { results } = await c.var.db
       .prepare(
-        `SELECT created_at, user_id, key_id, endpoint, route, model, prompt_tokens, completion_tokens, total_tokens,
-           latency_ms, outcome, cost_micros, session_id, mode, turn_id
+        `SELECT created_at, user_id, key_id, endpoint, route, model, prompt_tokens, cached_input_tokens,
+           cache_write_input_tokens, completion_tokens, total_tokens, latency_ms, outcome, cost_micros, session_id, mode, turn_id
          FROM usage_records WHERE org = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
       )
       .bind(org, limit)
@@ -96,6 +101,8 @@ export const adminUsageCallRoutes = routes().openapi(
         route: r.route,
         model: r.model,
         promptTokens: r.prompt_tokens,
+        cachedInputTokens: r.cached_input_tokens,
+        cacheWriteInputTokens: r.cache_write_input_tokens,
         completionTokens: r.completion_tokens,
         totalTokens: r.total_tokens,
         latencyMs: r.latency_ms,

@@ -29,6 +29,8 @@ export async function envRouteTable(env: Cloudflare.Env, org: string | null, log
 export interface RouterHooks {
   onAttempt?: ((attempt: RouteAttempt) => void) | undefined;
   onTable?: ((table: RouteTable) => void) | undefined;
+  /** The session's key in a provider's prompt cache (sent by the routes that say so). */
+  promptCacheKey?: string | undefined;
 }
 
 export function envRouter(env: Cloudflare.Env, org: string, logger: AdminLogger, hooks: RouterHooks = {}): ChainRouter {
@@ -41,7 +43,8 @@ export function envRouter(env: Cloudflare.Env, org: string, logger: AdminLogger,
       onTable?.(table);
       return table;
     },
-    modelFor: (route, table) => routeChatModel(route, env, config.llm.callTimeoutMs, table),
+    modelFor: (route, table) =>
+      routeChatModel(route, env, config.llm.callTimeoutMs, table, { promptCacheKey: hooks.promptCacheKey }),
     breaker: isolateBreaker,
     breakerOptions: { failures: config.routing.breakerFailures, cooldownMs: config.routing.breakerCooldownMs },
     logger,

@@ -25,6 +25,9 @@ export const MAX_CONTEXT_TOKENS = 10_000_000;
 export const INPUT_MODALITIES = ["text", "image"] as const;
 export type InputModality = (typeof INPUT_MODALITIES)[number];
 const TEXT_ONLY: InputModality[] = ["text"];
+/** How long Anthropic keeps a cached prefix: 5 minutes (its default) or 1 hour (dearer to write). */
+export const PROMPT_CACHE_TTLS = ["5m", "1h"] as const;
+export type PromptCacheTtl = (typeof PROMPT_CACHE_TTLS)[number];
 
 /** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
 export const ROUTE_NAME_PATTERN = KEY_NAME_PATTERN;
@@ -53,6 +56,22 @@ export const ModelRouteBody = z
     /** US dollars per million prompt (input) and completion (output) tokens: cost figures and cost limits. */
     inputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
     outputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
+    /** US dollars per million input tokens read from the provider's prompt cache; null: the input price. */
+    cachedInputPricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
+    /** US dollars per million input tokens written to the provider's prompt cache; null: the input price. */
+    cacheWritePricePerMTok: z.number().min(0).max(10_000).nullable().default(null),
+    /**
+     * The agent's requests on an `anthropic` route mark `cache_control` breakpoints (tools, system, conversation)
+     * so each step reads the prefix from Anthropic's cache (default true; false sends none).
+     */
+    promptCaching: z.boolean().default(true),
+    /** How long an `anthropic` route's cached prefixes live: `5m` (default) or `1h` (Anthropic's extended TTL). */
+    promptCacheTtl: z.enum(PROMPT_CACHE_TTLS, { error: "must be '5m' or '1h'" }).optional(),
+    /**
+     * An `openai_compatible` route sends `prompt_cache_key` (one per session) with the agent's requests, which
+     * OpenAI uses to route a session's requests to the same cache (default false: not every server takes it).
+     */
+    promptCacheKey: z.boolean().default(false),
     /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
     contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
     /** What the model reads: `["text"]` (default), or `["text", "image"]` for a model that reads images too. */
@@ -95,8 +114,20 @@ export const ModelRouteBody = z
           message: "must be 'native' for the anthropic provider (the Messages API takes tools natively)",
         });
       }
-    } else if (route.anthropicVersion !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["anthropicVersion"], message: "is only for the anthropic provider" });
+    } else {
+      if (route.anthropicVersion !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["anthropicVersion"], message: "is only for the anthropic provider" });
+      }
+      if (route.promptCacheTtl !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["promptCacheTtl"],
+          message: "is only for the anthropic provider (OpenAI-compatible caches are kept by the provider)",
+        });
+      }
+    }
+    if (route.promptCacheKey && route.provider !== "openai_compatible") {
+      ctx.addIssue({ code: "custom", path: ["promptCacheKey"], message: "is only for the openai_compatible provider" });
     }
     if (route.provider === "workers_ai" && route.inputModalities.includes("image")) {
       ctx.addIssue({
@@ -129,6 +160,16 @@ export const ModelRoute = z.object({
   fallbacks: z.array(z.string()),
   inputPricePerMTok: z.number().nullable(),
   outputPricePerMTok: z.number().nullable(),
+  /** Per million input tokens read from the prompt cache; null: the input price. */
+  cachedInputPricePerMTok: z.number().nullable(),
+  /** Per million input tokens written to the prompt cache; null: the input price. */
+  cacheWritePricePerMTok: z.number().nullable(),
+  /** An `anthropic` route marks cache_control breakpoints; an `openai_compatible` one keeps it for its meaning only. */
+  promptCaching: z.boolean(),
+  /** The lifetime of an `anthropic` route's cache entries (`5m` or `1h`); null for the other providers. */
+  promptCacheTtl: z.enum(PROMPT_CACHE_TTLS).nullable(),
+  /** An `openai_compatible` route sends `prompt_cache_key` per session. */
+  promptCacheKey: z.boolean(),
   /** The model's context length (estimated tokens); null: the loop uses the global budgets. */
   contextTokens: z.number().int().nullable(),
   /** What the model reads: `text`, and `image` when it reads images (a user's attached images go to it). */
@@ -156,6 +197,11 @@ const Row = z.object({
   fallbacks: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
   input_price_per_mtok: z.number().nullable(),
   output_price_per_mtok: z.number().nullable(),
+  cached_input_price_per_mtok: z.number().nullable(),
+  cache_write_price_per_mtok: z.number().nullable(),
+  prompt_caching: z.number().int(),
+  prompt_cache_ttl: z.enum(PROMPT_CACHE_TTLS).nullable(),
+  prompt_cache_key: z.number().int(),
   context_tokens: z.number().int().nullable(),
   anthropic_version: z.string().nullable(),
   input_modalities: z.string().transform((text) => z.array(z.enum(INPUT_MODALITIES)).parse(JSON.parse(text))),
@@ -176,6 +222,11 @@ function routeOfRow(row: unknown): ModelRoute {
     fallbacks: r.fallbacks,
     inputPricePerMTok: r.input_price_per_mtok,
     outputPricePerMTok: r.output_price_per_mtok,
+    cachedInputPricePerMTok: r.cached_input_price_per_mtok,
+    cacheWritePricePerMTok: r.cache_write_price_per_mtok,
+    promptCaching: r.prompt_caching === 1,
+    promptCacheTtl: r.provider === "anthropic" ? (r.prompt_cache_ttl ?? "5m") : null,
+    promptCacheKey: r.prompt_cache_key === 1,
     contextTokens: r.context_tokens,
     inputModalities: r.input_modalities,
     anthropicVersion: r.provider === "anthropic" ? (r.anthropic_version ?? DEFAULT_ANTHROPIC_VERSION) : null,
@@ -222,6 +273,11 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     fallbacks: [],
     inputPricePerMTok: null,
     outputPricePerMTok: null,
+    cachedInputPricePerMTok: null,
+    cacheWritePricePerMTok: null,
+    promptCaching: true,
+    promptCacheTtl: null,
+    promptCacheKey: false,
     contextTokens: null,
     inputModalities: TEXT_ONLY,
     anthropicVersion: null,
@@ -320,14 +376,18 @@ export class ModelRouteRegistry {
     const write = this.db
       .prepare(
         `INSERT INTO model_routes (org, name, provider, model, base_url, api_key_secret, tool_format, timeout_ms,
-           fallbacks, input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           fallbacks, input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities,
+           cached_input_price_per_mtok, cache_write_price_per_mtok, prompt_caching, prompt_cache_ttl, prompt_cache_key)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (org, name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
            input_price_per_mtok = excluded.input_price_per_mtok, output_price_per_mtok = excluded.output_price_per_mtok,
            context_tokens = excluded.context_tokens, anthropic_version = excluded.anthropic_version,
            input_modalities = excluded.input_modalities,
+           cached_input_price_per_mtok = excluded.cached_input_price_per_mtok,
+           cache_write_price_per_mtok = excluded.cache_write_price_per_mtok, prompt_caching = excluded.prompt_caching,
+           prompt_cache_ttl = excluded.prompt_cache_ttl, prompt_cache_key = excluded.prompt_cache_key,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -345,6 +405,11 @@ export class ModelRouteRegistry {
         body.contextTokens,
         body.provider === "anthropic" ? (body.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION) : null,
         JSON.stringify(body.inputModalities),
+        body.cachedInputPricePerMTok,
+        body.cacheWritePricePerMTok,
+        body.promptCaching ? 1 : 0,
+        body.provider === "anthropic" ? (body.promptCacheTtl ?? "5m") : null,
+        body.promptCacheKey ? 1 : 0,
       );
     await this.db.batch([write, ...also]);
     const route = await this.get(name);

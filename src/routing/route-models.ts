@@ -52,8 +52,20 @@ export function routeFetch(route: ModelRoute, env: object, keys: RouteKeys): Ups
   return (path, init) => fetch(`${base}${path}`, init);
 }
 
+/** What a route's model is told of the calls' caller. */
+export interface CallerScope {
+  /** The key that groups one session's calls in a provider's prompt cache (`prompt_cache_key`, where the route sends it). */
+  promptCacheKey?: string | undefined;
+}
+
 /** The model behind a route for the agent loop; one whose secret or binding is missing fails every call. */
-export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs: number, keys: RouteKeys): ChatModel {
+export function routeChatModel(
+  route: ModelRoute,
+  env: object,
+  defaultTimeoutMs: number,
+  keys: RouteKeys,
+  scope: CallerScope = {},
+): ChatModel {
   if (route.provider === "offline_demo") return new DemoChatModel();
   const callTimeoutMs = route.timeoutMs ?? defaultTimeoutMs;
   const problem = routeProblem(route, env, keys);
@@ -68,6 +80,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
       apiKey: keys.keyOf(route) ?? "",
       model: route.model,
       ...(route.anthropicVersion ? { anthropicVersion: route.anthropicVersion } : {}),
+      promptCache: route.promptCaching ? { ttl: route.promptCacheTtl ?? "5m" } : null,
       callTimeoutMs,
       fetch: tracedFetch,
     });
@@ -77,6 +90,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
     apiKey: keys.keyOf(route) ?? "",
     model: route.model,
     callTimeoutMs,
+    ...(route.promptCacheKey && scope.promptCacheKey ? { promptCacheKey: scope.promptCacheKey } : {}),
     // The model call's trace context goes along, so the call shows in the provider's trace too.
     fetch: tracedFetch,
   });

@@ -155,6 +155,8 @@ export class SessionLoop {
     const router = envRouter(env, store.identity().org, logger, {
       onAttempt: caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
       onTable: (table) => this.noteKeys(table.keysOf(table.stored())),
+      // One session's requests share their prefix: a route that sends prompt_cache_key keeps them on one cache.
+      promptCacheKey: store.identity().sessionId,
     });
     return {
       router,

@@ -4,7 +4,7 @@
 // call (failovers and restarts as its events), `execute_tool {tool}` for each tool call, waits as events of the run.
 // A span's last attributes and its end are recorded after the reply (endAfterReply), at the time the step ended.
 import { type Context, context, type Span, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
-import { ATTR, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
+import { ATTR, cacheAttributes, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
 import { bounded, genAiMessages } from "../observability/tracing/content";
 import { contextFromCarrier, contextWith, endAfterReply, type Tracing } from "../observability/tracing/tracing";
 import type {
@@ -129,6 +129,7 @@ export class TurnRecorder implements TurnObserver {
             span.setAttributes({
               [ATTR.inputTokens]: details.usage.promptTokens,
               [ATTR.outputTokens]: details.usage.completionTokens,
+              ...cacheAttributes(details.usage),
             });
           }
           if (outcome === "failed" || outcome === "broken") {
@@ -209,6 +210,7 @@ export class TurnRecorder implements TurnObserver {
                 span.setAttributes({
                   [ATTR.inputTokens]: outcome.usage.promptTokens,
                   [ATTR.outputTokens]: outcome.usage.completionTokens,
+                  ...cacheAttributes(outcome.usage),
                 });
               }
               if (outcome.finishReason) span.setAttribute(ATTR.finishReasons, [outcome.finishReason]);
@@ -232,7 +234,16 @@ export class TurnRecorder implements TurnObserver {
           model: outcome.route.model,
           ttftMs,
           ...(outcome.usage
-            ? { inputTokens: outcome.usage.promptTokens, outputTokens: outcome.usage.completionTokens }
+            ? {
+                inputTokens: outcome.usage.promptTokens,
+                outputTokens: outcome.usage.completionTokens,
+                ...(outcome.usage.cachedInputTokens !== undefined
+                  ? { cachedInputTokens: outcome.usage.cachedInputTokens }
+                  : {}),
+                ...(outcome.usage.cacheWriteInputTokens !== undefined
+                  ? { cacheWriteInputTokens: outcome.usage.cacheWriteInputTokens }
+                  : {}),
+              }
             : {}),
           ...(outcome.finishReason ? { finishReason: outcome.finishReason } : {}),
           ...(outcome.error ? { error: outcome.error } : {}),

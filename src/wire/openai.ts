@@ -106,14 +106,26 @@ export function textOfContent(content: ChatContent | undefined, separator = ""):
 // Answers: a completion and its stream's chunks, as an upstream sends them (read by the loop) and as aptix writes
 // them.
 
-/** OpenAI's usage object, read as the loop counts it. */
+/**
+ * OpenAI's usage object, read as the loop counts it: `prompt_tokens` counts every input token, and
+ * `prompt_tokens_details.cached_tokens` those of them read from the prompt cache.
+ */
 export const UsageJson = z
-  .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() })
-  .transform((u) => ({
-    promptTokens: u.prompt_tokens,
-    completionTokens: u.completion_tokens,
-    totalTokens: u.total_tokens,
-  }));
+  .object({
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    total_tokens: z.number(),
+    prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+  })
+  .transform((u) => {
+    const cached = u.prompt_tokens_details?.cached_tokens;
+    return {
+      promptTokens: u.prompt_tokens,
+      completionTokens: u.completion_tokens,
+      totalTokens: u.total_tokens,
+      ...(cached != null ? { cachedInputTokens: cached } : {}),
+    };
+  });
 
 /** A `chat.completion` as the loop reads it: its first choice's message and finish, and the usage. */
 export const ChatCompletionJson = z.object({

@@ -15,6 +15,9 @@ export const timelineStepFields = {
   ttftMs: z.number().nullable().optional(),
   inputTokens: z.number().optional(),
   outputTokens: z.number().optional(),
+  /** Of `inputTokens`, those read from the provider's prompt cache, and those written to it. */
+  cachedInputTokens: z.number().optional(),
+  cacheWriteInputTokens: z.number().optional(),
   finishReason: z.string().nullable().optional(),
   toolCallId: z.string().optional(),
   ranOn: z.enum(["server", "client", "mcp"]).optional(),

@@ -19,6 +19,21 @@ export const TokenUsage = z.object({
 });
 export type TokenUsage = z.infer<typeof TokenUsage>;
 
+/** Two calls' usage together (a turn's); the cache's counts are kept only when either call reported them. */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  const sum = (x: number | undefined, y: number | undefined) =>
+    x === undefined && y === undefined ? {} : { value: (x ?? 0) + (y ?? 0) };
+  const cached = sum(a.cachedInputTokens, b.cachedInputTokens);
+  const written = sum(a.cacheWriteInputTokens, b.cacheWriteInputTokens);
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    ...("value" in cached ? { cachedInputTokens: cached.value } : {}),
+    ...("value" in written ? { cacheWriteInputTokens: written.value } : {}),
+  };
+}
+
 export const SessionStatus = z.enum(["idle", "running", "awaiting_approval", "awaiting_client"]);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 

@@ -83,7 +83,8 @@ describe("AnthropicChatModel", () => {
       content: "Reading.",
       toolCalls: [{ id: "toolu_a", name: "workspace_read_file", arguments: '{"path":"a.md"}' }],
       finishReason: "tool_calls",
-      usage: { promptTokens: 10, completionTokens: 3, totalTokens: 13 },
+      // Anthropic reports its cache's counts (0 here) beside input_tokens.
+      usage: { promptTokens: 10, completionTokens: 3, totalTokens: 13, cachedInputTokens: 0, cacheWriteInputTokens: 0 },
     });
   });
 
@@ -108,7 +109,7 @@ describe("AnthropicChatModel", () => {
     ]);
     expect([response.finishReason, response.usage]).toEqual([
       "tool_calls",
-      { promptTokens: 12, completionTokens: 7, totalTokens: 19 },
+      { promptTokens: 12, completionTokens: 7, totalTokens: 19, cachedInputTokens: 0, cacheWriteInputTokens: 0 },
     ]);
   });
 

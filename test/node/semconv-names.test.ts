@@ -16,6 +16,8 @@ const CONVENTION: Partial<Record<keyof typeof ATTR, string>> = {
   timeToFirstChunk: semconv.ATTR_GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
   inputTokens: semconv.ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   outputTokens: semconv.ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  cacheReadInputTokens: semconv.ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+  cacheCreationInputTokens: semconv.ATTR_GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
   conversationId: semconv.ATTR_GEN_AI_CONVERSATION_ID,
   agentName: semconv.ATTR_GEN_AI_AGENT_NAME,
   toolName: semconv.ATTR_GEN_AI_TOOL_NAME,

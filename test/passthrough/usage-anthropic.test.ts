@@ -17,7 +17,13 @@ function scan(events: unknown[]): SseUsageScanner {
 describe("usage on the Messages API", () => {
   it("reads a message's usage, the cache's writes and reads counted as input", async () => {
     const bytes = await bytesOf({ type: "message", usage: { ...cached, output_tokens: 6 } });
-    expect(usageOfJson(bytes)).toEqual({ promptTokens: 17, completionTokens: 6, totalTokens: 23 });
+    expect(usageOfJson(bytes)).toEqual({
+      promptTokens: 17,
+      completionTokens: 6,
+      totalTokens: 23,
+      cachedInputTokens: 4,
+      cacheWriteInputTokens: 3,
+    });
   });
 
   it("reads a message whose cache counts are null as its input tokens alone", async () => {
@@ -38,7 +44,7 @@ describe("usage on the Messages API", () => {
       { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 6 } },
     ]);
     expect([scanner.usage, scanner.answerChars]).toEqual([
-      { promptTokens: 17, completionTokens: 6, totalTokens: 23 },
+      { promptTokens: 17, completionTokens: 6, totalTokens: 23, cachedInputTokens: 4, cacheWriteInputTokens: 3 },
       5,
     ]);
   });
@@ -48,7 +54,13 @@ describe("usage on the Messages API", () => {
       { type: "message_start", message: { usage: { input_tokens: 5, output_tokens: 1 } } },
       { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { ...cached, output_tokens: 8 } },
     ]);
-    expect(scanner.usage).toEqual({ promptTokens: 17, completionTokens: 8, totalTokens: 25 });
+    expect(scanner.usage).toEqual({
+      promptTokens: 17,
+      completionTokens: 8,
+      totalTokens: 25,
+      cachedInputTokens: 4,
+      cacheWriteInputTokens: 3,
+    });
   });
 
   it("counts tool input fragments as answer characters for a stream cut short", () => {

@@ -170,9 +170,9 @@ describe("/admin/usage", () => {
     );
     expect(answer.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(answer.text.split("\r\n")).toEqual([
-      "group,series,calls,promptTokens,completionTokens,totalTokens,costUsd,errors,partial,latencyMsAvg",
-      "default,,1,0,0,0,0,1,0,10",
-      "fast,,2,30,10,40,0.0015,0,0,10",
+      "group,series,calls,promptTokens,cachedInputTokens,cacheWriteInputTokens,completionTokens,totalTokens,costUsd,errors,partial,latencyMsAvg",
+      "default,,1,0,0,0,0,0,0,1,0,10",
+      "fast,,2,30,0,0,10,40,0.0015,0,0,10",
       "",
     ]);
   });

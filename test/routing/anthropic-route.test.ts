@@ -68,12 +68,13 @@ describe("the loop on an anthropic route", () => {
     ]);
     const body = JSON.parse(request?.body ?? "{}") as {
       model: string;
-      system: string;
+      // Sent as one text block carrying the prompt cache's breakpoint (docs/anthropic.md, prompt caching).
+      system: { type: string; text: string }[];
       max_tokens: number;
       messages: SentMessage[];
       tools: { name: string; input_schema: { type: string } }[];
     };
-    expect([body.model, typeof body.max_tokens, body.system.includes("Answer briefly.")]).toEqual([
+    expect([body.model, typeof body.max_tokens, body.system[0]?.text.includes("Answer briefly.")]).toEqual([
       "claude-test",
       "number",
       true,

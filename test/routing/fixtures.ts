@@ -19,6 +19,13 @@ export interface RouteBody {
   contextTokens?: number;
   anthropicVersion?: string;
   inputModalities?: ("text" | "image")[];
+  inputPricePerMTok?: number;
+  outputPricePerMTok?: number;
+  cachedInputPricePerMTok?: number;
+  cacheWritePricePerMTok?: number;
+  promptCaching?: boolean;
+  promptCacheTtl?: "5m" | "1h";
+  promptCacheKey?: boolean;
 }
 
 /** Writes a route named `name` (a new unique name when absent); returns its name. */

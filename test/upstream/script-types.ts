@@ -11,6 +11,8 @@ export interface ScriptedUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** As OpenAI reports it: of `prompt_tokens`, those read from the prompt cache. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 interface Timing {
@@ -67,6 +69,12 @@ export interface ScriptOptions {
   repeat?: boolean;
   /** Keep each request for `requests()` (default true; benchmarks turn it off). */
   record?: boolean;
+  /**
+   * OpenAI-compatible upstream: a completion without its own `usage` reports usage measured from the request (a
+   * quarter of its prompt's characters) with `prompt_tokens_details.cached_tokens` from the prompt cache, as
+   * OpenAI does (openai-prompt-cache.ts); without it, a fixed usage (11 prompt, 7 completion tokens).
+   */
+  measureUsage?: boolean;
 }
 
 export interface CreatedScript {

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { AnthropicPromptCache, blocksOf, breakpointProblem, type CacheUsage } from "./anthropic-prompt-cache.ts";
 import {
   type AnthropicErrorType,
   type AnthropicScriptedError,
@@ -26,6 +27,11 @@ export interface ScriptedAnthropicOptions {
   apiKey?: string;
   port?: number;
   host?: string;
+  /**
+   * The shortest prefix the prompt cache keeps, in tokens (default 1024, Anthropic's minimum for Claude Sonnet and
+   * Opus; 2048 for Haiku): a breakpoint on a shorter prefix caches nothing, as Anthropic does.
+   */
+  minCacheableTokens?: number;
 }
 
 export interface ScriptedAnthropic {
@@ -105,17 +111,34 @@ function blocksWithIds(step: MessageStep, seq: number) {
   );
 }
 
-function usageOf(step: MessageStep, request: MessagesRequest) {
+/**
+ * The message's usage: the script's, else input a quarter of the request's characters (of which, when the request
+ * has cache_control breakpoints, what the prompt cache read and wrote) and output a quarter of the answer's.
+ */
+function usageOf(step: MessageStep, request: MessagesRequest, cache: AnthropicPromptCache): AnswerUsage {
   const output = step.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b.input))).join("");
-  return step.usage ?? { input_tokens: inputTokens(request), output_tokens: estimateTokens(output) };
+  if (step.usage) return { ...NO_CACHE, ...step.usage };
+  const input = inputTokens(request);
+  const blocks = blocksOf(request);
+  const cached = blocks.some((b) => b.breakpoint !== null)
+    ? cache.use(String(request.model), blocks, input)
+    : { ...NO_CACHE, input_tokens: input };
+  return { ...cached, output_tokens: estimateTokens(output) };
 }
+
+type AnswerUsage = CacheUsage & { output_tokens: number };
+const NO_CACHE: CacheUsage = {
+  input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+};
 
 function stopReasonOf(step: MessageStep) {
   return step.stopReason ?? (step.content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
 }
 
-function messageJson(step: MessageStep, request: MessagesRequest, seq: number) {
-  const usage = usageOf(step, request);
+function messageJson(step: MessageStep, request: MessagesRequest, seq: number, usage: AnswerUsage) {
   return {
     id: step.id ?? `msg_scripted_${seq}`,
     type: "message",
@@ -126,8 +149,9 @@ function messageJson(step: MessageStep, request: MessagesRequest, seq: number) {
     stop_sequence: step.stopSequence ?? null,
     usage: {
       input_tokens: usage.input_tokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: usage.cache_creation_input_tokens,
+      cache_read_input_tokens: usage.cache_read_input_tokens,
+      cache_creation: usage.cache_creation,
       output_tokens: usage.output_tokens,
       service_tier: "standard",
     },
@@ -135,8 +159,13 @@ function messageJson(step: MessageStep, request: MessagesRequest, seq: number) {
 }
 
 /** The events the Messages API streams for this message, in order, as `[event type, data]`. */
-function messageEvents(step: MessageStep, request: MessagesRequest, seq: number): [string, unknown][] {
-  const message = messageJson(step, request, seq);
+function messageEvents(
+  step: MessageStep,
+  request: MessagesRequest,
+  seq: number,
+  usage: AnswerUsage,
+): [string, unknown][] {
+  const message = messageJson(step, request, seq, usage);
   const size = step.chunkSize ?? 8;
   const events: [string, unknown][] = [
     [
@@ -187,6 +216,8 @@ const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.str
 export async function startScriptedAnthropic(options: ScriptedAnthropicOptions = {}): Promise<ScriptedAnthropic> {
   const scripts = new Map<string, Script>();
   let seq = 0;
+  // One cache for the server, as Anthropic keeps one per organization (and per model).
+  const cache = new AnthropicPromptCache({ minTokens: options.minCacheableTokens ?? 1024 });
 
   const server = createServer(async (req, res) => {
     try {
@@ -243,7 +274,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       } catch {
         return sendError(res, 400, { type: "invalid_request_error", message: "The request body is not valid JSON." });
       }
-      const invalid = invalidField(request, countTokens);
+      const invalid = invalidField(request, countTokens) ?? breakpointProblem(blocksOf(request)) ?? undefined;
       if (invalid) return sendError(res, 400, { type: "invalid_request_error", message: invalid });
 
       // The first marker whose script this upstream has: a request may carry one script for each of two upstreams.
@@ -271,7 +302,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       });
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });
-      await answer(step, request, req, res, ++seq, () => {
+      await answer(step, request, cache, req, res, ++seq, () => {
         record.firstByteAt ??= now();
       });
     } catch (error) {
@@ -305,6 +336,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 async function answer(
   step: AnthropicScriptStep,
   request: MessagesRequest,
+  cache: AnthropicPromptCache,
   req: IncomingMessage,
   res: ServerResponse,
   seq: number,
@@ -328,7 +360,8 @@ async function answer(
   }
   if (step.type === "message" && request.stream !== true) {
     stampFirstByte();
-    return sendJson(res, 200, messageJson(step, request, seq), { "request-id": requestId() });
+    const usage = usageOf(step, request, cache);
+    return sendJson(res, 200, messageJson(step, request, seq, usage), { "request-id": requestId() });
   }
 
   res.writeHead(200, {
@@ -339,7 +372,7 @@ async function answer(
   });
   res.flushHeaders();
   if (step.type === "message") {
-    const events = messageEvents(step, request, seq);
+    const events = messageEvents(step, request, seq, usageOf(step, request, cache));
     const failure = step.streamError;
     const sent = failure ? events.slice(0, failure.afterEvents ?? events.length - 2) : events;
     for (const [event, data] of sent) {

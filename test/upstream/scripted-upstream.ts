@@ -3,11 +3,13 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { OpenAIPromptCache, promptTextOf, promptTokensOf } from "./openai-prompt-cache.ts";
 import {
   type CreatedScript,
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptedToolCall,
+  type ScriptedUsage,
   type ScriptOptions,
   type ScriptStep,
   scriptMarker,
@@ -76,7 +78,12 @@ function toolCallsWithIds(calls: ScriptedToolCall[] | undefined, seq: number) {
   return (calls ?? []).map((call, index) => ({ ...call, id: call.id ?? `call_${seq}_${index}` }));
 }
 
-function completionJson(step: Extract<ScriptStep, { type: "completion" }>, model: string, seq: number) {
+function completionJson(
+  step: Extract<ScriptStep, { type: "completion" }>,
+  model: string,
+  seq: number,
+  usage: ScriptedUsage,
+) {
   const toolCalls = toolCallsWithIds(step.toolCalls, seq);
   return {
     id: step.id ?? `chatcmpl-scripted-${seq}`,
@@ -104,7 +111,7 @@ function completionJson(step: Extract<ScriptStep, { type: "completion" }>, model
         finish_reason: step.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       },
     ],
-    usage: step.usage ?? DEFAULT_USAGE,
+    usage,
   };
 }
 
@@ -114,6 +121,7 @@ function completionChunks(
   model: string,
   seq: number,
   includeUsage: boolean,
+  usage: ScriptedUsage,
 ) {
   const size = step.chunkSize ?? 8;
   const base = {
@@ -140,13 +148,15 @@ function completionChunks(
     }
   });
   out.push(choice({}, step.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop")));
-  if (includeUsage) out.push({ ...base, choices: [], usage: step.usage ?? DEFAULT_USAGE });
+  if (includeUsage) out.push({ ...base, choices: [], usage });
   return out;
 }
 
 export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
   const scripts = new Map<string, Script>();
   let seq = 0;
+  // One prompt cache for the server, as OpenAI keeps one per organization: every chat request teaches it its prefixes.
+  const cache = new OpenAIPromptCache();
 
   const server = createServer(async (req, res) => {
     try {
@@ -156,7 +166,15 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: ScriptStep[] } & ScriptOptions;
-        sendJson(res, 201, createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record }));
+        sendJson(
+          res,
+          201,
+          createScript(parsed.steps, {
+            repeat: parsed.repeat,
+            record: parsed.record,
+            measureUsage: parsed.measureUsage,
+          }),
+        );
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -217,7 +235,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       });
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendJson(res, 500, openAIError("The script has no steps left.", "server_error"));
-      await answer(step, body, req, res, ++seq, () => {
+      const usage = usageFor(step, body, cache, script.options.measureUsage === true);
+      await answer(step, body, usage, req, res, ++seq, () => {
         record.firstByteAt ??= now();
       });
     } catch (error) {
@@ -248,9 +267,39 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
   };
 }
 
+/**
+ * A completion's usage: the step's own, else measured from the request with what the prompt cache read (when the
+ * script says so), else the fixed default. Every chat request is shown to the cache, whatever its usage.
+ */
+function usageFor(step: ScriptStep, body: string, cache: OpenAIPromptCache, measure: boolean): ScriptedUsage {
+  let request: { model?: unknown; messages?: unknown; tools?: unknown } = {};
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === "object" && parsed !== null) request = parsed;
+  } catch {
+    return DEFAULT_USAGE;
+  }
+  const text = Array.isArray(request.messages) ? promptTextOf(request) : "";
+  const cached = text ? cache.use(String(request.model), text) : 0;
+  if (step.type === "completion" && step.usage) return step.usage;
+  if (!measure || !text) return DEFAULT_USAGE;
+  const prompt = promptTokensOf(text);
+  const completion =
+    step.type === "completion"
+      ? promptTokensOf(`${step.content ?? ""}${(step.toolCalls ?? []).map((c) => c.arguments).join("")}`)
+      : 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+  };
+}
+
 async function answer(
   step: ScriptStep,
   body: string,
+  usage: ScriptedUsage,
   req: IncomingMessage,
   res: ServerResponse,
   seq: number,
@@ -278,7 +327,7 @@ async function answer(
   };
   if (step.type === "completion" && !request.stream) {
     stampFirstByte();
-    return sendJson(res, 200, completionJson(step, request.model ?? "scripted-model", seq));
+    return sendJson(res, 200, completionJson(step, request.model ?? "scripted-model", seq, usage));
   }
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -289,6 +338,7 @@ async function answer(
       request.model ?? "scripted-model",
       seq,
       request.stream_options?.include_usage === true,
+      usage,
     );
     for (const event of events) {
       if (res.destroyed) return;

@@ -13,6 +13,10 @@ export const ATTR = {
   timeToFirstChunk: "gen_ai.response.time_to_first_chunk",
   inputTokens: "gen_ai.usage.input_tokens",
   outputTokens: "gen_ai.usage.output_tokens",
+  /** Of the input tokens, those read from the provider's prompt cache (counted in input_tokens too). */
+  cacheReadInputTokens: "gen_ai.usage.cache_read.input_tokens",
+  /** Of the input tokens, those written to the provider's prompt cache (counted in input_tokens too). */
+  cacheCreationInputTokens: "gen_ai.usage.cache_creation.input_tokens",
   conversationId: "gen_ai.conversation.id",
   agentName: "gen_ai.agent.name",
   toolName: "gen_ai.tool.name",
@@ -84,4 +88,17 @@ export function providerName(provider: string): string {
     default:
       return provider;
   }
+}
+
+/** The prompt cache's share of a call's input tokens as span attributes (none when the provider reported none). */
+export function cacheAttributes(usage: {
+  cachedInputTokens?: number | undefined;
+  cacheWriteInputTokens?: number | undefined;
+}): Record<string, number> {
+  return {
+    ...(usage.cachedInputTokens !== undefined ? { [ATTR.cacheReadInputTokens]: usage.cachedInputTokens } : {}),
+    ...(usage.cacheWriteInputTokens !== undefined
+      ? { [ATTR.cacheCreationInputTokens]: usage.cacheWriteInputTokens }
+      : {}),
+  };
 }
