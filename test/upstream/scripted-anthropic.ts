@@ -192,7 +192,7 @@ export const SERVED_MODELS = [
 ] as const;
 
 /** `GET /v1/models` (a page: `limit`, default 20, up to 1000) and `GET /v1/models/<id>`, as the Models API answers. */
-function sendModels(res: ServerResponse, url: URL): void {
+function sendModels(res: ServerResponse, url: URL) {
   const one = /^\/v1\/models\/([^/]+)$/.exec(url.pathname);
   if (one) {
     const id = decodeURIComponent(one[1] ?? "");

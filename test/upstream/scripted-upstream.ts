@@ -259,7 +259,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
 }
 
 /** A chat request with no script marker (a health check's): answered by the model it names, as a provider would. */
-function unscripted(res: ServerResponse, body: string): void {
+function unscripted(res: ServerResponse, body: string) {
   let request: { model?: unknown; tools?: unknown[]; stream?: unknown };
   try {
     request = JSON.parse(body) as typeof request;
