@@ -288,7 +288,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers[name] = value;
       }
-      const record: RecordedRequest = { method: req.method, path: url.pathname, headers, body, receivedAt };
+      const record: RecordedRequest = { method: req.method ?? "POST", path: url.pathname, headers, body, receivedAt };
       if (script && script.options.record !== false) script.requests.push(record);
 
       if (countTokens) {
