@@ -10,16 +10,47 @@ import { BEARER, errors, json, routes } from "../http";
 import { defaultRouteSource } from "../routing/model-routes";
 import { checkRoute, RouteHealth } from "../routing/route-health";
 import { loadRouteTable } from "../routing/route-table";
+import { UPSTREAM_CHECK_TIMEOUT_MS } from "../routing/upstream-models";
 import { secretRedactor } from "../secret-redaction";
 import { settings } from "../settings";
 import { isOperator } from "../tenancy/roles";
 
+const MAX_CHECK_TIMEOUT_MS = 30_000;
+
 const HealthQuery = z.object({
+  timeoutMs: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(MAX_CHECK_TIMEOUT_MS)
+    .default(UPSTREAM_CHECK_TIMEOUT_MS)
+    .describe(
+      `How long each request of a check waits for the upstream (100 to ${MAX_CHECK_TIMEOUT_MS} ms, ${UPSTREAM_CHECK_TIMEOUT_MS} by default).`,
+    ),
   owner: z
     .literal("deployment", { error: "must be 'deployment' (your organization's view: leave it out)" })
     .optional()
     .describe("Operators: `deployment`, the deployment's routes alone (every org's view starts from them)."),
 });
+
+/**
+ * A Worker has at most six connections open at once (more wait for one, their timeouts running): the routes are
+ * checked a few at a time, in order.
+ */
+const CHECKS_AT_ONCE = 4;
+
+async function inTurns<T, R>(items: readonly T[], run: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await run(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CHECKS_AT_ONCE, items.length) }, worker));
+  return out;
+}
 
 export const adminHealthRoutes = routes().openapi(
   createRoute({
@@ -38,7 +69,8 @@ export const adminHealthRoutes = routes().openapi(
   }),
   async (c) => {
     const { principal } = c.var;
-    const deployment = c.req.valid("query").owner === "deployment";
+    const { owner, timeoutMs } = c.req.valid("query");
+    const deployment = owner === "deployment";
     if (deployment && !isOperator(principal)) {
       throw new ApiError("insufficient_scope", "Only an operator checks the deployment's routes alone.", {
         param: "owner",
@@ -53,8 +85,8 @@ export const adminHealthRoutes = routes().openapi(
     );
     const all = [table.fallback, ...table.stored()];
     const redact = secretRedactor(c.env, table.keysOf(all));
-    const checked = await Promise.all(
-      all.map((route) => checkRoute(route, { env: c.env, key: table.keyOf(route), redact })),
+    const checked = await inTurns(all, (route) =>
+      checkRoute(route, { env: c.env, key: table.keyOf(route), redact, timeoutMs }),
     );
     return c.json({ ok: checked.every((r) => r.ok), routes: checked }, 200);
   },

@@ -5,7 +5,13 @@
 import { z } from "zod";
 import { quoted } from "../quote";
 import type { ModelRoute } from "./model-routes";
-import { isHttpRoute, listUpstreamModels, someModels, upstreamUrl } from "./upstream-models";
+import {
+  isHttpRoute,
+  listUpstreamModels,
+  ROUTE_WRITE_CHECK_TIMEOUT_MS,
+  someModels,
+  upstreamUrl,
+} from "./upstream-models";
 
 export const ROUTE_WARNING_CODES = ["model_not_listed", "key_refused", "model_not_checked"] as const;
 
@@ -22,10 +28,10 @@ export async function routeWarnings(
   route: ModelRoute,
   key: string | null,
   redact: (text: string) => string,
-  timeoutMs?: number,
+  timeoutMs = ROUTE_WRITE_CHECK_TIMEOUT_MS,
 ): Promise<RouteWarning[]> {
   if (!isHttpRoute(route) || key === null) return [];
-  const listing = await listUpstreamModels(route, key, { redact, ...(timeoutMs ? { timeoutMs } : {}) });
+  const listing = await listUpstreamModels(route, key, { redact, timeoutMs });
   const where = `GET ${upstreamUrl(route, "/models")}`;
   switch (listing.kind) {
     case "listed":

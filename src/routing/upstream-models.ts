@@ -6,8 +6,10 @@ import { z } from "zod";
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import type { ModelRoute } from "./model-routes";
 
-/** How long a set-up check waits for an upstream (each request). */
+/** How long a health check waits for an upstream (each request; GET /admin/health may ask for another). */
 export const UPSTREAM_CHECK_TIMEOUT_MS = 5_000;
+/** How long a route write waits for the upstream's model list: a slow upstream costs the admin a warning, not time. */
+export const ROUTE_WRITE_CHECK_TIMEOUT_MS = 2_000;
 /** How many of an upstream's models a warning or a failed check names. */
 const MODELS_NAMED = 8;
 /** How much of an upstream's words a check keeps. */
@@ -80,6 +82,23 @@ export function noAnswerWords(error: unknown, timeoutMs: number, redact: (text: 
   return redact(error instanceof Error ? error.message : String(error));
 }
 
+/**
+ * Names kept for documentation and tests (RFC 2606, RFC 6761): the top-level .example, .invalid and .test never
+ * resolve, and example.com, .net and .org serve no model. Not worth a lookup that can only fail.
+ */
+const NEVER_RESOLVES = /(\.(example|invalid|test)|(^|\.)example\.(com|net|org))\.?$/i;
+
+/** Why the route's upstream cannot be asked at all, or null. */
+function unaskable(route: HttpRoute): string | null {
+  let host: string;
+  try {
+    host = new URL(route.baseUrl).hostname;
+  } catch {
+    return "the base URL is not a URL";
+  }
+  return NEVER_RESOLVES.test(host) ? `${host} is under a reserved name that never resolves` : null;
+}
+
 /** Asks the route's upstream for its models with `key`, waiting at most `timeoutMs`. */
 export async function listUpstreamModels(
   route: HttpRoute,
@@ -87,6 +106,8 @@ export async function listUpstreamModels(
   options: { timeoutMs?: number; redact: (text: string) => string },
 ): Promise<ModelListing> {
   const timeoutMs = options.timeoutMs ?? UPSTREAM_CHECK_TIMEOUT_MS;
+  const never = unaskable(route);
+  if (never) return { kind: "unreachable", words: never };
   const query = route.provider === "anthropic" ? `?limit=${ANTHROPIC_MODELS_PAGE}` : "";
   let response: Response;
   let text: string;

@@ -15,7 +15,7 @@ interface Written {
   warnings: { code: string; message: string; param: string }[];
 }
 
-async function put(body: Record<string, unknown>, key = TEST_KEYS.operator.key, query = ""): Promise<Written> {
+async function put(body: Record<string, unknown>, key: string = TEST_KEYS.operator.key, query = ""): Promise<Written> {
   const name = uniqueName("warned");
   const { status, json } = await call("PUT", `/admin/model-routes/${name}${query}`, body, key);
   const written = json as Omit<Written, "status">;
@@ -57,6 +57,12 @@ describe("PUT /admin/model-routes/:name warns from the upstream's model list", (
   it("warns model_not_checked when the upstream does not answer", async () => {
     const written = await put({ provider: "openai_compatible", model: "m", baseUrl: "http://127.0.0.1:1/v1" });
     expect(written.warnings.map((w) => [w.code, w.param])).toEqual([["model_not_checked", "baseUrl"]]);
+  });
+
+  it("asks no host under a name kept for documentation, and says so", async () => {
+    const written = await put({ provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" });
+    expect(written.warnings.map((w) => w.code)).toEqual(["model_not_checked"]);
+    expect(written.warnings[0]?.message).toContain("llm.example is under a reserved name that never resolves");
   });
 
   it("checks an Anthropic route against the Models API", async () => {
