@@ -2,11 +2,11 @@
 // stops before wrangler dev with one line naming LLM_MODEL and how to list the provider's models (issue 41); the vars
 // are read where wrangler dev reads them: --var, .dev.vars, .env (and the environment when wrangler is told to).
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { llmVars, missingModelProblem } from "../../scripts/llm-model-check.mjs";
+import { flagVars, llmVars, missingModelProblem } from "../../scripts/llm-model-check.mjs";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -83,5 +83,20 @@ describe("where the check reads the vars", () => {
       'name = "x"\n[vars]\nLLM_BASE_URL = "https://llm.example/v1"\nLLM_MODEL = "demo"\n',
     );
     expect(llmVars([], { cwd, processEnv: {} })).toEqual({ baseUrl: "https://llm.example/v1", model: "gpt-4o-mini" });
+  });
+});
+
+describe("the README's real-model example", () => {
+  it("passes the check as written, and is refused without its LLM_MODEL", async () => {
+    const readme = await readFile("README.md", "utf8");
+    const block = /```\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("\n### A real model\n")))?.[1] ?? "";
+    const args = (block.split("\n")[0] ?? "").replace(/^npm start -- /, "").split(" ");
+    const cwd = await project({});
+    expect(missingModelProblem(llmVars(args, { cwd, processEnv: {} }))).toBeNull();
+    const withoutModel = args.filter(
+      (arg, i) => !arg.startsWith("LLM_MODEL:") && !args[i + 1]?.startsWith("LLM_MODEL:"),
+    );
+    expect(Object.keys(flagVars(withoutModel)).sort()).toEqual(["LLM_API_KEY", "LLM_BASE_URL"]);
+    expect(missingModelProblem(llmVars(withoutModel, { cwd, processEnv: {} }))).toContain("LLM_MODEL is not set");
   });
 });
