@@ -113,8 +113,9 @@ async function httpChecks(route: HttpRoute, options: RouteHealthOptions): Promis
     }
     case "unoffered":
       checks.push(check("reachable", true, listing.status, `answers (no model list at /models: ${listing.status})`));
+      break;
   }
-  return [...checks, ...(await probeChecks(route, options, timeoutMs, checks.length > 1))];
+  return [...checks, ...(await probeChecks(route, options, timeoutMs, listing.kind === "listed"))];
 }
 
 /**
@@ -159,22 +160,23 @@ async function probeChecks(
     return [check(tools ? "tools" : "model", false, null, `a request on the model got no answer: ${words}`)];
   }
   const { status } = response;
-  const sure = (ok: boolean, message: string) => [
-    ...(listed ? [] : [check("key", true, status, "accepted"), check("model", ok, status, message)]),
-  ];
+  // The key and model checks this answer settles: none when the model list settled them already.
+  const keyAndModel = (modelOk: boolean, message: string) =>
+    listed ? [] : [check("key", true, status, "accepted"), check("model", modelOk, status, message)];
   if (response.ok) {
-    return [...sure(true, "answers"), ...(tools ? [check("tools", true, status, "accepted")] : [])];
+    return [...keyAndModel(true, "answers"), ...(tools ? [check("tools", true, status, "accepted")] : [])];
   }
   const words = upstreamWords(text, redact);
   if (status === 401 || status === 403) return [check("key", false, status, words)];
   if (status === 404 || /model_not_found|not_found_error/.test(words)) {
-    return listed
-      ? [check("tools", false, status, words)]
-      : [check("key", true, status, "accepted"), check("model", false, status, words)];
+    // Not found: the model (or, for a listed one, the request with the tool); the key is not what this answer says.
+    return [check(listed ? "tools" : "model", false, status, words)];
   }
-  // Refused otherwise: with a tool in the request, that is the tools check's failure (the model itself was listed or
-  // is not the question a 400 answers); without one, the model's.
-  return tools ? [...sure(true, "not refused by name"), check("tools", false, status, words)] : sure(false, words);
+  // Refused otherwise: with a tool in the request, that is the tools check's failure (the model was not refused by
+  // name); without one, the model's.
+  return tools
+    ? [...keyAndModel(true, "not refused by name"), check("tools", false, status, words)]
+    : keyAndModel(false, words);
 }
 
 const nameOf = () => ({ name: PROBE_TOOL.name, description: PROBE_TOOL.description });

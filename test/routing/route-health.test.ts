@@ -101,6 +101,20 @@ describe("GET /admin/health", () => {
     ]);
   });
 
+  it("asks an upstream with no model list about the model with a request, in its words", async () => {
+    // A base URL under which the scripted Anthropic server serves nothing: 404 for /models and the request alike.
+    const route = await putRoute({
+      provider: "openai_compatible",
+      model: "m",
+      baseUrl: `${env.TEST_ANTHROPIC_URL}/nothing`,
+      apiKeySecret: "TEST_ANTHROPIC_API_KEY",
+    });
+    expect(await checksOf(route)).toEqual([
+      ["reachable", true, 404, "answers (no model list at /models: 404)"],
+      ["model", false, 404, "not_found_error: Not Found"],
+    ]);
+  });
+
   it("checks an Anthropic route through the Models API and a Messages request with one tool", async () => {
     const anthropic = (model: string) =>
       putRoute({
