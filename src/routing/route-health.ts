@@ -11,6 +11,7 @@ import {
   isHttpRoute,
   listUpstreamModels,
   noAnswerWords,
+  shownUrl,
   someModels,
   UPSTREAM_CHECK_TIMEOUT_MS,
   upstreamHeaders,
@@ -95,7 +96,7 @@ async function httpChecks(route: HttpRoute, options: RouteHealthOptions): Promis
   const checks: HealthCheck[] = [];
   switch (listing.kind) {
     case "unreachable":
-      return [check("reachable", false, null, `${upstreamUrl(route, "/models")}: ${listing.words}`)];
+      return [check("reachable", false, null, `${shownUrl(route, "/models")}: ${listing.words}`)];
     case "failed":
       return [check("reachable", false, listing.status, listing.words)];
     case "refused":

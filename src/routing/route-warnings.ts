@@ -5,13 +5,7 @@
 import { z } from "zod";
 import { quoted } from "../quote";
 import type { ModelRoute } from "./model-routes";
-import {
-  isHttpRoute,
-  listUpstreamModels,
-  ROUTE_WRITE_CHECK_TIMEOUT_MS,
-  someModels,
-  upstreamUrl,
-} from "./upstream-models";
+import { isHttpRoute, listUpstreamModels, ROUTE_WRITE_CHECK_TIMEOUT_MS, shownUrl, someModels } from "./upstream-models";
 
 export const ROUTE_WARNING_CODES = ["model_not_listed", "key_refused", "model_not_checked"] as const;
 
@@ -32,7 +26,7 @@ export async function routeWarnings(
 ): Promise<RouteWarning[]> {
   if (!isHttpRoute(route) || key === null) return [];
   const listing = await listUpstreamModels(route, key, { redact, timeoutMs });
-  const where = `GET ${upstreamUrl(route, "/models")}`;
+  const where = `GET ${shownUrl(route, "/models")}`;
   switch (listing.kind) {
     case "listed":
       if (listing.ids.includes(route.model)) return [];

@@ -52,6 +52,19 @@ export function upstreamUrl(route: HttpRoute, path: string): string {
   return route.provider === "anthropic" ? `${route.baseUrl}/v1${path}` : `${route.baseUrl}${path}`;
 }
 
+/** The URL of `path` on the route's upstream as a message may show it: without a user name or password in it. */
+export function shownUrl(route: HttpRoute, path: string): string {
+  const url = upstreamUrl(route, path);
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//");
+  }
+}
+
 /**
  * An upstream's words for a failure: `code: message` from OpenAI's `{"error":{"message","code"}}` or Anthropic's
  * `{"error":{"type","message"}}`, else the start of its text; every key `redact` knows taken out.

@@ -59,6 +59,16 @@ describe("PUT /admin/model-routes/:name warns from the upstream's model list", (
     expect(written.warnings.map((w) => [w.code, w.param])).toEqual([["model_not_checked", "baseUrl"]]);
   });
 
+  it("shows the upstream's URL without the user name and password in it", async () => {
+    const written = await put({
+      provider: "openai_compatible",
+      model: "m",
+      baseUrl: "http://user:pass-word-1@127.0.0.1:1/v1",
+    });
+    expect(written.warnings[0]?.message).toContain("GET http://127.0.0.1:1/v1/models got no answer");
+    expect(JSON.stringify(written.warnings)).not.toContain("pass-word-1");
+  });
+
   it("asks no host under a name kept for documentation, and says so", async () => {
     const written = await put({ provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" });
     expect(written.warnings.map((w) => w.code)).toEqual(["model_not_checked"]);
