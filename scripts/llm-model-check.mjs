@@ -1,6 +1,7 @@
-// The check `npm start` and `npm run dev` make before wrangler dev starts: a real upstream (LLM_BASE_URL) names its
-// model (LLM_MODEL). Without it `default` sends the placeholder `demo`, which a provider answers with 404
-// model_not_found on every agent turn (issue 41). The vars are read where wrangler dev reads them, last wins as there:
+// The check `npm start` makes before wrangler dev starts: a real upstream (LLM_BASE_URL) names its model
+// (LLM_MODEL). Without it `default` sends the placeholder `demo`, which a provider answers with 404 model_not_found
+// on every agent turn (issue 41). (`npm run dev`, wrangler dev alone as the benchmarks start it, does not check.)
+// The vars are read where wrangler dev reads them, last wins as there:
 // wrangler.toml's [vars], then .dev.vars (or, without it, .env and, with CLOUDFLARE_INCLUDE_PROCESS_ENV=true, the
 // environment), then each `--var NAME:VALUE` (ours first, the user's after).
 import { existsSync, readFileSync } from "node:fs";
