@@ -22,6 +22,7 @@ import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminAuditRoutes } from "./routes/admin-audit";
+import { adminHealthRoutes } from "./routes/admin-health";
 import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
@@ -120,6 +121,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminModeRoutes);
   app.route("/", adminMcpServerRoutes);
   app.route("/", adminModelRouteRoutes);
+  app.route("/", adminHealthRoutes);
   app.route("/", adminSecretRoutes);
   app.route("/", adminAuditRoutes);
   app.route("/", adminKeyRoutes);

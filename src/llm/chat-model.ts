@@ -48,7 +48,8 @@ export type ModelErrorCode =
 
 const MODEL_ERROR_MESSAGES: Record<ModelErrorCode, string> = {
   model_auth_failed: "The model service refused this server's credentials; the operator must check its API key.",
-  model_not_found: "The model service does not know the model this route names; the operator must fix the route's model.",
+  model_not_found:
+    "The model service does not know the model this route names; the operator must fix the route's model.",
   context_length_exceeded: "The conversation is too long for the model's context.",
   content_filtered: "The model service's content filter stopped the request or its answer.",
   model_bad_request: "The model service refused the request as malformed.",

@@ -2,7 +2,8 @@
 // the deployment's stored routes (an operator changes them) and the org's own (its admins change them, and its
 // people get its own instead of the deployment's of a name). A route's fallbacks must name routes that exist and
 // must not come back to it; its key is a Worker secret's name for the deployment's routes, one of the org's own
-// secrets for an org's; an org's route goes to an https: upstream. Every change is in the audit log.
+// secrets for an org's; an org's route goes to an https: upstream. Every change is in the audit log. A write asks the
+// upstream for its models and answers warnings (a model it does not list, a key it refuses), never a refusal.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
@@ -21,10 +22,12 @@ import {
   ROUTE_NAME_PATTERN,
   routesSeenBy,
 } from "../routing/model-routes";
-import { forgetRouteTable } from "../routing/route-table";
+import { forgetRouteTable, workerKeys } from "../routing/route-table";
+import { RouteWarning, routeWarnings } from "../routing/route-warnings";
 import { secretValue } from "../secret-name";
+import { secretRedactor } from "../secret-redaction";
 import { settings } from "../settings";
-import { OrgSecrets } from "../tenancy/org-secrets";
+import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { upstreamUrlProblem } from "../tenancy/upstream-url";
 import { changeRow } from "./record-change";
@@ -37,6 +40,16 @@ const RouteName = z.object({
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 const routeAnswer = (description: string) => json(z.object({ route: ModelRoute }), description);
+const writtenAnswer = (description: string) =>
+  json(
+    z.object({
+      route: ModelRoute,
+      warnings: z
+        .array(RouteWarning)
+        .describe("What the upstream said of the route when asked (it was saved either way); empty when all is well."),
+    }),
+    description,
+  );
 
 function notStored(name: string): never {
   throw new ApiError(
@@ -84,6 +97,15 @@ async function checkKeySecret(c: AppContext, owner: Owner, secret: string | unde
   );
 }
 
+/** The value of the org's secret `name` (opened), or null; "" for a route that names none. */
+async function orgKey(c: AppContext, org: string, name: string | undefined): Promise<string | null> {
+  if (!name) return "";
+  const opened = await new OrgSecrets(c.var.db, org).values(await secretBoxOf(c.env), [name], (secret, error) =>
+    c.var.logger.addException("[admin_model_routes_SecretUnopened]", error, [["Secret", secret]]),
+  );
+  return opened.get(name) ?? null;
+}
+
 /** The modes and routes that would lose `route` if it went: the owner's own, and for the deployment's, every org's. */
 async function usersOf(db: Db, route: ModelRoute): Promise<{ modes: string[]; routes: string[] }> {
   const owner = route.org ?? "";
@@ -120,7 +142,7 @@ export const adminModelRouteRoutes = routes()
         "Add (201) or change (200) a model route: your organization's own, or (operators) the deployment's; its fallbacks must exist and not come back to it",
       ...admin,
       request: { params: RouteName, query: OwnerQuery, ...jsonBody(ModelRouteBody, "The route.") },
-      responses: { 200: routeAnswer("Changed."), 201: routeAnswer("Added."), ...errors(400, 401, 403) },
+      responses: { 200: writtenAnswer("Changed."), 201: writtenAnswer("Added."), ...errors(400, 401, 403) },
     }),
     async (c) => {
       const { name } = c.req.valid("param");
@@ -153,7 +175,9 @@ export const adminModelRouteRoutes = routes()
         created ? "Model route added." : "Model route changed.",
         [["route", name]],
       );
-      return created ? c.json({ route }, 201) : c.json({ route }, 200);
+      const key = owner === null ? workerKeys(c.env).keyOf(route) : await orgKey(c, owner, body.apiKeySecret);
+      const warnings = await routeWarnings(route, key, secretRedactor(c.env, key ? [key] : []));
+      return created ? c.json({ route, warnings }, 201) : c.json({ route, warnings }, 200);
     },
   )
   .openapi(

@@ -334,4 +334,31 @@ describe("scripted Anthropic upstream", () => {
     };
     expect(recorded.requests).toHaveLength(1);
   });
+
+  it("lists its models as the Models API does, and finds one by id", async () => {
+    const page = await client.models.list({ limit: 1000 });
+    expect(page.data.map((m) => m.id)).toEqual(["claude-scripted"]);
+    expect((await client.models.retrieve("claude-scripted")).display_name).toBe("Claude Scripted");
+  });
+
+  it("answers an unscripted request on a model it does not serve 404 not_found_error, naming the model", async () => {
+    const refused = await client.messages
+      .create({ model: "demo", max_tokens: 1, messages: [{ role: "user", content: "ping" }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((refused as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({
+      type: "error",
+      error: { type: "not_found_error", message: "model: demo" },
+    });
+  });
+
+  it("answers an unscripted request on a model it serves briefly", async () => {
+    const message = await client.messages.create({
+      model: "claude-scripted",
+      max_tokens: 1,
+      messages: [{ role: "user", content: "ping" }],
+      tools: [weatherTool],
+    });
+    expect([message.content, message.stop_reason]).toEqual([[{ type: "text", text: "ok" }], "max_tokens"]);
+  });
 });

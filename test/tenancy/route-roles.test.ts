@@ -246,6 +246,9 @@ const REQUESTS: Record<string, Request> = {
     send(key, "DELETE", `/admin/model-routes/${await toUpstreamA()}`),
   "DELETE /admin/model-routes/{name} (org A's own)": async (key) =>
     send(key, "DELETE", `/admin/model-routes/${await orgARoute()}`),
+  // The routes the rows above wrote go to hosts that do not resolve; a lookup may take seconds to fail here.
+  "GET /admin/health": (key) => send(key, "GET", "/admin/health?timeoutMs=500"),
+  "GET /admin/health (the deployment's)": (key) => send(key, "GET", "/admin/health?owner=deployment&timeoutMs=500"),
   "GET /admin/mcp-servers": (key) => send(key, "GET", "/admin/mcp-servers"),
   "PUT /admin/mcp-servers/{name} (the deployment's)": (key) =>
     send(key, "PUT", `/admin/mcp-servers/${fresh("dserver")}?owner=deployment`, serverBody),

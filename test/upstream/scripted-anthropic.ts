@@ -3,6 +3,7 @@
 // marker the request body carries (a message as JSON or as the Messages event stream, or an error in Anthropic's
 // shape) and records every request it was sent. Scripts are made the same way as the OpenAI one's: in process
 // (`createScript`) or over HTTP (`POST /__scripts`, `GET /__scripts/<id>/requests`, `POST /__scripts/<id>/steps`).
+// It lists its models (`GET /v1/models`), and answers a request with no marker by the model it names, as Claude would.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -211,6 +212,38 @@ function messageEvents(
   return events;
 }
 
+/**
+ * The models `GET /v1/models` lists, in the Models API's shape. A Messages request with no script marker naming
+ * another model is answered 404 not_found_error (`model: <id>`), as Anthropic answers an unknown model.
+ */
+export const SERVED_MODELS = [
+  { type: "model", id: "claude-scripted", display_name: "Claude Scripted", created_at: "2026-01-01T00:00:00Z" },
+] as const;
+
+/** `GET /v1/models` (a page: `limit`, default 20, up to 1000) and `GET /v1/models/<id>`, as the Models API answers. */
+function sendModels(res: ServerResponse, url: URL) {
+  const one = /^\/v1\/models\/([^/]+)$/.exec(url.pathname);
+  if (one) {
+    const id = decodeURIComponent(one[1] ?? "");
+    const model = SERVED_MODELS.find((m) => m.id === id);
+    if (!model) return sendError(res, 404, { type: "not_found_error", message: `model: ${id}` });
+    return sendJson(res, 200, model, { "request-id": requestId() });
+  }
+  const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 20) || 20));
+  const data = SERVED_MODELS.slice(0, limit);
+  return sendJson(
+    res,
+    200,
+    {
+      data,
+      has_more: SERVED_MODELS.length > limit,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+    },
+    { "request-id": requestId() },
+  );
+}
+
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 export async function startScriptedAnthropic(options: ScriptedAnthropicOptions = {}): Promise<ScriptedAnthropic> {
@@ -242,7 +275,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       }
 
       const countTokens = url.pathname === "/v1/messages/count_tokens";
-      if (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens)) {
+      const models = req.method === "GET" && /^\/v1\/models(\/[^/]+)?$/.test(url.pathname);
+      if (!models && (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens))) {
         return sendError(res, 404, { type: "not_found_error", message: "Not Found" });
       }
       // The key in `x-api-key` (as the AI SDK sends it) or as a bearer token (as the official SDK 1.x sends it).
@@ -266,6 +300,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
           message: `anthropic-version: "${String(version)}" is not a valid version`,
         });
       }
+      if (models) return sendModels(res, url);
       let request: MessagesRequest;
       try {
         const parsed: unknown = JSON.parse(body);
@@ -284,12 +319,26 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       for (const [name, value] of Object.entries(req.headers)) {
         if (typeof value === "string") headers[name] = value;
       }
-      const record: RecordedRequest = { method: req.method, path: url.pathname, headers, body, receivedAt };
+      const record: RecordedRequest = { method: req.method ?? "POST", path: url.pathname, headers, body, receivedAt };
       if (script && script.options.record !== false) script.requests.push(record);
 
       if (countTokens) {
         record.firstByteAt = now();
         return sendJson(res, 200, { input_tokens: inputTokens(request) }, { "request-id": requestId() });
+      }
+      if (!script && typeof request.model === "string" && !SERVED_MODELS.some((m) => m.id === request.model)) {
+        return sendError(res, 404, { type: "not_found_error", message: `model: ${request.model}` });
+      }
+      if (!script && request.stream !== true) {
+        // A request no script answers (a health check's) naming a model it serves: answered briefly, as Claude would.
+        const brief: MessageStep = {
+          type: "message",
+          content: [{ type: "text", text: "ok" }],
+          stopReason: "max_tokens",
+        };
+        return sendJson(res, 200, messageJson(brief, request, ++seq, usageOf(brief, request, cache)), {
+          "request-id": requestId(),
+        });
       }
       if (!script) {
         return sendError(res, 400, {

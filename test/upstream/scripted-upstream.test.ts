@@ -48,4 +48,29 @@ describe("scripted upstream", () => {
     const response = await fetch(`${env.LLM_BASE_URL}/models`);
     expect(response.status).toBe(401);
   });
+
+  it("answers an unscripted request on a model it does not list 404 model_not_found, as OpenAI words it", async () => {
+    const response = await post({ model: "demo", max_tokens: 1, messages: [{ role: "user", content: "ping" }] });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect([response.status, body.error]).toEqual([
+      404,
+      expect.objectContaining({
+        code: "model_not_found",
+        message: "The model `demo` does not exist or you do not have access to it.",
+      }),
+    ]);
+  });
+
+  it("answers an unscripted request on a listed model briefly, and refuses tools on the model without them", async () => {
+    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {} } } }];
+    const ping = (model: string) =>
+      post({ model, max_tokens: 1, tools, messages: [{ role: "user", content: "ping" }] });
+    const answered = (await (await ping("scripted-model")).json()) as { choices: { message: { content: string } }[] };
+    expect(answered.choices[0]?.message.content).toBe("ok");
+    const refused = await ping("scripted-model-no-tools");
+    expect([refused.status, ((await refused.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      "registry.ollama.ai/library/scripted-model-no-tools:latest does not support tools",
+    ]);
+  });
 });

@@ -1,5 +1,6 @@
 // A scripted OpenAI-compatible server (Node): answers each request from the script whose marker the
-// request body carries, and records every request it was sent. The one stand-in in the tests.
+// request body carries, and records every request it was sent. The one stand-in in the tests. A chat request with no
+// marker (a health check's) is answered as a provider would: by the model it names, or 404 model_not_found.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -36,6 +37,12 @@ interface Script {
 }
 
 const DEFAULT_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+/**
+ * The models `/v1/models` lists. A chat request with no script marker is answered as a provider answers it: briefly
+ * for a model it serves, 404 model_not_found for one it does not; the second model takes no `tools`, as Ollama
+ * answers for a model without function calling.
+ */
+export const SERVED_MODELS = ["scripted-model", "scripted-model-no-tools"] as const;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A wall clock with sub-millisecond resolution, comparable across code in this process. */
 export const now = () => performance.timeOrigin + performance.now();
@@ -214,13 +221,16 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       if (url.pathname === "/v1/models" && req.method === "GET") {
         return sendJson(res, 200, {
           object: "list",
-          data: [{ id: "scripted-model", object: "model", created: 1_700_000_000, owned_by: "aptix-tests" }],
+          data: SERVED_MODELS.map((id) => ({ id, object: "model", created: 1_700_000_000, owned_by: "aptix-tests" })),
         });
       }
 
       // The first marker whose script this upstream has: a request may carry one script for each of two upstreams.
       const id = [...body.matchAll(SCRIPT_MARKER_PATTERN)].map((m) => m[1] ?? "").find((i) => scripts.has(i));
       const script = id ? scripts.get(id) : undefined;
+      if (!script && url.pathname === "/v1/chat/completions" && req.method === "POST") {
+        return unscripted(res, body);
+      }
       if (!script) {
         return sendJson(res, 400, openAIError("No script marker in the request body.", "invalid_request_error"));
       }
@@ -294,6 +304,47 @@ function usageFor(step: ScriptStep, body: string, cache: OpenAIPromptCache, meas
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: cached },
   };
+}
+
+/** A chat request with no script marker (a health check's): answered by the model it names, as a provider would. */
+function unscripted(res: ServerResponse, body: string) {
+  let request: { model?: unknown; tools?: unknown[]; stream?: unknown };
+  try {
+    request = JSON.parse(body) as typeof request;
+  } catch {
+    return sendJson(
+      res,
+      400,
+      openAIError("We could not parse the JSON body of your request.", "invalid_request_error"),
+    );
+  }
+  const model = typeof request.model === "string" ? request.model : "";
+  if (!(SERVED_MODELS as readonly string[]).includes(model)) {
+    return sendJson(
+      res,
+      404,
+      openAIError(
+        `The model \`${model}\` does not exist or you do not have access to it.`,
+        "invalid_request_error",
+        "model_not_found",
+      ),
+    );
+  }
+  if (model === "scripted-model-no-tools" && Array.isArray(request.tools) && request.tools.length > 0) {
+    return sendJson(
+      res,
+      400,
+      openAIError(`registry.ollama.ai/library/${model}:latest does not support tools`, "api_error"),
+    );
+  }
+  if (request.stream === true) {
+    return sendJson(res, 400, openAIError("An unscripted request is answered as JSON only.", "invalid_request_error"));
+  }
+  sendJson(
+    res,
+    200,
+    completionJson({ type: "completion", content: "ok", finishReason: "length" }, model, 0, DEFAULT_USAGE),
+  );
 }
 
 async function answer(
