@@ -16,6 +16,11 @@ export interface OpenAIChatModelOptions {
   /** First backoff; doubled each retry. */
   retryBaseMs?: number;
   fetch?: typeof fetch;
+  /**
+   * Takes every secret in play out of an upstream's words (src/secret-redaction.ts); the route's key alone when
+   * absent. A model_bad_request quotes the upstream's message after it.
+   */
+  redact?: (text: string) => string;
 }
 
 export class OpenAIChatModel implements ChatModel {
@@ -51,7 +56,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   private redact(text: string): string {
-    return redactKey(this.options.apiKey, text);
+    return redactKey(this.options.apiKey, this.options.redact ? this.options.redact(text) : text);
   }
 
   /**

@@ -13,6 +13,7 @@ import { aiBinding } from "../llm/workers-ai";
 import { WorkersAiChatModel } from "../llm/workers-ai-chat-model";
 import { workersAiFetch } from "../llm/workers-ai-openai-face";
 import { tracedFetch } from "../observability/tracing/tracing";
+import { secretRedactor } from "../secret-redaction";
 import type { ModelRoute } from "./model-routes";
 import type { RouteKeys } from "./route-table";
 
@@ -70,6 +71,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
       ...(route.anthropicVersion ? { anthropicVersion: route.anthropicVersion } : {}),
       callTimeoutMs,
       fetch: tracedFetch,
+      redact: secretRedactor(env, [keys.keyOf(route) ?? ""]),
     });
   }
   return new OpenAIChatModel({
@@ -79,6 +81,7 @@ export function routeChatModel(route: ModelRoute, env: object, defaultTimeoutMs:
     callTimeoutMs,
     // The model call's trace context goes along, so the call shows in the provider's trace too.
     fetch: tracedFetch,
+    redact: secretRedactor(env, [keys.keyOf(route) ?? ""]),
   });
 }
 
