@@ -167,7 +167,7 @@ describe("Workers AI for the loop", () => {
   for (const [thrown, code] of [
     ["3040: Capacity temporarily exceeded, please try again.", "model_rate_limited"],
     ["3036: You have used up your daily free allocation of 10,000 neurons.", "model_rate_limited"],
-    ["5007: No such model @cf/none or task", "model_request_rejected"],
+    ["5007: No such model @cf/none or task", "model_not_found"],
     ["3007: Request timeout", "model_timeout"],
     ["3043: Internal server error", "model_unavailable"],
   ] as const) {

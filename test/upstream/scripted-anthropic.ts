@@ -10,7 +10,10 @@ import {
   type AnthropicErrorType,
   type AnthropicScriptedError,
   type AnthropicScriptStep,
+  anthropicModelNotFound,
+  anthropicPromptTooLong,
   type CreatedScript,
+  estimateTokens,
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptOptions,
@@ -72,11 +75,6 @@ function sendError(
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
 }
 
-/** A deterministic token estimate: a quarter of the characters of the JSON text, at least 1. */
-export function estimateTokens(value: unknown): number {
-  const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
-  return Math.max(1, Math.ceil(text.length / 4));
-}
 
 function inputTokens(request: MessagesRequest): number {
   return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools });
@@ -196,7 +194,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: AnthropicScriptStep[] } & ScriptOptions;
-        sendJson(res, 201, createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record }));
+        const { steps, ...scriptOptions } = parsed;
+        sendJson(res, 201, createScript(steps, scriptOptions));
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -269,6 +268,14 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       res.on("close", () => {
         if (!res.writableEnded) record.disconnected = true;
       });
+      // What Anthropic answers before any message: a model it does not have, a prompt longer than its context.
+      const { models, contextTokens } = script.options;
+      if (models && !models.includes(String(request.model))) {
+        return sendError(res, 404, anthropicModelNotFound(String(request.model)));
+      }
+      if (contextTokens !== undefined && inputTokens(request) > contextTokens) {
+        return sendError(res, 400, anthropicPromptTooLong(inputTokens(request), contextTokens));
+      }
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });
       await answer(step, request, req, res, ++seq, () => {
