@@ -66,7 +66,11 @@ export function turnFailure(response: AgentExecuteResponse): TurnFailure | null 
     const retry = wait === undefined ? {} : { retryAfterSeconds: wait };
     if (OWN_CODE.has(cause)) return { code: cause as ErrorCode, message: response.error?.message ?? "", ...retry };
     const code: ErrorCode = cause.startsWith("model_") ? "agent_model_failed" : "agent_turn_failed";
-    return { code, message: `The agent's turn failed (${cause}): ${response.error?.message ?? "no details"}`, ...retry };
+    return {
+      code,
+      message: `The agent's turn failed (${cause}): ${response.error?.message ?? "no details"}`,
+      ...retry,
+    };
   }
   if (response.status === "cancelled") return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
   return null;

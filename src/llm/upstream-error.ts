@@ -93,7 +93,8 @@ export function modelErrorOf(
 ): ModelError {
   const words = upstreamWords(body);
   const code = classifyUpstreamError(status, words);
-  if (code === "model_bad_request") return ModelError.badRequest(detail, status, words.message && redact(words.message));
+  if (code === "model_bad_request")
+    return ModelError.badRequest(detail, status, words.message && redact(words.message));
   return new ModelError(code, detail, status, { retryAfterSeconds: retryAfterSeconds(retryAfter) });
 }
 

@@ -63,7 +63,7 @@ export function credentialsOf(route: { name: string; provider: string; apiKeySec
     : `model route '${route.name}', which sends no key`;
 }
 
-function isOpenAIErrorBody(value: unknown): boolean {
+function isOpenAIErrorBody(value: unknown): value is { error: { message: string } } {
   if (typeof value !== "object" || value === null || !("error" in value)) return false;
   const error = value.error;
   return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string";
@@ -167,11 +167,10 @@ export function withRetryAfter(body: string, retryAfter: string | null): string 
   if (seconds === null) return body;
   try {
     const value: unknown = JSON.parse(body);
-    if (!isOpenAIErrorBody(value) || typeof value !== "object" || value === null || !("error" in value)) return body;
-    const error = value.error;
-    if (typeof error !== "object" || error === null) return body;
-    return JSON.stringify({ ...value, error: { ...error, retry_after_seconds: seconds } });
+    if (!isOpenAIErrorBody(value)) return body;
+    return JSON.stringify({ ...value, error: { ...value.error, retry_after_seconds: seconds } });
   } catch {
+    // Not JSON: sent as it is.
     return body;
   }
 }

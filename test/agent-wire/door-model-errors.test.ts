@@ -96,7 +96,11 @@ describe("model failures on the agent's doors", () => {
 
   it("answers a rate limit on the Responses door with 429 model_rate_limited and Retry-After", async () => {
     const script = await scriptUpstream(CASES.model_rate_limited?.steps ?? []);
-    const response = await post("/agent/v1/responses", { model: "aptix-agent/general", input: `hi ${script.marker}` }, bearer);
+    const response = await post(
+      "/agent/v1/responses",
+      { model: "aptix-agent/general", input: `hi ${script.marker}` },
+      bearer,
+    );
     const body = (await response.json()) as { error: { code: string } };
     expect([response.status, body.error.code, response.headers.get("retry-after")]).toEqual([
       429,

@@ -302,7 +302,9 @@ describe("/agent/v1/responses with the openai client", () => {
   });
 
   it("ends a stream whose turn failed with response.failed, kept as failed", async () => {
-    const script = await scriptUpstream([{ type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9100) }]);
+    const script = await scriptUpstream([
+      { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9100) },
+    ]);
     const { openai } = client();
     const stream = openai.responses.stream({ model: "aptix-agent/general", input: `hi ${script.marker}` });
     const types: string[] = [];

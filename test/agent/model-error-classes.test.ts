@@ -112,7 +112,8 @@ const CLASSES: Record<string, ClassCase> = {
     anthropic: [{ type: "message", content: [], stopReason: "refusal" }],
     expected: {
       code: "content_filtered",
-      message: "The model service's content filter stopped the request or its answer; rephrase the message and try again.",
+      message:
+        "The model service's content filter stopped the request or its answer; rephrase the message and try again.",
     },
   },
   model_bad_request: {

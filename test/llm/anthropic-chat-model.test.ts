@@ -37,7 +37,9 @@ describe("AnthropicChatModel", () => {
   });
 
   it("answers a 400 'prompt is too long' with context_length_exceeded, not retried", async () => {
-    const script = await scriptAnthropic([{ type: "error", status: 400, error: anthropicPromptTooLong(210_000, 200_000) }]);
+    const script = await scriptAnthropic([
+      { type: "error", status: 400, error: anthropicPromptTooLong(210_000, 200_000) },
+    ]);
     const failure = await failureOf(model().complete({ messages: ask(script.marker) }));
     expect([failure.code, failure.status]).toEqual(["context_length_exceeded", 400]);
     expect(failure.detail).toContain("prompt is too long");

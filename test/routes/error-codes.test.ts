@@ -14,8 +14,8 @@ import { createSession, sendMessage } from "../fixtures/sessions";
 import { connect, openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode, registerServer, toolOf } from "../mcp/fixtures";
-import { openAIContextLengthExceeded } from "../upstream/script-types";
 import { newChatKey, workerWith } from "../passthrough/harness";
+import { openAIContextLengthExceeded } from "../upstream/script-types";
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 const app: Fetch = (input, init) => exports.default.fetch(input, init);
@@ -52,7 +52,9 @@ async function agentTurnRefused(
   more: { headers?: Record<string, string> } = {},
   times = 1,
 ): Promise<Response> {
-  const script = await scriptUpstream(Array.from({ length: times }, () => ({ type: "error", ...error, ...more }) as const));
+  const script = await scriptUpstream(
+    Array.from({ length: times }, () => ({ type: "error", ...error, ...more }) as const),
+  );
   return request("POST", "/agent/v1/chat/completions", {
     model: "aptix-agent/general",
     messages: [{ role: "user", content: `fail ${script.marker}` }],

@@ -106,7 +106,9 @@ describe("the agent loop (native tool calls)", () => {
   });
 
   it("surfaces an upstream refusal as a failed turn with a fixed text for its cause", async () => {
-    const script = await scriptUpstream([{ type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9000) }]);
+    const script = await scriptUpstream([
+      { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9000) },
+    ]);
     const response = await sendMessage(await createSession(), `hi ${script.marker}`);
     expect(response.status).toBe("failed");
     expect(response.error).toEqual({

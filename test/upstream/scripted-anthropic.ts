@@ -75,7 +75,6 @@ function sendError(
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
 }
 
-
 function inputTokens(request: MessagesRequest): number {
   return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools });
 }
