@@ -1,7 +1,8 @@
 // Which of our causes an upstream's error answer stands for, read from its status and from its own code and type:
 // OpenAI's `{"error":{"message","type","code"}}`, Anthropic's `{"type":"error","error":{"type","message"}}`,
-// Workers AI's `{"errors":[{"code","message"}]}` and the binding's `<code>: <message>`. One reading for every route
-// type and door (the loop's models, their stream error events, the passthrough's relay); docs/errors.md.
+// Workers AI's `{"errors":[{"code","message"}]}` and the binding's `<code>: <message>`, vLLM's flat `{"message"}`.
+// One reading for every route type and door (the loop's models, their stream error events, the passthrough's
+// relay); docs/errors.md.
 import { ModelError, type ModelErrorCode } from "./chat-model";
 
 /** What an upstream's error body says, whatever its provider's shape; null where it does not say. */
@@ -38,6 +39,8 @@ export function upstreamWords(body: string | unknown): UpstreamWords {
   // Workers AI's REST API: `{"success":false,"errors":[{"code":5007,"message":"..."}]}`.
   const first = Array.isArray(json.errors) ? json.errors[0] : undefined;
   if (isRecord(first)) return { code: str(first.code), type: null, message: str(first.message) };
+  // vLLM's and some gateways' flat body: `{"object":"error","message","type","code"}`.
+  if (typeof json.message === "string") return { code: str(json.code), type: str(json.type), message: json.message };
   return NOTHING;
 }
 
