@@ -220,7 +220,10 @@ export async function runWorkersAi(
     if (signal?.aborted) throw error;
     const message = error instanceof Error ? error.message : String(error);
     const status = statusOfAiError(message);
-    throw new WorkersAiError(status, `workers_ai_${status}`, `Workers AI: ${message}`);
+    const cause = workersAiCause(status, message);
+    // A cause OpenAI names with a code of its own is answered with it on the OpenAI face, as OpenAI would.
+    const code = cause === "model_not_found" || cause === "context_length_exceeded" ? cause : `workers_ai_${status}`;
+    throw new WorkersAiError(status, code, `Workers AI: ${message}`);
   }
   const id = `chatcmpl-wai-${crypto.randomUUID()}`;
   if (output instanceof ReadableStream) {

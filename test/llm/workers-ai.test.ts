@@ -249,6 +249,17 @@ describe("Workers AI for the passthrough", () => {
     ]);
   });
 
+  it("answers a binding that has no such model with OpenAI's code model_not_found", async () => {
+    const { key, name, via } = await setUp(new Error("5007: No such model @cf/none or task"));
+    const response = await via.fetch(`${BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: name, messages: hi }),
+    });
+    const body = (await response.json()) as { error: { code: string } };
+    expect([response.status, body.error.code]).toEqual([400, "model_not_found"]);
+  });
+
   it("makes `default` Workers AI on a deployment with the AI binding and no LLM_BASE_URL, and meters that model", async () => {
     const { binding, runs } = standIn({ response: "Default on the edge.", usage: USAGE });
     const { key, keyId } = await newChatKey();
