@@ -83,11 +83,13 @@ export class ModelError extends Error {
     readonly code: ModelErrorCode,
     readonly detail: string,
     readonly status: number | null = null,
-    options: ModelErrorOptions = {},
+    /** The options, or (as before they were options) the user's text alone. */
+    options: ModelErrorOptions | string = {},
   ) {
-    super(options.message ?? MODEL_ERROR_MESSAGES[code]);
+    const { message, retryAfterSeconds } = typeof options === "string" ? { message: options } : options;
+    super(message ?? MODEL_ERROR_MESSAGES[code]);
     this.name = "ModelError";
-    this.retryAfterSeconds = options.retryAfterSeconds ?? null;
+    this.retryAfterSeconds = retryAfterSeconds ?? null;
   }
 
   static timeout(ms: number): ModelError {
