@@ -4,7 +4,6 @@
 // param that carries it, or dropped where dropping cannot change the answer; docs/anthropic.md has the table.
 import { z } from "zod";
 import type { ApiErrorType, OpenAIErrorBody } from "../errors";
-import { classifyUpstreamError } from "../llm/upstream-error";
 import {
   ANTHROPIC_ERROR_STATUS,
   type AnthropicErrorBody,
@@ -416,23 +415,17 @@ const OPENAI_TYPE_OF: Record<AnthropicErrorType, ApiErrorType> = {
   overloaded_error: "upstream_error",
 };
 
-/** Causes OpenAI answers with a code of its own: an Anthropic error that stands for one takes OpenAI's code. */
-const OPENAI_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "model_not_found"]);
-
 /**
  * Anthropic's error as our OpenAI-shaped one, with the status an OpenAI client understands (529, Anthropic's
- * overload, becomes 503). Its code is Anthropic's error type, or OpenAI's own code for a cause OpenAI names.
+ * overload, becomes 503). Its code is Anthropic's error type.
  */
 export function anthropicErrorToOpenAI(
   status: number,
   body: AnthropicErrorBody,
 ): { status: number; body: OpenAIErrorBody } {
   const type = isAnthropicErrorType(body.error.type) ? body.error.type : anthropicErrorTypeOf(status);
-  // The causes OpenAI names with a code of its own (a prompt too long, a model not found) get OpenAI's code.
-  const cause = classifyUpstreamError(status, { code: null, type: body.error.type, message: body.error.message });
-  const code = OPENAI_CODES.has(cause) ? cause : body.error.type;
   return {
     status: status === 529 ? 503 : status,
-    body: { error: { message: body.error.message, type: OPENAI_TYPE_OF[type], code, param: null } },
+    body: { error: { message: body.error.message, type: OPENAI_TYPE_OF[type], code: body.error.type, param: null } },
   };
 }
