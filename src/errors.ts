@@ -101,6 +101,11 @@ export const ERROR_CODES = {
   // 500, 502: an agent turn on the OpenAI door that ended without an answer (its cause in the message).
   agent_turn_failed: [500, "server_error"],
   agent_model_failed: upstream,
+  // A model call that failed for the request's own sake, or was rate limited (docs/errors.md), on the agent doors.
+  context_length_exceeded: bad,
+  content_filtered: bad,
+  model_bad_request: bad,
+  model_rate_limited: [429, "rate_limit_error"],
   // 502, 504: the upstream LLM (the passthrough).
   upstream_unreachable: upstream,
   upstream_auth_failed: upstream,

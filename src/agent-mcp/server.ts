@@ -16,7 +16,7 @@ import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
 import { recentSessions } from "../session/session-index";
 import type { SessionView } from "../wire/session";
-import { type AgentExecuteResponse, PendingElicitation } from "../wire/turn";
+import { type AgentExecuteResponse, PendingElicitation, TurnError } from "../wire/turn";
 
 export const AGENT_MCP_SERVER_INFO = { name: "aptix-edge", title: "aptix agent", version: "1.0.0" } as const;
 
@@ -48,7 +48,8 @@ const TurnResult = z.object({
   awaitingResults: z.array(PendingCall),
   /** The question an MCP server of the mode asks the user (status `awaiting_input`), answered over /context. */
   awaitingAnswer: PendingElicitation.optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /** Why the turn failed; a rate limit says how long the model service asked us to wait (`retryAfterSeconds`). */
+  error: TurnError.optional(),
 });
 type TurnResult = z.infer<typeof TurnResult>;
 
@@ -96,7 +97,11 @@ function turnResult(response: AgentExecuteResponse): CallToolResult {
       `Waiting for the user's answer to MCP server ${server}: ${message} (answer with POST /context/sessions/${result.sessionId}/elicitations/${elicitationId})`,
     );
   }
-  if (result.error) lines.push(`The turn ${result.status}: ${result.error.code}: ${result.error.message}`);
+  if (result.error) {
+    const wait = result.error.retryAfterSeconds;
+    const retry = wait === undefined ? "" : ` (retry after ${wait} s)`;
+    lines.push(`The turn ${result.status}: ${result.error.code}: ${result.error.message}${retry}`);
+  }
   const failed = result.status === "failed" || result.status === "cancelled";
   return {
     content: [{ type: "text", text: lines.join("\n") }],

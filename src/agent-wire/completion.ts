@@ -37,16 +37,53 @@ export function clientToolCalls(calls: readonly AgentToolCall[], clientTools: Re
     .map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.argumentsJson } }));
 }
 
+/**
+ * The model failures a door answers with their own code, as OpenAI answers them (a context too long is a 400
+ * `context_length_exceeded`, a rate limit a 429 with Retry-After): the client can act on them. The other model
+ * failures are the server's (its key, its model, its upstream) and answer 502 `agent_model_failed`, the cause in
+ * the message: a 404 `model_not_found` here would tell the client its own `model` (the mode) is wrong.
+ */
+const OWN_CODE: ReadonlySet<string> = new Set([
+  "rate_limit_exceeded",
+  "context_length_exceeded",
+  "content_filtered",
+  "model_bad_request",
+  "model_rate_limited",
+]);
+
+export interface TurnFailure {
+  code: ErrorCode;
+  message: string;
+  /** The seconds the model service asked us to wait: the door's Retry-After (a header, or a field of the error event). */
+  retryAfterSeconds?: number;
+}
+
 /** Why a turn that ended without an answer is an error on this wire, with its HTTP code. */
-export function turnFailure(response: AgentExecuteResponse): { code: ErrorCode; message: string } | null {
+export function turnFailure(response: AgentExecuteResponse): TurnFailure | null {
   if (response.status === "failed") {
     const cause = response.error?.code ?? "unknown";
-    if (cause === "rate_limit_exceeded") return { code: "rate_limit_exceeded", message: response.error?.message ?? "" };
+    const wait = response.error?.retryAfterSeconds;
+    const retry = wait === undefined ? {} : { retryAfterSeconds: wait };
+    if (OWN_CODE.has(cause)) return { code: cause as ErrorCode, message: response.error?.message ?? "", ...retry };
     const code: ErrorCode = cause.startsWith("model_") ? "agent_model_failed" : "agent_turn_failed";
-    return { code, message: `The agent's turn failed (${cause}): ${response.error?.message ?? "no details"}` };
+    return {
+      code,
+      message: `The agent's turn failed (${cause}): ${response.error?.message ?? "no details"}`,
+      ...retry,
+    };
   }
   if (response.status === "cancelled") return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
   return null;
+}
+
+/** A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`. */
+function withRetryAfter(body: ReturnType<typeof errorBody>, seconds: number | undefined) {
+  return seconds === undefined ? body : { error: { ...body.error, retry_after_seconds: seconds } };
+}
+
+/** A failure's Retry-After header, when it has one. */
+export function retryHeaders(failure: TurnFailure): Record<string, string> {
+  return failure.retryAfterSeconds === undefined ? {} : { "retry-after": String(failure.retryAfterSeconds) };
 }
 
 /** What the answer says: the agent's text, then (for a turn waiting for approval) the request in words. */
@@ -117,9 +154,9 @@ export async function* doorChunks(
     kind: "chunk",
     chunk: chunkJson(meta, delta, finish, options.includeUsage),
   });
-  const failure = (code: ErrorCode, message: string): DoorStreamItem => ({
+  const failure = (code: ErrorCode, message: string, retryAfterSeconds?: number): DoorStreamItem => ({
     kind: "error",
-    body: errorBody(code, message),
+    body: withRetryAfter(errorBody(code, message), retryAfterSeconds),
   });
   const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false, turnId: null };
   // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
@@ -165,7 +202,7 @@ export async function* doorChunks(
         const failed = turnFailure(frame.response);
         if (failed) {
           answer.failed = true;
-          yield failure(failed.code, failed.message);
+          yield failure(failed.code, failed.message, failed.retryAfterSeconds);
         }
         finish = "stop";
       } else if (frame.type === "error") {

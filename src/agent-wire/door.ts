@@ -24,6 +24,7 @@ import {
   completionMeta,
   type DoorStreamItem,
   doorChunks,
+  retryHeaders,
   turnFailure,
 } from "./completion";
 import { modeKeyOfModel, modelOfMode } from "./models";
@@ -207,7 +208,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
 
   const answer = unwrap(await stub.doorTurn(callerOf(c), turn));
   const failure = turnFailure(answer.response);
-  if (failure) throw new ApiError(failure.code, failure.message, { headers });
+  if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
   const waiting = new Set(answer.waitingForClient);
   const calls = clientToolCalls(
     answer.response.toolCalls.filter((t) => waiting.has(t.id)),

@@ -175,7 +175,12 @@ function modelFailed(deps: AskModelDeps, turn: TurnState, error: unknown): NextS
       ["Code", error.code],
       ["Status", String(error.status ?? "")],
     ]);
-    return { type: "fail", outcome: "failed", error: { code: error.code, message: error.message } };
+    const wait = error.retryAfterSeconds;
+    return {
+      type: "fail",
+      outcome: "failed",
+      error: { code: error.code, message: error.message, ...(wait !== null ? { retryAfterSeconds: wait } : {}) },
+    };
   }
   deps.logger.addException("[AgentReasoner_ModelCall__Exception]", error, pairs);
   return {

@@ -31,6 +31,11 @@ export interface AnthropicChatModelOptions {
   fetch?: typeof fetch;
   /** Prompt caching: `cache_control` breakpoints with this lifetime (anthropic-cache-breakpoints.ts); null: none. */
   promptCache?: { ttl: CacheTtl } | null;
+  /**
+   * Takes every secret in play out of an upstream's words (src/secret-redaction.ts); the route's key alone when
+   * absent. A model_bad_request quotes the upstream's message after it.
+   */
+  redact?: (text: string) => string;
 }
 
 export class AnthropicChatModel implements ChatModel {
@@ -73,16 +78,15 @@ export class AnthropicChatModel implements ChatModel {
       ...(request.onTextDelta ? { stream: true } : {}),
     });
     if (!chat.success) {
-      throw new ModelError(
-        "model_request_rejected",
-        `not a chat request: ${chat.error.message.slice(0, DETAIL_CHARS)}`,
-      );
+      throw ModelError.badRequest(`not a chat request: ${chat.error.message.slice(0, DETAIL_CHARS)}`, null, null);
     }
     const translated = chatRequestToMessages(chat.data, { model: this.options.model });
     if (!translated.ok) {
-      throw new ModelError(
-        "model_request_rejected",
+      // Our own words about what the Messages API cannot carry (no upstream text, nothing secret): shown as they are.
+      throw ModelError.badRequest(
         `not sendable to the Messages API: ${translated.param}: ${translated.message}`,
+        null,
+        `${translated.param}: ${translated.message}`,
       );
     }
     const cache = this.options.promptCache;
@@ -90,7 +94,7 @@ export class AnthropicChatModel implements ChatModel {
   }
 
   private redact(text: string): string {
-    return redactKey(this.options.apiKey, text);
+    return redactKey(this.options.apiKey, this.options.redact ? this.options.redact(text) : text);
   }
 
   /** A 200 is an answer only if it is one: a Messages JSON message, or (when we streamed) an event stream that ends. */

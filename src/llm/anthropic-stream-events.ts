@@ -9,6 +9,7 @@ import type { TokenUsage } from "../wire/turn";
 import { ModelError } from "./chat-model";
 import type { ModelEvent } from "./model-events";
 import { sseData } from "./sse-lines";
+import { modelErrorOf } from "./upstream-error";
 
 /** How much of an event a failure's detail quotes. */
 const DETAIL_CHARS = 500;
@@ -92,7 +93,7 @@ export async function* anthropicStreamEvents(
     if (event.data.type === "error") {
       const { type, message } = event.data.error;
       const status = isAnthropicErrorType(type) ? ANTHROPIC_ERROR_STATUS[type] : 500;
-      throw ModelError.fromStatus(status, redact(`stream error event: ${type}: ${message}`));
+      throw modelErrorOf(status, data, null, redact, redact(`stream error event: ${type}: ${message}`));
     }
     if (event.data.type === "message_stop") stopped = true;
     if (event.data.type === "message_start") usage = mergedUsage(usage, event.data.message.usage);

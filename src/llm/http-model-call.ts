@@ -6,6 +6,7 @@ import { redactKeys } from "../secret-redaction";
 import { type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
 import { backoff, describeError } from "./retry";
+import { modelErrorOf } from "./upstream-error";
 
 /** How much of an upstream's error body the log keeps. */
 export const DETAIL_CHARS = 500;
@@ -61,7 +62,7 @@ export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse
       }
       if (response.ok) {
         try {
-          return await call.read(response);
+          return refusedByFilter(await call.read(response));
         } catch (error) {
           signal?.throwIfAborted();
           if (timer.signal.aborted) throw ModelError.timeout(call.callTimeoutMs);
@@ -74,14 +75,26 @@ export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse
         await backoff(retryDelay(attempt, response.headers.get("retry-after"), baseMs), signal);
         continue;
       }
-      throw ModelError.fromStatus(
+      throw modelErrorOf(
         response.status,
+        text,
+        response.headers.get("retry-after"),
+        redact,
         redact(`HTTP ${response.status}: ${redact(text).slice(0, DETAIL_CHARS) || response.statusText || "no body"}`),
       );
     } finally {
       timer.clear();
     }
   }
+}
+
+/**
+ * An answer the provider's content filter stopped (OpenAI's finish_reason `content_filter`, Anthropic's stop_reason
+ * `refusal`, which the translation reads as it) is a content_filtered failure, not an answer cut short.
+ */
+function refusedByFilter(answer: ChatResponse): ChatResponse {
+  if (answer.finishReason !== "content_filter") return answer;
+  throw new ModelError("content_filtered", "the answer finished with content_filter");
 }
 
 /** A 200's media type, lower case, without its parameters ("" when it has none). */

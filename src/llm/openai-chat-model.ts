@@ -21,6 +21,11 @@ export interface OpenAIChatModelOptions {
    * Only where the route says its server takes the field.
    */
   promptCacheKey?: string;
+  /**
+   * Takes every secret in play out of an upstream's words (src/secret-redaction.ts); the route's key alone when
+   * absent. A model_bad_request quotes the upstream's message after it.
+   */
+  redact?: (text: string) => string;
 }
 
 export class OpenAIChatModel implements ChatModel {
@@ -57,7 +62,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   private redact(text: string): string {
-    return redactKey(this.options.apiKey, text);
+    return redactKey(this.options.apiKey, this.options.redact ? this.options.redact(text) : text);
   }
 
   /**

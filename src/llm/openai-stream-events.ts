@@ -5,6 +5,7 @@ import { ChatCompletionChunkJson } from "../wire/openai";
 import { ModelError } from "./chat-model";
 import type { ModelEvent } from "./model-events";
 import { sseData } from "./sse-lines";
+import { streamErrorOf } from "./upstream-error";
 
 /** How much of an event a failure's detail quotes. */
 const DETAIL_CHARS = 500;
@@ -42,7 +43,7 @@ export async function* openAIStreamEvents(
       );
     }
     if (chunk.data.error) {
-      throw new ModelError("model_unavailable", redact(`stream error event: ${chunk.data.error.message}`));
+      throw streamErrorOf(json, redact, `stream error event: ${redact(data).slice(0, DETAIL_CHARS)}`);
     }
     chunks++;
     if (chunk.data.usage) yield { type: "usage", usage: chunk.data.usage };

@@ -17,8 +17,9 @@ import { createParser } from "eventsource-parser";
 import { z } from "zod";
 import { UsageJson } from "../wire/openai";
 import type { TokenUsage } from "../wire/turn";
-import { ModelError } from "./chat-model";
+import { ModelError, type ModelErrorCode } from "./chat-model";
 import type { ModelEvent } from "./model-events";
+import { classifyUpstreamError } from "./upstream-error";
 
 /** What the adapter needs of the `Ai` binding. */
 export interface WorkersAiBinding {
@@ -183,8 +184,13 @@ export class WorkersAiError extends ModelError {
     readonly openAICode: string,
     detail: string,
   ) {
-    super(ModelError.fromStatus(status, detail).code, detail, status);
+    super(workersAiCause(status, detail), detail, status);
   }
+}
+
+/** The binding's error as our cause: its status's, read with its words (`5007: No such model`, a context too long). */
+function workersAiCause(status: number, detail: string): ModelErrorCode {
+  return classifyUpstreamError(status, { code: null, type: null, message: detail.replace(/^Workers AI: /, "") });
 }
 
 function badAnswer(what: string): WorkersAiError {
@@ -214,7 +220,10 @@ export async function runWorkersAi(
     if (signal?.aborted) throw error;
     const message = error instanceof Error ? error.message : String(error);
     const status = statusOfAiError(message);
-    throw new WorkersAiError(status, `workers_ai_${status}`, `Workers AI: ${message}`);
+    const cause = workersAiCause(status, message);
+    // A cause OpenAI names with a code of its own is answered with it on the OpenAI face, as OpenAI would.
+    const code = cause === "model_not_found" || cause === "context_length_exceeded" ? cause : `workers_ai_${status}`;
+    throw new WorkersAiError(status, code, `Workers AI: ${message}`);
   }
   const id = `chatcmpl-wai-${crypto.randomUUID()}`;
   if (output instanceof ReadableStream) {

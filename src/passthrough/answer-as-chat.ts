@@ -4,6 +4,7 @@
 
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { errorBody } from "../errors";
+import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
 import { anthropicErrorToOpenAI } from "../translate/anthropic-chat";
 import { MessageEventsToChatChunks, STREAM_CUT_MESSAGE } from "../translate/anthropic-chat-stream";
 import { messageToChatResponse } from "../translate/chat-anthropic";
@@ -42,6 +43,9 @@ export async function messageAnswerAsChat(answer: Response, request: Passthrough
   return new Response(JSON.stringify(messageToChatResponse(message.data, nowSeconds())), { status: 200, headers });
 }
 
+/** Causes OpenAI answers with a code of its own: an Anthropic error that stands for one takes OpenAI's code. */
+const OPENAI_CODES: ReadonlySet<string> = new Set(["context_length_exceeded", "model_not_found"]);
+
 /** Anthropic's error body as our OpenAI-shaped one (529 answered 503); any other error answer is left as it is. */
 async function anthropicErrorAsOpenAI(answer: Response): Promise<Response> {
   const text = await answer.text();
@@ -56,6 +60,9 @@ async function anthropicErrorAsOpenAI(answer: Response): Promise<Response> {
   headers.delete("content-length");
   if (!body.success) return new Response(text, { status: answer.status, headers });
   const translated = anthropicErrorToOpenAI(answer.status, body.data);
+  // The causes OpenAI names with a code of its own (a prompt too long, a model not found) get OpenAI's code.
+  const cause = classifyUpstreamError(answer.status, upstreamWords(body.data));
+  if (OPENAI_CODES.has(cause)) translated.body.error.code = cause;
   headers.set("content-type", "application/json");
   return new Response(JSON.stringify(translated.body), {
     status: translated.status as ContentfulStatusCode,

@@ -6,6 +6,7 @@
 import { ApiError } from "../errors";
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
 import { ModelError } from "../llm/chat-model";
+import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type CircuitBreaker, isolateBreaker } from "../routing/circuit-breaker";
 import type { ModelRoute } from "../routing/model-routes";
@@ -127,8 +128,19 @@ export interface ChainOptions {
   logger: AdminLogger;
 }
 
-function isRouteFailure(status: number): boolean {
-  return status === 429 || status >= 500;
+/**
+ * An answer that is the route's failure, not the request's (docs/errors.md#failover): busy or broken (429, 5xx), its
+ * key refused (401, 403), or (when the route names the model) a model its upstream does not have. These fail over.
+ */
+async function isRouteFailure(response: Response, routeNamesModel: boolean): Promise<boolean> {
+  const { status } = response;
+  if (status === 429 || status >= 500 || status === 401 || status === 403) return true;
+  if (status !== 404 || !routeNamesModel) return false;
+  const text = await response
+    .clone()
+    .text()
+    .catch(() => "");
+  return classifyUpstreamError(status, upstreamWords(text)) === "model_not_found";
 }
 
 /**
@@ -177,7 +189,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         body: call.body,
         signal: attempt.signal,
       });
-      if (!isRouteFailure(response.status)) {
+      if (!(await isRouteFailure(response, options.routing.rewritesModel && options.bodies !== null))) {
         breaker.succeeded(route, logger);
         // The answer's body is still to come: the exchange's clock and a client that leaves must still stop it.
         linked = true;

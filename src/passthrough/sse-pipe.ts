@@ -6,7 +6,14 @@ import type { AdminLogger } from "../observability/admin-logger";
 import type { StreamScrubber } from "../secret-redaction";
 import { ClientGone, type UpstreamExchange, UpstreamTimeout } from "./exchange";
 import { type StreamFrames, streamFramesOf } from "./stream-frames";
-import { credentialsOf, type FailedRoutes, routeClause, upstreamErrorBody, upstreamFailure } from "./upstream-errors";
+import {
+  credentialsOf,
+  type FailedRoutes,
+  routeClause,
+  upstreamErrorBody,
+  upstreamFailure,
+  withRetryAfter,
+} from "./upstream-errors";
 import type { UsageHoldback } from "./usage-holdback";
 
 export interface SseRelayOptions {
@@ -93,7 +100,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
           ...(routes ? { credentials: credentialsOf(routes.route), route: routes.route.name } : {}),
         };
         const refused = upstreamErrorBody(response.status, text, context);
-        await send(frames.error(refused.body, refused.status));
+        await send(frames.error(withRetryAfter(refused.body, response.headers.get("retry-after")), refused.status));
         upstreamRefused = true;
       } else if (response.body) {
         reader = response.body.getReader();

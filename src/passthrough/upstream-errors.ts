@@ -4,6 +4,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody } from "../errors";
 import { ModelError } from "../llm/chat-model";
+import { classifyUpstreamError, retryAfterSeconds, upstreamWords } from "../llm/upstream-error";
 import type { AdminLogger } from "../observability/admin-logger";
 import { UpstreamTimeout } from "./exchange";
 import { clientResponseHeaders } from "./headers";
@@ -62,7 +63,7 @@ export function credentialsOf(route: { name: string; provider: string; apiKeySec
     : `model route '${route.name}', which sends no key`;
 }
 
-function isOpenAIErrorBody(value: unknown): boolean {
+function isOpenAIErrorBody(value: unknown): value is { error: { message: string } } {
   if (typeof value !== "object" || value === null || !("error" in value)) return false;
   const error = value.error;
   return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string";
@@ -115,12 +116,14 @@ export function upstreamErrorBody(
   if (refusedCredentials) {
     return { status: 502, body: JSON.stringify(upstreamAuthFailed(context.credentials ?? "LLM_API_KEY")) };
   }
+  // The cause read from the status and whatever code or type the body names (src/llm/upstream-error.ts): its text.
+  const cause = classifyUpstreamError(status, upstreamWords(text));
   return {
     status,
     // The upstream's own status, mirrored: its code says so (`upstream_503`), outside our table on purpose.
     body: JSON.stringify({
       error: {
-        message: ModelError.fromStatus(status, "").message,
+        message: new ModelError(cause, "").message,
         type: errorType(status),
         code: `upstream_${status}`,
         param: null,
@@ -153,4 +156,21 @@ export function errorFrame(body: OpenAIErrorBody | string): Uint8Array {
   // Raw line breaks in JSON are only whitespace between tokens; one would end the `data:` line early.
   const json = typeof body === "string" ? body.replace(/[\r\n]+/g, "") : JSON.stringify(body);
   return encoder.encode(`data: ${json}\n\n`);
+}
+
+/**
+ * An error frame's body with the upstream's Retry-After in it (`retry_after_seconds`): a stream already answered 200
+ * has no header left to carry it. A body that is not an OpenAI-shaped JSON error is left as it is.
+ */
+export function withRetryAfter(body: string, retryAfter: string | null): string {
+  const seconds = retryAfterSeconds(retryAfter);
+  if (seconds === null) return body;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (!isOpenAIErrorBody(value)) return body;
+    return JSON.stringify({ ...value, error: { ...value.error, retry_after_seconds: seconds } });
+  } catch {
+    // Not JSON: sent as it is.
+    return body;
+  }
 }

@@ -67,6 +67,15 @@ const MessagesQuery = z.object({
 });
 const turn = (description: string) => json(AgentExecuteResponse, description);
 
+/** A turn that failed because the model service rate limited us says how long it asked us to wait, as HTTP does. */
+function turnHeaders(response: AgentExecuteResponse): Record<string, string> {
+  const wait = response.error?.retryAfterSeconds;
+  return wait === undefined ? {} : { "retry-after": String(wait) };
+}
+
+/** A turn's answer: 200 whatever its outcome (a failed turn says why in `error`), Retry-After when it has one. */
+const turnAnswer = (response: AgentExecuteResponse) => [response, 200, turnHeaders(response)] as const;
+
 export const contextSessionRoutes = routes()
   .openapi(
     createRoute({
@@ -227,7 +236,7 @@ export const contextSessionRoutes = routes()
           headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "content-encoding": "identity" },
         });
       }
-      return c.json(unwrap(await stub.sendMessage(caller(c), content, attachments)), 200);
+      return c.json(...turnAnswer(unwrap(await stub.sendMessage(caller(c), content, attachments))));
     },
   )
   .openapi(
@@ -252,7 +261,7 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
-      return c.json(unwrap(await stub.submitApprovals(caller(c), c.req.valid("json").decisions)), 200);
+      return c.json(...turnAnswer(unwrap(await stub.submitApprovals(caller(c), c.req.valid("json").decisions))));
     },
   )
   .openapi(
@@ -267,7 +276,7 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
-      return c.json(unwrap(await stub.submitToolResults(caller(c), c.req.valid("json").results)), 200);
+      return c.json(...turnAnswer(unwrap(await stub.submitToolResults(caller(c), c.req.valid("json").results))));
     },
   )
   .openapi(

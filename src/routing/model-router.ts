@@ -1,7 +1,7 @@
 // The agent loop's way to a model: a call names a route; the router walks the route's chain (the route, then its
 // fallbacks), asks each for the request in its own tool format, and answers with the first route that answers.
-// Before a first byte, a route that is unreachable, times out, is rate limited or fails (5xx, a broken answer)
-// hands the call to the next one. After a first byte (streamed text already shown), the step is started again
+// Before a first byte, a route that is unreachable, times out, is rate limited, fails (5xx, a broken answer), has
+// its key refused or names a model its service does not have hands the call to the next one. After a first byte (streamed text already shown), the step is started again
 // from scratch on the next route once, and the caller is told to drop what was shown.
 
 import { type ChatModel, type ChatResponse, ModelError } from "../llm/chat-model";
@@ -62,12 +62,19 @@ export interface ModelRouter {
   acceptsImages?(route: string): Promise<boolean>;
 }
 
-/** The failures another route may not share: the route is down, slow, busy or broken, not the request. */
+/**
+ * The failures that are the route's, not the request's (docs/errors.md): the route is down, slow, busy or broken,
+ * its key is refused or its model is not the service's. These hand the call to the next route and count against the
+ * route's circuit. The request's own failures (context too long, a bad request, content filtered) would fail on
+ * every route alike: they end the call at once and leave the circuit alone.
+ */
 const FAILS_OVER: ReadonlySet<ModelError["code"]> = new Set([
   "model_unavailable",
   "model_rate_limited",
   "model_timeout",
   "model_bad_response",
+  "model_auth_failed",
+  "model_not_found",
 ]);
 
 /** One upstream call the router made, for the meter's rows: its route, its time, how it ended, what it used. */
@@ -145,7 +152,9 @@ export class ChainRouter implements ModelRouter {
               : {}),
           });
         response = watch ? await watch.within(ask) : await ask();
-      } catch (error) {
+      } catch (thrown) {
+        // The failure's text names this route and its model where the cause is the route's configuration.
+        const error = thrown instanceof ModelError ? thrown.onRoute(route) : thrown;
         this.deps.onAttempt?.({
           route,
           latencyMs: Date.now() - startedAt,

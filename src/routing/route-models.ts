@@ -13,6 +13,7 @@ import { aiBinding } from "../llm/workers-ai";
 import { WorkersAiChatModel } from "../llm/workers-ai-chat-model";
 import { workersAiFetch } from "../llm/workers-ai-openai-face";
 import { tracedFetch } from "../observability/tracing/tracing";
+import { secretRedactor } from "../secret-redaction";
 import type { ModelRoute } from "./model-routes";
 import type { RouteKeys } from "./route-table";
 
@@ -83,6 +84,7 @@ export function routeChatModel(
       promptCache: route.promptCaching ? { ttl: route.promptCacheTtl ?? "5m" } : null,
       callTimeoutMs,
       fetch: tracedFetch,
+      redact: secretRedactor(env, [keys.keyOf(route) ?? ""]),
     });
   }
   return new OpenAIChatModel({
@@ -93,6 +95,7 @@ export function routeChatModel(
     ...(route.promptCacheKey && scope.promptCacheKey ? { promptCacheKey: scope.promptCacheKey } : {}),
     // The model call's trace context goes along, so the call shows in the provider's trace too.
     fetch: tracedFetch,
+    redact: secretRedactor(env, [keys.keyOf(route) ?? ""]),
   });
 }
 

@@ -117,7 +117,12 @@ export const TurnOutcome = z.enum([
 ]);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
-export const TurnError = z.object({ code: z.string(), message: z.string() });
+export const TurnError = z.object({
+  code: z.string(),
+  message: z.string(),
+  /** With `model_rate_limited`: the seconds the model service asked us to wait (its Retry-After), when it said. */
+  retryAfterSeconds: z.number().int().nonnegative().optional(),
+});
 export type TurnError = z.infer<typeof TurnError>;
 
 /** A tool call's MCP server asks the user for input, in the middle of the call. */

@@ -66,6 +66,26 @@ describe("the agent as an MCP server", () => {
     expect(turn.structured).toMatchObject({ sessionId, status: "completed", text: "Hello over MCP." });
   });
 
+  it("reports a model failure's cause and the upstream's Retry-After in an isError result", async () => {
+    const client = await connect();
+    const sessionId = String((await callTool(client, "start_session", { mode: "general" })).structured.sessionId);
+    const limited = (seconds: string) =>
+      ({
+        type: "error",
+        status: 429,
+        body: { error: { message: "Rate limit reached.", type: "requests", code: "rate_limit_exceeded" } },
+        headers: { "retry-after": seconds },
+      }) as const;
+    const script = await scriptUpstream([limited("0"), limited("0"), limited("7")]);
+    const turn = await callTool(client, "send_message", { sessionId, content: `hi ${script.marker}` });
+    expect(turn.isError).toBe(true);
+    expect(turn.structured.error).toEqual({
+      code: "model_rate_limited",
+      message: "The model service is rate limiting this server; try again in a minute.",
+      retryAfterSeconds: 7,
+    });
+  });
+
   it("says what waits for approval, and takes the decision", async () => {
     const client = await connect();
     const mode = await mcpMode(["agent_hello_world"], ["agent_hello_world"]);

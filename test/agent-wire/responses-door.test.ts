@@ -9,6 +9,7 @@ import { z } from "zod";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
+import { openAIContextLengthExceeded } from "../upstream/script-types";
 
 const BASE_URL = "http://aptix.test/agent/v1";
 
@@ -302,7 +303,7 @@ describe("/agent/v1/responses with the openai client", () => {
 
   it("ends a stream whose turn failed with response.failed, kept as failed", async () => {
     const script = await scriptUpstream([
-      { type: "error", status: 400, body: { error: { message: "context too long", type: "invalid_request_error" } } },
+      { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9100) },
     ]);
     const { openai } = client();
     const stream = openai.responses.stream({ model: "aptix-agent/general", input: `hi ${script.marker}` });
@@ -318,7 +319,7 @@ describe("/agent/v1/responses with the openai client", () => {
     }
     expect(types.at(-1)).toBe("response.failed");
     expect(failed?.status).toBe("failed");
-    expect(failed?.error?.code).toBe("agent_model_failed");
+    expect(failed?.error?.code).toBe("context_length_exceeded");
     const read = (await (await raw("GET", `/agent/v1/responses/${failed?.id}`)).json()) as { status: string };
     expect(read.status).toBe("failed");
   });

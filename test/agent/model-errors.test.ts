@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { OpenAIChatModel } from "../../src/llm/openai-chat-model";
 import { inSessionObject, type TestConfig } from "../fixtures/in-object";
 import { authHeaders } from "../fixtures/keys";
-import { createSession, getSession } from "../fixtures/sessions";
+import { createSession, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 import type { ScriptStep } from "../upstream/script-types";
 
@@ -35,6 +35,21 @@ describe("model errors in the loop", () => {
     const logged = logger.events.find((e) => e.tag === "[AgentReasoner_ModelCall]");
     expect(logged?.message).toContain(SECRET);
     expect(logged?.pairs.map(([k]) => k)).toEqual(["SessionId", "TurnId", "Code", "Status"]);
+  });
+
+  it("names the default route and LLM_MODEL's 'demo' when a real provider does not have that model", async () => {
+    // The README's real-provider story with LLM_MODEL left at its default: the provider knows other models only.
+    const script = await scriptUpstream([{ type: "completion", content: "unused" }], env.TEST_UPSTREAM_URL, {
+      models: ["gpt-4o-mini"],
+    });
+    const response = await sendMessage(await createSession(), `hi ${script.marker}`);
+    expect(response.error).toEqual({
+      code: "model_not_found",
+      message:
+        "The model service of model route 'default' does not know the model 'demo'; the operator must set the route's model (LLM_MODEL for the default route) to one the service lists.",
+    });
+    const [request] = await script.requests();
+    expect(JSON.parse(request?.body ?? "{}").model).toBe("demo");
   });
 
   it("answers an HTML 500 page with model_unavailable, quoting neither its URL nor its stack", async () => {

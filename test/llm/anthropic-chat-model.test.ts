@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { AnthropicChatModel } from "../../src/llm/anthropic-chat-model";
 import { ModelError } from "../../src/llm/chat-model";
 import { scriptAnthropic } from "../fixtures/upstream";
+import { anthropicPromptTooLong } from "../upstream/script-types";
 
 const model = (overrides: Partial<ConstructorParameters<typeof AnthropicChatModel>[0]> = {}) =>
   new AnthropicChatModel({
@@ -35,12 +36,12 @@ describe("AnthropicChatModel", () => {
     expect(await script.requests()).toHaveLength(3);
   });
 
-  it("answers a 400 invalid_request_error with model_request_rejected, not retried", async () => {
+  it("answers a 400 'prompt is too long' with context_length_exceeded, not retried", async () => {
     const script = await scriptAnthropic([
-      { type: "error", status: 400, error: { type: "invalid_request_error", message: "prompt is too long" } },
+      { type: "error", status: 400, error: anthropicPromptTooLong(210_000, 200_000) },
     ]);
     const failure = await failureOf(model().complete({ messages: ask(script.marker) }));
-    expect([failure.code, failure.status]).toEqual(["model_request_rejected", 400]);
+    expect([failure.code, failure.status]).toEqual(["context_length_exceeded", 400]);
     expect(failure.detail).toContain("prompt is too long");
     expect(await script.requests()).toHaveLength(1);
   });
@@ -130,7 +131,7 @@ describe("AnthropicChatModel", () => {
     const failure = await failureOf(
       model().complete({ messages: [{ role: "system", content: `only a system prompt ${script.marker}` }] }),
     );
-    expect(failure.code).toBe("model_request_rejected");
+    expect(failure.code).toBe("model_bad_request");
     expect(await script.requests()).toEqual([]);
   });
 });

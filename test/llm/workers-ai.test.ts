@@ -167,7 +167,7 @@ describe("Workers AI for the loop", () => {
   for (const [thrown, code] of [
     ["3040: Capacity temporarily exceeded, please try again.", "model_rate_limited"],
     ["3036: You have used up your daily free allocation of 10,000 neurons.", "model_rate_limited"],
-    ["5007: No such model @cf/none or task", "model_request_rejected"],
+    ["5007: No such model @cf/none or task", "model_not_found"],
     ["3007: Request timeout", "model_timeout"],
     ["3043: Internal server error", "model_unavailable"],
   ] as const) {
@@ -247,6 +247,17 @@ describe("Workers AI for the passthrough", () => {
       "workers_ai_429",
       name,
     ]);
+  });
+
+  it("answers a binding that has no such model with OpenAI's code model_not_found", async () => {
+    const { key, name, via } = await setUp(new Error("5007: No such model @cf/none or task"));
+    const response = await via.fetch(`${BASE_URL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: name, messages: hi }),
+    });
+    const body = (await response.json()) as { error: { code: string } };
+    expect([response.status, body.error.code]).toEqual([400, "model_not_found"]);
   });
 
   it("makes `default` Workers AI on a deployment with the AI binding and no LLM_BASE_URL, and meters that model", async () => {

@@ -6,6 +6,7 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
 import { toUpstreamB } from "../routing/fixtures";
+import { anthropicModelNotFound, anthropicPromptTooLong } from "../upstream/script-types";
 import { toAnthropic, usageRows } from "./anthropic-harness";
 import { newChatKey, openai, post, sseEvents, workerWith } from "./harness";
 
@@ -200,6 +201,37 @@ describe("POST /v1/chat/completions on an anthropic route", () => {
     }
     expect([name, JSON.parse(args)]).toEqual(["get_weather", { city: "Lisbon" }]);
   });
+
+  for (const [what, step, expected] of [
+    [
+      "a prompt too long as OpenAI's 400 context_length_exceeded",
+      { type: "error", status: 400, error: anthropicPromptTooLong(210_000, 200_000) },
+      [400, "context_length_exceeded", "invalid_request_error", null],
+    ],
+    [
+      "a model it does not have as OpenAI's 404 model_not_found",
+      { type: "error", status: 404, error: anthropicModelNotFound("claude-test") },
+      [404, "model_not_found", "not_found_error", null],
+    ],
+    [
+      "a rate limit as a 429 with its Retry-After",
+      { type: "error", status: 429, error: { type: "rate_limit_error", message: "Slow down." }, retryAfter: 7 },
+      [429, "rate_limit_error", "rate_limit_error", "7"],
+    ],
+  ] as const) {
+    it(`answers ${what}`, async () => {
+      const route = await toAnthropic();
+      const script = await scriptAnthropic([step]);
+      const response = await post("/chat/completions", await newChatKey(), {
+        model: route,
+        messages: [{ role: "user", content: `Hi ${script.marker}` }],
+      });
+      const body = (await response.json()) as { error: { code: string; type: string } };
+      expect([response.status, body.error.code, body.error.type, response.headers.get("retry-after")]).toEqual([
+        ...expected,
+      ]);
+    });
+  }
 
   it("answers the upstream's error in OpenAI's shape, Anthropic's error type as its code", async () => {
     const route = await toAnthropic();

@@ -109,4 +109,26 @@ describe("stream failures", () => {
     expect(error instanceof Error ? error.message : "").toBe("Model overloaded.");
     await through.settled();
   });
+
+  it("puts the upstream's Retry-After into the error frame of a committed stream, beside its code", async () => {
+    const script = await scriptUpstream([
+      {
+        type: "error",
+        status: 429,
+        delayFirstByteMs: 150,
+        headers: { "retry-after": "7" },
+        body: { error: { message: "Rate limit reached.", type: "requests", code: "rate_limit_exceeded", param: null } },
+      },
+    ]);
+    const through = workerWith({ PASSTHROUGH_KEEPALIVE_MS: "50" });
+    const response = await post("/chat/completions", await newChatKey(), askStreaming(script.marker), {}, through);
+    const last = sseEvents(await response.text()).at(-1) ?? "";
+    const frame = JSON.parse(last.slice("data: ".length)) as { error: Record<string, unknown> };
+    expect([response.status, frame.error.code, frame.error.retry_after_seconds]).toEqual([
+      200,
+      "rate_limit_exceeded",
+      7,
+    ]);
+    await through.settled();
+  });
 });

@@ -15,6 +15,7 @@ import { connect, openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode, registerServer, toolOf } from "../mcp/fixtures";
 import { newChatKey, workerWith } from "../passthrough/harness";
+import { openAIContextLengthExceeded } from "../upstream/script-types";
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 const app: Fetch = (input, init) => exports.default.fetch(input, init);
@@ -42,6 +43,21 @@ function request(method: string, path: string, body?: unknown, options: { key?: 
     method,
     headers: { ...authHeaders(options.key), "content-type": "application/json" },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+}
+
+/** A turn on the agent's chat completions door whose model call the upstream refuses (`times` over, retries too). */
+async function agentTurnRefused(
+  error: { status: number; body: unknown },
+  more: { headers?: Record<string, string> } = {},
+  times = 1,
+): Promise<Response> {
+  const script = await scriptUpstream(
+    Array.from({ length: times }, () => ({ type: "error", ...error, ...more }) as const),
+  );
+  return request("POST", "/agent/v1/chat/completions", {
+    model: "aptix-agent/general",
+    messages: [{ role: "user", content: `fail ${script.marker}` }],
   });
 }
 
@@ -298,13 +314,25 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
     },
   },
   agent_model_failed: {
-    http: async () => {
-      const script = await scriptUpstream([{ type: "error", status: 400, body: { error: { message: "no" } } }]);
-      return request("POST", "/agent/v1/chat/completions", {
-        model: "aptix-agent/general",
-        messages: [{ role: "user", content: `fail ${script.marker}` }],
-      });
-    },
+    http: () => agentTurnRefused({ status: 401, body: { error: { message: "no", code: "invalid_api_key" } } }),
+  },
+  context_length_exceeded: {
+    http: () => agentTurnRefused({ status: 400, body: openAIContextLengthExceeded(8192, 9000) }),
+  },
+  content_filtered: {
+    http: () =>
+      agentTurnRefused({ status: 400, body: { error: { message: "filtered", type: null, code: "content_filter" } } }),
+  },
+  model_bad_request: {
+    http: () => agentTurnRefused({ status: 400, body: { error: { message: "no", type: "invalid_request_error" } } }),
+  },
+  model_rate_limited: {
+    http: () =>
+      agentTurnRefused(
+        { status: 429, body: { error: { message: "slow down", code: "rate_limit_exceeded" } } },
+        { headers: { "retry-after": "0" } },
+        3,
+      ),
   },
   mcp_server_not_found: {
     http: () => request("DELETE", "/admin/mcp-servers/nope", undefined, { key: TEST_KEYS.admin.key }),

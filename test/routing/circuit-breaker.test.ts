@@ -135,4 +135,33 @@ describe("the router and the breaker", () => {
     });
     expect([response.content, calls]).toEqual(["from fast", ["fast"]]);
   });
+
+  for (const [code, status, opens] of [
+    ["context_length_exceeded", 400, false],
+    ["model_bad_request", 400, false],
+    ["content_filtered", 400, false],
+    ["model_not_found", 404, true],
+    ["model_auth_failed", 401, true],
+  ] as const) {
+    it(`${opens ? "counts" : "leaves the circuit alone for"} a route's ${code}`, async () => {
+      const breaker = new CircuitBreaker(clock().now);
+      const router = new ChainRouter({
+        routes: async () => new RouteTable([route("fast")], route("default")),
+        modelFor: (r) => ({
+          name: r.model,
+          complete: () => Promise.reject(new ModelError(code, `HTTP ${status}`, status)),
+        }),
+        breaker,
+        breakerOptions: options,
+        logger: new RecordingAdminLogger(),
+      });
+      for (let i = 0; i < 3; i++) {
+        const failed = await router
+          .complete("fast", { request: async () => ({ messages: [{ role: "user", content: "hi" }] }) })
+          .catch((e: unknown) => e);
+        expect(failed instanceof ModelError ? failed.code : null).toBe(code);
+      }
+      expect(breaker.isOpen({ name: "fast" })).toBe(opens);
+    });
+  }
 });

@@ -1,6 +1,7 @@
 // The agent loop on model routes, through the real session object: a mode's calls take its route (that route's
 // upstream, model and key); a route that fails before its first byte (an error status, no connection, no answer
-// in time) hands the call to its fallback in the fallback's tool format; the client sees one answer.
+// in time, its model unknown to its upstream) hands the call to its fallback in the fallback's tool format; the
+// client sees one answer.
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
@@ -8,7 +9,7 @@ import { RESTARTED_NOTE } from "../../src/agent-wire/completion";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
-import type { ScriptStep } from "../upstream/script-types";
+import { openAIContextLengthExceeded, openAIModelNotFound, type ScriptStep } from "../upstream/script-types";
 import { modeOnRoute, systemPromptOf, toUpstreamA, toUpstreamB } from "./fixtures";
 
 const B_KEY = "Bearer sk-test-upstream-b-key";
@@ -86,10 +87,18 @@ describe("the loop on model routes", () => {
   it("keeps to the route that fails with a request the upstream refused (400): no failover, the turn fails", async () => {
     const fallback = await toUpstreamB();
     const route = await toUpstreamA({ fallbacks: [fallback] });
-    const refused = { type: "error", status: 400, body: { error: { message: "context too long" } } } as const;
+    const refused = { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9000) } as const;
     const { response, b } = await routedTurn(route, [refused], [{ type: "completion", content: "unused" }]);
-    expect([response.status, response.error?.code]).toEqual(["failed", "model_request_rejected"]);
+    expect([response.status, response.error?.code]).toEqual(["failed", "context_length_exceeded"]);
     expect(await b.requests()).toEqual([]);
+  });
+
+  it("fails over from a route whose model the upstream does not have (404 model_not_found)", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toUpstreamA({ fallbacks: [fallback] });
+    const missing = { type: "error", status: 404, body: openAIModelNotFound("gpt-none") } as const;
+    const { response } = await routedTurn(route, [missing], [{ type: "completion", content: "from B" }]);
+    expect([response.status, response.text]).toEqual(["completed", "from B"]);
   });
 
   it("fails over from a native route to a JSON-format one with the request in the JSON format", async () => {

@@ -1,12 +1,12 @@
 // The passthrough on model routes: a `model` that names a route goes to that route's upstream with its model and
 // key (only `model` rewritten), any other goes to `default` byte for byte; a route that fails before its first byte
-// hands the request to its fallback; every answer names its route in a header; a failure names the routes.
+// (busy, broken, its key refused, its model unknown upstream) hands the request to its fallback; every answer names its route in a header; a failure names the routes.
 import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
 import { BASE_URL, newChatKey, worker, workerWith } from "../passthrough/harness";
-import type { ScriptStep } from "../upstream/script-types";
+import { openAIContextLengthExceeded, openAIModelNotFound, type ScriptStep } from "../upstream/script-types";
 import { toUpstreamA, toUpstreamB } from "./fixtures";
 
 const unavailable: ScriptStep = { type: "error", status: 503, body: { error: { message: "overloaded" } } };
@@ -73,6 +73,32 @@ describe("the passthrough on model routes", () => {
     const { messages } = await scripts([limited], [answer("from B")]);
     const response = await post(key, { model: route, messages });
     expect([response.status, response.headers.get("x-aptix-route")]).toEqual([200, fallback]);
+  });
+
+  it("fails over when the route's upstream does not have its model (404 model_not_found)", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toUpstreamA({ model: "gpt-none", fallbacks: [fallback] });
+    const { key } = await newChatKey();
+    const missing: ScriptStep = { type: "error", status: 404, body: openAIModelNotFound("gpt-none") };
+    const { messages } = await scripts([missing], [answer("from B")]);
+    const response = await post(key, { model: route, messages });
+    expect([response.status, response.headers.get("x-aptix-route")]).toEqual([200, fallback]);
+  });
+
+  it("keeps to the route whose upstream refuses the request itself (400 context_length_exceeded), relaying it", async () => {
+    const fallback = await toUpstreamB();
+    const route = await toUpstreamA({ fallbacks: [fallback] });
+    const { key } = await newChatKey();
+    const tooLong: ScriptStep = { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9100) };
+    const { b, messages } = await scripts([tooLong], [answer("unused")]);
+    const response = await post(key, { model: route, messages });
+    const body = (await response.json()) as { error: { code: string } };
+    expect([response.status, body.error.code, response.headers.get("x-aptix-route")]).toEqual([
+      400,
+      "context_length_exceeded",
+      route,
+    ]);
+    expect(await b.requests()).toEqual([]);
   });
 
   it("fails over a streamed request before its first byte: the openai client reads one stream", async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { call, createSession, type ErrorBody, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
+import { openAIContextLengthExceeded } from "../upstream/script-types";
 
 type SentBody = {
   messages: { role: string; content: string | null; tool_call_id?: string }[];
@@ -106,17 +107,13 @@ describe("the agent loop (native tool calls)", () => {
 
   it("surfaces an upstream refusal as a failed turn with a fixed text for its cause", async () => {
     const script = await scriptUpstream([
-      {
-        type: "error",
-        status: 400,
-        body: { error: { message: "context_length_exceeded", type: "invalid_request_error" } },
-      },
+      { type: "error", status: 400, body: openAIContextLengthExceeded(8192, 9000) },
     ]);
     const response = await sendMessage(await createSession(), `hi ${script.marker}`);
     expect(response.status).toBe("failed");
     expect(response.error).toEqual({
-      code: "model_request_rejected",
-      message: "The model service refused the request (for example, the conversation is too long).",
+      code: "context_length_exceeded",
+      message: "The conversation is too long for the model's context; start a new session, or shorten the message.",
     });
   });
 

@@ -75,6 +75,59 @@ export interface ScriptOptions {
    * OpenAI does (openai-prompt-cache.ts); without it, a fixed usage (11 prompt, 7 completion tokens).
    */
   measureUsage?: boolean;
+  /**
+   * The models this upstream has: a request naming another is answered as the provider answers it (OpenAI's 404
+   * `model_not_found`, Anthropic's 404 `not_found_error`), no step used. Default: any model is accepted.
+   */
+  models?: string[];
+  /**
+   * The model's context in tokens (a quarter of the request's characters, as estimateTokens counts them): a longer
+   * request is answered as the provider answers it (OpenAI's 400 `context_length_exceeded`, Anthropic's 400
+   * "prompt is too long"), no step used. Default: no limit.
+   */
+  contextTokens?: number;
+}
+
+/** A deterministic token estimate: a quarter of the characters of the JSON text, at least 1. */
+export function estimateTokens(value: unknown): number {
+  const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+// The providers' own error bodies, word for word as they send them (for the servers and for scripted error steps).
+
+/** OpenAI's 404 for a model it does not have (chat completions words it with backquotes). */
+export function openAIModelNotFound(model: string) {
+  return {
+    error: {
+      message: `The model \`${model}\` does not exist or you do not have access to it.`,
+      type: "invalid_request_error",
+      param: null,
+      code: "model_not_found",
+    },
+  };
+}
+
+/** OpenAI's 400 for messages longer than the model's context. */
+export function openAIContextLengthExceeded(limit: number, tokens: number) {
+  return {
+    error: {
+      message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      type: "invalid_request_error",
+      param: "messages",
+      code: "context_length_exceeded",
+    },
+  };
+}
+
+/** Anthropic's 404 error for a model it does not have (`{"type":"error","error":{...}}` around it). */
+export function anthropicModelNotFound(model: string): AnthropicScriptedError {
+  return { type: "not_found_error", message: `model: ${model}` };
+}
+
+/** Anthropic's 400 error for a prompt longer than the model's context. */
+export function anthropicPromptTooLong(tokens: number, limit: number): AnthropicScriptedError {
+  return { type: "invalid_request_error", message: `prompt is too long: ${tokens} tokens > ${limit} maximum` };
 }
 
 export interface CreatedScript {

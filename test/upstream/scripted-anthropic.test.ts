@@ -3,6 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scriptAnthropic } from "../fixtures/upstream";
+import { anthropicModelNotFound } from "./script-types";
 
 const post = (body: unknown, key = env.TEST_ANTHROPIC_API_KEY ?? "") =>
   fetch(`${env.TEST_ANTHROPIC_URL}/v1/messages`, {
@@ -23,6 +24,22 @@ describe("scripted Anthropic upstream", () => {
     expect(body.type).toBe("message");
     expect(body.content).toEqual([{ type: "text", text: "Hi there." }]);
     expect((await script.bodies())[0]?.max_tokens).toBe(64);
+  });
+
+  it("answers a model it was not given as Anthropic does: 404 not_found_error 'model: <name>'", async () => {
+    const script = await scriptAnthropic([], { models: ["claude-sonnet-4-5"] });
+    const response = await post({ model: "demo", max_tokens: 8, messages: [{ role: "user", content: script.marker }] });
+    const body = (await response.json()) as { type: string; error: { type: string; message: string } };
+    expect([response.status, body.type, body.error]).toEqual([404, "error", anthropicModelNotFound("demo")]);
+  });
+
+  it("answers a prompt longer than its context as Anthropic does: 400 'prompt is too long'", async () => {
+    const script = await scriptAnthropic([], { contextTokens: 10 });
+    const content = `${"long ".repeat(20)}${script.marker}`;
+    const response = await post({ model: "m", max_tokens: 8, messages: [{ role: "user", content }] });
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect([response.status, body.error.type]).toEqual([400, "invalid_request_error"]);
+    expect(body.error.message).toMatch(/^prompt is too long: \d+ tokens > 10 maximum$/);
   });
 
   it("refuses a wrong key with 401 authentication_error", async () => {

@@ -12,7 +12,10 @@ import {
   type AnthropicErrorType,
   type AnthropicScriptedError,
   type AnthropicScriptStep,
+  anthropicModelNotFound,
+  anthropicPromptTooLong,
   type CreatedScript,
+  estimateTokens,
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptOptions,
@@ -77,12 +80,6 @@ function sendError(
 ): void {
   const id = requestId();
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
-}
-
-/** A deterministic token estimate: a quarter of the characters of the JSON text, at least 1. */
-export function estimateTokens(value: unknown): number {
-  const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
-  return Math.max(1, Math.ceil(text.length / 4));
 }
 
 function inputTokens(request: MessagesRequest): number {
@@ -260,7 +257,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: AnthropicScriptStep[] } & ScriptOptions;
-        sendJson(res, 201, createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record }));
+        const { steps, ...scriptOptions } = parsed;
+        sendJson(res, 201, createScript(steps, scriptOptions));
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -275,8 +273,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       }
 
       const countTokens = url.pathname === "/v1/messages/count_tokens";
-      const models = req.method === "GET" && /^\/v1\/models(\/[^/]+)?$/.test(url.pathname);
-      if (!models && (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens))) {
+      const modelsApi = req.method === "GET" && /^\/v1\/models(\/[^/]+)?$/.test(url.pathname);
+      if (!modelsApi && (req.method !== "POST" || (url.pathname !== "/v1/messages" && !countTokens))) {
         return sendError(res, 404, { type: "not_found_error", message: "Not Found" });
       }
       // The key in `x-api-key` (as the AI SDK sends it) or as a bearer token (as the official SDK 1.x sends it).
@@ -300,7 +298,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
           message: `anthropic-version: "${String(version)}" is not a valid version`,
         });
       }
-      if (models) return sendModels(res, url);
+      if (modelsApi) return sendModels(res, url);
       let request: MessagesRequest;
       try {
         const parsed: unknown = JSON.parse(body);
@@ -349,6 +347,14 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       res.on("close", () => {
         if (!res.writableEnded) record.disconnected = true;
       });
+      // What Anthropic answers before any message: a model it does not have, a prompt longer than its context.
+      const { models, contextTokens } = script.options;
+      if (models && !models.includes(String(request.model))) {
+        return sendError(res, 404, anthropicModelNotFound(String(request.model)));
+      }
+      if (contextTokens !== undefined && inputTokens(request) > contextTokens) {
+        return sendError(res, 400, anthropicPromptTooLong(inputTokens(request), contextTokens));
+      }
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });
       await answer(step, request, cache, req, res, ++seq, () => {

@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
+import { openAIModelNotFound } from "./script-types";
 
 const post = (body: unknown) =>
   fetch(`${env.LLM_BASE_URL}/chat/completions`, {
@@ -17,6 +18,27 @@ describe("scripted upstream", () => {
     const body = (await response.json()) as { choices: { message: { content: string } }[] };
     expect(body.choices[0]?.message.content).toBe("Hi there.");
     expect((await script.bodies())[0]?.model).toBe("m");
+  });
+
+  it("answers a model it was not given as OpenAI does: 404 model_not_found, no step used", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "unused" }], env.TEST_UPSTREAM_URL, {
+      models: ["gpt-4o-mini"],
+    });
+    const response = await post({ model: "demo", messages: [{ role: "user", content: script.marker }] });
+    expect([response.status, await response.json()]).toEqual([404, openAIModelNotFound("demo")]);
+    const known = await post({ model: "gpt-4o-mini", messages: [{ role: "user", content: script.marker }] });
+    expect(known.status).toBe(200);
+  });
+
+  it("answers messages longer than its context as OpenAI does: 400 context_length_exceeded", async () => {
+    const script = await scriptUpstream([], env.TEST_UPSTREAM_URL, { contextTokens: 10 });
+    const messages = [{ role: "user", content: `${"long ".repeat(20)}${script.marker}` }];
+    const response = await post({ model: "m", messages });
+    const body = (await response.json()) as { error: { code: string; param: string; message: string } };
+    expect([response.status, body.error.code, body.error.param]).toEqual([400, "context_length_exceeded", "messages"]);
+    expect(body.error.message).toMatch(
+      /^This model's maximum context length is 10 tokens\. However, your messages resulted in \d+ tokens\./,
+    );
   });
 
   it("streams content and tool-call argument fragments, then [DONE]", async () => {

@@ -7,6 +7,9 @@ import type { AddressInfo } from "node:net";
 import { OpenAIPromptCache, promptTextOf, promptTokensOf } from "./openai-prompt-cache.ts";
 import {
   type CreatedScript,
+  estimateTokens,
+  openAIContextLengthExceeded,
+  openAIModelNotFound,
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptedToolCall,
@@ -159,6 +162,19 @@ function completionChunks(
   return out;
 }
 
+/** What OpenAI answers before any completion: a model it does not have, messages longer than its context. */
+function providerRefusal(options: ScriptOptions, body: string): { status: number; body: unknown } | null {
+  if (!options.models && options.contextTokens === undefined) return null;
+  const request = JSON.parse(body) as { model?: unknown; messages?: unknown; tools?: unknown };
+  const model = String(request.model);
+  if (options.models && !options.models.includes(model)) return { status: 404, body: openAIModelNotFound(model) };
+  const tokens = estimateTokens({ messages: request.messages, tools: request.tools });
+  if (options.contextTokens !== undefined && tokens > options.contextTokens) {
+    return { status: 400, body: openAIContextLengthExceeded(options.contextTokens, tokens) };
+  }
+  return null;
+}
+
 export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
   const scripts = new Map<string, Script>();
   let seq = 0;
@@ -173,15 +189,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: ScriptStep[] } & ScriptOptions;
-        sendJson(
-          res,
-          201,
-          createScript(parsed.steps, {
-            repeat: parsed.repeat,
-            record: parsed.record,
-            measureUsage: parsed.measureUsage,
-          }),
-        );
+        const { steps, ...scriptOptions } = parsed;
+        sendJson(res, 201, createScript(steps, scriptOptions));
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -243,6 +252,8 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       res.on("close", () => {
         if (!res.writableEnded) record.disconnected = true;
       });
+      const refusal = providerRefusal(script.options, body);
+      if (refusal) return sendJson(res, refusal.status, refusal.body);
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendJson(res, 500, openAIError("The script has no steps left.", "server_error"));
       const usage = usageFor(step, body, cache, script.options.measureUsage === true);
