@@ -17,6 +17,8 @@ export interface ChatRequest {
   onTextDelta?: (text: string) => void;
   /** Told once, when the first piece of the answer (text, a tool call, anything) arrives: time to first token. */
   onFirstChunk?: () => void;
+  /** The most the answer may take, sent as the provider's `max_tokens` (absent: the provider's default). */
+  maxTokens?: number;
   /** Retries of a failed call in place (the model's own default when absent; 0 when a router has another route). */
   maxRetries?: number;
 }
@@ -31,6 +33,8 @@ export interface ChatResponse {
 export interface ChatModel {
   readonly name: string;
   complete(request: ChatRequest): Promise<ChatResponse>;
+  /** The request's input tokens as the provider counts them (Anthropic's count_tokens); null when it could not. */
+  countTokens?(request: ChatRequest): Promise<number | null>;
 }
 
 /** Why a model call failed, one code a cause; the user sees only the fixed text of its code. */
@@ -48,7 +52,8 @@ export type ModelErrorCode =
 
 const MODEL_ERROR_MESSAGES: Record<ModelErrorCode, string> = {
   model_auth_failed: "The model service refused this server's credentials; the operator must check its API key.",
-  model_not_found: "The model service does not know the model this route names; the operator must fix the route's model.",
+  model_not_found:
+    "The model service does not know the model this route names; the operator must fix the route's model.",
   context_length_exceeded: "The conversation is too long for the model's context.",
   content_filtered: "The model service's content filter stopped the request or its answer.",
   model_bad_request: "The model service refused the request as malformed.",

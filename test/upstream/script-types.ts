@@ -33,6 +33,12 @@ export type ScriptStep =
       /** Wait between streamed chunks. */
       chunkDelayMs?: number;
     })
+  /**
+   * A model that echoes its whole input at length: the text of every message, repeated and cut to the request's
+   * `max_tokens` (at the script's characters a token) when it names one, and then `finish_reason: "length"`, as a
+   * real model stops there; without `max_tokens`, the input once. Its usage is counted faithfully.
+   */
+  | (Timing & { type: "echo" })
   /** An error answer: `body` is sent as JSON unless it is a string. */
   | (Timing & { type: "error"; status: number; body: unknown; headers?: Record<string, string> })
   /** Any JSON answer (models, embeddings, responses, completions). */
@@ -67,6 +73,13 @@ export interface ScriptOptions {
   repeat?: boolean;
   /** Keep each request for `requests()` (default true; benchmarks turn it off). */
   record?: boolean;
+  /**
+   * Count usage faithfully at this many characters a token, as a tokenizer would: prompt tokens from the JSON text of
+   * the request's messages (and tools, and system on the Messages API), completion tokens from the answer's text. The
+   * OpenAI-compatible upstream otherwise reports a fixed usage; the Anthropic one counts at 4. Also what Anthropic's
+   * count_tokens answers.
+   */
+  charsPerToken?: number;
 }
 
 export interface CreatedScript {

@@ -72,14 +72,14 @@ function sendError(
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
 }
 
-/** A deterministic token estimate: a quarter of the characters of the JSON text, at least 1. */
-export function estimateTokens(value: unknown): number {
+/** A deterministic token count: the characters of the JSON text at `charsPerToken` (4 by default), at least 1. */
+export function estimateTokens(value: unknown, charsPerToken = 4): number {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
-  return Math.max(1, Math.ceil(text.length / 4));
+  return Math.max(1, Math.ceil(text.length / charsPerToken));
 }
 
-function inputTokens(request: MessagesRequest): number {
-  return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools });
+function inputTokens(request: MessagesRequest, charsPerToken?: number): number {
+  return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools }, charsPerToken);
 }
 
 /** The first field the Messages API would name as wrong, as Anthropic words it; undefined when the basics hold. */
@@ -105,17 +105,22 @@ function blocksWithIds(step: MessageStep, seq: number) {
   );
 }
 
-function usageOf(step: MessageStep, request: MessagesRequest) {
+function usageOf(step: MessageStep, request: MessagesRequest, charsPerToken?: number) {
   const output = step.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b.input))).join("");
-  return step.usage ?? { input_tokens: inputTokens(request), output_tokens: estimateTokens(output) };
+  return (
+    step.usage ?? {
+      input_tokens: inputTokens(request, charsPerToken),
+      output_tokens: estimateTokens(output, charsPerToken),
+    }
+  );
 }
 
 function stopReasonOf(step: MessageStep) {
   return step.stopReason ?? (step.content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
 }
 
-function messageJson(step: MessageStep, request: MessagesRequest, seq: number) {
-  const usage = usageOf(step, request);
+function messageJson(step: MessageStep, request: MessagesRequest, seq: number, charsPerToken?: number) {
+  const usage = usageOf(step, request, charsPerToken);
   return {
     id: step.id ?? `msg_scripted_${seq}`,
     type: "message",
@@ -135,8 +140,13 @@ function messageJson(step: MessageStep, request: MessagesRequest, seq: number) {
 }
 
 /** The events the Messages API streams for this message, in order, as `[event type, data]`. */
-function messageEvents(step: MessageStep, request: MessagesRequest, seq: number): [string, unknown][] {
-  const message = messageJson(step, request, seq);
+function messageEvents(
+  step: MessageStep,
+  request: MessagesRequest,
+  seq: number,
+  charsPerToken?: number,
+): [string, unknown][] {
+  const message = messageJson(step, request, seq, charsPerToken);
   const size = step.chunkSize ?? 8;
   const events: [string, unknown][] = [
     [
@@ -196,7 +206,15 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 
       if (url.pathname === "/__scripts" && req.method === "POST") {
         const parsed = JSON.parse(body) as { steps: AnthropicScriptStep[] } & ScriptOptions;
-        sendJson(res, 201, createScript(parsed.steps, { repeat: parsed.repeat, record: parsed.record }));
+        sendJson(
+          res,
+          201,
+          createScript(parsed.steps, {
+            repeat: parsed.repeat,
+            record: parsed.record,
+            ...(parsed.charsPerToken ? { charsPerToken: parsed.charsPerToken } : {}),
+          }),
+        );
         return;
       }
       const control = /^\/__scripts\/([a-z0-9-]+)\/(requests|steps)$/.exec(url.pathname);
@@ -258,7 +276,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 
       if (countTokens) {
         record.firstByteAt = now();
-        return sendJson(res, 200, { input_tokens: inputTokens(request) }, { "request-id": requestId() });
+        const counted = inputTokens(request, script?.options.charsPerToken);
+        return sendJson(res, 200, { input_tokens: counted }, { "request-id": requestId() });
       }
       if (!script) {
         return sendError(res, 400, {
@@ -271,7 +290,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       });
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });
-      await answer(step, request, req, res, ++seq, () => {
+      await answer(step, request, req, res, ++seq, script.options.charsPerToken, () => {
         record.firstByteAt ??= now();
       });
     } catch (error) {
@@ -308,6 +327,7 @@ async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   seq: number,
+  charsPerToken: number | undefined,
   stampFirstByte: () => void,
 ) {
   if (step.type === "hang") {
@@ -328,7 +348,7 @@ async function answer(
   }
   if (step.type === "message" && request.stream !== true) {
     stampFirstByte();
-    return sendJson(res, 200, messageJson(step, request, seq), { "request-id": requestId() });
+    return sendJson(res, 200, messageJson(step, request, seq, charsPerToken), { "request-id": requestId() });
   }
 
   res.writeHead(200, {
@@ -339,7 +359,7 @@ async function answer(
   });
   res.flushHeaders();
   if (step.type === "message") {
-    const events = messageEvents(step, request, seq);
+    const events = messageEvents(step, request, seq, charsPerToken);
     const failure = step.streamError;
     const sent = failure ? events.slice(0, failure.afterEvents ?? events.length - 2) : events;
     for (const [event, data] of sent) {
