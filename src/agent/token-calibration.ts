@@ -18,8 +18,20 @@ export function requestEstimate(messages: readonly ChatMessage[], tools: readonl
   return estimateTokens(JSON.stringify(messages).length + (tools.length > 0 ? JSON.stringify(tools).length : 0));
 }
 
+/** A route's last report: what we estimated the request at (calibrated as it stood then) and what its model said. */
+export interface CalibrationReport {
+  estimatedTokens: number;
+  reportedTokens: number;
+}
+
 export class TokenCalibration {
   private readonly ratios = new Map<string, number>();
+  private readonly reports = new Map<string, CalibrationReport>();
+
+  /** The last request on `route` weighed against its model's report (null before any). */
+  lastReport(route: string): CalibrationReport | null {
+    return this.reports.get(route) ?? null;
+  }
 
   /** Model tokens per estimated token on `route` (1 until its model has reported usage). */
   ratio(route: string): number {
@@ -36,6 +48,7 @@ export class TokenCalibration {
     if (!(estimated > 0) || !(reported > 0)) return;
     const seen = Math.min(MAX_TOKEN_RATIO, Math.max(MIN_TOKEN_RATIO, reported / estimated));
     const before = this.ratios.get(route);
+    this.reports.set(route, { estimatedTokens: Math.ceil(estimated * (before ?? 1)), reportedTokens: reported });
     this.ratios.set(route, before === undefined ? seen : before * (1 - SMOOTHING) + seen * SMOOTHING);
   }
 }
