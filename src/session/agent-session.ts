@@ -20,6 +20,7 @@ import type {
   ClientToolResult,
   MessagePage,
   SessionListEntry,
+  SessionSummary,
   SessionView,
   WorkflowRunResponse,
 } from "../wire/session";
@@ -187,6 +188,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** Anyone but its owner and an admin of its org gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
+  }
+
+  /** The whole summary of the earlier conversation (the view carries a preview), for its owner or an org admin. */
+  async getSummary(caller: Caller): Promise<Outcome<SessionSummary>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: { sessionId: this.store.identity().sessionId, summary: this.store.summary() } };
   }
 
   /**
