@@ -3,9 +3,9 @@ import { publicToolCall } from "../agent/agent-tool-call";
 import type { SessionStateFrame } from "../wire/frames";
 import {
   MESSAGE_PAGE,
-  SUMMARY_PREVIEW_CHARS,
   type SessionBranchOrigin,
   type SessionView,
+  SUMMARY_PREVIEW_CHARS,
   type SummaryPreview,
   VIEW_MESSAGE_CHARS,
   VIEW_TURNS,
