@@ -9,7 +9,11 @@ import type { TurnStore } from "./turn-store";
 
 /** Share of the history budget past which a compaction runs. */
 export const COMPACT_AT = 0.8;
-/** Share of the history budget the turns kept whole may fill after one (the newest turn is kept whatever its size). */
+/**
+ * Share of the history budget the turns kept whole may fill after one (the newest turn is kept whatever its size):
+ * with the summary's own share (SUMMARY_SHARE) the history is then about 40% of its budget, half of COMPACT_AT, so
+ * the next compaction comes several turns later.
+ */
 export const KEEP_SHARE = 0.25;
 /** Characters of one message the summariser is shown (a long tool result is cut, with a note). */
 export const MESSAGE_CHARS = 4_000;

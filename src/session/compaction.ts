@@ -2,9 +2,10 @@
 // the session has the mode's model fold the older turns (and the summary before them) into a new summary, off the
 // reply path. The summary has a budget of its own (SUMMARY_SHARE of the history budget, context-budgets.ts): the
 // model is asked for at most that many tokens (max_tokens) and a longer answer is cut at a sentence end before it is
-// stored, so the summary never grows with the session. The call takes the mode's route (failover included), is reserved in the org's meter and recorded as
-// usage rows like a turn's calls; the summary is stored only if what it covers is still what it replaces. A
-// compaction that fails changes nothing (the oldest turns are left out, as without one) and is logged.
+// stored, so the summary never grows with the session. The call takes the mode's route (failover included), fits
+// its context (request-fit.ts), is reserved in the org's meter and recorded as usage rows like a turn's calls; the
+// summary is stored only if what it covers is still what it replaces. A compaction that fails changes nothing (the
+// oldest turns are left out, as without one) and is logged.
 import type { AgentConfig } from "../agent/agent-config";
 import { compactionTranscript, planCompaction } from "../agent/compaction-plan";
 import { contextBudgets } from "../agent/context-budgets";
