@@ -1,11 +1,14 @@
 // Benchmark of a session that lasts: one session of 1,000 turns through the real API (POST
-// /context/sessions/:id/messages), against a scripted upstream answering every request at once, on one Worker
-// under `wrangler dev` (as `npm start` runs it, with the default history budget, so compaction runs along the way).
+// /context/sessions/:id/messages), against a scripted model that echoes its whole input at length (every answer as
+// long as the max_tokens it is sent, so compaction runs every few turns), answering at once, on one Worker under
+// `wrangler dev` (as `npm start` runs it), in a mode on a route declaring an 8,000-token context (issue 41).
 // Reported against baselines measured in the same run:
 //   - the median time of its last 20 messages against its first 20 (goal: at most 1.15x); each of those messages
 //     takes turns with one to a control session started for the phase (a few turns long), so the ratio can be read
 //     against what the machine did at the time (other work on a shared machine moves the milliseconds a lot);
 //   - GET /context/sessions/:id of that session against a new session's (goal: at most 2x, and a body < 100 KiB);
+//   - every request the upstream was sent (turns and compactions), counted as it counts them (four characters a
+//     token) with the max_tokens it was asked for, against the route's context (goal: none over);
 //   - the first message to that session after its object was evicted (the Worker process restarted on the same
 //     state) against a message to a warm object, and against the first message to a short session after the same
 //     restart (each restart warms the isolate first with a message to a new session, so only the object is cold).
@@ -24,9 +27,19 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 1_000);
 const EDGE = 20;
 const VIEW_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 const RESTARTS = Number(process.env.BENCH_RESTARTS ?? 5);
-const ANSWER = "Noted; here is a short answer from the benchmark upstream.";
-/** About 100 tokens a message: the default history budget (24,000) fills after some 200 turns. */
+/** The context the benchmark's route declares: its answers take 800 tokens (the reserve), its history 4,800. */
+const CONTEXT_TOKENS = 8_000;
+const ROUTE = "bench-echo";
+const MODE = "bench-long";
+/** About 100 tokens a message. */
 const FILLER = "The quick brown fox jumps over the lazy dog. ".repeat(8);
+
+type SentBody = { messages: unknown[]; tools?: unknown[]; max_tokens?: number };
+
+/** A request as the scripted upstream counts it (four characters a token), with the answer it may write. */
+const requestTokens = (body: SentBody) =>
+  Math.ceil((JSON.stringify(body.messages).length + (body.tools ? JSON.stringify(body.tools).length : 0)) / 4) +
+  (body.max_tokens ?? 0);
 
 const now = () => performance.now();
 
@@ -42,7 +55,25 @@ async function api(url: string, method: string, path: string, body?: unknown) {
 }
 
 async function newSession(url: string): Promise<string> {
-  return (await api(url, "POST", "/context/sessions", {})).json.sessionId as string;
+  return (await api(url, "POST", "/context/sessions", { mode: MODE })).json.sessionId as string;
+}
+
+/** The route to the echoing upstream, declaring its context, and a mode on it (dev-key is an operator). */
+async function echoRoute(url: string, upstreamUrl: string): Promise<void> {
+  await api(url, "PUT", `/admin/model-routes/${ROUTE}`, {
+    provider: "openai_compatible",
+    model: "scripted-model",
+    baseUrl: `${upstreamUrl}/v1`,
+    apiKeySecret: "BENCH_UPSTREAM_KEY",
+    contextTokens: CONTEXT_TOKENS,
+  });
+  await api(url, "PUT", `/admin/modes/${MODE}`, {
+    displayName: "Long session benchmark",
+    description: "A mode on the echoing route.",
+    systemPrompt: "Answer at length.",
+    tools: ["agent_hello_world"],
+    modelRoute: ROUTE,
+  });
 }
 
 /** One message, timed; the turn must complete. */
@@ -78,11 +109,16 @@ async function main(): Promise<void> {
   });
   try {
     const config = await benchConfig(tmp, true);
-    const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY };
-    const script = upstream.createScript([{ type: "completion", content: ANSWER }], { repeat: true, record: false });
-    const say = (n: number) => `Message ${n}: ${FILLER} ${script.marker}`;
+    // The echoing route's key is a secret of its own (a route may not name aptix's settings).
+    const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY, BENCH_UPSTREAM_KEY: UPSTREAM_KEY };
+    const script = upstream.createScript([{ type: "echo" }], { repeat: true, charsPerToken: 4 });
+    const say = (n: number) => `Message ${n}: ${script.marker} ${FILLER}`;
     console.log("Starting the Worker (wrangler dev) ...");
-    worker = await startLocalWorker({ config, vars, stateDir });
+    worker = await startLocalWorker({ config, vars, stateDir, database: true });
+    await echoRoute(worker.url, upstream.url).catch((error: unknown) => {
+      console.error(worker?.output().slice(-3000));
+      throw error;
+    });
 
     // The long session, turn by turn; a short one beside it for the wake-up baseline.
     const long = await newSession(worker.url);
@@ -139,6 +175,15 @@ async function main(): Promise<void> {
       }
     }
 
+    // Every request the upstream was sent, as it counts them, against the route's context.
+    const sent = upstream.requests(script.id).map((r) => requestTokens(JSON.parse(r.body) as SentBody));
+    // A compaction's request opens with the compaction instructions (an echoed answer may quote them later on).
+    const compactions = upstream
+      .requests(script.id)
+      .filter((r) =>
+        r.body.startsWith('{"model":"scripted-model","messages":[{"role":"system","content":"You summarise'),
+      ).length;
+    const over = sent.filter((tokens) => tokens > CONTEXT_TOKENS).length;
     const rows = [
       ["first 20 messages of the session (baseline), median ms", fixed(median(first)), "1.00x", ""],
       [
@@ -163,6 +208,13 @@ async function main(): Promise<void> {
         "",
         "< 100 KiB",
       ],
+      [
+        `upstream requests (${compactions} of them compactions), the largest with its max_tokens, tokens`,
+        `${sent.length}, ${Math.max(...sent)} (of ${CONTEXT_TOKENS})`,
+        "",
+        "",
+      ],
+      ["… requests over the route's context", String(over), "", "0"],
       ["message to a warm object, long session (baseline), median ms", fixed(median(warmLong)), "1.00x", ""],
       [
         "first message after eviction, long session, median ms",
@@ -187,7 +239,8 @@ async function main(): Promise<void> {
       [
         "",
         `Long session benchmark: one session of ${TURNS} turns through POST /context/sessions/:id/messages (a scripted`,
-        `upstream answering at once, the default history budget, compaction on), the view ${VIEW_SAMPLES} times each way`,
+        `model echoing its input at length, answering at once, on a route declaring ${CONTEXT_TOKENS} tokens, compaction`,
+        `on), the view ${VIEW_SAMPLES} times each way`,
         `taking turns, and ${RESTARTS} restarts of the Worker on the same state (each warmed by a new session's turn).`,
         "",
         table(["", "value", "ratio", "goal"], rows),

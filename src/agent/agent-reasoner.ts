@@ -29,6 +29,7 @@ import {
   withStepCache,
 } from "./model-step";
 import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
+import type { TokenCalibration } from "./token-calibration";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
@@ -64,6 +65,8 @@ export interface AgentReasonerDeps {
   caller?: TurnCaller;
   /** The OpenAI door's request options, kept with the turn so that a resumed run has them too. */
   door?: TurnState["door"];
+  /** The token estimate calibrated per route from the usage each answer reports (the session object's). */
+  calibration?: TokenCalibration | undefined;
   /** Hears what each run of a turn does (the turn's timeline, its trace). */
   observer?: TurnObserver | undefined;
   now?: () => number;

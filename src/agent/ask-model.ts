@@ -12,6 +12,8 @@ import { correctionRequest } from "./json-tool-call";
 import type { TurnMeter } from "./model-call-budget";
 import { type ModelRequest, readModelStep } from "./model-step";
 import { NEXT_MODEL_CALL, type NextStep, type Run } from "./next-step";
+import { checkFit } from "./request-fit";
+import type { TokenCalibration } from "./token-calibration";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
 import type { TurnLimit } from "./turn-limits";
@@ -24,6 +26,8 @@ export interface AskModelDeps {
   logger: AdminLogger;
   events?: TurnEvents | undefined;
   meter?: TurnMeter | undefined;
+  /** The token estimate calibrated per route from the usage each answer reports. */
+  calibration?: TokenCalibration | undefined;
   /** Hears each model call (the turn's timeline and trace). */
   observer?: TurnObserver | undefined;
   now: () => number;
@@ -79,9 +83,21 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
     reservation = admission.reservation;
   }
   const timer = deadline(config.turnTimeoutMs - workedMs(turn, run, deps.now()), run.signal);
+  // Our estimate of what the serving route was sent, weighed against the prompt tokens its model reports.
+  let estimated = 0;
   try {
     const { response, route } = await deps.router.complete(request.route, {
-      request: async (format, input) => request.forFormat(format, input),
+      request: async (format, input) => {
+        const sent = request.forFormat(format, input);
+        estimated = await checkFit(
+          request.fit,
+          sent,
+          input.route ?? request.route,
+          input.countTokens,
+          deps.calibration,
+        );
+        return sent;
+      },
       signal: timer.signal,
       ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
       ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
@@ -95,6 +111,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
       answerChars: (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
     });
     if (response.usage) {
+      deps.calibration?.observe(route.name, estimated, response.usage.promptTokens);
       const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
       turn.usage = addUsage(before, response.usage);
     }

@@ -9,8 +9,12 @@ import type { TurnStore } from "./turn-store";
 
 /** Share of the history budget past which a compaction runs. */
 export const COMPACT_AT = 0.8;
-/** Share of the history budget the turns kept whole may fill after one (the newest turn is kept whatever its size). */
-export const KEEP_SHARE = 0.4;
+/**
+ * Share of the history budget the turns kept whole may fill after one (the newest turn is kept whatever its size):
+ * with the summary's own share (SUMMARY_SHARE) the history is then about 40% of its budget, half of COMPACT_AT, so
+ * the next compaction comes several turns later.
+ */
+export const KEEP_SHARE = 0.25;
 /** Characters of one message the summariser is shown (a long tool result is cut, with a note). */
 export const MESSAGE_CHARS = 4_000;
 
@@ -31,8 +35,15 @@ export interface CompactionSource extends Pick<TurnStore, "newestFirst" | "summa
 /** Messages the summariser is given at most in one compaction (a longer backlog takes several). */
 const MAX_MESSAGES = 400;
 
-/** What to fold into the summary now, or null when the history still fits under COMPACT_AT of the budget. */
-export function planCompaction(store: CompactionSource, budgetTokens: number): CompactionPlan | null {
+/**
+ * What to fold into the summary now, or null when the history still fits under COMPACT_AT of the budget; the
+ * messages taken in fill at most `takeTokens` (what the compaction request has room for; the budget by default).
+ */
+export function planCompaction(
+  store: CompactionSource,
+  budgetTokens: number,
+  takeTokens: number = budgetTokens,
+): CompactionPlan | null {
   const basedOn = store.summary();
   let used = basedOn ? estimateTokens(basedOn.text) : 0;
   let kept = 0;
@@ -58,8 +69,9 @@ export function planCompaction(store: CompactionSource, budgetTokens: number): C
   for (const message of candidates) {
     const last = messages.at(-1);
     const startsTurn = !last || last.turnId !== message.turnId;
-    if (startsTurn && messages.length > 0 && taken + messageCost(message) > budgetTokens) break;
-    taken += messageCost(message);
+    const cost = Math.min(messageCost(message), estimateTokens(MESSAGE_CHARS));
+    if (startsTurn && messages.length > 0 && taken + cost > takeTokens) break;
+    taken += cost;
     messages.push(message);
   }
   // A turn the row limit cut is left whole for the next compaction (unless it is all there is).

@@ -98,6 +98,16 @@ export function boundedHistory(
   return summary ? [summaryMessage(summary), ...messages] : messages;
 }
 
+/** How many of the newest messages are the turn `turnId`'s (the current turn's, sent whole). */
+export function currentTurnLength(newestFirst: Iterable<ConversationMessage>, turnId: string): number {
+  let count = 0;
+  for (const message of newestFirst) {
+    if (message.turnId !== turnId) break;
+    count++;
+  }
+  return count;
+}
+
 /** How a tool's result reaches a model in the JSON tool format: a user message naming the call. */
 function jsonFormatResult(name: string, id: string, content: string): string {
   return `Result of tool ${name} (call ${id}):\n${content}`;

@@ -13,9 +13,11 @@ import type { AgentToolRegistry } from "../tools/registry";
 import type { ChatTool } from "../wire/openai";
 import type { AgentConfig } from "./agent-config";
 import { withoutImages } from "./attachment-content";
-import { type ContextBudgets, contextBudgets } from "./context-budgets";
-import { boundedHistory, historyInFormat } from "./conversation";
+import { contextBudgets, type RouteBudgets } from "./context-budgets";
+import { boundedHistory, currentTurnLength, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";
+import { type RequestFit, roomForHistory } from "./request-fit";
+import { requestEstimate, type TokenCalibration } from "./token-calibration";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface ModelStepDeps {
@@ -30,6 +32,8 @@ export interface ModelStepDeps {
   clientTools?: ClientToolSet;
   /** Where the budgets come from when the mode's route declares a context length. */
   router?: Pick<ModelRouter, "contextTokens">;
+  /** The estimate calibrated to each route's model (absent: four characters a token). */
+  calibration?: TokenCalibration | undefined;
   /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
   prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
 }
@@ -59,8 +63,10 @@ export interface PromptInFormat {
 interface PromptForMode {
   /** The route the mode's model calls take. */
   route: string;
-  /** The history and prompt budgets on that route. */
-  budgets: ContextBudgets;
+  /** The route's declared context length (model tokens), or null. */
+  contextTokens: number | null;
+  /** The history and prompt budgets on that route, as they stood when the prompt was made. */
+  budgets: RouteBudgets;
   /** The prompt in a tool format, made once per format. */
   inFormat(format: ToolCallFormat): PromptInFormat;
   approvalRequired: Set<string>;
@@ -121,14 +127,27 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store } = deps;
   const forMode = await currentPromptForMode(deps);
+  // The budgets in the route's model's tokens, turned into our estimate's by what its model reported so far.
+  const budgets = contextBudgets(deps.config, forMode.contextTokens, deps.calibration?.ratio(forMode.route) ?? 1);
+  const native = forMode.inFormat("native");
+  const summary = store.summary();
+  // On a route that declares its context, the earlier turns get what the prompt, tools and answer leave of it.
+  const room = roomForHistory(budgets, requestEstimate([{ role: "system", content: native.prompt }], native.chatTools));
   const history = boundedHistory(
     store.newestFirst(),
     turn.turnId,
-    forMode.budgets.historyBudgetTokens,
-    store.summary(),
+    Math.min(budgets.historyBudgetTokens, room),
+    summary,
   );
+  const fit: RequestFit = {
+    route: forMode.route,
+    budgets,
+    summarised: summary !== null,
+    currentMessages: currentTurnLength(store.newestFirst(), turn.turnId),
+  };
   return {
     route: forMode.route,
+    fit,
     inFormat: (format: ToolCallFormat) => forMode.inFormat(format),
     /** The request as a route in `format` receives it; one that reads no images gets a note in place of each. */
     forFormat: (format: ToolCallFormat, input: RouteInput = { images: true }): FormattedRequest => {
@@ -140,6 +159,7 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
           ...(input.images ? messages : withoutImages(messages)),
         ],
         ...(format === "native" ? { tools: prompt.chatTools } : {}),
+        ...(budgets.answerTokens !== null ? { maxTokens: budgets.answerTokens } : {}),
       };
     },
     approvalRequired: forMode.approvalRequired,
@@ -234,9 +254,11 @@ async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: s
     clientTools: deps.clientTools,
   });
   const formats = new Map<ToolCallFormat, PromptInFormat>();
-  const budgets = contextBudgets(deps.config, await deps.router?.contextTokens?.(mode.modelRoute));
+  const contextTokens = (await deps.router?.contextTokens?.(mode.modelRoute)) ?? null;
+  const budgets = contextBudgets(deps.config, contextTokens, deps.calibration?.ratio(mode.modelRoute) ?? 1);
   return {
     route: mode.modelRoute,
+    contextTokens,
     budgets,
     inFormat(format) {
       let made = formats.get(format);

@@ -2,15 +2,20 @@
 // chatRequestToMessages, POST <baseUrl>/v1/messages with x-api-key and anthropic-version, per-call timeout, abort,
 // retries with backoff, the answer (JSON or the Messages event stream) back as a ChatResponse, errors as ModelErrors.
 
+import { z } from "zod";
 import { ChatRequestIn } from "../translate/anthropic-chat";
 import { chatRequestToMessages, messageToChatResponse } from "../translate/chat-anthropic";
 import { AnthropicMessage } from "../wire/anthropic";
 import { type CacheTtl, withCacheBreakpoints } from "./anthropic-cache-breakpoints";
 import { anthropicStreamEvents, tokenUsageOfAnthropic } from "./anthropic-stream-events";
 import { type ChatModel, type ChatRequest, type ChatResponse, ModelError } from "./chat-model";
+import { deadline } from "./deadline";
 import { callWithRetries, DETAIL_CHARS, jsonAnswer, mediaTypeOf, redactKey } from "./http-model-call";
 import { responseOf } from "./model-events";
 import { RETRYABLE_STATUSES } from "./retry";
+
+/** The answer of count_tokens: `{"input_tokens": N}`. */
+const CountTokensAnswer = z.object({ input_tokens: z.number().int().min(0) });
 
 /** The anthropic-version header a route sends unless it names another. */
 export const DEFAULT_ANTHROPIC_VERSION = "2023-06-01";
@@ -69,12 +74,50 @@ export class AnthropicChatModel implements ChatModel {
     });
   }
 
+  /**
+   * The request's input tokens as Anthropic counts them (POST /v1/messages/count_tokens, one attempt within the call
+   * timeout); null when the count failed (the caller goes on with its estimate), the failure in the detail it drops.
+   */
+  async countTokens(request: ChatRequest): Promise<number | null> {
+    const { options } = this;
+    const { max_tokens: _, stream: __, ...body } = JSON.parse(this.requestBody(request)) as Record<string, unknown>;
+    const timer = deadline(options.callTimeoutMs, request.signal);
+    try {
+      const response = await (options.fetch ?? fetch)(
+        `${options.baseUrl.replace(/\/+$/, "")}/v1/messages/count_tokens`,
+        {
+          method: "POST",
+          headers: {
+            "x-api-key": options.apiKey,
+            "anthropic-version": options.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify(body),
+          signal: timer.signal,
+        },
+      );
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => {});
+        return null;
+      }
+      const counted = CountTokensAnswer.safeParse(await response.json());
+      return counted.success ? counted.data.input_tokens : null;
+    } catch {
+      // A count that fails is no reason to refuse the call: the estimate decides instead.
+      request.signal?.throwIfAborted();
+      return null;
+    } finally {
+      timer.clear();
+    }
+  }
+
   /** The Messages request for our chat request; one the translation cannot carry is refused before any call. */
   private requestBody(request: ChatRequest): string {
     const chat = ChatRequestIn.safeParse({
       model: this.options.model,
       messages: request.messages,
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
       ...(request.onTextDelta ? { stream: true } : {}),
     });
     if (!chat.success) {

@@ -17,6 +17,8 @@ export interface ChatRequest {
   onTextDelta?: (text: string) => void;
   /** Told once, when the first piece of the answer (text, a tool call, anything) arrives: time to first token. */
   onFirstChunk?: () => void;
+  /** The most the answer may take, sent as the provider's `max_tokens` (absent: the provider's default). */
+  maxTokens?: number;
   /** Retries of a failed call in place (the model's own default when absent; 0 when a router has another route). */
   maxRetries?: number;
 }
@@ -31,6 +33,8 @@ export interface ChatResponse {
 export interface ChatModel {
   readonly name: string;
   complete(request: ChatRequest): Promise<ChatResponse>;
+  /** The request's input tokens as the provider counts them (Anthropic's count_tokens); null when it could not. */
+  countTokens?(request: ChatRequest): Promise<number | null>;
 }
 
 /** Why a model call failed, one code a cause (docs/errors.md); the user sees the text of its code. */

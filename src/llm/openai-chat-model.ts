@@ -40,6 +40,8 @@ export class OpenAIChatModel implements ChatModel {
       model: options.model,
       messages: request.messages,
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+      // `max_tokens`, the field every OpenAI-compatible server reads (sent only when the route reserves a share).
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
       ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
       ...(options.promptCacheKey ? { prompt_cache_key: options.promptCacheKey } : {}),
     });

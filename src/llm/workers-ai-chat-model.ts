@@ -28,7 +28,8 @@ export class WorkersAiChatModel implements ChatModel {
     const maxRetries = request.maxRetries ?? this.options.maxRetries ?? 2;
     const streamed = request.onTextDelta !== undefined;
     const tools = request.tools && request.tools.length > 0 ? { tools: request.tools } : {};
-    const inputs = aiInputs({ messages: request.messages, ...tools }, streamed);
+    const maxTokens = request.maxTokens ? { max_tokens: request.maxTokens } : {};
+    const inputs = aiInputs({ messages: request.messages, ...tools, ...maxTokens }, streamed);
     for (let attempt = 0; ; attempt++) {
       request.signal?.throwIfAborted();
       const timer = deadline(callTimeoutMs, request.signal);

@@ -19,6 +19,7 @@ import {
   MessagePage,
   SessionCreated,
   SessionList,
+  SessionSummary,
   SessionView,
   ToolResultsBody,
   WsTicket,
@@ -168,6 +169,20 @@ export const contextSessionRoutes = routes()
       responses: { 200: json(SessionView, "The session."), ...errors(401, 403, 404) },
     }),
     async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sessionId).getSession(caller(c))), 200),
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/context/sessions/{sessionId}/summary",
+      summary: "The whole summary of the earlier conversation (the session's view carries a preview)",
+      description:
+        "The summary the model is sent in place of the messages it covers (fromSeq..toSeq), whole; null before the " +
+        "first compaction. The session's owner or an admin of its org may read it; anyone else gets 404.",
+      ...chat,
+      request: { params: SessionId },
+      responses: { 200: json(SessionSummary, "The summary."), ...errors(401, 403, 404) },
+    }),
+    async (c) => c.json(unwrap(await sessionStub(c.env, c.req.valid("param").sessionId).getSummary(caller(c))), 200),
   )
   .openapi(
     createRoute({

@@ -18,11 +18,17 @@ export type ToolFormat = ModelRoute["toolFormat"];
 export interface FormattedRequest {
   messages: ChatMessage[];
   tools?: ChatTool[];
+  /** The most the answer may take (`max_tokens`): the reserve kept for it in the route's context. */
+  maxTokens?: number;
 }
 
 /** What a route reads, beside its tool format: images or not (an image goes to a route without them as a note). */
 export interface RouteInput {
   images: boolean;
+  /** The route's name, for what is kept per route (the token estimate's calibration). */
+  route?: string;
+  /** Counts a request's input tokens with the route's model, when its provider counts them (null: it could not). */
+  countTokens?: (request: FormattedRequest) => Promise<number | null>;
 }
 
 export interface RoutedCall {
@@ -132,9 +138,19 @@ export class ChainRouter implements ModelRouter {
       const startedAt = Date.now();
       let response: ChatResponse;
       try {
-        const request = await call.request(route.toolFormat, { images: acceptsImages(route) });
-        sent = request;
         const model = this.deps.modelFor(route, table);
+        const counter = model.countTokens?.bind(model);
+        const request = await call.request(route.toolFormat, {
+          images: acceptsImages(route),
+          route: route.name,
+          ...(counter
+            ? {
+                countTokens: (r: FormattedRequest) =>
+                  counter({ ...r, ...(call.signal ? { signal: call.signal } : {}) }),
+              }
+            : {}),
+        });
+        sent = request;
         const ask = () =>
           model.complete({
             ...request,

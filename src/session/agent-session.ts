@@ -4,6 +4,7 @@
 // the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
 // (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
 import { DurableObject } from "cloudflare:workers";
+import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -19,6 +20,7 @@ import type {
   ClientToolResult,
   MessagePage,
   SessionListEntry,
+  SessionSummary,
   SessionView,
   WorkflowRunResponse,
 } from "../wire/session";
@@ -79,6 +81,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
   readonly compaction: Compactor;
+  /** The token estimate calibrated per route from the usage the session's model calls report (token-calibration.ts). */
+  readonly calibration = new TokenCalibration();
   private questions?: ElicitationDesk;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -121,6 +125,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
       steps: this.steps,
+      calibration: this.calibration,
     });
     const loop = this.loop;
     this.compaction = new Compactor({
@@ -128,6 +133,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       config: () => settings(env).agent,
       catalog: () => loop.catalog(),
       access: (caller) => loop.modelAccess(caller, "agent_compaction"),
+      calibration: this.calibration,
       waitUntil,
     });
     const compaction = this.compaction;
@@ -182,6 +188,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** Anyone but its owner and an admin of its org gets the same answer as for a session that does not exist. */
   async getSession(caller: Caller): Promise<Outcome<SessionView>> {
     return this.owned(caller) ? { ok: true, value: this.view() } : this.notFound();
+  }
+
+  /** The whole summary of the earlier conversation (the view carries a preview), for its owner or an org admin. */
+  async getSummary(caller: Caller): Promise<Outcome<SessionSummary>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: { sessionId: this.store.identity().sessionId, summary: this.store.summary() } };
   }
 
   /**

@@ -1,18 +1,25 @@
 // Compaction: after a turn ends, when the history the next request would carry has passed COMPACT_AT of its budget,
 // the session has the mode's model fold the older turns (and the summary before them) into a new summary, off the
-// reply path. The call takes the mode's route (failover included), is reserved in the org's meter and recorded as
-// usage rows like a turn's calls; the summary is stored only if what it covers is still what it replaces. A
-// compaction that fails changes nothing (the oldest turns are left out, as without one) and is logged.
+// reply path. The summary has a budget of its own (SUMMARY_SHARE of the history budget, context-budgets.ts): the
+// model is asked for at most that many tokens (max_tokens) and a longer answer is cut at a sentence end before it is
+// stored, so the summary never grows with the session. The call takes the mode's route (failover included), fits
+// its context (request-fit.ts), is reserved in the org's meter and recorded as usage rows like a turn's calls; the
+// summary is stored only if what it covers is still what it replaces. A compaction that fails changes nothing (the
+// oldest turns are left out, as without one) and is logged.
 import type { AgentConfig } from "../agent/agent-config";
 import { compactionTranscript, planCompaction } from "../agent/compaction-plan";
 import { contextBudgets } from "../agent/context-budgets";
 import type { TurnMeter } from "../agent/model-call-budget";
+import { checkFit, type RequestFit, roomForHistory } from "../agent/request-fit";
+import { summaryWithinBudget } from "../agent/summary-budget";
+import type { TokenCalibration } from "../agent/token-calibration";
 import { ModelError } from "../llm/chat-model";
 import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
-import { compactionRequest } from "../prompts/compaction-prompt";
+import { compactionInstructions, compactionRequest, summaryWords } from "../prompts/compaction-prompt";
 import type { ModelRouter } from "../routing/model-router";
+import { estimateTokens } from "../token-estimate";
 import type { Caller } from "./caller";
 import type { SessionStore } from "./session-store";
 
@@ -29,6 +36,8 @@ export interface CompactionDeps {
     meter?: TurnMeter | undefined;
     logger: JsonAdminLogger;
   };
+  /** The session's token estimate, calibrated per route from reported usage. */
+  calibration?: TokenCalibration | undefined;
   /** Keeps the object alive until the compaction ends. */
   waitUntil: (work: Promise<unknown>) => void;
 }
@@ -67,10 +76,27 @@ export class Compactor {
     const catalog = this.deps.catalog();
     const mode = (await catalog.getMode(store.identity().mode)) ?? (await catalog.getDefaultMode());
     const route = mode.modelRoute;
-    const budgets = contextBudgets(config, await router.contextTokens?.(route));
-    const plan = planCompaction(store, budgets.historyBudgetTokens);
+    const { calibration } = this.deps;
+    const budgets = contextBudgets(config, await router.contextTokens?.(route), calibration?.ratio(route) ?? 1);
+    // The compaction request fits the route too: the instructions, the summary so far, the messages taken in and
+    // the new summary's max_tokens.
+    const basedOn = store.summary();
+    const fixed = estimateTokens(compactionInstructions().length + (basedOn?.text.length ?? 0));
+    const room = roomForHistory({ ...budgets, answerTokens: budgets.summaryMaxTokens }, fixed);
+    const plan = planCompaction(store, budgets.historyBudgetTokens, Math.min(budgets.historyBudgetTokens, room));
     if (!plan) return;
-    const messages = compactionRequest(plan.basedOn?.text ?? null, compactionTranscript(plan.messages));
+    const messages = compactionRequest(
+      plan.basedOn?.text ?? null,
+      compactionTranscript(plan.messages),
+      summaryWords(budgets.summaryMaxTokens),
+    );
+    const fit: RequestFit = {
+      route,
+      budgets: { ...budgets, answerTokens: budgets.summaryMaxTokens },
+      summarised: false,
+      currentMessages: 1,
+    };
+    let estimated = 0;
     const admission = meter ? await meter.reserve(JSON.stringify(messages).length, route) : null;
     if (admission && !admission.ok) throw new CompactionFailed(`The org's budget refused it: ${admission.message}`);
     const reservation = admission?.reservation;
@@ -78,15 +104,21 @@ export class Compactor {
     let text: string;
     try {
       const { response, route: servedBy } = await router.complete(route, {
-        request: async () => ({ messages }),
+        request: async (_format, input) => {
+          const sent = { messages, maxTokens: budgets.summaryMaxTokens };
+          estimated = await checkFit(fit, sent, input.route ?? route, input.countTokens, calibration);
+          return sent;
+        },
         signal: timer.signal,
       });
+      if (response.usage) calibration?.observe(servedBy.name, estimated, response.usage.promptTokens);
       reservation?.settle({
         route: servedBy.name,
         usage: response.usage ?? null,
         answerChars: response.content?.length ?? 0,
       });
-      text = (response.content ?? "").trim();
+      // Never stored longer than its budget, whatever the model wrote.
+      text = summaryWithinBudget((response.content ?? "").trim(), budgets.summaryBudgetTokens);
     } catch (error) {
       reservation?.settle(null);
       throw error;

@@ -3,6 +3,7 @@
 // One AgentReasoner is built per request that drives the loop; the status questions need none (turn-status.ts).
 import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
 import type { ModelCallBudget, TurnMeter } from "../agent/model-call-budget";
+import type { TokenCalibration } from "../agent/token-calibration";
 import type { TurnEndingDeps } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
@@ -51,6 +52,8 @@ export interface SessionLoopDeps {
   waitUntil: (work: Promise<unknown>) => void;
   /** Where each turn's steps are recorded (its timeline). */
   steps?: TimelineSink | undefined;
+  /** The session's token estimate, calibrated per route from reported usage. */
+  calibration?: TokenCalibration | undefined;
 }
 
 type SharedDeps = Pick<
@@ -221,6 +224,7 @@ export class SessionLoop {
     const shared = this.sharedDeps();
     return new AgentReasoner({
       ...shared,
+      calibration: this.deps.calibration,
       observer: this.recorder(caller),
       router,
       ...(meter ? { meter } : {}),

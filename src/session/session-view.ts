@@ -1,7 +1,16 @@
 // What a session looks like from outside: the GET /context/sessions/:id body and the session_state frame.
 import { publicToolCall } from "../agent/agent-tool-call";
 import type { SessionStateFrame } from "../wire/frames";
-import { MESSAGE_PAGE, type SessionBranchOrigin, type SessionView, VIEW_TURNS } from "../wire/session";
+import {
+  MESSAGE_PAGE,
+  type SessionBranchOrigin,
+  type SessionView,
+  SUMMARY_PREVIEW_CHARS,
+  type SummaryPreview,
+  VIEW_MESSAGE_CHARS,
+  VIEW_TURNS,
+} from "../wire/session";
+import type { ConversationSummary } from "../wire/turn";
 import type { SessionStore } from "./session-store";
 
 /** The session with its newest page of messages and turns: its size does not grow with the conversation. */
@@ -9,7 +18,8 @@ export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin |
   const record = store.record();
   if (!record) throw new Error("The session does not exist.");
   const page = store.messagesPage(null, MESSAGE_PAGE);
-  const conversation = page.messages.reverse();
+  const { messages, cut } = withinChars(page.messages, VIEW_MESSAGE_CHARS);
+  const conversation = messages.reverse();
   return {
     sessionId: record.sessionId,
     mode: record.mode,
@@ -19,13 +29,35 @@ export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin |
     parentSessionId: record.parentSessionId,
     branchOf,
     conversation,
-    hasMoreMessages: page.hasMore,
+    hasMoreMessages: page.hasMore || cut,
     oldestSeq: conversation[0]?.seq ?? null,
-    summary: store.summary(),
+    summary: summaryPreview(store.summary()),
     turns: store.recentTurns(VIEW_TURNS),
     artifacts: store.artifacts(),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
+  };
+}
+
+/** The newest messages (newest first) while their JSON fits `chars`; the newest always. */
+function withinChars<M>(newestFirst: M[], chars: number): { messages: M[]; cut: boolean } {
+  let used = 0;
+  for (const [i, message] of newestFirst.entries()) {
+    used += JSON.stringify(message).length;
+    if (used > chars && i > 0) return { messages: newestFirst.slice(0, i), cut: true };
+  }
+  return { messages: newestFirst, cut: false };
+}
+
+/** The summary with its text cut to SUMMARY_PREVIEW_CHARS; the view's size does not grow with it. */
+export function summaryPreview(summary: ConversationSummary | null): SummaryPreview | null {
+  if (!summary) return null;
+  const truncated = summary.text.length > SUMMARY_PREVIEW_CHARS;
+  return {
+    ...summary,
+    text: truncated ? summary.text.slice(0, SUMMARY_PREVIEW_CHARS) : summary.text,
+    textChars: summary.text.length,
+    truncated,
   };
 }
 

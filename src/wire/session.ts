@@ -20,6 +20,27 @@ export const MESSAGE_PAGE = 50;
 export const MAX_MESSAGE_PAGE = 200;
 /** Ended turns in the session's view (its newest). */
 export const VIEW_TURNS = 50;
+/** The characters of the summary's text the session's view carries (the whole one: GET .../summary). */
+export const SUMMARY_PREVIEW_CHARS = 2_000;
+/** The characters of message JSON the view carries at most (its newest message always, whatever its size). */
+export const VIEW_MESSAGE_CHARS = 60_000;
+
+/** The summary as the session's view shows it: its text cut to SUMMARY_PREVIEW_CHARS, and how long the whole is. */
+export const SummaryPreview = ConversationSummary.extend({
+  /** The whole summary's length in characters (GET /context/sessions/:id/summary has it all). */
+  textChars: z.number().int(),
+  /** `text` is the first SUMMARY_PREVIEW_CHARS characters of a longer summary. */
+  truncated: z.boolean(),
+});
+export type SummaryPreview = z.infer<typeof SummaryPreview>;
+
+/** GET /context/sessions/:id/summary: the whole summary the model is sent in place of the earlier conversation. */
+export const SessionSummary = z.object({
+  sessionId: z.string(),
+  /** Null before the first compaction. */
+  summary: ConversationSummary.nullable(),
+});
+export type SessionSummary = z.infer<typeof SessionSummary>;
 
 /** A person's decision on one call that waits for approval. */
 export const ApprovalDecision = z.strictObject({
@@ -125,14 +146,20 @@ export const SessionView = z.object({
   parentSessionId: z.string().nullable(),
   /** The session a person branched this one from, and where; null for a session that is no such branch. */
   branchOf: SessionBranchOrigin.nullable(),
-  /** The newest messages (at most MESSAGE_PAGE), in order; older ones come from GET .../messages?before=oldestSeq. */
+  /**
+   * The newest messages (at most MESSAGE_PAGE, and at most VIEW_MESSAGE_CHARS of them but the newest), in order;
+   * older ones come from GET .../messages?before=oldestSeq.
+   */
   conversation: z.array(ConversationMessage),
   /** Messages older than `conversation` remain. */
   hasMoreMessages: z.boolean(),
   /** The seq of the first message in `conversation`; null when there is none. */
   oldestSeq: z.number().int().nullable(),
-  /** The summary the model is sent in place of the messages it covers (fromSeq..toSeq); null before there is one. */
-  summary: ConversationSummary.nullable(),
+  /**
+   * The summary the model is sent in place of the messages it covers (fromSeq..toSeq), its text cut to a preview of
+   * SUMMARY_PREVIEW_CHARS (the whole at GET .../summary); null before there is one.
+   */
+  summary: SummaryPreview.nullable(),
   /** The newest ended turns (at most VIEW_TURNS), in order. */
   turns: z.array(TurnRecord),
   artifacts: z.array(Artifact),

@@ -14,9 +14,13 @@ import type { ScriptStep } from "../upstream/script-types";
 
 type Sent = { role: string; content: string | null };
 
+/** A compaction's request: its system message opens as the compaction instructions do (their word limit varies). */
+const isCompaction = (body: { messages: Sent[] }) =>
+  body.messages[0]?.content?.startsWith(COMPACTION_INSTRUCTIONS.split("\n")[0] ?? "") === true;
+
 const answer = (content: string): ScriptStep => ({ type: "completion", content });
 const refusal: ScriptStep = { type: "error", status: 400, body: { error: { message: "summaries refused" } } };
-const FILLER = "words ".repeat(160);
+const FILLER = "words ".repeat(700);
 
 const stubOf = (sessionId: string) => env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
 const compactionIdle = (sessionId: string) =>
@@ -25,23 +29,20 @@ const storedSummary = (sessionId: string) =>
   runInDurableObject(stubOf(sessionId), (instance: AgentSession) => instance.store.summary());
 
 /**
- * Three turns of long messages in a mode whose route declares a small context (history budget 600 tokens): after
- * the second, the first no longer fits under 80% of it. `steps` answer the turns and the compactions, in order.
+ * Three turns of long messages (about 1,050 tokens each) in a mode whose route declares a small context (history
+ * budget 2,400 tokens): after the second, the first no longer fits under 80% of it. `steps` answer the turns and the compactions, in order.
  */
 async function longConversation(steps: ScriptStep[]) {
-  const script = await scriptUpstream(steps);
-  const sessionId = await createSession(await modeOnRoute(await toUpstreamA({ contextTokens: 1_000 })));
-  const say = (n: number) => sendMessage(sessionId, `turn ${n}: ${FILLER} ${script.marker}`);
+  const script = await scriptUpstream(steps, undefined, { charsPerToken: 4 });
+  const sessionId = await createSession(await modeOnRoute(await toUpstreamA({ contextTokens: 4_000 })));
+  const say = (n: number) => sendMessage(sessionId, `turn ${n}: ${script.marker} ${FILLER}`);
   await say(1);
   await say(2);
   await compactionIdle(sessionId);
   const third = await say(3);
   await compactionIdle(sessionId);
   const bodies = (await script.bodies()) as { messages: Sent[] }[];
-  const turnThree = bodies.find(
-    (b) =>
-      b.messages.some((m) => m.content?.startsWith("turn 3:")) && b.messages[0]?.content !== COMPACTION_INSTRUCTIONS,
-  );
+  const turnThree = bodies.find((b) => b.messages.some((m) => m.content?.startsWith("turn 3:")) && !isCompaction(b));
   return { sessionId, third, bodies, turnThree: turnThree?.messages ?? [] };
 }
 
@@ -87,7 +88,7 @@ describe("compaction", () => {
 
   it("asks the mode's model with the fixed compaction prompt and the turns to fold in", async () => {
     const { bodies } = await longConversation(THREE_TURNS_TWO_SUMMARIES);
-    const compaction = bodies.find((b) => b.messages[0]?.content === COMPACTION_INSTRUCTIONS);
+    const compaction = bodies.find(isCompaction);
     const asked = compaction?.messages[1]?.content ?? "";
     expect([asked.includes("User: turn 1:"), asked.includes("Agent: ok 1"), asked.includes("turn 2:")]).toEqual([
       true,

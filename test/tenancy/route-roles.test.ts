@@ -200,6 +200,8 @@ const REQUESTS: Record<string, Request> = {
     const { session } = await memberTurn();
     return send(key, "POST", `/context/sessions/${session}/branches`, { beforeMessage: 1 });
   },
+  "GET /context/sessions/{sessionId}/summary (the member's)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}/summary`),
   "GET /context/sessions/{sessionId}/messages (the member's)": async (key) =>
     send(key, "GET", `/context/sessions/${await memberSession()}/messages`),
   "POST /context/sessions/{sessionId}/messages (the member's)": async (key) =>

@@ -35,6 +35,12 @@ export type ScriptStep =
       /** Wait between streamed chunks. */
       chunkDelayMs?: number;
     })
+  /**
+   * A model that echoes its whole input at length: the text of every message, repeated and cut to the request's
+   * `max_tokens` (at the script's characters a token) when it names one, and then `finish_reason: "length"`, as a
+   * real model stops there; without `max_tokens`, the input once. Its usage is counted faithfully.
+   */
+  | (Timing & { type: "echo" })
   /** An error answer: `body` is sent as JSON unless it is a string. */
   | (Timing & { type: "error"; status: number; body: unknown; headers?: Record<string, string> })
   /** Any JSON answer (models, embeddings, responses, completions). */
@@ -70,6 +76,13 @@ export interface ScriptOptions {
   /** Keep each request for `requests()` (default true; benchmarks turn it off). */
   record?: boolean;
   /**
+   * Count usage faithfully at this many characters a token, as a tokenizer would: prompt tokens from the JSON text of
+   * the request's messages (and tools, and system on the Messages API), completion tokens from the answer's text. The
+   * OpenAI-compatible upstream otherwise reports a fixed usage; the Anthropic one counts at 4. Also what Anthropic's
+   * count_tokens answers.
+   */
+  charsPerToken?: number;
+  /**
    * OpenAI-compatible upstream: a completion without its own `usage` reports usage measured from the request (a
    * quarter of its prompt's characters) with `prompt_tokens_details.cached_tokens` from the prompt cache, as
    * OpenAI does (openai-prompt-cache.ts); without it, a fixed usage (11 prompt, 7 completion tokens).
@@ -88,10 +101,10 @@ export interface ScriptOptions {
   contextTokens?: number;
 }
 
-/** A deterministic token estimate: a quarter of the characters of the JSON text, at least 1. */
-export function estimateTokens(value: unknown): number {
+/** A deterministic token count: the characters of the JSON text at `charsPerToken` (4 by default), at least 1. */
+export function estimateTokens(value: unknown, charsPerToken = 4): number {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? "");
-  return Math.max(1, Math.ceil(text.length / 4));
+  return Math.max(1, Math.ceil(text.length / charsPerToken));
 }
 
 // The providers' own error bodies, word for word as they send them (for the servers and for scripted error steps).

@@ -82,8 +82,8 @@ function sendError(
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
 }
 
-function inputTokens(request: MessagesRequest): number {
-  return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools });
+function inputTokens(request: MessagesRequest, charsPerToken?: number): number {
+  return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools }, charsPerToken);
 }
 
 /** The first field the Messages API would name as wrong, as Anthropic words it; undefined when the basics hold. */
@@ -110,18 +110,23 @@ function blocksWithIds(step: MessageStep, seq: number) {
 }
 
 /**
- * The message's usage: the script's, else input a quarter of the request's characters (of which, when the request
- * has cache_control breakpoints, what the prompt cache read and wrote) and output a quarter of the answer's.
+ * The message's usage: the script's, else input counted from the request at `charsPerToken` (of which, when the
+ * request has cache_control breakpoints, what the prompt cache read and wrote) and output from the answer's text.
  */
-function usageOf(step: MessageStep, request: MessagesRequest, cache: AnthropicPromptCache): AnswerUsage {
+function usageOf(
+  step: MessageStep,
+  request: MessagesRequest,
+  cache: AnthropicPromptCache,
+  charsPerToken?: number,
+): AnswerUsage {
   const output = step.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b.input))).join("");
   if (step.usage) return { ...NO_CACHE, ...step.usage };
-  const input = inputTokens(request);
+  const input = inputTokens(request, charsPerToken);
   const blocks = blocksOf(request);
   const cached = blocks.some((b) => b.breakpoint !== null)
     ? cache.use(String(request.model), blocks, input)
     : { ...NO_CACHE, input_tokens: input };
-  return { ...cached, output_tokens: estimateTokens(output) };
+  return { ...cached, output_tokens: estimateTokens(output, charsPerToken) };
 }
 
 type AnswerUsage = CacheUsage & { output_tokens: number };
@@ -322,7 +327,8 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
 
       if (countTokens) {
         record.firstByteAt = now();
-        return sendJson(res, 200, { input_tokens: inputTokens(request) }, { "request-id": requestId() });
+        const counted = inputTokens(request, script?.options.charsPerToken);
+        return sendJson(res, 200, { input_tokens: counted }, { "request-id": requestId() });
       }
       if (!script && typeof request.model === "string" && !SERVED_MODELS.some((m) => m.id === request.model)) {
         return sendError(res, 404, { type: "not_found_error", message: `model: ${request.model}` });
@@ -357,7 +363,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       }
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });
-      await answer(step, request, cache, req, res, ++seq, () => {
+      await answer(step, request, cache, req, res, ++seq, script.options.charsPerToken, () => {
         record.firstByteAt ??= now();
       });
     } catch (error) {
@@ -395,6 +401,7 @@ async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   seq: number,
+  charsPerToken: number | undefined,
   stampFirstByte: () => void,
 ) {
   if (step.type === "hang") {
@@ -415,7 +422,7 @@ async function answer(
   }
   if (step.type === "message" && request.stream !== true) {
     stampFirstByte();
-    const usage = usageOf(step, request, cache);
+    const usage = usageOf(step, request, cache, charsPerToken);
     return sendJson(res, 200, messageJson(step, request, seq, usage), { "request-id": requestId() });
   }
 
@@ -427,7 +434,7 @@ async function answer(
   });
   res.flushHeaders();
   if (step.type === "message") {
-    const events = messageEvents(step, request, seq, usageOf(step, request, cache));
+    const events = messageEvents(step, request, seq, usageOf(step, request, cache, charsPerToken));
     const failure = step.streamError;
     const sent = failure ? events.slice(0, failure.afterEvents ?? events.length - 2) : events;
     for (const [event, data] of sent) {

@@ -175,6 +175,47 @@ function providerRefusal(options: ScriptOptions, body: string): { status: number
   return null;
 }
 
+/** What the server reads of a chat completions request body. */
+interface ChatBody {
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  messages?: { content?: unknown }[];
+  tools?: unknown[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
+}
+
+/** Usage as a tokenizer at `charsPerToken` counts it: the request's messages and tools, the answer's text. */
+function countedUsage(request: ChatBody, answer: string, charsPerToken: number): ScriptedUsage {
+  const sent =
+    JSON.stringify(request.messages ?? []).length + (request.tools ? JSON.stringify(request.tools).length : 0);
+  const prompt = Math.ceil(sent / charsPerToken);
+  const completion = Math.ceil(answer.length / charsPerToken);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** The text of a message's content: a string, or the text parts of a list. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part: { text?: unknown }) => (typeof part.text === "string" ? part.text : "")).join("");
+}
+
+/** The echo step's completion: the input's text, repeated and cut to max_tokens when the request names it. */
+function echoed(request: ChatBody, charsPerToken: number): Extract<ScriptStep, { type: "completion" }> {
+  const input = (request.messages ?? []).map((m) => textOf(m.content)).join("\n") || "echo";
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  let content = input;
+  let finishReason = "stop";
+  if (maxTokens !== undefined) {
+    const limit = maxTokens * charsPerToken;
+    content = input.repeat(Math.ceil(limit / input.length)).slice(0, limit);
+    finishReason = "length";
+  }
+  return { type: "completion", content, finishReason, usage: countedUsage(request, content, charsPerToken) };
+}
+
 export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {}): Promise<ScriptedUpstream> {
   const scripts = new Map<string, Script>();
   let seq = 0;
@@ -257,7 +298,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendJson(res, 500, openAIError("The script has no steps left.", "server_error"));
       const usage = usageFor(step, body, cache, script.options.measureUsage === true);
-      await answer(step, body, usage, req, res, ++seq, () => {
+      await answer(step, body, usage, req, res, ++seq, script.options.charsPerToken, () => {
         record.firstByteAt ??= now();
       });
     } catch (error) {
@@ -365,6 +406,7 @@ async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   seq: number,
+  charsPerToken: number | undefined,
   stampFirstByte: () => void,
 ) {
   if (step.type === "hang") {
@@ -382,46 +424,50 @@ async function answer(
     return sendJson(res, step.status ?? 200, step.body, step.headers);
   }
 
-  const request = JSON.parse(body) as {
-    model?: string;
-    stream?: boolean;
-    stream_options?: { include_usage?: boolean };
-  };
-  if (step.type === "completion" && !request.stream) {
+  const request = JSON.parse(body) as ChatBody;
+  const reply =
+    step.type === "echo"
+      ? echoed(request, charsPerToken ?? 4)
+      : step.type === "completion" && charsPerToken && !step.usage
+        ? { ...step, usage: countedUsage(request, step.content ?? "", charsPerToken) }
+        : step;
+  // An echo's or a counted answer's own usage, else the one measured before (with what the prompt cache read).
+  const replyUsage = reply.type === "completion" && reply.usage ? reply.usage : usage;
+  if (reply.type === "completion" && !request.stream) {
     stampFirstByte();
-    return sendJson(res, 200, completionJson(step, request.model ?? "scripted-model", seq, usage));
+    return sendJson(res, 200, completionJson(reply, request.model ?? "scripted-model", seq, replyUsage));
   }
 
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   res.flushHeaders();
-  if (step.type === "completion") {
+  if (reply.type === "completion") {
     const events = completionChunks(
-      step,
+      reply,
       request.model ?? "scripted-model",
       seq,
       request.stream_options?.include_usage === true,
-      usage,
+      replyUsage,
     );
     for (const event of events) {
       if (res.destroyed) return;
       stampFirstByte();
       res.write(`data: ${JSON.stringify(event)}\n\n`);
-      if (step.chunkDelayMs) await sleep(step.chunkDelayMs);
+      if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
     }
     res.end("data: [DONE]\n\n");
     return;
   }
-  for (const event of step.events) {
+  for (const event of reply.events) {
     if (res.destroyed) return;
     stampFirstByte();
     res.write(`${event}\n\n`);
-    if (step.eventDelayMs) await sleep(step.eventDelayMs);
+    if (reply.eventDelayMs) await sleep(reply.eventDelayMs);
   }
-  if (step.tail && !res.destroyed) {
-    res.write(step.tail);
-    if (step.eventDelayMs) await sleep(step.eventDelayMs);
+  if (reply.tail && !res.destroyed) {
+    res.write(reply.tail);
+    if (reply.eventDelayMs) await sleep(reply.eventDelayMs);
   }
-  if (step.end === "close") res.end();
-  else if (step.end === "destroy") res.destroy();
+  if (reply.end === "close") res.end();
+  else if (reply.end === "destroy") res.destroy();
   else await new Promise<void>((resolve) => req.on("close", resolve));
 }
