@@ -30,26 +30,32 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A block's cached form: a string content or system is one text block, as Anthropic reads it. */
-function blockOf(value: unknown): Block {
+function blockOf(value: unknown, charsPerToken: number): Block {
   const { cache_control: mark, ...rest } = isRecord(value) ? value : { type: "text", text: value };
   const text = JSON.stringify(rest);
   const ttl = isRecord(mark) ? (mark.ttl === "1h" ? "1h" : "5m") : null;
-  return { tokens: Math.max(1, Math.ceil(text.length / 4)), breakpoint: ttl, text };
+  return { tokens: Math.max(1, Math.ceil(text.length / charsPerToken)), breakpoint: ttl, text };
 }
 
-/** The request's blocks in Anthropic's order: tools, system, messages (a message's role goes with its first block). */
-export function blocksOf(request: { tools?: unknown; system?: unknown; messages?: unknown }): Block[] {
+/**
+ * The request's blocks in Anthropic's order: tools, system, messages (a message's role goes with its first block),
+ * each counted at `charsPerToken` characters of its JSON a token.
+ */
+export function blocksOf(
+  request: { tools?: unknown; system?: unknown; messages?: unknown },
+  charsPerToken = 4,
+): Block[] {
   const out: Block[] = [];
-  if (Array.isArray(request.tools)) for (const tool of request.tools) out.push(blockOf(tool));
-  if (typeof request.system === "string" && request.system !== "") out.push(blockOf(request.system));
-  if (Array.isArray(request.system)) for (const block of request.system) out.push(blockOf(block));
+  if (Array.isArray(request.tools)) for (const tool of request.tools) out.push(blockOf(tool, charsPerToken));
+  if (typeof request.system === "string" && request.system !== "") out.push(blockOf(request.system, charsPerToken));
+  if (Array.isArray(request.system)) for (const block of request.system) out.push(blockOf(block, charsPerToken));
   if (Array.isArray(request.messages)) {
     for (const message of request.messages) {
       if (!isRecord(message)) continue;
       const content = typeof message.content === "string" ? [message.content] : message.content;
       if (!Array.isArray(content)) continue;
       content.forEach((block, i) => {
-        const b = blockOf(block);
+        const b = blockOf(block, charsPerToken);
         out.push(i === 0 ? { ...b, text: `${String(message.role)}:${b.text}` } : b);
       });
     }

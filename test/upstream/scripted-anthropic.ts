@@ -122,7 +122,7 @@ function usageOf(
   const output = step.content.map((b) => (b.type === "text" ? b.text : JSON.stringify(b.input))).join("");
   if (step.usage) return { ...NO_CACHE, ...step.usage };
   const input = inputTokens(request, charsPerToken);
-  const blocks = blocksOf(request);
+  const blocks = blocksOf(request, charsPerToken);
   const cached = blocks.some((b) => b.breakpoint !== null)
     ? cache.use(String(request.model), blocks, input)
     : { ...NO_CACHE, input_tokens: input };
