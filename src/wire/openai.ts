@@ -192,14 +192,17 @@ export interface OpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of `prompt_tokens`, those read from the prompt cache (absent when the model did not say). */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
-/** Our token usage as OpenAI writes it. */
+/** Our token usage as OpenAI writes it (the cache's reads too; OpenAI's usage has no field for its writes). */
 export function openAIUsage(usage: TokenUsage): OpenAIUsage {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.totalTokens,
+    ...(usage.cachedInputTokens != null ? { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } } : {}),
   };
 }
 

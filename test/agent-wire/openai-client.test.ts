@@ -293,6 +293,26 @@ describe("/agent/v1 approvals in words", () => {
     expect(answer.choices[0]?.message.content).toBe("Read it.");
   });
 
+  it("reports the input the model read from its prompt cache as OpenAI's prompt_tokens_details", async () => {
+    const script = await scriptUpstream([
+      {
+        type: "completion",
+        content: "Cached.",
+        usage: {
+          prompt_tokens: 2048,
+          completion_tokens: 3,
+          total_tokens: 2051,
+          prompt_tokens_details: { cached_tokens: 1920 },
+        },
+      },
+    ]);
+    const answer = await client().chat.completions.create({
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: `Hello again. ${script.marker}` }],
+    });
+    expect([answer.usage?.prompt_tokens, answer.usage?.prompt_tokens_details?.cached_tokens]).toEqual([2048, 1920]);
+  });
+
   it("reports each request's own tokens when the client's results resume a turn, plain and streamed", async () => {
     const calls = (content: string) => ({
       type: "completion" as const,
