@@ -60,7 +60,7 @@ const state = {
     sessionId: "",
     /** @type {Map<number, any>} */ messages: new Map(),
     hasEarlier: false,
-    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string} | null} */ summary: null,
+    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean} | null} */ summary: null,
   },
 };
 
@@ -404,22 +404,23 @@ function drawConversation() {
       lastOfTurn.set(message.turnId, message.seq);
   const onTimeline = (turnId) => (button) => void openTimeline(turnId, button);
   const regenerate = lastAnswerAsked(sorted);
+  const { sessionId } = state.conversation;
+  const wholeSummary = async () => (await state.api.getSummary(sessionId)).summary?.text ?? "";
   for (const message of sorted) {
     if (!marked && summary && message.seq > summary.toSeq) {
-      items.push(summaryItem(summary));
+      items.push(summaryItem(summary, wholeSummary));
       marked = true;
     }
     const last = lastOfTurn.get(message.turnId) === message.seq;
     const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
     if (!item) continue;
-    const { sessionId } = state.conversation;
     branches.decorate(item, message, {
       sessionId,
       ...(regenerate?.answer === message ? { regenerate: regenerate.asked } : {}),
     });
     items.push(item);
   }
-  if (!marked && summary) items.push(summaryItem(summary));
+  if (!marked && summary) items.push(summaryItem(summary, wholeSummary));
   el.conversation.replaceChildren(...items);
 }
 

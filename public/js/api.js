@@ -196,6 +196,11 @@ export class ApiClient {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}`);
   }
 
+  /** The whole summary of a session's earlier messages (its view carries a preview). @param {string} sessionId */
+  getSummary(sessionId) {
+    return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/summary`);
+  }
+
   /** A turn's steps on its time axis (the waterfall). @param {string} sessionId @param {string} turnId */
   turnTimeline(sessionId, turnId) {
     return this.request(

@@ -60,18 +60,29 @@ function timelineButton(turnId, open) {
 
 /**
  * Where the model was given a summary instead of the messages before it: a marker that opens to the summary.
- * @param {{fromSeq: number, toSeq: number, text: string, createdAt: string}} summary
+ * @param {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean}} summary
+ * @param {() => Promise<string>} [loadWhole] reads the whole summary when the view's is a preview
  */
-export function summaryItem(summary) {
+export function summaryItem(summary, loadWhole) {
+  const text = h("p", { class: "summary-text", text: summary.text });
+  // The view carries a preview of a long summary; the rest is read when asked for.
+  let more = null;
+  if (summary.truncated && loadWhole) {
+    more = h("button", { type: "button", class: "quiet", text: "Show the whole summary" });
+    more.addEventListener("click", async () => {
+      more.disabled = true;
+      try {
+        text.textContent = await loadWhole();
+        more.remove();
+      } catch {
+        more.disabled = false;
+      }
+    });
+  }
   return h(
     "li",
     { class: "message summary", "data-summary-to-seq": String(summary.toSeq) },
-    h(
-      "details",
-      {},
-      h("summary", { text: "Earlier messages were summarised" }),
-      h("p", { class: "summary-text", text: summary.text }),
-    ),
+    h("details", {}, h("summary", { text: "Earlier messages were summarised" }), text, more),
   );
 }
 

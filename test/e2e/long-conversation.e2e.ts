@@ -1,6 +1,7 @@
 // A long conversation in the console: it draws the session's newest page of messages with a button that loads the
-// earlier ones, and marks where the earlier messages were summarised (compaction), opening to the summary. The
-// Worker runs the offline demo model with a small history budget, so a few turns are enough to compact.
+// earlier ones, and marks where the earlier messages were summarised (compaction), opening to the summary (the
+// whole one read when the view carries a preview). The Worker runs the offline demo model with a small history
+// budget, so a few turns are enough to compact.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -12,6 +13,7 @@ let worker: LocalWorker;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+let sessionId: string;
 
 async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${worker.url}${path}`, {
@@ -41,7 +43,7 @@ async function longSession(): Promise<string> {
 before(async () => {
   worker = await startLocalWorker({ vars: { HISTORY_BUDGET_TOKENS: "1000" } });
   browser = await launchChromium();
-  const sessionId = await longSession();
+  sessionId = await longSession();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   await context.addInitScript((id) => sessionStorage.setItem("aptix.sessionId", id), sessionId);
   page = await context.newPage();
@@ -78,5 +80,29 @@ describe("a long conversation in the console", () => {
     assert.equal((await marker.locator("summary").innerText()).trim(), "Earlier messages were summarised");
     await marker.locator("summary").click();
     assert.match(await marker.locator(".summary-text").innerText(), /^\[offline demo model\] Summary:/);
+  });
+
+  it("reads the whole summary when the view carries only a preview of it", async () => {
+    const whole = (await api("GET", `/context/sessions/${sessionId}/summary`)) as { summary: { text: string } };
+    // The session's view as the server sends it for a summary longer than its preview: the text cut, marked so.
+    await page.route(`**/context/sessions/${sessionId}`, async (route) => {
+      const response = await route.fetch();
+      const view = (await response.json()) as { summary: { text: string } };
+      await route.fulfill({
+        response,
+        json: { ...view, summary: { ...view.summary, text: view.summary.text.slice(0, 12), truncated: true } },
+      });
+    });
+    await page.reload();
+    const marker = page.locator("#conversation > li.message.summary");
+    await marker.locator("summary").click();
+    assert.equal(await marker.locator(".summary-text").innerText(), whole.summary.text.slice(0, 12));
+    await marker.getByRole("button", { name: "Show the whole summary" }).click();
+    await page.waitForFunction(
+      (text) => document.querySelector("#conversation > li.message.summary .summary-text")?.textContent === text,
+      whole.summary.text,
+    );
+    assert.equal(await marker.getByRole("button", { name: "Show the whole summary" }).count(), 0);
+    await page.unroute(`**/context/sessions/${sessionId}`);
   });
 });
