@@ -57,7 +57,7 @@ describe("GET /admin/health", () => {
       "model",
       false,
       200,
-      "not among the models it lists: scripted-model, scripted-model-no-tools",
+      "not among the models it lists: scripted-model, scripted-model-no-tools, scripted-reasoning-model",
     ]);
   });
 
@@ -78,6 +78,26 @@ describe("GET /admin/health", () => {
       false,
       400,
       "api_error: registry.ollama.ai/library/scripted-model-no-tools:latest does not support tools",
+    ]);
+  });
+
+  it("fails the request check of a route sending max_tokens to a model that takes max_completion_tokens only", async () => {
+    const route = await toUpstreamA({ model: "scripted-reasoning-model", toolFormat: "json" });
+    expect((await checksOf(route)).at(-1)).toEqual([
+      "request",
+      false,
+      400,
+      "unsupported_parameter: Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead. (the route sends max_tokens: set its maxTokensField to 'max_completion_tokens')",
+    ]);
+  });
+
+  it("passes that model on a route whose maxTokensField is max_completion_tokens", async () => {
+    const route = await toUpstreamA({ model: "scripted-reasoning-model", maxTokensField: "max_completion_tokens" });
+    expect((await checksOf(route)).map(([name, ok]) => [name, ok])).toEqual([
+      ["reachable", true],
+      ["key", true],
+      ["model", true],
+      ["tools", true],
     ]);
   });
 
