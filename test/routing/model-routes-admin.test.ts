@@ -2,7 +2,8 @@
 // made from the LLM_* vars, secrets named and never stored; bad input refused naming the field, changing nothing.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fallbackProblem } from "../../src/routing/model-routes";
+import { defaultRoute, fallbackProblem } from "../../src/routing/model-routes";
+import { parseSettings } from "../../src/settings";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, type ErrorBody } from "../fixtures/sessions";
 
@@ -80,6 +81,17 @@ describe("model routes", () => {
       null,
       "max_tokens",
     ]);
+  });
+
+  it("makes `default`'s maxTokensField by host from LLM_BASE_URL, or from LLM_MAX_TOKENS_FIELD", () => {
+    const fieldOf = (vars: Record<string, string>) =>
+      defaultRoute({ llm: parseSettings({ ...env, ...vars }).llm, workersAiModel: null }).maxTokensField;
+    expect([
+      fieldOf({ LLM_BASE_URL: "https://api.openai.com/v1" }),
+      fieldOf({ LLM_BASE_URL: "https://openrouter.ai/api/v1" }),
+      fieldOf({ LLM_BASE_URL: "https://openrouter.ai/api/v1", LLM_MAX_TOKENS_FIELD: "max_completion_tokens" }),
+      fieldOf({ LLM_BASE_URL: "" }),
+    ]).toEqual(["max_completion_tokens", "max_tokens", "max_completion_tokens", null]);
   });
 
   it("refuses maxTokensField on an anthropic route and a value it does not know, naming the field", async () => {
