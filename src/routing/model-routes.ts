@@ -92,9 +92,7 @@ export const ModelRouteBody = z
      * The field an `openai_compatible` route sends the answer's limit in: `max_tokens` or `max_completion_tokens`
      * (default: `max_completion_tokens` when the base URL's host is api.openai.com, else `max_tokens`).
      */
-    maxTokensField: z
-      .enum(MAX_TOKENS_FIELDS, { error: "must be 'max_tokens' or 'max_completion_tokens'" })
-      .optional(),
+    maxTokensField: z.enum(MAX_TOKENS_FIELDS, { error: "must be 'max_tokens' or 'max_completion_tokens'" }).optional(),
     /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
     contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
     /** What the model reads: `["text"]` (default), or `["text", "image"]` for a model that reads images too. */

@@ -4,6 +4,7 @@
 // one tiny request (one tool when the tool format is native, at most a token or so of answer) settles what the list
 // could not. The offline demo model and Workers AI (the binding) are checked in their own way.
 import { z } from "zod";
+import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
 import { aiBinding } from "../llm/workers-ai";
 import type { ModelRoute } from "./model-routes";
 import {
@@ -11,12 +12,12 @@ import {
   isHttpRoute,
   listUpstreamModels,
   noAnswerWords,
+  shownUpstreamWords,
   shownUrl,
   someModels,
   UPSTREAM_CHECK_TIMEOUT_MS,
   upstreamHeaders,
   upstreamUrl,
-  upstreamWords,
 } from "./upstream-models";
 
 /** `request`: a request as the loop sends it (its answer limit in the route's maxTokensField) is accepted. */
@@ -174,16 +175,18 @@ async function probeChecks(
   if (response.ok) {
     return [...keyAndModel(true, "answers"), ...(tools ? [check("tools", true, status, "accepted")] : [])];
   }
-  const words = upstreamWords(text, redact);
-  if (status === 401 || status === 403) return [check("key", false, status, words)];
-  if (route.provider === "openai_compatible" && refusedParam(text) === limitField) {
+  const words = shownUpstreamWords(text, redact);
+  const said = upstreamWords(text);
+  const cause = classifyUpstreamError(status, said);
+  if (cause === "model_auth_failed") return [check("key", false, status, words)];
+  if (route.provider === "openai_compatible" && said.param === limitField) {
     const other = limitField === "max_tokens" ? "max_completion_tokens" : "max_tokens";
     return [
       ...keyAndModel(true, "not refused by name"),
       check("request", false, status, `${words} (the route sends ${limitField}: set its maxTokensField to '${other}')`),
     ];
   }
-  if (status === 404 || /model_not_found|not_found_error/.test(words)) {
+  if (cause === "model_not_found" || status === 404) {
     // Not found: the model (or, for a listed one, the request with the tool); the key is not what this answer says.
     return [check(listed ? "tools" : "model", false, status, words)];
   }
@@ -192,19 +195,6 @@ async function probeChecks(
   return tools
     ? [...keyAndModel(true, "not refused by name"), check("tools", false, status, words)]
     : keyAndModel(false, words);
-}
-
-/** The parameter an OpenAI-shaped error names (`error.param`), or null. */
-function refusedParam(text: string): string | null {
-  try {
-    const body: unknown = JSON.parse(text);
-    const error = typeof body === "object" && body !== null && "error" in body ? body.error : null;
-    return typeof error === "object" && error !== null && "param" in error && typeof error.param === "string"
-      ? error.param
-      : null;
-  } catch {
-    return null;
-  }
 }
 
 const nameOf = () => ({ name: PROBE_TOOL.name, description: PROBE_TOOL.description });

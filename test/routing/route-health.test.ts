@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { defaultRoute } from "../../src/routing/model-routes";
 import { checkRoute } from "../../src/routing/route-health";
-import { upstreamWords } from "../../src/routing/upstream-models";
+import { shownUpstreamWords } from "../../src/routing/upstream-models";
 import { redactKeys } from "../../src/secret-redaction";
 import { parseSettings } from "../../src/settings";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -207,7 +207,7 @@ describe("the checks without an HTTP upstream", () => {
 
   it("takes a key out of the upstream's words", () => {
     const body = JSON.stringify({ error: { message: "Key sk-live-abcdef123 is revoked.", code: "invalid_api_key" } });
-    expect(upstreamWords(body, (text) => redactKeys(text, ["sk-live-abcdef123"]))).toBe(
+    expect(shownUpstreamWords(body, (text) => redactKeys(text, ["sk-live-abcdef123"]))).toBe(
       "invalid_api_key: Key [redacted] is revoked.",
     );
   });

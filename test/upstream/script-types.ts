@@ -149,7 +149,8 @@ export function openAIContextLengthExceeded(limit: number, tokens: number, compl
 export function openAIUnsupportedMaxTokens() {
   return {
     error: {
-      message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      message:
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
       type: "invalid_request_error",
       param: "max_tokens",
       code: "unsupported_parameter",
