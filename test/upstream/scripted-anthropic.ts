@@ -245,7 +245,7 @@ function sendModels(res: ServerResponse, url: URL) {
   if (one) {
     const id = decodeURIComponent(one[1] ?? "");
     const model = SERVED_MODELS.find((m) => m.id === id);
-    if (!model) return sendError(res, 404, { type: "not_found_error", message: `model: ${id}` });
+    if (!model) return sendError(res, 404, anthropicModelNotFound(id));
     return sendJson(res, 200, model, { "request-id": requestId() });
   }
   const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 20) || 20));
@@ -348,7 +348,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
         return sendJson(res, 200, { input_tokens: counted }, { "request-id": requestId() });
       }
       if (!script && typeof request.model === "string" && !SERVED_MODELS.some((m) => m.id === request.model)) {
-        return sendError(res, 404, { type: "not_found_error", message: `model: ${request.model}` });
+        return sendError(res, 404, anthropicModelNotFound(request.model));
       }
       if (!script && request.stream !== true) {
         // A request no script answers (a health check's) naming a model it serves: answered briefly, as Claude would.

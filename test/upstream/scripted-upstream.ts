@@ -384,17 +384,7 @@ function unscripted(res: ServerResponse, body: string) {
     );
   }
   const model = typeof request.model === "string" ? request.model : "";
-  if (!(SERVED_MODELS as readonly string[]).includes(model)) {
-    return sendJson(
-      res,
-      404,
-      openAIError(
-        `The model \`${model}\` does not exist or you do not have access to it.`,
-        "invalid_request_error",
-        "model_not_found",
-      ),
-    );
-  }
+  if (!(SERVED_MODELS as readonly string[]).includes(model)) return sendJson(res, 404, openAIModelNotFound(model));
   if (model === "scripted-reasoning-model" && request.max_tokens !== undefined) {
     return sendJson(res, 400, openAIUnsupportedMaxTokens());
   }
