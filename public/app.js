@@ -60,7 +60,8 @@ const state = {
     sessionId: "",
     /** @type {Map<number, any>} */ messages: new Map(),
     hasEarlier: false,
-    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean} | null} */ summary: null,
+    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean} | null} */ summary:
+      null,
   },
 };
 
