@@ -413,7 +413,12 @@ function drawConversation() {
       marked = true;
     }
     const last = lastOfTurn.get(message.turnId) === message.seq;
-    const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
+    const item = messageItem(message, {
+      ...(last ? { onTimeline: onTimeline(message.turnId) } : {}),
+      ...(message.truncated
+        ? { loadWhole: async () => (await state.api.getMessage(sessionId, message.seq)).messages[0]?.content ?? "" }
+        : {}),
+    });
     if (!item) continue;
     branches.decorate(item, message, {
       sessionId,

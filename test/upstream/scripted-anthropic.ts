@@ -358,8 +358,9 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       if (models && !models.includes(String(request.model))) {
         return sendError(res, 404, anthropicModelNotFound(String(request.model)));
       }
-      if (contextTokens !== undefined && inputTokens(request) > contextTokens) {
-        return sendError(res, 400, anthropicPromptTooLong(inputTokens(request), contextTokens));
+      const counted = inputTokens(request, script.options.charsPerToken);
+      if (contextTokens !== undefined && counted > contextTokens) {
+        return sendError(res, 400, anthropicPromptTooLong(counted, contextTokens));
       }
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });

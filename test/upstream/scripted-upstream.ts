@@ -168,7 +168,7 @@ function providerRefusal(options: ScriptOptions, body: string): { status: number
   const request = JSON.parse(body) as { model?: unknown; messages?: unknown; tools?: unknown };
   const model = String(request.model);
   if (options.models && !options.models.includes(model)) return { status: 404, body: openAIModelNotFound(model) };
-  const tokens = estimateTokens({ messages: request.messages, tools: request.tools });
+  const tokens = estimateTokens({ messages: request.messages, tools: request.tools }, options.charsPerToken);
   if (options.contextTokens !== undefined && tokens > options.contextTokens) {
     return { status: 400, body: openAIContextLengthExceeded(options.contextTokens, tokens) };
   }
