@@ -60,7 +60,8 @@ const state = {
     sessionId: "",
     /** @type {Map<number, any>} */ messages: new Map(),
     hasEarlier: false,
-    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean} | null} */ summary: null,
+    /** @type {{fromSeq: number, toSeq: number, text: string, createdAt: string, truncated?: boolean} | null} */ summary:
+      null,
   },
 };
 
@@ -412,7 +413,12 @@ function drawConversation() {
       marked = true;
     }
     const last = lastOfTurn.get(message.turnId) === message.seq;
-    const item = messageItem(message, last ? { onTimeline: onTimeline(message.turnId) } : {});
+    const item = messageItem(message, {
+      ...(last ? { onTimeline: onTimeline(message.turnId) } : {}),
+      ...(message.truncated
+        ? { loadWhole: async () => (await state.api.getMessage(sessionId, message.seq)).messages[0]?.content ?? "" }
+        : {}),
+    });
     if (!item) continue;
     branches.decorate(item, message, {
       sessionId,

@@ -214,6 +214,11 @@ export class ApiClient {
     return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/messages?before=${before}`);
   }
 
+  /** One message whole (the view cuts a long one's content). @param {string} sessionId @param {number} seq */
+  getMessage(sessionId, seq) {
+    return this.request("GET", `/context/sessions/${encodeURIComponent(sessionId)}/messages?before=${seq + 1}&limit=1`);
+  }
+
   /**
    * @param {string} sessionId @param {string} content
    * @param {Array<{name: string, mediaType: string, text?: string, data?: string}>} [attachments]

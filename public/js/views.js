@@ -5,8 +5,8 @@ import { h, prettyJson } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 /**
- * @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string, turnId?: string, attachments?: Array<{name: string, mediaType: string, bytes: number, text?: string}>}} message
- * @param {{onTimeline?: (button: HTMLButtonElement) => void}} [options] `onTimeline`: the answer offers its turn's timeline
+ * @param {{role: string, kind: string, content: string | null, toolCalls?: Array<{name: string, arguments: string}>, toolCallId?: string, turnId?: string, attachments?: Array<{name: string, mediaType: string, bytes: number, text?: string}>, truncated?: boolean}} message
+ * @param {{onTimeline?: (button: HTMLButtonElement) => void, loadWhole?: () => Promise<string>}} [options] `onTimeline`: the answer offers its turn's timeline; `loadWhole`: reads the whole content of a message the view cut
  */
 export function messageItem(message, options = {}) {
   if (message.role === "tool") {
@@ -31,13 +31,33 @@ export function messageItem(message, options = {}) {
   if (!message.content && calls.length === 0 && !files) return null;
   // The agent's words are Markdown, drawn through the sanitiser; the user's own stay plain text.
   const body = h("div", { class: "content" });
-  if (message.role === "user") body.textContent = message.content ?? "";
-  else renderMarkdown(body, message.content ?? "");
+  const draw = (/** @type {string} */ content) => {
+    if (message.role === "user") body.textContent = content;
+    else renderMarkdown(body, content);
+  };
+  draw(message.content ?? "");
+  // The view carries the start of a long message; the rest is read when asked for.
+  const loadWhole = options.loadWhole;
+  let more = null;
+  if (message.truncated && loadWhole) {
+    const button = h("button", { type: "button", class: "quiet", text: "Show the whole message" });
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        draw(await loadWhole());
+        button.remove();
+      } catch {
+        button.disabled = false;
+      }
+    });
+    more = button;
+  }
   return h(
     "li",
     { class: `message ${message.role === "user" ? "user" : "assistant"}` },
     h("span", { class: "who", text: who }),
     body,
+    more,
     files,
     calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
     options.onTimeline && message.turnId ? timelineButton(message.turnId, options.onTimeline) : null,

@@ -2,6 +2,7 @@
 // what is left of the turn's working time, and what the answer means for the turn: the answer, tool calls to
 // run, a malformed JSON-format call sent back for correction, or a failure with its cause.
 import { type ChatResponse, ModelError } from "../llm/chat-model";
+import { refusedPromptTokens } from "../llm/context-refusal";
 import { deadline } from "../llm/deadline";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { TurnObserver } from "../observability/turn-observer";
@@ -83,19 +84,18 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
     reservation = admission.reservation;
   }
   const timer = deadline(config.turnTimeoutMs - workedMs(turn, run, deps.now()), run.signal);
-  // Our estimate of what the serving route was sent, weighed against the prompt tokens its model reports.
-  let estimated = 0;
+  // Our estimate of what the route last tried was sent, weighed against the prompt tokens its model reports (or
+  // counts in a refusal for length); null while no request was sent.
+  const sentOn: { last: { route: string; estimate: number } | null } = { last: null };
   try {
     const { response, route } = await deps.router.complete(request.route, {
       request: async (format, input) => {
+        sentOn.last = null;
         const sent = request.forFormat(format, input);
-        estimated = await checkFit(
-          request.fit,
-          sent,
-          input.route ?? request.route,
-          input.countTokens,
-          deps.calibration,
-        );
+        const servedBy = input.route ?? request.route;
+        // Checked against the context of the route tried (a fallback's may be smaller than the mode's route's).
+        const estimate = await checkFit(request.fitFor(input), sent, servedBy, input.countTokens, deps.calibration);
+        sentOn.last = { route: servedBy, estimate };
         return sent;
       },
       signal: timer.signal,
@@ -111,13 +111,16 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
       answerChars: (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
     });
     if (response.usage) {
-      deps.calibration?.observe(route.name, estimated, response.usage.promptTokens);
+      deps.calibration?.observe(route.name, sentOn.last?.estimate ?? 0, response.usage.promptTokens);
       const before = turn.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
       turn.usage = addUsage(before, response.usage);
     }
     return { type: "model_answered", response, route };
   } catch (error) {
     reservation?.settle(null);
+    // A refusal for length that gives the model's count calibrates the route, so the next turn's request fits.
+    const counted = refusedPromptTokens(error);
+    if (counted !== null && sentOn.last) deps.calibration?.refused(sentOn.last.route, sentOn.last.estimate, counted);
     if (run.signal?.aborted) return { type: "fail", outcome: "cancelled", error: CANCELLED };
     const worked = workedMs(turn, run, deps.now());
     if (worked >= config.turnTimeoutMs) return limitStep(deps, turn, "turn_timeout", worked);

@@ -127,31 +127,48 @@ export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
 export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   const { store } = deps;
   const forMode = await currentPromptForMode(deps);
-  // The budgets in the route's model's tokens, turned into our estimate's by what its model reported so far.
-  const budgets = contextBudgets(deps.config, forMode.contextTokens, deps.calibration?.ratio(forMode.route) ?? 1);
   const native = forMode.inFormat("native");
   const summary = store.summary();
-  // On a route that declares its context, the earlier turns get what the prompt, tools and answer leave of it.
-  const room = roomForHistory(budgets, requestEstimate([{ role: "system", content: native.prompt }], native.chatTools));
-  const history = boundedHistory(
-    store.newestFirst(),
-    turn.turnId,
-    Math.min(budgets.historyBudgetTokens, room),
-    summary,
-  );
-  const fit: RequestFit = {
-    route: forMode.route,
-    budgets,
-    summarised: summary !== null,
-    currentMessages: currentTurnLength(store.newestFirst(), turn.turnId),
+  const fixed = requestEstimate([{ role: "system", content: native.prompt }], native.chatTools);
+  const currentMessages = currentTurnLength(store.newestFirst(), turn.turnId);
+  /** The budgets, history and fit on a route of the chain, from its own context and its model's ratio. */
+  const sizeFor = (route: string, contextTokens: number | null) => {
+    // The budgets in the route's model's tokens, turned into our estimate's by what its model reported so far.
+    const budgets = contextBudgets(deps.config, contextTokens, deps.calibration?.ratio(route) ?? 1);
+    // On a route that declares its context, the earlier turns get what the prompt, tools and answer leave of it.
+    const room = roomForHistory(budgets, fixed);
+    const history = boundedHistory(
+      store.newestFirst(),
+      turn.turnId,
+      Math.min(budgets.historyBudgetTokens, room),
+      summary,
+    );
+    const fit: RequestFit = { route, budgets, summarised: summary !== null, currentMessages };
+    return { history, fit };
+  };
+  const primary = sizeFor(forMode.route, forMode.contextTokens);
+  const sized = new Map<string, ReturnType<typeof sizeFor>>();
+  /** The request as sized for the chain's route `input` names (a fallback's context may be smaller than the mode's). */
+  const sizedFor = (input: RouteInput) => {
+    if (input.route === undefined || input.contextTokens === undefined) return primary;
+    const key = `${input.route}\u0000${input.contextTokens}`;
+    let made = sized.get(key);
+    if (!made) {
+      made = sizeFor(input.route, input.contextTokens);
+      sized.set(key, made);
+    }
+    return made;
   };
   return {
     route: forMode.route,
-    fit,
+    fit: primary.fit,
+    /** The check of the request sent to the route `input` names, against its own context. */
+    fitFor: (input: RouteInput): RequestFit => sizedFor(input).fit,
     inFormat: (format: ToolCallFormat) => forMode.inFormat(format),
     /** The request as a route in `format` receives it; one that reads no images gets a note in place of each. */
     forFormat: (format: ToolCallFormat, input: RouteInput = { images: true }): FormattedRequest => {
       const prompt = forMode.inFormat(format);
+      const { history, fit } = sizedFor(input);
       const messages = historyInFormat(history, format);
       return {
         messages: [
@@ -159,7 +176,7 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
           ...(input.images ? messages : withoutImages(messages)),
         ],
         ...(format === "native" ? { tools: prompt.chatTools } : {}),
-        ...(budgets.answerTokens !== null ? { maxTokens: budgets.answerTokens } : {}),
+        ...(fit.budgets.answerTokens !== null ? { maxTokens: fit.budgets.answerTokens } : {}),
       };
     },
     approvalRequired: forMode.approvalRequired,

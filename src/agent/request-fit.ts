@@ -70,7 +70,9 @@ export async function checkFit(
   if (contextTokens === null) return estimate;
   const reserve = answerTokens ?? 0;
   let need = Math.ceil(estimate * ratio) + reserve;
-  if (need <= contextTokens * COUNT_AT) return estimate;
+  // Counted first near the limit, or while the route's model has not reported yet (the ratio is still a guess).
+  const calibrated = calibration?.lastReport(servedBy) != null;
+  if (need <= contextTokens * COUNT_AT && (calibrated || !count)) return estimate;
   const counted = count ? await count(sent) : null;
   if (counted !== null) {
     calibration?.observe(servedBy, estimate, counted);

@@ -191,7 +191,8 @@ export const contextSessionRoutes = routes()
       summary: "A page of the session's messages, newest first",
       description:
         "The session's view carries its newest messages; older ones come a page at a time: pass the oldest seq " +
-        "seen as `before` while `hasMore` is true.",
+        "seen as `before` while `hasMore` is true. Messages here are whole: one the view cut (`truncated`) is read " +
+        "with `before=<its seq + 1>&limit=1`.",
       ...chat,
       request: { params: SessionId, query: MessagesQuery },
       responses: { 200: json(MessagePage, "A page of messages."), ...errors(400, 401, 403, 404) },

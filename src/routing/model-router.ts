@@ -29,6 +29,8 @@ export interface RouteInput {
   images: boolean;
   /** The route's name, for what is kept per route (the token estimate's calibration). */
   route?: string;
+  /** The route's declared context (its model's tokens; null: none): the request is sized and checked against it. */
+  contextTokens?: number | null;
   /** Counts a request's input tokens with the route's model, when its provider counts them (null: it could not). */
   countTokens?: (request: FormattedRequest) => Promise<number | null>;
 }
@@ -132,19 +134,25 @@ export class ChainRouter implements ModelRouter {
     }
     let restarted = false;
     let sent: FormattedRequest | null = null;
-    const first = candidates[0];
-    const watch = first && call.observe?.(first, () => sent?.messages ?? []);
+    // Watched from the first request sent: a request refused before any call (too long for the route's context)
+    // is no model call, on the timeline or in the meter.
+    let watch: ModelCallObservation | undefined;
     for (const [index, route] of candidates.entries()) {
       const next = candidates[index + 1];
       let streamed = 0;
-      const startedAt = Date.now();
+      let startedAt = Date.now();
       let response: ChatResponse;
+      let asked = false;
+      let request: FormattedRequest | null = null;
       try {
         const model = this.deps.modelFor(route, table);
         const counter = model.countTokens?.bind(model);
-        const request = await call.request(route.toolFormat, {
+        // Made (and checked) for this route: its tool format, whether it reads images, its own context.
+        asked = true;
+        request = await call.request(route.toolFormat, {
           images: acceptsImages(route),
           route: route.name,
+          contextTokens: route.contextTokens ?? null,
           ...(counter
             ? {
                 countTokens: (r: FormattedRequest) =>
@@ -153,10 +161,13 @@ export class ChainRouter implements ModelRouter {
             : {}),
         });
         sent = request;
+        startedAt = Date.now();
+        watch ??= call.observe?.(route, () => sent?.messages ?? []);
+        const sending = request;
         const ask = () =>
           model.complete({
-            ...request,
-            ...(watch ? { onFirstChunk: () => watch.firstChunk() } : {}),
+            ...sending,
+            ...(watch ? { onFirstChunk: () => watch?.firstChunk() } : {}),
             ...(call.signal ? { signal: call.signal } : {}),
             // With a route to hand over to, a failing one is not retried in place.
             ...(next ? { maxRetries: 0 } : {}),
@@ -173,6 +184,8 @@ export class ChainRouter implements ModelRouter {
       } catch (thrown) {
         // The failure's text names this route and its model where the cause is the route's configuration.
         const error = thrown instanceof ModelError ? thrown.onRoute(route) : thrown;
+        // Refused before the call (too long for this route's context): no upstream call to record or fail over.
+        if (asked && request === null) throw error;
         this.deps.onAttempt?.({
           route,
           latencyMs: Date.now() - startedAt,

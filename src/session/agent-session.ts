@@ -81,8 +81,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
   readonly compaction: Compactor;
-  /** The token estimate calibrated per route from the usage the session's model calls report (token-calibration.ts). */
-  readonly calibration = new TokenCalibration();
+  /**
+   * The token estimate calibrated per route from the usage the session's model calls report, kept in the object's
+   * storage so it outlives an eviction (token-calibration.ts).
+   */
+  readonly calibration: TokenCalibration;
   private questions?: ElicitationDesk;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -90,6 +93,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     // The schema first: every part below reads and writes its tables.
     migrateSessionStorage(ctx.storage);
     this.store = new SessionStore(ctx.storage);
+    this.calibration = new TokenCalibration(this.store);
     this.steps = new TurnSteps(ctx.storage.sql);
     this.events = new EventLog(ctx.storage.sql);
     this.frames = new FrameHub(ctx, this.events);

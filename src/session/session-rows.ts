@@ -2,6 +2,7 @@
 // in from storage, so a row that is not what the code wrote fails loudly, naming the table and the field, instead
 // of travelling on as a cast. Shapes a client also sees are the wire's own schemas.
 import { z } from "zod";
+import type { StoredRatio } from "../agent/token-calibration";
 import { SessionIdentity, TurnState } from "../agent/turn-store";
 import { StoredAttachment, shownAttachment } from "../wire/attachments";
 import type { Artifact, ModeHistoryEntry } from "../wire/session";
@@ -184,4 +185,16 @@ const SummaryRow = z.object({
 export function summaryOfRow(row: unknown): ConversationSummary {
   const r = parseRow(SummaryRow, row, "summary");
   return { fromSeq: r.from_seq, toSeq: r.to_seq, text: r.text, createdAt: r.created_at };
+}
+
+const TokenRatioRow = z.object({
+  route: z.string(),
+  ratio: z.number().positive(),
+  estimated_tokens: z.number().int(),
+  reported_tokens: z.number().int(),
+});
+
+export function tokenRatioOfRow(row: unknown): StoredRatio {
+  const r = parseRow(TokenRatioRow, row, "token ratio");
+  return { route: r.route, ratio: r.ratio, estimatedTokens: r.estimated_tokens, reportedTokens: r.reported_tokens };
 }

@@ -111,6 +111,18 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 7,
+    name: "the token estimate's ratio per model route",
+    apply(sql) {
+      // One small row per route the session's calls took, written when its ratio moves (token-calibration.ts).
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS token_ratios (
+           route TEXT PRIMARY KEY, ratio REAL NOT NULL, estimated_tokens INTEGER NOT NULL,
+           reported_tokens INTEGER NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -2,6 +2,7 @@
 // calls, turns, artifacts, mode history. Every row is parsed with its zod schema on the way in (session-rows.ts); the tables
 // are the versioned schema's (session-schema.ts), which the object migrates before it constructs this store.
 import { StoredToolCall } from "../agent/agent-tool-call";
+import type { RatioStorage, StoredRatio } from "../agent/token-calibration";
 import type { NewMessage, SessionIdentity, TurnState, TurnStore } from "../agent/turn-store";
 import type { Artifact, ModeHistoryEntry } from "../wire/session";
 import type { ConversationMessage, ConversationSummary, SessionStatus, TurnRecord } from "../wire/turn";
@@ -14,6 +15,7 @@ import {
   sessionOfRow,
   shownMessage,
   summaryOfRow,
+  tokenRatioOfRow,
   turnRecordOfRow,
 } from "./session-rows";
 
@@ -32,7 +34,7 @@ const byBatchAndPosition = (a: StoredToolCall, b: StoredToolCall) => a.batch - b
  * conversation is never read whole on the loop's path: a model request walks it back from the newest message, by
  * its index, only as far as its budget reaches, so a message costs the same in a session of any length.
  */
-export class SessionStore implements TurnStore {
+export class SessionStore implements TurnStore, RatioStorage {
   /** The session row as last read or written, with the open turn (each read gets a copy of its own). */
   private row: { record: SessionRecord; turn: TurnState | null } | null = null;
   /**
@@ -400,6 +402,25 @@ export class SessionStore implements TurnStore {
     this.calls = null;
     await this.storage.deleteAlarm();
     await this.storage.deleteAll();
+  }
+
+  /** The token estimate's ratio per route, as last written (token-calibration.ts). */
+  tokenRatios(): StoredRatio[] {
+    if (this.erased) return [];
+    return this.sql.exec<Row>("SELECT * FROM token_ratios").toArray().map(tokenRatioOfRow);
+  }
+
+  saveTokenRatio(row: StoredRatio): void {
+    if (this.erased) return;
+    this.sql.exec(
+      `INSERT INTO token_ratios (route, ratio, estimated_tokens, reported_tokens) VALUES (?, ?, ?, ?)
+       ON CONFLICT (route) DO UPDATE SET ratio = excluded.ratio, estimated_tokens = excluded.estimated_tokens,
+       reported_tokens = excluded.reported_tokens`,
+      row.route,
+      row.ratio,
+      row.estimatedTokens,
+      row.reportedTokens,
+    );
   }
 
   /** Calls still waiting on a person or a client, in the open turn. */

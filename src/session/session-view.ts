@@ -7,10 +7,12 @@ import {
   type SessionView,
   SUMMARY_PREVIEW_CHARS,
   type SummaryPreview,
+  VIEW_CONTENT_CHARS,
   VIEW_MESSAGE_CHARS,
   VIEW_TURNS,
+  type ViewMessage,
 } from "../wire/session";
-import type { ConversationSummary } from "../wire/turn";
+import type { ConversationMessage, ConversationSummary } from "../wire/turn";
 import type { SessionStore } from "./session-store";
 
 /** The session with its newest page of messages and turns: its size does not grow with the conversation. */
@@ -18,7 +20,7 @@ export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin |
   const record = store.record();
   if (!record) throw new Error("The session does not exist.");
   const page = store.messagesPage(null, MESSAGE_PAGE);
-  const { messages, cut } = withinChars(page.messages, VIEW_MESSAGE_CHARS);
+  const { messages, cut } = withinChars(page.messages.map(viewMessage), VIEW_MESSAGE_CHARS);
   const conversation = messages.reverse();
   return {
     sessionId: record.sessionId,
@@ -37,6 +39,13 @@ export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin |
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
+}
+
+/** The message with its content cut to VIEW_CONTENT_CHARS: one long answer does not make the view as long. */
+function viewMessage(message: ConversationMessage): ViewMessage {
+  const content = message.content;
+  if (content === null || content.length <= VIEW_CONTENT_CHARS) return message;
+  return { ...message, content: content.slice(0, VIEW_CONTENT_CHARS), contentChars: content.length, truncated: true };
 }
 
 /** The newest messages (newest first) while their JSON fits `chars`; the newest always. */

@@ -25,6 +25,22 @@ export const SUMMARY_PREVIEW_CHARS = 2_000;
 /** The characters of message JSON the view carries at most (its newest message always, whatever its size). */
 export const VIEW_MESSAGE_CHARS = 60_000;
 
+/**
+ * The characters of a message's content the session's view carries: a longer one (an answer of any length, on a route
+ * that sends no max_tokens) is cut there and marked `truncated`, so the view stays within some 100 KiB; the whole
+ * message is at GET .../messages?before=<seq + 1>&limit=1.
+ */
+export const VIEW_CONTENT_CHARS = 16_000;
+
+/** A message as the session's view shows it: its content cut to VIEW_CONTENT_CHARS, and how long the whole is. */
+export const ViewMessage = ConversationMessage.extend({
+  /** Present when `content` was cut: the whole content's length in characters. */
+  contentChars: z.number().int().optional(),
+  /** Present (true) when `content` is the first VIEW_CONTENT_CHARS characters of a longer one. */
+  truncated: z.boolean().optional(),
+});
+export type ViewMessage = z.infer<typeof ViewMessage>;
+
 /** The summary as the session's view shows it: its text cut to SUMMARY_PREVIEW_CHARS, and how long the whole is. */
 export const SummaryPreview = ConversationSummary.extend({
   /** The whole summary's length in characters (GET /context/sessions/:id/summary has it all). */
@@ -147,10 +163,10 @@ export const SessionView = z.object({
   /** The session a person branched this one from, and where; null for a session that is no such branch. */
   branchOf: SessionBranchOrigin.nullable(),
   /**
-   * The newest messages (at most MESSAGE_PAGE, and at most VIEW_MESSAGE_CHARS of them but the newest), in order;
-   * older ones come from GET .../messages?before=oldestSeq.
+   * The newest messages (at most MESSAGE_PAGE, and at most VIEW_MESSAGE_CHARS of them but the newest), in order,
+   * each one's content cut to VIEW_CONTENT_CHARS (`truncated`); older ones come from GET .../messages?before=oldestSeq.
    */
-  conversation: z.array(ConversationMessage),
+  conversation: z.array(ViewMessage),
   /** Messages older than `conversation` remain. */
   hasMoreMessages: z.boolean(),
   /** The seq of the first message in `conversation`; null when there is none. */

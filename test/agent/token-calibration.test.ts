@@ -4,7 +4,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MAX_TOKEN_RATIO, TokenCalibration } from "../../src/agent/token-calibration";
+import { IMAGE_TOKENS } from "../../src/agent/attachment-content";
+import { MAX_TOKEN_RATIO, requestEstimate, TokenCalibration } from "../../src/agent/token-calibration";
+import { ModelError } from "../../src/llm/chat-model";
+import { refusedPromptTokens } from "../../src/llm/context-refusal";
 import type { AgentSession } from "../../src/session/agent-session";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
@@ -51,6 +54,55 @@ describe("the token estimate calibrated per route", () => {
     const { first, second } = await twoTurns(route, script.marker);
     expect(first).toBeGreaterThan(0.2);
     expect(second).toBeLessThan(0.1);
+  });
+
+  it("counts an image part as IMAGE_TOKENS, not by the length of its base64", () => {
+    const image = { type: "image_url" as const, image_url: { url: `data:image/png;base64,${"A".repeat(200_000)}` } };
+    const estimate = requestEstimate([{ role: "user", content: [{ type: "text", text: "What is this?" }, image] }]);
+    expect(estimate).toBeGreaterThanOrEqual(IMAGE_TOKENS);
+    expect(estimate).toBeLessThan(IMAGE_TOKENS + 50);
+  });
+
+  it("ignores a report far below the previous one for a request no smaller (a server counting only uncached tokens)", () => {
+    const calibration = new TokenCalibration();
+    calibration.observe("r", 1_000, 1_500);
+    calibration.observe("r", 1_100, 200);
+    expect([calibration.ratio("r"), calibration.lastReport("r")?.reportedTokens]).toEqual([1.5, 1_500]);
+  });
+
+  it("reads the model's count from OpenAI's and Anthropic's refusals for length", () => {
+    const refusal = (body: string) => new ModelError("context_length_exceeded", `HTTP 400: ${body}`, 400);
+    expect([
+      refusedPromptTokens(refusal("However, your messages resulted in 9000 tokens. Please reduce the length")),
+      refusedPromptTokens(
+        refusal(
+          "However, you requested 9500 tokens (8000 in the messages, 500 in the functions, 1000 in the completion).",
+        ),
+      ),
+      refusedPromptTokens(
+        refusal('{"type":"error","error":{"message":"prompt is too long: 250000 tokens > 200000 maximum"}}'),
+      ),
+      refusedPromptTokens(new ModelError("context_length_exceeded", "The request needs about 9000 tokens")),
+    ]).toEqual([9_000, 8_500, 250_000, null]);
+  });
+
+  it("counts the first request on an Anthropic route declaring a context with count_tokens, before any report", async () => {
+    const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "Hi." }] }], {
+      repeat: true,
+      charsPerToken: 3,
+    });
+    const route = await putRoute({
+      provider: "anthropic",
+      model: "claude-test",
+      baseUrl: env.TEST_ANTHROPIC_URL,
+      apiKeySecret: "TEST_ANTHROPIC_API_KEY",
+      contextTokens: 100_000,
+    });
+    const sessionId = await createSession(await modeOnRoute(route));
+    await sendMessage(sessionId, `Hello. ${script.marker}`);
+    await sendMessage(sessionId, `Again. ${script.marker}`);
+    const paths = (await script.requests()).map((r) => r.path);
+    expect(paths).toEqual(["/v1/messages/count_tokens", "/v1/messages", "/v1/messages"]);
   });
 
   it("keeps the ratio within its bounds whatever a model reports", () => {

@@ -15,6 +15,13 @@ let context: BrowserContext;
 let page: Page;
 let sessionId: string;
 
+/** Reloads the page and waits for it to settle: drawn from GET, then again once the socket's first frame came. */
+async function reloadSettled(): Promise<void> {
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector("#app")?.getAttribute("data-socket") === "open");
+  await page.waitForLoadState("networkidle");
+}
+
 async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${worker.url}${path}`, {
     method,
@@ -93,7 +100,7 @@ describe("a long conversation in the console", () => {
         json: { ...view, summary: { ...view.summary, text: view.summary.text.slice(0, 12), truncated: true } },
       });
     });
-    await page.reload();
+    await reloadSettled();
     const marker = page.locator("#conversation > li.message.summary");
     await marker.locator("summary").click();
     assert.equal(await marker.locator(".summary-text").innerText(), whole.summary.text.slice(0, 12));
@@ -103,6 +110,32 @@ describe("a long conversation in the console", () => {
       whole.summary.text,
     );
     assert.equal(await marker.getByRole("button", { name: "Show the whole summary" }).count(), 0);
+    await page.unroute(`**/context/sessions/${sessionId}`);
+  });
+
+  it("reads a whole message when the view carries only the start of it", async () => {
+    const view = (await api("GET", `/context/sessions/${sessionId}`)) as {
+      conversation: { seq: number; role: string; content: string | null }[];
+    };
+    const newest = view.conversation.filter((m) => m.role === "assistant" && m.content).at(-1);
+    if (!newest?.content) throw new Error("no answer in the view");
+    const answer = page.locator("#conversation > li.message.assistant").last().locator(".content");
+    const whole = await answer.innerText();
+    // The session's view as the server sends it for an answer longer than its cut: the start, marked so.
+    await page.route(`**/context/sessions/${sessionId}`, async (route) => {
+      const response = await route.fetch();
+      const sent = (await response.json()) as { conversation: { seq: number; content: string | null }[] };
+      const conversation = sent.conversation.map((m) =>
+        m.seq === newest.seq ? { ...m, content: (m.content ?? "").slice(0, 10), truncated: true } : m,
+      );
+      await route.fulfill({ response, json: { ...sent, conversation } });
+    });
+    await reloadSettled();
+    const more = page.getByRole("button", { name: "Show the whole message" });
+    assert.notEqual(await answer.innerText(), whole);
+    await more.click();
+    await more.waitFor({ state: "detached" });
+    assert.equal(await answer.innerText(), whole);
     await page.unroute(`**/context/sessions/${sessionId}`);
   });
 });

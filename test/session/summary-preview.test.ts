@@ -5,7 +5,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
-import { SUMMARY_PREVIEW_CHARS } from "../../src/wire/session";
+import { SUMMARY_PREVIEW_CHARS, VIEW_CONTENT_CHARS } from "../../src/wire/session";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -81,5 +81,24 @@ describe("the session's view and its summary", () => {
     const view = await getSession(sessionId);
     expect(await viewBytes(sessionId)).toBeLessThan(100 * KiB);
     expect([view.conversation.at(-1)?.content?.startsWith("39 "), view.hasMoreMessages]).toEqual([true, true]);
+  });
+
+  it("cuts a 200 KB answer in the view, marked truncated, the whole still at GET .../messages", async () => {
+    const answer = "A long answer. ".repeat(14_000);
+    const sessionId = await createSession();
+    // As a route without contextTokens (no max_tokens) lets a model answer, written as the loop writes an answer.
+    await runInDurableObject(stubOf(sessionId), (instance: AgentSession) =>
+      instance.store.appendMessage({ turnId: "t1", role: "assistant", content: answer, kind: "answer" }),
+    );
+    const newest = (await getSession(sessionId)).conversation.at(-1);
+    const page = await call("GET", `/context/sessions/${sessionId}/messages?before=${(newest?.seq ?? 0) + 1}&limit=1`);
+    const whole = (page.json as { messages: { content: string }[] }).messages[0]?.content;
+    expect(await viewBytes(sessionId)).toBeLessThan(100 * KiB);
+    expect([newest?.content, newest?.contentChars, newest?.truncated, whole === answer]).toEqual([
+      answer.slice(0, VIEW_CONTENT_CHARS),
+      answer.length,
+      true,
+      true,
+    ]);
   });
 });
