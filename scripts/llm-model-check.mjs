@@ -97,7 +97,20 @@ export function llmVars(args, { cwd = process.cwd(), processEnv = process.env, l
 export function missingModelProblem({ baseUrl, model }, command = "npm start") {
   if (baseUrl === "" || (model !== "" && model !== PLACEHOLDER_MODEL)) return null;
   const shown = model === "" ? "is not set" : `is the placeholder "${PLACEHOLDER_MODEL}"`;
-  return `${command}: LLM_BASE_URL is set (${baseUrl}) but LLM_MODEL ${shown}: add --var LLM_MODEL:<a model the provider serves> (list them: curl -H "Authorization: Bearer $LLM_API_KEY" ${baseUrl}/models); then npm run doctor checks the set-up.`;
+  const url = withoutCredentials(baseUrl);
+  return `${command}: LLM_BASE_URL is set (${url}) but LLM_MODEL ${shown}: add --var LLM_MODEL:<a model the provider serves> (list them: curl -H "Authorization: Bearer $LLM_API_KEY" ${url}/models); then npm run doctor checks the set-up.`;
+}
+
+/** The URL without any `user:pass@` in it (printed lines never carry credentials), as the Worker's shownUrl does. */
+function withoutCredentials(url) {
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString().replace(/\/+$/, "");
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//");
+  }
 }
 
 /** Ends this process (exit 2) with that line when the Worker would start with an upstream and no model. */

@@ -131,6 +131,19 @@ export function errorBody(code: ErrorCode, message: string, param: string | null
   return { error: { message, type: ERROR_CODES[code][1], code, param } };
 }
 
+/**
+ * An error body with the seconds to wait in it (`retry_after_seconds`), for an answer with no header left to carry
+ * Retry-After (a stream's error event or frame); the body as it is when there is none.
+ */
+export function withRetryAfterSeconds<Body extends { error: object }>(
+  body: Body,
+  seconds: number | null | undefined,
+): Body {
+  return seconds === null || seconds === undefined
+    ? body
+    : { ...body, error: { ...body.error, retry_after_seconds: seconds } };
+}
+
 /** A whole error Response, for code that answers without Hono's context (the session object, the demo face). */
 export function errorResponse(code: ErrorCode, message: string, options: ErrorOptions = {}): Response {
   return Response.json(errorBody(code, message, options.param ?? null), {

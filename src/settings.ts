@@ -104,6 +104,13 @@ const SettingsShape = z.object({
   LLM_API_KEY: text(""),
   /** "native" (OpenAI tools/tool_calls) or "json" (the strict JSON object of the design document). */
   LLM_TOOL_FORMAT: z.enum(["native", "json"], { error: "must be 'native' or 'json'" }).default("native"),
+  /**
+   * The field `default` names the answer's limit with: `max_tokens` or `max_completion_tokens` (OpenAI's reasoning
+   * models take only the latter). "": by host, `max_completion_tokens` for api.openai.com, else `max_tokens`.
+   */
+  LLM_MAX_TOKENS_FIELD: z
+    .enum(["", "max_tokens", "max_completion_tokens"], { error: "must be 'max_tokens' or 'max_completion_tokens'" })
+    .default(""),
   /** The function-calling model `default` runs on Workers AI (the AI binding) when LLM_BASE_URL is empty; "": never. */
   WORKERS_AI_MODEL: text("@cf/zai-org/glm-4.7-flash"),
   /** How long an isolate keeps the model routes it read from D1; 0 reads them for every call. */
@@ -280,6 +287,8 @@ export interface Settings {
     model: string;
     apiKey: string;
     toolFormat: "native" | "json";
+    /** The field `default` sends the answer's limit in; null: by the base URL's host. */
+    maxTokensField: "max_tokens" | "max_completion_tokens" | null;
     callTimeoutMs: number;
     /** The Workers AI model of `default` without LLM_BASE_URL; "" never uses Workers AI. */
     workersAiModel: string;
@@ -374,6 +383,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       model: v.LLM_MODEL,
       apiKey: v.LLM_API_KEY,
       toolFormat: v.LLM_TOOL_FORMAT,
+      maxTokensField: v.LLM_MAX_TOKENS_FIELD || null,
       callTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
       workersAiModel: v.WORKERS_AI_MODEL.trim(),
     },

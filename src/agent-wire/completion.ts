@@ -4,7 +4,7 @@
 // own tools run inside the session and are not shown.
 
 import { joinBytes } from "../bytes";
-import { type ErrorCode, errorBody } from "../errors";
+import { type ErrorCode, errorBody, withRetryAfterSeconds } from "../errors";
 import { sseData } from "../llm/sse-lines";
 import { approvalRequest } from "../session/approval-words";
 import type { ServerFrame } from "../wire/frames";
@@ -74,11 +74,6 @@ export function turnFailure(response: AgentExecuteResponse): TurnFailure | null 
   }
   if (response.status === "cancelled") return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
   return null;
-}
-
-/** A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`. */
-function withRetryAfter(body: ReturnType<typeof errorBody>, seconds: number | undefined) {
-  return seconds === undefined ? body : { error: { ...body.error, retry_after_seconds: seconds } };
 }
 
 /** A failure's Retry-After header, when it has one. */
@@ -156,7 +151,8 @@ export async function* doorChunks(
   });
   const failure = (code: ErrorCode, message: string, retryAfterSeconds?: number): DoorStreamItem => ({
     kind: "error",
-    body: withRetryAfter(errorBody(code, message), retryAfterSeconds),
+    // A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`.
+    body: withRetryAfterSeconds(errorBody(code, message), retryAfterSeconds),
   });
   const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false, turnId: null };
   // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.

@@ -132,7 +132,8 @@ export class AnthropicChatModel implements ChatModel {
         `${translated.param}: ${translated.message}`,
       );
     }
-    const cache = this.options.promptCache;
+    // A request that will not recur (a compaction's) marks no breakpoints: a cache write would be paid for nothing.
+    const cache = request.promptCache === false ? null : this.options.promptCache;
     return JSON.stringify(cache ? withCacheBreakpoints(translated.value, cache.ttl) : translated.value);
   }
 

@@ -17,8 +17,16 @@ export interface ChatRequest {
   onTextDelta?: (text: string) => void;
   /** Told once, when the first piece of the answer (text, a tool call, anything) arrives: time to first token. */
   onFirstChunk?: () => void;
-  /** The most the answer may take, sent as the provider's `max_tokens` (absent: the provider's default). */
+  /**
+   * The most the answer may take, sent as the provider's `max_tokens` (or, on an OpenAI-compatible route that says
+   * so, `max_completion_tokens`); absent: the provider's default.
+   */
   maxTokens?: number;
+  /**
+   * false: mark nothing for the provider's prompt cache. A compaction's transcript is never sent again, so writing
+   * it to Anthropic's cache would pay the cache-write price for nothing.
+   */
+  promptCache?: false;
   /** Retries of a failed call in place (the model's own default when absent; 0 when a router has another route). */
   maxRetries?: number;
 }

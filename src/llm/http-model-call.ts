@@ -6,7 +6,7 @@ import { redactKeys } from "../secret-redaction";
 import { type ChatResponse, ModelError } from "./chat-model";
 import { deadline } from "./deadline";
 import { backoff, describeError } from "./retry";
-import { modelErrorOf } from "./upstream-error";
+import { modelErrorOf, retryAfterSeconds } from "./upstream-error";
 
 /** How much of an upstream's error body the log keeps. */
 export const DETAIL_CHARS = 500;
@@ -36,9 +36,13 @@ export function redactKey(key: string, text: string): string {
   return redactKeys(text, [key]);
 }
 
-function retryDelay(attempt: number, retryAfter: string | null, baseMs: number): number {
-  const fromHeader = retryAfter ? Number(retryAfter) * 1000 : Number.NaN;
-  return Number.isFinite(fromHeader) ? Math.min(fromHeader, MAX_RETRY_AFTER_MS) : baseMs * 2 ** attempt;
+/**
+ * The wait before retry `attempt`: the upstream's Retry-After (delta-seconds or an HTTP date, read as the door
+ * reads it) up to 10 s, else the backoff doubling from `baseMs`.
+ */
+export function retryDelay(attempt: number, retryAfter: string | null, baseMs: number, now = Date.now()): number {
+  const seconds = retryAfterSeconds(retryAfter, now);
+  return seconds !== null ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : baseMs * 2 ** attempt;
 }
 
 export async function callWithRetries(call: HttpModelCall): Promise<ChatResponse> {

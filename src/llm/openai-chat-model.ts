@@ -22,6 +22,11 @@ export interface OpenAIChatModelOptions {
    */
   promptCacheKey?: string;
   /**
+   * The field the answer's limit is sent in (default `max_tokens`): OpenAI's reasoning models refuse `max_tokens`
+   * and take only `max_completion_tokens`; many other OpenAI-compatible servers take only `max_tokens`.
+   */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /**
    * Takes every secret in play out of an upstream's words (src/secret-redaction.ts); the route's key alone when
    * absent. A model_bad_request quotes the upstream's message after it.
    */
@@ -40,8 +45,8 @@ export class OpenAIChatModel implements ChatModel {
       model: options.model,
       messages: request.messages,
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-      // `max_tokens`, the field every OpenAI-compatible server reads (sent only when the route reserves a share).
-      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+      // In the field the route names (sent only when the call sets a limit: a route's answer reserve, a compaction).
+      ...(request.maxTokens ? { [options.maxTokensField ?? "max_tokens"]: request.maxTokens } : {}),
       ...(request.onTextDelta ? { stream: true, stream_options: { include_usage: true } } : {}),
       ...(options.promptCacheKey ? { prompt_cache_key: options.promptCacheKey } : {}),
     });

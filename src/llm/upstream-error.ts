@@ -10,6 +10,8 @@ export interface UpstreamWords {
   code: string | null;
   type: string | null;
   message: string | null;
+  /** The request parameter an OpenAI-shaped error names (`error.param`), where it names one. */
+  param?: string | null;
 }
 
 const NOTHING: UpstreamWords = { code: null, type: null, message: null };
@@ -34,7 +36,9 @@ export function upstreamWords(body: string | unknown): UpstreamWords {
   if (!isRecord(json)) return NOTHING;
   // OpenAI's and Anthropic's (both carry `error`; Anthropic's outer `type` is "error", its own type inside).
   const error = json.error;
-  if (isRecord(error)) return { code: str(error.code), type: str(error.type), message: str(error.message) };
+  if (isRecord(error)) {
+    return { code: str(error.code), type: str(error.type), message: str(error.message), param: str(error.param) };
+  }
   if (typeof error === "string") return { code: null, type: null, message: error };
   // Workers AI's REST API: `{"success":false,"errors":[{"code":5007,"message":"..."}]}`.
   const first = Array.isArray(json.errors) ? json.errors[0] : undefined;
@@ -77,13 +81,17 @@ export function classifyUpstreamError(status: number, words: UpstreamWords): Mod
   return "model_bad_request";
 }
 
-/** The seconds of a Retry-After header (delta-seconds or an HTTP date), or null when it has none we can read. */
+/**
+ * The seconds of a Retry-After header (delta-seconds or an HTTP date, at least 1 for a date), or null when it has
+ * none we can read. The one reader: the retries' wait, the turn's `retryAfterSeconds`, the passthrough's frames.
+ */
 export function retryAfterSeconds(header: string | null, now: number = Date.now()): number | null {
   if (!header) return null;
   const trimmed = header.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
   const at = Date.parse(trimmed);
-  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - now) / 1000)) : null;
+  // A date already past still asks for a wait, if a short one: 0 only when the upstream says 0.
+  return Number.isFinite(at) ? Math.max(1, Math.ceil((at - now) / 1000)) : null;
 }
 
 /** An upstream's error answer as a ModelError: its cause, its Retry-After, and (a bad request) its own words redacted. */
@@ -98,7 +106,11 @@ export function modelErrorOf(
   const code = classifyUpstreamError(status, words);
   if (code === "model_bad_request")
     return ModelError.badRequest(detail, status, words.message && redact(words.message));
-  return new ModelError(code, detail, status, { retryAfterSeconds: retryAfterSeconds(retryAfter) });
+  // Retry-After means something on a 429 and a 503 (RFC 9110): passed on with the rate limit and the service down.
+  const carriesWait = code === "model_rate_limited" || code === "model_unavailable";
+  return new ModelError(code, detail, status, {
+    retryAfterSeconds: carriesWait ? retryAfterSeconds(retryAfter) : null,
+  });
 }
 
 /** The causes an error event in the middle of a stream can name by its code or type; any other is the service's. */

@@ -2,7 +2,7 @@
 // our OpenAI-shaped body with a fixed text (what the upstream said goes to the log), and on a stream that is
 // already under way an SSE error frame.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody } from "../errors";
+import { ApiError, type ApiErrorType, errorBody, type OpenAIErrorBody, withRetryAfterSeconds } from "../errors";
 import { ModelError } from "../llm/chat-model";
 import { classifyUpstreamError, retryAfterSeconds, upstreamWords } from "../llm/upstream-error";
 import type { AdminLogger } from "../observability/admin-logger";
@@ -167,8 +167,7 @@ export function withRetryAfter(body: string, retryAfter: string | null): string 
   if (seconds === null) return body;
   try {
     const value: unknown = JSON.parse(body);
-    if (!isOpenAIErrorBody(value)) return body;
-    return JSON.stringify({ ...value, error: { ...value.error, retry_after_seconds: seconds } });
+    return isOpenAIErrorBody(value) ? JSON.stringify(withRetryAfterSeconds(value, seconds)) : body;
   } catch {
     // Not JSON: sent as it is.
     return body;

@@ -20,6 +20,8 @@ export interface FormattedRequest {
   tools?: ChatTool[];
   /** The most the answer may take (`max_tokens`): the reserve kept for it in the route's context. */
   maxTokens?: number;
+  /** false: nothing is marked for the provider's prompt cache (a request that will not recur, such as a compaction). */
+  promptCache?: false;
 }
 
 /** What a route reads, beside its tool format: images or not (an image goes to a route without them as a note). */

@@ -28,6 +28,22 @@ const TEXT_ONLY: InputModality[] = ["text"];
 /** How long Anthropic keeps a cached prefix: 5 minutes (its default) or 1 hour (dearer to write). */
 export const PROMPT_CACHE_TTLS = ["5m", "1h"] as const;
 export type PromptCacheTtl = (typeof PROMPT_CACHE_TTLS)[number];
+/**
+ * The field an `openai_compatible` route names the answer's limit with: OpenAI's reasoning models (o-series, gpt-5)
+ * refuse `max_tokens` and take only `max_completion_tokens` (which every OpenAI chat model takes); many other
+ * OpenAI-compatible servers take only `max_tokens`.
+ */
+export const MAX_TOKENS_FIELDS = ["max_tokens", "max_completion_tokens"] as const;
+export type MaxTokensField = (typeof MAX_TOKENS_FIELDS)[number];
+
+/** The field a route sends unless it says otherwise: `max_completion_tokens` to api.openai.com, else `max_tokens`. */
+export function defaultMaxTokensField(baseUrl: string): MaxTokensField {
+  try {
+    return new URL(baseUrl).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  } catch {
+    return "max_tokens";
+  }
+}
 
 /** A route's name follows the mode keys' rule (a mode names its route; the passthrough's `model` may too). */
 export const ROUTE_NAME_PATTERN = KEY_NAME_PATTERN;
@@ -72,6 +88,11 @@ export const ModelRouteBody = z
      * OpenAI uses to route a session's requests to the same cache (default false: not every server takes it).
      */
     promptCacheKey: z.boolean().default(false),
+    /**
+     * The field an `openai_compatible` route sends the answer's limit in: `max_tokens` or `max_completion_tokens`
+     * (default: `max_completion_tokens` when the base URL's host is api.openai.com, else `max_tokens`).
+     */
+    maxTokensField: z.enum(MAX_TOKENS_FIELDS, { error: "must be 'max_tokens' or 'max_completion_tokens'" }).optional(),
     /** The model's context length in (estimated) tokens: the loop's history and prompt budgets are cut to fit it. */
     contextTokens: z.number().int().min(MIN_CONTEXT_TOKENS).max(MAX_CONTEXT_TOKENS).nullable().default(null),
     /** What the model reads: `["text"]` (default), or `["text", "image"]` for a model that reads images too. */
@@ -126,6 +147,16 @@ export const ModelRouteBody = z
         });
       }
     }
+    if (route.maxTokensField !== undefined && route.provider !== "openai_compatible") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["maxTokensField"],
+        message:
+          route.provider === "anthropic"
+            ? "is only for the openai_compatible provider (the Messages API takes max_tokens)"
+            : "is only for the openai_compatible provider",
+      });
+    }
     if (route.promptCacheKey && route.provider !== "openai_compatible") {
       ctx.addIssue({ code: "custom", path: ["promptCacheKey"], message: "is only for the openai_compatible provider" });
     }
@@ -170,6 +201,8 @@ export const ModelRoute = z.object({
   promptCacheTtl: z.enum(PROMPT_CACHE_TTLS).nullable(),
   /** An `openai_compatible` route sends `prompt_cache_key` per session. */
   promptCacheKey: z.boolean(),
+  /** The field an `openai_compatible` route sends the answer's limit in; null for the other providers. */
+  maxTokensField: z.enum(MAX_TOKENS_FIELDS).nullable(),
   /** The model's context length (estimated tokens); null: the loop uses the global budgets. */
   contextTokens: z.number().int().nullable(),
   /** What the model reads: `text`, and `image` when it reads images (a user's attached images go to it). */
@@ -202,6 +235,7 @@ const Row = z.object({
   prompt_caching: z.number().int(),
   prompt_cache_ttl: z.enum(PROMPT_CACHE_TTLS).nullable(),
   prompt_cache_key: z.number().int(),
+  max_tokens_field: z.enum(MAX_TOKENS_FIELDS).nullable().optional(),
   context_tokens: z.number().int().nullable(),
   anthropic_version: z.string().nullable(),
   input_modalities: z.string().transform((text) => z.array(z.enum(INPUT_MODALITIES)).parse(JSON.parse(text))),
@@ -227,6 +261,8 @@ function routeOfRow(row: unknown): ModelRoute {
     promptCaching: r.prompt_caching === 1,
     promptCacheTtl: r.provider === "anthropic" ? (r.prompt_cache_ttl ?? "5m") : null,
     promptCacheKey: r.prompt_cache_key === 1,
+    maxTokensField:
+      r.provider === "openai_compatible" ? (r.max_tokens_field ?? defaultMaxTokensField(r.base_url ?? "")) : null,
     contextTokens: r.context_tokens,
     inputModalities: r.input_modalities,
     anthropicVersion: r.provider === "anthropic" ? (r.anthropic_version ?? DEFAULT_ANTHROPIC_VERSION) : null,
@@ -278,6 +314,8 @@ export function defaultRoute({ llm, workersAiModel }: DefaultRouteSource): Model
     promptCaching: true,
     promptCacheTtl: null,
     promptCacheKey: false,
+    maxTokensField:
+      provider === "openai_compatible" ? (llm.maxTokensField ?? defaultMaxTokensField(llm.baseUrl)) : null,
     contextTokens: null,
     inputModalities: TEXT_ONLY,
     anthropicVersion: null,
@@ -377,8 +415,9 @@ export class ModelRouteRegistry {
       .prepare(
         `INSERT INTO model_routes (org, name, provider, model, base_url, api_key_secret, tool_format, timeout_ms,
            fallbacks, input_price_per_mtok, output_price_per_mtok, context_tokens, anthropic_version, input_modalities,
-           cached_input_price_per_mtok, cache_write_price_per_mtok, prompt_caching, prompt_cache_ttl, prompt_cache_key)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           cached_input_price_per_mtok, cache_write_price_per_mtok, prompt_caching, prompt_cache_ttl, prompt_cache_key,
+           max_tokens_field)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (org, name) DO UPDATE SET provider = excluded.provider, model = excluded.model,
            base_url = excluded.base_url, api_key_secret = excluded.api_key_secret,
            tool_format = excluded.tool_format, timeout_ms = excluded.timeout_ms, fallbacks = excluded.fallbacks,
@@ -388,6 +427,7 @@ export class ModelRouteRegistry {
            cached_input_price_per_mtok = excluded.cached_input_price_per_mtok,
            cache_write_price_per_mtok = excluded.cache_write_price_per_mtok, prompt_caching = excluded.prompt_caching,
            prompt_cache_ttl = excluded.prompt_cache_ttl, prompt_cache_key = excluded.prompt_cache_key,
+           max_tokens_field = excluded.max_tokens_field,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -410,6 +450,9 @@ export class ModelRouteRegistry {
         body.promptCaching ? 1 : 0,
         body.provider === "anthropic" ? (body.promptCacheTtl ?? "5m") : null,
         body.promptCacheKey ? 1 : 0,
+        body.provider === "openai_compatible"
+          ? (body.maxTokensField ?? defaultMaxTokensField(body.baseUrl ?? ""))
+          : null,
       );
     await this.db.batch([write, ...also]);
     const route = await this.get(name);

@@ -4,6 +4,7 @@
 // one tiny request (one tool when the tool format is native, at most a token or so of answer) settles what the list
 // could not. The offline demo model and Workers AI (the binding) are checked in their own way.
 import { z } from "zod";
+import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
 import { aiBinding } from "../llm/workers-ai";
 import type { ModelRoute } from "./model-routes";
 import {
@@ -11,15 +12,16 @@ import {
   isHttpRoute,
   listUpstreamModels,
   noAnswerWords,
+  shownUpstreamWords,
   shownUrl,
   someModels,
   UPSTREAM_CHECK_TIMEOUT_MS,
   upstreamHeaders,
   upstreamUrl,
-  upstreamWords,
 } from "./upstream-models";
 
-export const HEALTH_CHECK_NAMES = ["reachable", "key", "model", "tools"] as const;
+/** `request`: a request as the loop sends it (its answer limit in the route's maxTokensField) is accepted. */
+export const HEALTH_CHECK_NAMES = ["reachable", "key", "model", "tools", "request"] as const;
 export type HealthCheckName = (typeof HEALTH_CHECK_NAMES)[number];
 
 export const HealthCheck = z.object({
@@ -59,6 +61,8 @@ const PROBE_TOOL = {
   schema: { type: "object", properties: {} },
 };
 const PROBE_PROMPT = "Reply with the word ok.";
+/** The answer limit an OpenAI-compatible probe sends: small, so a real probe stays cheap (a reasoning model needs some). */
+const PROBE_MAX_TOKENS = 16;
 
 const check = (name: HealthCheckName, ok: boolean, status: number | null, message: string): HealthCheck => ({
   name,
@@ -109,7 +113,8 @@ async function httpChecks(route: HttpRoute, options: RouteHealthOptions): Promis
         return checks;
       }
       checks.push(check("model", true, listing.status, "listed"));
-      if (route.toolFormat !== "native") return checks;
+      // The probe still goes to an OpenAI-compatible route without native tools: its answer-limit field is checked.
+      if (route.toolFormat !== "native" && route.provider !== "openai_compatible") return checks;
       break;
     }
     case "unoffered":
@@ -120,8 +125,9 @@ async function httpChecks(route: HttpRoute, options: RouteHealthOptions): Promis
 }
 
 /**
- * One tiny request: settles the key and the model where the model list did not (`listed` false), and whether tools
- * are accepted when the route sends them natively.
+ * One tiny request: settles the key and the model where the model list did not (`listed` false), whether tools
+ * are accepted when the route sends them natively, and whether the answer limit is accepted in the field the loop
+ * sends it in (an OpenAI-compatible route's maxTokensField: a reasoning model refuses `max_tokens`).
  */
 async function probeChecks(
   route: HttpRoute,
@@ -130,6 +136,7 @@ async function probeChecks(
   listed: boolean,
 ): Promise<HealthCheck[]> {
   const tools = route.toolFormat === "native";
+  const limitField = route.maxTokensField ?? "max_tokens";
   const messages = [{ role: "user", content: PROBE_PROMPT }];
   const body =
     route.provider === "anthropic"
@@ -140,10 +147,11 @@ async function probeChecks(
           ...(tools ? { tools: [{ ...nameOf(), input_schema: PROBE_TOOL.schema }] } : {}),
         }
       : {
-          // No max_tokens: the loop's own calls send none, and a provider that names the limit otherwise
-          // (max_completion_tokens) would fail the check where the route works; the answer asked for is a word.
+          // The limit in the field the loop sends it in (a compaction always sends one), so a provider that refuses
+          // that field fails here, not on the first compaction.
           model: route.model,
           messages,
+          [limitField]: PROBE_MAX_TOKENS,
           ...(tools ? { tools: [{ type: "function", function: { ...nameOf(), parameters: PROBE_TOOL.schema } }] } : {}),
         };
   let response: Response;
@@ -167,9 +175,18 @@ async function probeChecks(
   if (response.ok) {
     return [...keyAndModel(true, "answers"), ...(tools ? [check("tools", true, status, "accepted")] : [])];
   }
-  const words = upstreamWords(text, redact);
-  if (status === 401 || status === 403) return [check("key", false, status, words)];
-  if (status === 404 || /model_not_found|not_found_error/.test(words)) {
+  const words = shownUpstreamWords(text, redact);
+  const said = upstreamWords(text);
+  const cause = classifyUpstreamError(status, said);
+  if (cause === "model_auth_failed") return [check("key", false, status, words)];
+  if (route.provider === "openai_compatible" && said.param === limitField) {
+    const other = limitField === "max_tokens" ? "max_completion_tokens" : "max_tokens";
+    return [
+      ...keyAndModel(true, "not refused by name"),
+      check("request", false, status, `${words} (the route sends ${limitField}: set its maxTokensField to '${other}')`),
+    ];
+  }
+  if (cause === "model_not_found" || status === 404) {
     // Not found: the model (or, for a listed one, the request with the tool); the key is not what this answer says.
     return [check(listed ? "tools" : "model", false, status, words)];
   }

@@ -92,6 +92,7 @@ export function routeChatModel(
     apiKey: keys.keyOf(route) ?? "",
     model: route.model,
     callTimeoutMs,
+    ...(route.maxTokensField ? { maxTokensField: route.maxTokensField } : {}),
     ...(route.promptCacheKey && scope.promptCacheKey ? { promptCacheKey: scope.promptCacheKey } : {}),
     // The model call's trace context goes along, so the call shows in the provider's trace too.
     fetch: tracedFetch,

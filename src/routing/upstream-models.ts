@@ -4,6 +4,7 @@
 // after redaction. An admin's route PUT warns from it; the health check (route-health.ts) reports from it.
 import { z } from "zod";
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
+import { upstreamWords } from "../llm/upstream-error";
 import type { ModelRoute } from "./model-routes";
 
 /** How long a health check waits for an upstream (each request; GET /admin/health may ask for another). */
@@ -66,23 +67,13 @@ export function shownUrl(route: HttpRoute, path: string): string {
 }
 
 /**
- * An upstream's words for a failure: `code: message` from OpenAI's `{"error":{"message","code"}}` or Anthropic's
- * `{"error":{"type","message"}}`, else the start of its text; every key `redact` knows taken out.
+ * An upstream's words for a failure, to show: `code: message` (or `type: message`) as upstreamWords reads any
+ * provider's error body, else the start of its text; every key `redact` knows taken out.
  */
-export function upstreamWords(text: string, redact: (text: string) => string): string {
-  let words = text.trim();
-  try {
-    const body: unknown = JSON.parse(text);
-    const error = typeof body === "object" && body !== null && "error" in body ? body.error : body;
-    if (typeof error === "string") words = error;
-    else if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-      const code = "code" in error && typeof error.code === "string" ? error.code : null;
-      const type = "type" in error && typeof error.type === "string" ? error.type : null;
-      words = `${code ?? type ?? ""}${code || type ? ": " : ""}${error.message}`;
-    }
-  } catch {
-    // Not JSON: the text itself is the upstream's word.
-  }
+export function shownUpstreamWords(text: string, redact: (text: string) => string): string {
+  const { code, type, message } = upstreamWords(text);
+  const label = code ?? type;
+  const words = message === null ? text.trim() : `${label ?? ""}${label ? ": " : ""}${message}`;
   const clean = redact(words).replace(/\s+/g, " ");
   return clean.length > MAX_WORDS_CHARS ? `${clean.slice(0, MAX_WORDS_CHARS - 1)}…` : clean || "(no body)";
 }
@@ -134,9 +125,10 @@ export async function listUpstreamModels(
     return { kind: "unreachable", words: noAnswerWords(error, timeoutMs, options.redact) };
   }
   const { status } = response;
-  if (status === 401 || status === 403) return { kind: "refused", status, words: upstreamWords(text, options.redact) };
+  if (status === 401 || status === 403)
+    return { kind: "refused", status, words: shownUpstreamWords(text, options.redact) };
   if (status === 404 || status === 405) return { kind: "unoffered", status };
-  if (!response.ok) return { kind: "failed", status, words: upstreamWords(text, options.redact) };
+  if (!response.ok) return { kind: "failed", status, words: shownUpstreamWords(text, options.redact) };
   let list: z.infer<typeof ModelList> | null = null;
   try {
     list = ModelList.parse(JSON.parse(text));

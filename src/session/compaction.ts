@@ -105,7 +105,8 @@ export class Compactor {
     try {
       const { response, route: servedBy } = await router.complete(route, {
         request: async (_format, input) => {
-          const sent = { messages, maxTokens: budgets.summaryMaxTokens };
+          // The transcript is summarised once and never sent again: nothing for the prompt cache to keep.
+          const sent = { messages, maxTokens: budgets.summaryMaxTokens, promptCache: false as const };
           estimated = await checkFit(fit, sent, input.route ?? route, input.countTokens, calibration);
           return sent;
         },

@@ -120,7 +120,10 @@ export type TurnOutcome = z.infer<typeof TurnOutcome>;
 export const TurnError = z.object({
   code: z.string(),
   message: z.string(),
-  /** With `model_rate_limited`: the seconds the model service asked us to wait (its Retry-After), when it said. */
+  /**
+   * With `model_rate_limited` (a 429) or `model_unavailable` (a 503): the seconds the model service asked us to wait
+   * (its Retry-After), when it said; passed on as the door's Retry-After.
+   */
   retryAfterSeconds: z.number().int().nonnegative().optional(),
 });
 export type TurnError = z.infer<typeof TurnError>;

@@ -75,6 +75,33 @@ describe("model errors in the loop", () => {
     expect(response.error?.code).toBe("model_rate_limited");
   });
 
+  it("passes an upstream 503's Retry-After on with model_unavailable, and on the /context door as its header", async () => {
+    const script = await scriptUpstream([
+      { type: "error", status: 503, body: { error: { message: "down" } }, headers: { "retry-after": "7" } },
+    ]);
+    const model = new OpenAIChatModel({
+      baseUrl: env.LLM_BASE_URL,
+      apiKey: env.LLM_API_KEY ?? "",
+      model: "m",
+      callTimeoutMs: 5_000,
+      maxRetries: 0,
+    });
+    const response = await inSessionObject(
+      {},
+      async ({ reasoner }) => {
+        const outcome = await reasoner.startTurn(`hi ${script.marker}`);
+        if (!outcome.ok) throw new Error(outcome.message);
+        return outcome.value;
+      },
+      { model },
+    );
+    expect(response.error).toEqual({
+      code: "model_unavailable",
+      message: "The model service is unavailable; try again later.",
+      retryAfterSeconds: 7,
+    });
+  });
+
   it("answers a model that does not answer in time with model_timeout", async () => {
     const script = await scriptUpstream([{ type: "hang" }]);
     const model = new OpenAIChatModel({

@@ -76,6 +76,12 @@ describe("AnthropicChatModel with prompt caching", () => {
     expect((await script.requests())[0]?.body).not.toContain("cache_control");
   });
 
+  it("sends no breakpoint on a request that says promptCache false (a compaction's), on a route that caches", async () => {
+    const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "ok" }] }]);
+    await model({ ttl: "5m" }).complete({ messages: conversation(script.marker), tools, promptCache: false });
+    expect((await script.requests())[0]?.body).not.toContain("cache_control");
+  });
+
   it("counts the cache's writes, then its reads, in a JSON answer and a stream, every input token in promptTokens", async () => {
     const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "ok" }] }], {
       repeat: true,

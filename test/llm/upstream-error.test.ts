@@ -1,7 +1,8 @@
 // The one reading of an upstream's error answer: its status and its own code or type, in each provider's body shape,
 // into our cause; "the context is too long" only when the upstream says so; Retry-After in seconds.
 import { describe, expect, it } from "vitest";
-import { classifyUpstreamError, retryAfterSeconds, upstreamWords } from "../../src/llm/upstream-error";
+import { retryDelay } from "../../src/llm/http-model-call";
+import { classifyUpstreamError, modelErrorOf, retryAfterSeconds, upstreamWords } from "../../src/llm/upstream-error";
 import {
   anthropicModelNotFound,
   anthropicPromptTooLong,
@@ -84,5 +85,34 @@ describe("retryAfterSeconds", () => {
 
   it("ignores a value it cannot read", () => {
     expect(retryAfterSeconds("soon")).toBeNull();
+  });
+
+  it("reads 0 only when the upstream says 0: a date already past is 1", () => {
+    const now = Date.parse("2026-11-28T12:00:00Z");
+    expect([retryAfterSeconds("0"), retryAfterSeconds("Sat, 28 Nov 2026 11:59:00 GMT", now)]).toEqual([0, 1]);
+  });
+
+  it("is the retries' wait too: an HTTP date waits until it (at most 10 s), none backs off", () => {
+    const now = Date.parse("2026-11-28T12:00:00Z");
+    expect([
+      retryDelay(0, "Sat, 28 Nov 2026 12:00:03 GMT", 250, now),
+      retryDelay(0, "Sat, 28 Nov 2026 12:01:00 GMT", 250, now),
+      retryDelay(1, null, 250, now),
+    ]).toEqual([3000, 10_000, 500]);
+  });
+});
+
+describe("modelErrorOf", () => {
+  const shown = (status: number) => {
+    const error = modelErrorOf(status, '{"error":{"message":"busy"}}', "7", (t) => t, "detail");
+    return [error.code, error.message, error.retryAfterSeconds];
+  };
+
+  it("passes Retry-After on with a 429 and a 503, and not with a 504, which shows the default timeout text", () => {
+    expect([shown(429), shown(503), shown(504)]).toEqual([
+      ["model_rate_limited", "The model service is rate limiting this server; try again in a minute.", 7],
+      ["model_unavailable", "The model service is unavailable; try again later.", 7],
+      ["model_timeout", "The model did not answer in time.", null],
+    ]);
   });
 });

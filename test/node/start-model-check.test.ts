@@ -61,6 +61,13 @@ describe("where the check reads the vars", () => {
     expect(missingModelProblem({ baseUrl: "", model: "" })).toBeNull();
   });
 
+  it("names LLM_BASE_URL without the credentials written into it", () => {
+    const problem = missingModelProblem({ baseUrl: "https://user:s3cret-pass@llm.example/v1", model: "" }) ?? "";
+    expect(problem).toContain("LLM_BASE_URL is set (https://llm.example/v1)");
+    expect(problem).toContain("https://llm.example/v1/models");
+    expect(problem).not.toContain("s3cret-pass");
+  });
+
   it("reads .dev.vars, a --var winning over it", async () => {
     const cwd = await project({ ".dev.vars": 'LLM_BASE_URL="https://llm.example/v1"\nLLM_MODEL=demo\n' });
     expect(llmVars([], { cwd, processEnv: {} })).toEqual({ baseUrl: "https://llm.example/v1", model: "demo" });

@@ -6,7 +6,11 @@ import { newChatKey, openai } from "./harness";
 describe("GET /v1/models", () => {
   it("lists the upstream's models for a chat key", async () => {
     const models = await openai(await newChatKey()).models.list();
-    expect(models.data.map((m) => m.id)).toEqual(["scripted-model", "scripted-model-no-tools"]);
+    expect(models.data.map((m) => m.id)).toEqual([
+      "scripted-model",
+      "scripted-model-no-tools",
+      "scripted-reasoning-model",
+    ]);
   });
 
   it("answers an unknown key with 401, which the SDK raises as AuthenticationError", async () => {

@@ -26,6 +26,7 @@ export interface RouteBody {
   promptCaching?: boolean;
   promptCacheTtl?: "5m" | "1h";
   promptCacheKey?: boolean;
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
 }
 
 /** Writes a route named `name` (a new unique name when absent); returns its name. */

@@ -2,7 +2,8 @@
 // made from the LLM_* vars, secrets named and never stored; bad input refused naming the field, changing nothing.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fallbackProblem } from "../../src/routing/model-routes";
+import { defaultRoute, fallbackProblem } from "../../src/routing/model-routes";
+import { parseSettings } from "../../src/settings";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, type ErrorBody } from "../fixtures/sessions";
 
@@ -10,6 +11,12 @@ import { call, type ErrorBody } from "../fixtures/sessions";
 const admin = TEST_KEYS.operator.key;
 const put = (name: string, body: unknown) => call("PUT", `/admin/model-routes/${name}`, body, admin);
 const openai = { provider: "openai_compatible", model: "gpt-4o-mini", baseUrl: "https://api.example.com/v1/" };
+const anthropic = {
+  provider: "anthropic",
+  model: "claude-x",
+  baseUrl: "https://api.anthropic.example",
+  apiKeySecret: "TEST_ANTHROPIC_API_KEY",
+};
 
 async function refused(name: string, body: unknown): Promise<{ status: number; param: string | null }> {
   const { status, json } = await put(name, body);
@@ -56,6 +63,46 @@ describe("model routes", () => {
       null,
       128_000,
     ]);
+  });
+
+  it("stores a route's maxTokensField and shows it; by default max_completion_tokens for api.openai.com only", async () => {
+    const openaiHost = { ...openai, baseUrl: "https://api.openai.com/v1" };
+    expect((await put("reasoner", openaiHost)).status).toBe(201);
+    expect((await put("other-host", openai)).status).toBe(201);
+    expect((await put("told", { ...openaiHost, maxTokensField: "max_tokens" })).status).toBe(201);
+    expect((await put("claude", { ...anthropic })).status).toBe(201);
+    const { json } = await call("GET", "/admin/model-routes", undefined, admin);
+    const routes = (json as { routes: { name: string; maxTokensField: string | null }[] }).routes;
+    const field = (name: string) => routes.find((r) => r.name === name)?.maxTokensField;
+    expect(["reasoner", "other-host", "told", "claude", "default"].map(field)).toEqual([
+      "max_completion_tokens",
+      "max_tokens",
+      "max_tokens",
+      null,
+      "max_tokens",
+    ]);
+  });
+
+  it("makes `default`'s maxTokensField by host from LLM_BASE_URL, or from LLM_MAX_TOKENS_FIELD", () => {
+    const fieldOf = (vars: Record<string, string>) =>
+      defaultRoute({ llm: parseSettings({ ...env, ...vars }).llm, workersAiModel: null }).maxTokensField;
+    expect([
+      fieldOf({ LLM_BASE_URL: "https://api.openai.com/v1" }),
+      fieldOf({ LLM_BASE_URL: "https://openrouter.ai/api/v1" }),
+      fieldOf({ LLM_BASE_URL: "https://openrouter.ai/api/v1", LLM_MAX_TOKENS_FIELD: "max_completion_tokens" }),
+      fieldOf({ LLM_BASE_URL: "" }),
+    ]).toEqual(["max_completion_tokens", "max_tokens", "max_completion_tokens", null]);
+  });
+
+  it("refuses maxTokensField on an anthropic route and a value it does not know, naming the field", async () => {
+    expect(await refused("claude-field", { ...anthropic, maxTokensField: "max_tokens" })).toEqual({
+      status: 400,
+      param: "maxTokensField",
+    });
+    expect(await refused("bad-field", { ...openai, maxTokensField: "max_output_tokens" })).toEqual({
+      status: 400,
+      param: "maxTokensField",
+    });
   });
 
   it("refuses a contextTokens below 512, naming the field", async () => {

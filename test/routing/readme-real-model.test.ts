@@ -45,7 +45,10 @@ describe("the README's real-model example", () => {
     expect([route.provider, route.model]).toEqual(["openai_compatible", written.LLM_MODEL]);
     const model = routeChatModel(route, workerEnv, config.llm.callTimeoutMs, workerKeys(workerEnv));
 
-    const script = await scriptUpstream([{ type: "completion", content: "Hello from the real model." }]);
+    // The upstream serves the README's model only: a request naming any other (the demo's, say) is refused 404.
+    const script = await scriptUpstream([{ type: "completion", content: "Hello from the real model." }], undefined, {
+      models: [written.LLM_MODEL ?? ""],
+    });
     const outcome = await inSessionObject({}, ({ reasoner }) => reasoner.startTurn(`Say hello. ${script.marker}`), {
       model,
     });

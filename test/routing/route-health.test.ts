@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { defaultRoute } from "../../src/routing/model-routes";
 import { checkRoute } from "../../src/routing/route-health";
-import { upstreamWords } from "../../src/routing/upstream-models";
+import { shownUpstreamWords } from "../../src/routing/upstream-models";
 import { redactKeys } from "../../src/secret-redaction";
 import { parseSettings } from "../../src/settings";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -57,7 +57,7 @@ describe("GET /admin/health", () => {
       "model",
       false,
       200,
-      "not among the models it lists: scripted-model, scripted-model-no-tools",
+      "not among the models it lists: scripted-model, scripted-model-no-tools, scripted-reasoning-model",
     ]);
   });
 
@@ -78,6 +78,26 @@ describe("GET /admin/health", () => {
       false,
       400,
       "api_error: registry.ollama.ai/library/scripted-model-no-tools:latest does not support tools",
+    ]);
+  });
+
+  it("fails the request check of a route sending max_tokens to a model that takes max_completion_tokens only", async () => {
+    const route = await toUpstreamA({ model: "scripted-reasoning-model", toolFormat: "json" });
+    expect((await checksOf(route)).at(-1)).toEqual([
+      "request",
+      false,
+      400,
+      "unsupported_parameter: Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead. (the route sends max_tokens: set its maxTokensField to 'max_completion_tokens')",
+    ]);
+  });
+
+  it("passes that model on a route whose maxTokensField is max_completion_tokens", async () => {
+    const route = await toUpstreamA({ model: "scripted-reasoning-model", maxTokensField: "max_completion_tokens" });
+    expect((await checksOf(route)).map(([name, ok]) => [name, ok])).toEqual([
+      ["reachable", true],
+      ["key", true],
+      ["model", true],
+      ["tools", true],
     ]);
   });
 
@@ -187,7 +207,7 @@ describe("the checks without an HTTP upstream", () => {
 
   it("takes a key out of the upstream's words", () => {
     const body = JSON.stringify({ error: { message: "Key sk-live-abcdef123 is revoked.", code: "invalid_api_key" } });
-    expect(upstreamWords(body, (text) => redactKeys(text, ["sk-live-abcdef123"]))).toBe(
+    expect(shownUpstreamWords(body, (text) => redactKeys(text, ["sk-live-abcdef123"]))).toBe(
       "invalid_api_key: Key [redacted] is revoked.",
     );
   });

@@ -8,8 +8,8 @@ import { COMPACTION_INSTRUCTIONS } from "../../src/prompts/compaction-prompt";
 import type { AgentSession } from "../../src/session/agent-session";
 import type { ConversationSummary } from "../../src/wire/turn";
 import { createSession, getSession, sendMessage } from "../fixtures/sessions";
-import { scriptUpstream } from "../fixtures/upstream";
-import { modeOnRoute, toUpstreamA } from "../routing/fixtures";
+import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
+import { modeOnRoute, putRoute, toUpstreamA } from "../routing/fixtures";
 import type { ScriptStep } from "../upstream/script-types";
 
 type Sent = { role: string; content: string | null };
@@ -74,6 +74,62 @@ const userTurns = (messages: Sent[]) =>
 
 afterEach(() => {
   vi.restoreAllMocks();
+});
+
+/** Two long turns on `route` (context 4,000) and the compaction after the second; the requests' JSON bodies. */
+async function twoTurnsAndACompaction(route: string, marker: string) {
+  const sessionId = await createSession(await modeOnRoute(route));
+  for (const n of [1, 2]) {
+    const reply = await sendMessage(sessionId, `turn ${n}: ${marker} ${FILLER}`);
+    expect(reply.status).toBe("completed");
+  }
+  await compactionIdle(sessionId);
+  return { sessionId, summary: (await storedSummary(sessionId)) as ConversationSummary | null };
+}
+
+const COMPACTION_OPENING = COMPACTION_INSTRUCTIONS.split("\n")[0] ?? "";
+
+describe("compaction's request", () => {
+  it("completes turns and a compaction on a model that refuses max_tokens, in the route's max_completion_tokens", async () => {
+    const script = await scriptUpstream([answer("ok 1"), answer("ok 2"), answer("The user sent turn 1.")], undefined, {
+      charsPerToken: 4,
+      refuseMaxTokens: true,
+    });
+    const route = await toUpstreamA({ contextTokens: 4_000, maxTokensField: "max_completion_tokens" });
+    const { summary } = await twoTurnsAndACompaction(route, script.marker);
+    expect(summary?.text).toBe("The user sent turn 1.");
+    const bodies = await script.bodies();
+    expect(bodies.map((b) => [typeof b.max_completion_tokens, "max_tokens" in b])).toEqual([
+      ["number", false],
+      ["number", false],
+      ["number", false],
+    ]);
+  });
+
+  it("marks no prompt cache breakpoint on an anthropic route that caches the turns' requests", async () => {
+    const script = await scriptAnthropic(
+      ["ok 1", "ok 2", "The user sent turn 1."].map((text) => ({
+        type: "message" as const,
+        content: [{ type: "text" as const, text }],
+      })),
+      { charsPerToken: 4 },
+    );
+    const route = await putRoute({
+      provider: "anthropic",
+      model: "claude-compaction",
+      baseUrl: env.TEST_ANTHROPIC_URL,
+      apiKeySecret: "TEST_ANTHROPIC_API_KEY",
+      contextTokens: 4_000,
+    });
+    const { summary } = await twoTurnsAndACompaction(route, script.marker);
+    expect(summary?.text).toBe("The user sent turn 1.");
+    const requests = (await script.requests()).filter((r) => r.path === "/v1/messages");
+    expect(requests.map((r) => [r.body.includes(COMPACTION_OPENING), r.body.includes("cache_control")])).toEqual([
+      [false, true],
+      [false, true],
+      [true, false],
+    ]);
+  });
 });
 
 describe("compaction", () => {

@@ -94,11 +94,17 @@ export interface ScriptOptions {
    */
   models?: string[];
   /**
-   * The model's context in tokens (a quarter of the request's characters, as estimateTokens counts them): a longer
+   * The model's context in tokens (counted at `charsPerToken`, default 4, as estimateTokens counts them): a longer
    * request is answered as the provider answers it (OpenAI's 400 `context_length_exceeded`, Anthropic's 400
-   * "prompt is too long"), no step used. Default: no limit.
+   * "prompt is too long"), no step used. OpenAI also refuses a prompt plus the answer's limit (`max_tokens` or
+   * `max_completion_tokens`) beyond it. Default: no limit.
    */
   contextTokens?: number;
+  /**
+   * OpenAI-compatible upstream: refuse a request that sends `max_tokens` as OpenAI's reasoning models (o-series,
+   * gpt-5) do (400 `unsupported_parameter`); they take only `max_completion_tokens`. No step used.
+   */
+  refuseMaxTokens?: boolean;
 }
 
 /** A deterministic token count: the characters of the JSON text at `charsPerToken` (4 by default), at least 1. */
@@ -121,14 +127,33 @@ export function openAIModelNotFound(model: string) {
   };
 }
 
-/** OpenAI's 400 for messages longer than the model's context. */
-export function openAIContextLengthExceeded(limit: number, tokens: number) {
+/**
+ * OpenAI's 400 for messages longer than the model's context; with `completion` (the request's `max_tokens` or
+ * `max_completion_tokens`), for messages and the answer's limit together beyond it.
+ */
+export function openAIContextLengthExceeded(limit: number, tokens: number, completion?: number) {
   return {
     error: {
-      message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      message:
+        completion === undefined
+          ? `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`
+          : `This model's maximum context length is ${limit} tokens. However, you requested ${tokens + completion} tokens (${tokens} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`,
       type: "invalid_request_error",
       param: "messages",
       code: "context_length_exceeded",
+    },
+  };
+}
+
+/** OpenAI's 400 from a reasoning model (o-series, gpt-5) for `max_tokens`, which it does not take. */
+export function openAIUnsupportedMaxTokens() {
+  return {
+    error: {
+      message:
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      type: "invalid_request_error",
+      param: "max_tokens",
+      code: "unsupported_parameter",
     },
   };
 }
@@ -141,6 +166,14 @@ export function anthropicModelNotFound(model: string): AnthropicScriptedError {
 /** Anthropic's 400 error for a prompt longer than the model's context. */
 export function anthropicPromptTooLong(tokens: number, limit: number): AnthropicScriptedError {
   return { type: "invalid_request_error", message: `prompt is too long: ${tokens} tokens > ${limit} maximum` };
+}
+
+/** Anthropic's 400 error for a prompt and `max_tokens` together beyond the model's context. */
+export function anthropicContextExceeded(tokens: number, maxTokens: number, limit: number): AnthropicScriptedError {
+  return {
+    type: "invalid_request_error",
+    message: `input length and \`max_tokens\` exceed context limit: ${tokens} + ${maxTokens} > ${limit}, decrease input length or \`max_tokens\` and try again`,
+  };
 }
 
 export interface CreatedScript {

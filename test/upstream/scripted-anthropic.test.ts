@@ -42,6 +42,48 @@ describe("scripted Anthropic upstream", () => {
     expect(body.error.message).toMatch(/^prompt is too long: \d+ tokens > 10 maximum$/);
   });
 
+  it("refuses a prompt and max_tokens together beyond its context, at the script's charsPerToken, in Anthropic's words", async () => {
+    const script = await scriptAnthropic([], { contextTokens: 200, charsPerToken: 2 });
+    const messages = [{ role: "user", content: script.marker }];
+    const tokens = Math.ceil(JSON.stringify({ messages }).length / 2);
+    const response = await post({ model: "m", max_tokens: 190, messages });
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect([response.status, body.error]).toEqual([
+      400,
+      {
+        type: "invalid_request_error",
+        message: `input length and \`max_tokens\` exceed context limit: ${tokens} + 190 > 200, decrease input length or \`max_tokens\` and try again`,
+      },
+    ]);
+  });
+
+  it("counts no cache_control mark as input, in count_tokens and in a message's usage", async () => {
+    const script = await scriptAnthropic([{ type: "message", content: [{ type: "text", text: "ok" }] }]);
+    const plain = { model: "m", max_tokens: 8, messages: [{ role: "user", content: script.marker }] };
+    const marked = {
+      ...plain,
+      messages: [
+        { role: "user", content: [{ type: "text", text: script.marker, cache_control: { type: "ephemeral" } }] },
+      ],
+    };
+    const count = (body: unknown) =>
+      fetch(`${env.TEST_ANTHROPIC_URL}/v1/messages/count_tokens`, {
+        method: "POST",
+        headers: {
+          "x-api-key": env.TEST_ANTHROPIC_API_KEY ?? "",
+          "anthropic-version": "2023-06-01",
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(body),
+      }).then(async (r) => ((await r.json()) as { input_tokens: number }).input_tokens);
+    const unmarked = {
+      ...plain,
+      messages: [{ role: "user", content: [{ type: "text", text: script.marker }] }],
+    };
+    const usage = ((await (await post(marked)).json()) as { usage: { input_tokens: number } }).usage;
+    expect([await count(marked), usage.input_tokens]).toEqual([await count(unmarked), await count(unmarked)]);
+  });
+
   it("refuses a wrong key with 401 authentication_error", async () => {
     const response = await post(
       { model: "claude-scripted-1", max_tokens: 64, messages: [{ role: "user", content: "hi" }] },

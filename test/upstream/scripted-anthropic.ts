@@ -12,6 +12,7 @@ import {
   type AnthropicErrorType,
   type AnthropicScriptedError,
   type AnthropicScriptStep,
+  anthropicContextExceeded,
   anthropicModelNotFound,
   anthropicPromptTooLong,
   type CreatedScript,
@@ -82,8 +83,24 @@ function sendError(
   sendJson(res, status, anthropicError(error.type, error.message, id), { "request-id": id, ...headers });
 }
 
+/**
+ * The request's input tokens at `charsPerToken`: its system, messages and tools, without their `cache_control`
+ * marks, which Anthropic does not count as input.
+ */
 function inputTokens(request: MessagesRequest, charsPerToken?: number): number {
-  return estimateTokens({ system: request.system, messages: request.messages, tools: request.tools }, charsPerToken);
+  const counted = withoutCacheControl({ system: request.system, messages: request.messages, tools: request.tools });
+  return estimateTokens(counted, charsPerToken);
+}
+
+/** A copy of `value` with every `cache_control` field left out. */
+function withoutCacheControl(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCacheControl);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== "cache_control")
+      .map(([key, inner]) => [key, withoutCacheControl(inner)]),
+  );
 }
 
 /** The first field the Messages API would name as wrong, as Anthropic words it; undefined when the basics hold. */
@@ -228,7 +245,7 @@ function sendModels(res: ServerResponse, url: URL) {
   if (one) {
     const id = decodeURIComponent(one[1] ?? "");
     const model = SERVED_MODELS.find((m) => m.id === id);
-    if (!model) return sendError(res, 404, { type: "not_found_error", message: `model: ${id}` });
+    if (!model) return sendError(res, 404, anthropicModelNotFound(id));
     return sendJson(res, 200, model, { "request-id": requestId() });
   }
   const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get("limit") ?? 20) || 20));
@@ -331,7 +348,7 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
         return sendJson(res, 200, { input_tokens: counted }, { "request-id": requestId() });
       }
       if (!script && typeof request.model === "string" && !SERVED_MODELS.some((m) => m.id === request.model)) {
-        return sendError(res, 404, { type: "not_found_error", message: `model: ${request.model}` });
+        return sendError(res, 404, anthropicModelNotFound(request.model));
       }
       if (!script && request.stream !== true) {
         // A request no script answers (a health check's) naming a model it serves: answered briefly, as Claude would.
@@ -353,14 +370,19 @@ export async function startScriptedAnthropic(options: ScriptedAnthropicOptions =
       res.on("close", () => {
         if (!res.writableEnded) record.disconnected = true;
       });
-      // What Anthropic answers before any message: a model it does not have, a prompt longer than its context.
-      const { models, contextTokens } = script.options;
+      // What Anthropic answers before any message: a model it does not have, a prompt longer than its context, a
+      // prompt and max_tokens together beyond it (counted at the script's characters a token).
+      const { models, contextTokens, charsPerToken } = script.options;
       if (models && !models.includes(String(request.model))) {
         return sendError(res, 404, anthropicModelNotFound(String(request.model)));
       }
-      const counted = inputTokens(request, script.options.charsPerToken);
-      if (contextTokens !== undefined && counted > contextTokens) {
-        return sendError(res, 400, anthropicPromptTooLong(counted, contextTokens));
+      if (contextTokens !== undefined) {
+        const tokens = inputTokens(request, charsPerToken);
+        if (tokens > contextTokens) return sendError(res, 400, anthropicPromptTooLong(tokens, contextTokens));
+        const maxTokens = Number(request.max_tokens);
+        if (tokens + maxTokens > contextTokens) {
+          return sendError(res, 400, anthropicContextExceeded(tokens, maxTokens, contextTokens));
+        }
       }
       const step = script.options.repeat && script.steps.length === 1 ? script.steps[0] : script.steps.shift();
       if (!step) return sendError(res, 500, { type: "api_error", message: "The script has no steps left." });

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
-import { openAIModelNotFound } from "./script-types";
+import { openAIModelNotFound, openAIUnsupportedMaxTokens } from "./script-types";
 
 const post = (body: unknown) =>
   fetch(`${env.LLM_BASE_URL}/chat/completions`, {
@@ -39,6 +39,42 @@ describe("scripted upstream", () => {
     expect(body.error.message).toMatch(
       /^This model's maximum context length is 10 tokens\. However, your messages resulted in \d+ tokens\./,
     );
+  });
+
+  it("counts the context at the script's charsPerToken, as the model's tokenizer would", async () => {
+    const script = await scriptUpstream([], env.TEST_UPSTREAM_URL, { contextTokens: 30, charsPerToken: 2 });
+    const messages = [{ role: "user", content: script.marker }];
+    const tokens = Math.ceil(JSON.stringify({ messages }).length / 2);
+    const body = (await (await post({ model: "m", messages })).json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      `This model's maximum context length is 30 tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+    );
+  });
+
+  it("refuses messages and max_completion_tokens together beyond its context, in OpenAI's words", async () => {
+    const first = await scriptUpstream([], env.TEST_UPSTREAM_URL);
+    const messages = [{ role: "user", content: first.marker }];
+    const tokens = Math.ceil(JSON.stringify({ messages }).length / 4);
+    const script = await scriptUpstream([], env.TEST_UPSTREAM_URL, { contextTokens: tokens + 50 });
+    const sent = [{ role: "user", content: script.marker }];
+    const response = await post({ model: "m", messages: sent, max_completion_tokens: 100 });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect([response.status, body.error.code, body.error.message]).toEqual([
+      400,
+      "context_length_exceeded",
+      `This model's maximum context length is ${tokens + 50} tokens. However, you requested ${tokens + 100} tokens (${tokens} in the messages, 100 in the completion). Please reduce the length of the messages or completion.`,
+    ]);
+  });
+
+  it("refuses max_tokens as OpenAI's reasoning models do, and answers max_completion_tokens", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "ok" }], env.TEST_UPSTREAM_URL, {
+      refuseMaxTokens: true,
+    });
+    const messages = [{ role: "user", content: script.marker }];
+    const refused = await post({ model: "o4-mini", messages, max_tokens: 16 });
+    expect([refused.status, await refused.json()]).toEqual([400, openAIUnsupportedMaxTokens()]);
+    const answered = await post({ model: "o4-mini", messages, max_completion_tokens: 16 });
+    expect(answered.status).toBe(200);
   });
 
   it("streams content and tool-call argument fragments, then [DONE]", async () => {

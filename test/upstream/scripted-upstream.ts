@@ -10,6 +10,7 @@ import {
   estimateTokens,
   openAIContextLengthExceeded,
   openAIModelNotFound,
+  openAIUnsupportedMaxTokens,
   type RecordedRequest,
   SCRIPT_MARKER_PATTERN,
   type ScriptedToolCall,
@@ -43,9 +44,10 @@ const DEFAULT_USAGE = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 1
 /**
  * The models `/v1/models` lists. A chat request with no script marker is answered as a provider answers it: briefly
  * for a model it serves, 404 model_not_found for one it does not; the second model takes no `tools`, as Ollama
- * answers for a model without function calling.
+ * answers for a model without function calling; the third takes no `max_tokens`, as OpenAI's reasoning models
+ * answer (they take `max_completion_tokens` only).
  */
-export const SERVED_MODELS = ["scripted-model", "scripted-model-no-tools"] as const;
+export const SERVED_MODELS = ["scripted-model", "scripted-model-no-tools", "scripted-reasoning-model"] as const;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A wall clock with sub-millisecond resolution, comparable across code in this process. */
 export const now = () => performance.timeOrigin + performance.now();
@@ -162,15 +164,26 @@ function completionChunks(
   return out;
 }
 
-/** What OpenAI answers before any completion: a model it does not have, messages longer than its context. */
+/**
+ * What OpenAI answers before any completion: a model it does not have, a parameter the model does not take, messages
+ * (or messages and the answer's limit) longer than its context, counted at the script's characters a token.
+ */
 function providerRefusal(options: ScriptOptions, body: string): { status: number; body: unknown } | null {
-  if (!options.models && options.contextTokens === undefined) return null;
-  const request = JSON.parse(body) as { model?: unknown; messages?: unknown; tools?: unknown };
+  if (!options.models && options.contextTokens === undefined && !options.refuseMaxTokens) return null;
+  const request = JSON.parse(body) as ChatBody & { model?: unknown };
   const model = String(request.model);
   if (options.models && !options.models.includes(model)) return { status: 404, body: openAIModelNotFound(model) };
+  if (options.refuseMaxTokens && request.max_tokens !== undefined) {
+    return { status: 400, body: openAIUnsupportedMaxTokens() };
+  }
+  if (options.contextTokens === undefined) return null;
   const tokens = estimateTokens({ messages: request.messages, tools: request.tools }, options.charsPerToken);
-  if (options.contextTokens !== undefined && tokens > options.contextTokens) {
-    return { status: 400, body: openAIContextLengthExceeded(options.contextTokens, tokens) };
+  const completion = request.max_completion_tokens ?? request.max_tokens;
+  if (tokens > options.contextTokens) {
+    return { status: 400, body: openAIContextLengthExceeded(options.contextTokens, tokens, completion) };
+  }
+  if (completion !== undefined && tokens + completion > options.contextTokens) {
+    return { status: 400, body: openAIContextLengthExceeded(options.contextTokens, tokens, completion) };
   }
   return null;
 }
@@ -360,7 +373,7 @@ function usageFor(step: ScriptStep, body: string, cache: OpenAIPromptCache, meas
 
 /** A chat request with no script marker (a health check's): answered by the model it names, as a provider would. */
 function unscripted(res: ServerResponse, body: string) {
-  let request: { model?: unknown; tools?: unknown[]; stream?: unknown };
+  let request: { model?: unknown; tools?: unknown[]; stream?: unknown; max_tokens?: unknown };
   try {
     request = JSON.parse(body) as typeof request;
   } catch {
@@ -371,16 +384,9 @@ function unscripted(res: ServerResponse, body: string) {
     );
   }
   const model = typeof request.model === "string" ? request.model : "";
-  if (!(SERVED_MODELS as readonly string[]).includes(model)) {
-    return sendJson(
-      res,
-      404,
-      openAIError(
-        `The model \`${model}\` does not exist or you do not have access to it.`,
-        "invalid_request_error",
-        "model_not_found",
-      ),
-    );
+  if (!(SERVED_MODELS as readonly string[]).includes(model)) return sendJson(res, 404, openAIModelNotFound(model));
+  if (model === "scripted-reasoning-model" && request.max_tokens !== undefined) {
+    return sendJson(res, 400, openAIUnsupportedMaxTokens());
   }
   if (model === "scripted-model-no-tools" && Array.isArray(request.tools) && request.tools.length > 0) {
     return sendJson(
