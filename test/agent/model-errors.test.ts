@@ -22,6 +22,26 @@ async function failedTurn(steps: ScriptStep[], config: TestConfig = {}) {
   });
 }
 
+/** A turn on the scripted upstream's model, without retries, each call given `callTimeoutMs`. */
+async function turnWithin(callTimeoutMs: number, marker: string) {
+  const model = new OpenAIChatModel({
+    baseUrl: env.LLM_BASE_URL,
+    apiKey: env.LLM_API_KEY ?? "",
+    model: "m",
+    callTimeoutMs,
+    maxRetries: 0,
+  });
+  return inSessionObject(
+    {},
+    async ({ reasoner }) => {
+      const outcome = await reasoner.startTurn(`hi ${marker}`);
+      if (!outcome.ok) throw new Error(outcome.message);
+      return outcome.value;
+    },
+    { model },
+  );
+}
+
 describe("model errors in the loop", () => {
   it("answers an upstream 401 that quotes a secret with model_auth_failed and a fixed text, logging the detail", async () => {
     const { response, stored, logger } = await failedTurn([
@@ -75,26 +95,11 @@ describe("model errors in the loop", () => {
     expect(response.error?.code).toBe("model_rate_limited");
   });
 
-  it("passes an upstream 503's Retry-After on with model_unavailable, and on the /context door as its header", async () => {
+  it("passes an upstream 503's Retry-After on with model_unavailable", async () => {
     const script = await scriptUpstream([
       { type: "error", status: 503, body: { error: { message: "down" } }, headers: { "retry-after": "7" } },
     ]);
-    const model = new OpenAIChatModel({
-      baseUrl: env.LLM_BASE_URL,
-      apiKey: env.LLM_API_KEY ?? "",
-      model: "m",
-      callTimeoutMs: 5_000,
-      maxRetries: 0,
-    });
-    const response = await inSessionObject(
-      {},
-      async ({ reasoner }) => {
-        const outcome = await reasoner.startTurn(`hi ${script.marker}`);
-        if (!outcome.ok) throw new Error(outcome.message);
-        return outcome.value;
-      },
-      { model },
-    );
+    const response = await turnWithin(5_000, script.marker);
     expect(response.error).toEqual({
       code: "model_unavailable",
       message: "The model service is unavailable; try again later.",
@@ -104,22 +109,7 @@ describe("model errors in the loop", () => {
 
   it("answers a model that does not answer in time with model_timeout", async () => {
     const script = await scriptUpstream([{ type: "hang" }]);
-    const model = new OpenAIChatModel({
-      baseUrl: env.LLM_BASE_URL,
-      apiKey: env.LLM_API_KEY ?? "",
-      model: "m",
-      callTimeoutMs: 150,
-      maxRetries: 0,
-    });
-    const response = await inSessionObject(
-      {},
-      async ({ reasoner }) => {
-        const outcome = await reasoner.startTurn(`hi ${script.marker}`);
-        if (!outcome.ok) throw new Error(outcome.message);
-        return outcome.value;
-      },
-      { model },
-    );
+    const response = await turnWithin(150, script.marker);
     expect(response.error).toEqual({ code: "model_timeout", message: "The model did not answer within 150 ms." });
   });
 
