@@ -151,6 +151,8 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
   /** The request as sized for the chain's route `input` names (a fallback's context may be smaller than the mode's). */
   const sizedFor = (input: RouteInput) => {
     if (input.route === undefined || input.contextTokens === undefined) return primary;
+    // The mode's own route (the usual case) is sized already: its history is not read twice.
+    if (input.route === forMode.route && input.contextTokens === forMode.contextTokens) return primary;
     const key = `${input.route}\u0000${input.contextTokens}`;
     let made = sized.get(key);
     if (!made) {
