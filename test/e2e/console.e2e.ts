@@ -662,6 +662,30 @@ describe("the admin page", () => {
     await page.screenshot({ path: `${SHOTS}/admin-narrow.png`, fullPage: true });
   });
 
+  it("shows each model route's live health, the offline demo route passing", async () => {
+    const row = page.locator("#health-body tr", { hasText: "default" });
+    await row.waitFor();
+    assert.match(await row.innerText(), /ok/);
+    assert.match(await row.innerText(), /offline demo model/);
+  });
+
+  it("shows the share of the input read from the prompt cache", async () => {
+    // The offline demo model caches nothing: its usage rows as the server would send them for a model that does.
+    await page.route("**/admin/usage?groupBy=day*", async (route) => {
+      if (route.request().url().includes("format=csv")) return route.continue();
+      const response = await route.fetch();
+      const sent = (await response.json()) as { rows: { promptTokens: number }[] };
+      const rows = sent.rows.map((r) => ({ ...r, cachedInputTokens: Math.floor(r.promptTokens / 2) }));
+      await route.fulfill({ response, json: { ...sent, rows } });
+    });
+    await page.reload();
+    await adminPageReady(page);
+    await page.locator("details:has(#usage-table) > summary").click();
+    assert.match((await page.locator("#usage-body tr").allInnerTexts()).join("\n"), /\(5\d%\)|\(4\d%\)/);
+    assert.match(await page.locator("#usage-caption").innerText(), /% of the input from the prompt cache/);
+    await page.unroute("**/admin/usage?groupBy=day*");
+  });
+
   it("fits a phone's screen without sideways scrolling", async () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
