@@ -18,7 +18,7 @@ import { deadline } from "../llm/deadline";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { compactionInstructions, compactionRequest, summaryWords } from "../prompts/compaction-prompt";
-import type { ModelRouter } from "../routing/model-router";
+import type { ModelRouter, RouteInput } from "../routing/model-router";
 import { estimateTokens } from "../token-estimate";
 import type { Caller } from "./caller";
 import type { SessionStore } from "./session-store";
@@ -96,6 +96,12 @@ export class Compactor {
       summarised: false,
       currentMessages: 1,
     };
+    /** The check on the chain's route `input` names: a fallback is held to its own context, not the mode route's. */
+    const fitOn = (input: RouteInput): RequestFit => {
+      if (input.route === undefined || input.contextTokens === undefined || input.route === route) return fit;
+      const own = contextBudgets(config, input.contextTokens, calibration?.ratio(input.route) ?? 1);
+      return { ...fit, route: input.route, budgets: { ...own, answerTokens: budgets.summaryMaxTokens } };
+    };
     let estimated = 0;
     const admission = meter ? await meter.reserve(JSON.stringify(messages).length, route) : null;
     if (admission && !admission.ok) throw new CompactionFailed(`The org's budget refused it: ${admission.message}`);
@@ -107,7 +113,7 @@ export class Compactor {
         request: async (_format, input) => {
           // The transcript is summarised once and never sent again: nothing for the prompt cache to keep.
           const sent = { messages, maxTokens: budgets.summaryMaxTokens, promptCache: false as const };
-          estimated = await checkFit(fit, sent, input.route ?? route, input.countTokens, calibration);
+          estimated = await checkFit(fitOn(input), sent, input.route ?? route, input.countTokens, calibration);
           return sent;
         },
         signal: timer.signal,

@@ -9,7 +9,7 @@ import type { AgentSession } from "../../src/session/agent-session";
 import type { ConversationSummary } from "../../src/wire/turn";
 import { createSession, getSession, sendMessage } from "../fixtures/sessions";
 import { scriptAnthropic, scriptUpstream } from "../fixtures/upstream";
-import { modeOnRoute, putRoute, toUpstreamA } from "../routing/fixtures";
+import { modeOnRoute, putRoute, toUpstreamA, toUpstreamB } from "../routing/fixtures";
 import type { ScriptStep } from "../upstream/script-types";
 
 type Sent = { role: string; content: string | null };
@@ -104,6 +104,19 @@ describe("compaction's request", () => {
       ["number", false],
       ["number", false],
     ]);
+  });
+
+  it("holds a compaction that fails over to a fallback of smaller context to the fallback's own context", async () => {
+    const unavailable: ScriptStep = { type: "error", status: 503, body: { error: { message: "overloaded" } } };
+    const fallback = await toUpstreamB({ contextTokens: 600 });
+    const route = await toUpstreamA({ contextTokens: 4_000, fallbacks: [fallback] });
+    const [a, b] = await Promise.all([
+      scriptUpstream([answer("ok 1"), answer("ok 2"), unavailable], undefined, { charsPerToken: 4 }),
+      scriptUpstream([answer("A summary from B.")], env.TEST_UPSTREAM_B_URL, { charsPerToken: 4 }),
+    ]);
+    const { summary } = await twoTurnsAndACompaction(route, `${a.marker} ${b.marker}`);
+    // The transcript (a turn of some 1,050 tokens) cannot fit B's 600: refused before the call, nothing sent to B.
+    expect([summary, await b.bodies()]).toEqual([null, []]);
   });
 
   it("marks no prompt cache breakpoint on an anthropic route that caches the turns' requests", async () => {
