@@ -230,12 +230,13 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     attachments: readonly MessageAttachment[] = [],
   ): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.startTurn(content, signal, { attachments }), { caller });
+    return this.driver.turn({ kind: "message", content, attachments }, { caller });
   }
 
   /**
-   * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (busy, the key past its
-   * model call limit) come before the stream opens, as ordinary error responses.
+   * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (the admission's: busy,
+   * an image the mode cannot read, the key past its model call limit) come before the stream opens, as ordinary
+   * error responses.
    */
   async sendMessageStream(
     caller: Caller,
@@ -243,9 +244,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     attachments: readonly MessageAttachment[] = [],
   ): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return this.notFound();
-    const { env, driver, frames, logger } = this;
+    const { driver, frames } = this;
     return streamMessage(
-      { env, driver, frames, logger, waitUntil: (work) => this.ctx.waitUntil(work) },
+      { driver, frames, waitUntil: (work) => this.ctx.waitUntil(work) },
       caller,
       content,
       attachments,
@@ -254,12 +255,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   async submitApprovals(caller: Caller, decisions: ApprovalDecision[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.applyApprovals(decisions, signal), { caller });
+    return this.driver.turn({ kind: "approvals", decisions }, { caller });
   }
 
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.applyToolResults(results, signal), { caller });
+    return this.driver.turn({ kind: "tool_results", results }, { caller });
   }
 
   /** The user's answer to the question a tool's MCP server asks mid-call; answered when the turn next stops. */
@@ -301,7 +302,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       {
         store: this.store,
         catalog: new D1AgentModeCatalogService(this.db, this.store.identity().org),
-        refusalToStart: () => this.driver.refusalToStart(),
+        admit: () => this.driver.admit({ kind: "workflow" }, { caller }),
         setMode: async (identity, mode, reason, turnId) => {
           await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
           this.emit({ type: "mode_changed", turnId, from: identity.mode, to: mode, reason });

@@ -80,15 +80,15 @@ export class SocketDoor {
       case "user_message":
         return this.answer(
           ws,
-          await driver.drive((r, s) => r.startTurn(frame.content, s, { attachments: frame.attachments ?? [] }), {
-            caller,
-            clientMessageId: frame.clientMessageId,
-          }),
+          await driver.turn(
+            { kind: "message", content: frame.content, attachments: frame.attachments ?? [] },
+            { caller, clientMessageId: frame.clientMessageId },
+          ),
         );
       case "approval":
-        return this.answer(ws, await driver.drive((r, s) => r.applyApprovals(frame.decisions, s), { caller }));
+        return this.answer(ws, await driver.turn({ kind: "approvals", decisions: frame.decisions }, { caller }));
       case "tool_results":
-        return this.answer(ws, await driver.drive((r, s) => r.applyToolResults(frame.results, s), { caller }));
+        return this.answer(ws, await driver.turn({ kind: "tool_results", results: frame.results }, { caller }));
       case "elicitation_response": {
         const { elicitationId, action, content } = frame;
         const answer = { action, ...(content ? { content } : {}) };
