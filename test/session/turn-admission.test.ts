@@ -107,6 +107,31 @@ describe("turn admission", () => {
     socket.close();
   });
 
+  it("refuses a message with the same session_awaiting_input on HTTP, SSE and the WebSocket while approvals wait", async () => {
+    const write = { name: "workspace_write_file", arguments: '{"path":"a.txt","content":"A"}' };
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const sessionId = await createSession("workspace");
+    const socket = await openSocket(sessionId);
+    socket.send({ type: "user_message", content: `write ${script.marker}`, clientMessageId: "m1" });
+    await socket.waitForType("approval_required");
+
+    const http = await postMessage(sessionId, { content: "next" });
+    const sse = await postMessage(sessionId, { content: "next" }, true);
+    const ws = await socketRefusal(socket, { content: "next", clientMessageId: "m2" });
+
+    const waiting = {
+      code: "session_awaiting_input",
+      message:
+        "The session is waiting for approval of its pending tool calls; answer them before sending a new message.",
+    };
+    expect({ http, sse, ws }).toEqual({
+      http: { status: 409, ...waiting },
+      sse: { status: 409, ...waiting },
+      ws: waiting,
+    });
+    socket.close();
+  });
+
   it("streams a message with an image over SSE with one reasoner, which checks the image once", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "A dot." }]);
     const sessionId = await createSession(await modeOnRoute(await toUpstreamA({ inputModalities: ["text", "image"] })));
