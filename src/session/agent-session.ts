@@ -1,6 +1,6 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
-// turns (turn-driver.ts, session-loop.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
+// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
 // the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
 // (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
 import { DurableObject } from "cloudflare:workers";
@@ -34,12 +34,12 @@ import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
+import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";
 import { type BranchSeed, branchOrigin, branchSeed, seedBranch } from "./session-branch";
 import type { ExportFile, ExportFormat } from "./session-export";
 import { type EntryChange, indexSession } from "./session-index";
 import { type Expiry, SessionKeeper } from "./session-keeper";
-import { SessionLoop } from "./session-loop";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionStore } from "./session-store";
 import { sessionView } from "./session-view";
@@ -74,7 +74,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly db: BookmarkedDb;
   private readonly list: SessionListWriter;
   private readonly alarmClock: SessionAlarm;
-  private readonly loop: SessionLoop;
+  private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;
   private readonly socket: SocketDoor;
   private readonly door: AgentDoor;
@@ -118,7 +118,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       started: (turnId) => driver?.started(turnId),
       clientMessageId: () => driver?.clientMessageId() ?? null,
     });
-    this.loop = new SessionLoop({
+    this.reasoners = new ReasonerFactory({
       env,
       db: this.db,
       store: this.store,
@@ -131,19 +131,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       steps: this.steps,
       calibration: this.calibration,
     });
-    const loop = this.loop;
+    const reasoners = this.reasoners;
     this.compaction = new Compactor({
       store: this.store,
       config: () => settings(env).agent,
-      catalog: () => loop.catalog(),
-      access: (caller) => loop.modelAccess(caller, "agent_compaction"),
+      catalog: () => reasoners.catalog(),
+      access: (caller) => reasoners.modelAccess(caller, "agent_compaction"),
       calibration: this.calibration,
       waitUntil,
     });
     const compaction = this.compaction;
     driver = new TurnDriver({
       store: this.store,
-      loop,
+      reasoners,
       desk,
       alarm: this.alarmClock,
       logger: this.logger,

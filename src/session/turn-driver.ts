@@ -17,21 +17,21 @@ import type { ElicitationAnswer } from "../wire/elicitation";
 import type { AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
+import type { ReasonerFactory, ReasonerOptions } from "./reasoner-factory";
 import type { SessionAlarm } from "./session-alarm";
-import type { LoopOptions, SessionLoop } from "./session-loop";
 import type { SessionStore } from "./session-store";
 import { type Admission, type AskFor, admit } from "./turn-admission";
 
 export type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
-export interface DriveOptions extends LoopOptions {
+export interface DriveOptions extends ReasonerOptions {
   /** The id the client gave its message (the socket door's user_message), echoed in turn_started. */
   clientMessageId?: string | null | undefined;
 }
 
 export interface TurnDriverDeps {
   store: SessionStore;
-  loop: SessionLoop;
+  reasoners: ReasonerFactory;
   desk: () => ElicitationDesk;
   alarm: SessionAlarm;
   logger: JsonAdminLogger;
@@ -96,7 +96,7 @@ export class TurnDriver {
             this.held = false;
           };
         },
-        reasoner: () => this.deps.loop.reasoner(options),
+        reasoner: () => this.deps.reasoners.reasoner(options),
       },
       askFor,
     );
@@ -105,7 +105,7 @@ export class TurnDriver {
   /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */
   expirePause(caller?: Caller): void {
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
-    expirePausedTurn(this.deps.loop.ending(caller));
+    expirePausedTurn(this.deps.reasoners.ending(caller));
   }
 
   /**
@@ -113,11 +113,11 @@ export class TurnDriver {
    * ahead, so an object that stops mid-turn wakes by then; at a paused turn's expiry; else none.
    */
   syncAlarm(working = this.running !== null): Promise<void> {
-    const { alarm, store, loop, resume, desk } = this.deps;
+    const { alarm, store, reasoners, resume, desk } = this.deps;
     // While the turn waits for the answer to an MCP server's question (up to a day), the object wakes once a minute.
     const ahead = desk().pending() ? Math.max(resume.checkMs, QUESTION_CHECK_MS) : resume.checkMs;
     if (working) return alarm.sync(Date.now() + ahead);
-    return alarm.sync(pauseExpiresAt(store, loop.ending().config));
+    return alarm.sync(pauseExpiresAt(store, reasoners.ending().config));
   }
 
   /** A turn `running` in storage that no one drives here: a restart of the object cut it off. */
@@ -139,7 +139,7 @@ export class TurnDriver {
     const caller: Caller | undefined = turn.caller && { ...turn.caller, requestId: `resume-${turn.turnId}` };
     // A turn stored by code that kept no caller (before resumption existed) would run unmetered: it ends instead.
     const maxResumes = caller ? this.deps.resume.maxResumes : 0;
-    if (!mayResumeInterruptedTurn(this.deps.loop.ending(caller), maxResumes)) {
+    if (!mayResumeInterruptedTurn(this.deps.reasoners.ending(caller), maxResumes)) {
       await this.syncAlarm();
       return null;
     }
@@ -150,7 +150,7 @@ export class TurnDriver {
     };
     resuming((turn.resumes ?? 0) + 1);
     return this.run(
-      this.deps.loop.reasoner(options),
+      this.deps.reasoners.reasoner(options),
       (r, signal) => r.resumeInterrupted(lastSeenAt, signal).then((value) => ({ ok: true, value })),
       options,
     );
@@ -161,7 +161,7 @@ export class TurnDriver {
    * takes messages again, and the alarm follows.
    */
   async failedToResume(): Promise<void> {
-    if (this.interrupted()) failBrokenTurn(this.deps.loop.ending());
+    if (this.interrupted()) failBrokenTurn(this.deps.reasoners.ending());
     await this.syncAlarm();
   }
 
@@ -172,7 +172,7 @@ export class TurnDriver {
       return { ok: true, value: null };
     }
     // The alarm set for its expiry stays: when it fires, it finds nothing paused and is not set again.
-    return cancelPausedTurn(this.deps.loop.ending(caller));
+    return cancelPausedTurn(this.deps.reasoners.ending(caller));
   }
 
   /** Ends the running turn, if one runs (as a cancel does), once it has stopped writing: the session is deleted next. */
@@ -226,7 +226,7 @@ export class TurnDriver {
     this.messageId = options.clientMessageId ?? null;
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
     const next = this.deps.desk().nextQuestion();
-    this.deps.loop.keepOpen();
+    this.deps.reasoners.keepOpen();
     // The alarm that wakes the object should it stop mid-turn; written beside the turn's first writes, not awaited
     // before its first model call.
     const armed = this.syncAlarm(true);
@@ -237,11 +237,11 @@ export class TurnDriver {
         // Whoever waits for the turn (maybe no one, once it answered `awaiting_input`) gets the failure; the turn
         // itself is ended, so the session does not stay `running`.
         callLogger(this.deps.logger, options.caller).addException("[AgentSession_Turn__Exception]", error);
-        failBrokenTurn(this.deps.loop.ending(options.caller));
+        failBrokenTurn(this.deps.reasoners.ending(options.caller));
         throw error;
       } finally {
         if (this.controller === controller) this.controller = null;
-        this.deps.loop.closeWhenIdle();
+        this.deps.reasoners.closeWhenIdle();
       }
     })();
     this.running = running;

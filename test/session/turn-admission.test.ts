@@ -4,7 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentReasoner } from "../../src/agent/agent-reasoner";
-import { SessionLoop } from "../../src/session/session-loop";
+import { ReasonerFactory } from "../../src/session/reasoner-factory";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, type ErrorBody, getSession } from "../fixtures/sessions";
 import { openSocket, type TestSocket } from "../fixtures/socket";
@@ -135,7 +135,7 @@ describe("turn admission", () => {
   it("streams a message with an image over SSE with one reasoner, which checks the image once", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "A dot." }]);
     const sessionId = await createSession(await modeOnRoute(await toUpstreamA({ inputModalities: ["text", "image"] })));
-    const reasoners = vi.spyOn(SessionLoop.prototype, "reasoner");
+    const reasoners = vi.spyOn(ReasonerFactory.prototype, "reasoner");
     const imageChecks = vi.spyOn(AgentReasoner.prototype, "attachmentRefusal");
     const response = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/messages`, {
       method: "POST",
