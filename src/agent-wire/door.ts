@@ -10,7 +10,7 @@ import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
 import { refuse } from "../refusal";
-import type { DoorTurn } from "../session/agent-door";
+import type { ChatTurn } from "../session/chat-turns";
 import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
@@ -151,7 +151,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     thread.kind === "continue"
       ? sessionStub(c.env, sessionId)
       : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
-  const turn: DoorTurn = {
+  const turn: ChatTurn = {
     input:
       input.type === "message"
         ? { type: "message", content: input.content }
@@ -193,7 +193,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   };
 
   if (body.stream) {
-    const frames = unwrap(await stub.doorTurnStream(callerOf(c), turn));
+    const frames = unwrap(await stub.chatTurnStream(callerOf(c), turn));
     const items = doorChunks(frames, meta, {
       clientTools: names,
       includeUsage: request.includeUsage,
@@ -206,7 +206,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     return { kind: "stream", place, items };
   }
 
-  const answer = unwrap(await stub.doorTurn(callerOf(c), turn));
+  const answer = unwrap(await stub.chatTurn(callerOf(c), turn));
   const failure = turnFailure(answer.response);
   if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
   const waiting = new Set(answer.waitingForClient);

@@ -1,6 +1,6 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
-// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
+// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (socket-door.ts), the OpenAI door (chat-turns.ts),
 // the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
 // (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
 import { DurableObject } from "cloudflare:workers";
@@ -26,8 +26,8 @@ import type {
 } from "../wire/session";
 import type { TurnTimeline } from "../wire/timeline";
 import type { AgentExecuteResponse } from "../wire/turn";
-import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
+import { type ChatTurn, type ChatTurnAnswer, ChatTurns } from "./chat-turns";
 import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
@@ -77,7 +77,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;
   private readonly socket: SocketDoor;
-  private readonly door: AgentDoor;
+  private readonly chatTurns: ChatTurns;
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
   readonly compaction: Compactor;
@@ -153,7 +153,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.driver = driver;
     const { store, events, frames, tickets } = this;
     this.socket = new SocketDoor({ ctx, store, events, frames, tickets, driver, desk });
-    this.door = new AgentDoor({
+    this.chatTurns = new ChatTurns({
       env,
       store,
       frames,
@@ -277,18 +277,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * The agent's OpenAI door: the request's new input (a message, words deciding approvals, or the client's tool
    * results) in this session, with the client's tools; answers the turn and what the agent said.
    */
-  async doorTurn(caller: Caller, turn: DoorTurn): Promise<Outcome<DoorAnswer>> {
+  async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer>> {
     // A deleted session is never made again here: the caller is answered 404 below.
-    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.door.turn(caller, turn, indexed);
+    return this.chatTurns.turn(caller, turn, indexed);
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
-  async doorTurnStream(caller: Caller, turn: DoorTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
-    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
+  async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.door.stream(caller, turn, indexed);
+    return this.chatTurns.stream(caller, turn, indexed);
   }
 
   /** Runs a user-invoked workflow inside the session, under the same one-turn-at-a-time rule as a message. */

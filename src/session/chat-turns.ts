@@ -21,7 +21,7 @@ export type Meaning =
   | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
   | { role: "tool"; toolCallId: string; text: string };
 
-export interface DoorTurn {
+export interface ChatTurn {
   input:
     | { type: "message"; content: string }
     | { type: "tool_results"; results: { toolCallId: string; text: string }[] };
@@ -37,7 +37,7 @@ export interface DoorTurn {
   create?: { org: string; user: string; mode: string };
 }
 
-export interface DoorAnswer {
+export interface ChatTurnAnswer {
   response: AgentExecuteResponse;
   /** What the agent said in this request (each model response's text, in order). */
   content: string;
@@ -76,7 +76,7 @@ function resultJson(text: string): string {
 }
 
 /** What the input asks of the session in its state now (words decide the approvals that wait), or why it cannot. */
-export function doorAsk(turn: DoorTurn, status: SessionStatus, store: SessionStore): TurnAsk | Refusal {
+export function chatTurnAsk(turn: ChatTurn, status: SessionStatus, store: SessionStore): TurnAsk | Refusal {
   const { input } = turn;
   if (input.type === "message") {
     if (status === "awaiting_approval") {
@@ -133,7 +133,7 @@ export function lastSeq(store: SessionStore): number {
   return store.lastMessageSeq();
 }
 
-export interface AgentDoorDeps {
+export interface ChatTurnsDeps {
   env: Cloudflare.Env;
   store: SessionStore;
   frames: FrameHub;
@@ -147,23 +147,23 @@ export interface AgentDoorDeps {
 const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
 
 /** The OpenAI door's entry into the session: a request's input driven as a turn, answered whole or as its frames. */
-export class AgentDoor {
-  constructor(private readonly deps: AgentDoorDeps) {}
+export class ChatTurns {
+  constructor(private readonly deps: ChatTurnsDeps) {}
 
   /**
    * A door request that starts a session creates it here, in the same call; its index row is written meanwhile. Then
    * the caller's ownership is checked (`owned`), as for every call.
    */
-  createIfNew(turn: DoorTurn): Promise<void> {
+  createIfNew(turn: ChatTurn): Promise<void> {
     if (!turn.create || this.deps.store.record()) return Promise.resolve();
     return this.deps.create(turn.create);
   }
 
   /** The turn's answer: the response, what the agent said in this request, the calls that wait for the client. */
-  async turn(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<DoorAnswer>> {
+  async turn(caller: Caller, turn: ChatTurn, indexed: Promise<void>): Promise<Outcome<ChatTurnAnswer>> {
     const { store, driver } = this.deps;
     const options = this.prepare(caller, turn);
-    const admitted = await driver.admit((status) => doorAsk(turn, status, store), options);
+    const admitted = await driver.admit((status) => chatTurnAsk(turn, status, store), options);
     if (!admitted.ok) {
       await indexed;
       return admitted;
@@ -190,10 +190,10 @@ export class AgentDoor {
   }
 
   /** The same, answered as the stream of frames it logs (SSE); the admission's refusals come before the stream opens. */
-  async stream(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async stream(caller: Caller, turn: ChatTurn, indexed: Promise<void>): Promise<Outcome<ReadableStream<Uint8Array>>> {
     const { store, driver, frames } = this.deps;
     const options = this.prepare(caller, turn);
-    const admitted = await driver.admit((status) => doorAsk(turn, status, store), options);
+    const admitted = await driver.admit((status) => chatTurnAsk(turn, status, store), options);
     if (!admitted.ok) return admitted;
     // Read once admitted: a pause that expired was ended by the admission.
     const before = usageBefore(store);
@@ -217,7 +217,7 @@ export class AgentDoor {
    * call with it), and the request's options: the client's tools, the reads the Worker made, the key's first call
    * when the Worker counted it.
    */
-  private prepare(caller: Caller, turn: DoorTurn): DriveOptions {
+  private prepare(caller: Caller, turn: ChatTurn): DriveOptions {
     const { store, env } = this.deps;
     seedConversation(store, turn.seed);
     const logger = callLogger(this.deps.logger, caller);
