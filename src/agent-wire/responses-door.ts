@@ -19,8 +19,8 @@ import {
 } from "../translate/responses-chat";
 import { ResponsesStreamMapper } from "../translate/responses-chat-stream";
 import { type ResponseObject, ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../wire/responses";
+import { runChatTurn, SESSION_HEADER, type TurnPlace } from "./chat-turn";
 import { type DoorStreamItem, doorEventStream } from "./completion";
-import { type DoorPlace, runDoorTurn, SESSION_HEADER } from "./door";
 import { findResponse, hideResponse, insertResponse, newResponseId } from "./response-store";
 import { AgentChatBody } from "./transcript";
 
@@ -147,7 +147,7 @@ export const responsesDoorRoutes = routes()
         model: request.model,
         echo: translated.echo,
       };
-      const outcome = await runDoorTurn(c, { body, sessionId, includeUsage: true, holdHead: translated.store });
+      const outcome = await runChatTurn(c, { body, sessionId, includeUsage: true, holdHead: translated.store });
       const { place } = outcome;
       const keep = (response: ResponseObject) =>
         place.save(translated.store ? [insertResponse(c.env.DB, placeOf(c, place), response)] : []);
@@ -210,7 +210,7 @@ function readerOf(c: AppContext) {
   return { org, user, admin: holdsScope(scopes, "admin") };
 }
 
-function placeOf(c: AppContext, place: DoorPlace) {
+function placeOf(c: AppContext, place: TurnPlace) {
   return {
     org: c.var.principal.org,
     user: c.var.principal.user,

@@ -80,7 +80,7 @@ function checkClientTools(c: AppContext, body: AgentChatBody) {
 }
 
 /** Where a door's turn is: its session, and the head after its answer (the session's latest answer). */
-export interface DoorPlace {
+export interface TurnPlace {
   sessionId: string;
   /** The session's head after this answer (agent_threads.head), once answered; a Responses door's response keeps it. */
   head: () => string | null;
@@ -93,11 +93,11 @@ export interface DoorPlace {
   save: (rows: D1PreparedStatement[]) => Promise<void>;
 }
 
-export type DoorOutcome =
-  | { kind: "answer"; place: DoorPlace; completion: ReturnType<typeof completionJson> }
-  | { kind: "stream"; place: DoorPlace; items: AsyncGenerator<DoorStreamItem> };
+export type ChatTurnOutcome =
+  | { kind: "answer"; place: TurnPlace; completion: ReturnType<typeof completionJson> }
+  | { kind: "stream"; place: TurnPlace; items: AsyncGenerator<DoorStreamItem> };
 
-export interface DoorRequest {
+export interface ChatTurnRequest {
   body: AgentChatBody;
   /**
    * The session this request continues, as named by the client (X-Aptix-Session, or a Responses previous_response_id,
@@ -106,7 +106,7 @@ export interface DoorRequest {
   sessionId: string | null | Promise<string | null>;
   /** With a stream: the usage chunk at its end. */
   includeUsage: boolean;
-  /** The door writes the session's head itself, with rows of its own (`DoorPlace.save`). */
+  /** The door writes the session's head itself, with rows of its own (`TurnPlace.save`). */
   holdHead?: boolean;
 }
 
@@ -115,7 +115,7 @@ export interface DoorRequest {
  * call budget; then the session's object runs the turn. Bad input and a failed turn throw ApiError (OpenAI's
  * shape, the session header on a failed turn). The session's head is recorded before the answer goes out.
  */
-export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<DoorOutcome> {
+export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Promise<ChatTurnOutcome> {
   const { body } = request;
   const { keyId, org, user } = c.var.principal;
   const key = modeKeyOfModel(body.model);
@@ -168,7 +168,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   let head: string | null = null;
   let turnId: string | null = null;
   const db = c.env.DB;
-  const place: DoorPlace = {
+  const place: TurnPlace = {
     sessionId,
     head: () => head,
     turnId: () => turnId,
