@@ -1,6 +1,6 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
-// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (socket-door.ts), the OpenAI door (chat-turns.ts),
+// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (session-sockets.ts), the OpenAI door (chat-turns.ts),
 // the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
 // (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
 import { DurableObject } from "cloudflare:workers";
@@ -41,9 +41,9 @@ import type { ExportFile, ExportFormat } from "./session-export";
 import { type EntryChange, indexSession } from "./session-index";
 import { type Expiry, SessionKeeper } from "./session-keeper";
 import { migrateSessionStorage } from "./session-schema";
+import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
 import { sessionView } from "./session-view";
-import { SocketDoor } from "./socket-door";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
@@ -76,7 +76,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly alarmClock: SessionAlarm;
   private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;
-  private readonly socket: SocketDoor;
+  private readonly sockets: SessionSockets;
   private readonly chatTurns: ChatTurns;
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
@@ -152,7 +152,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
-    this.socket = new SocketDoor({ ctx, store, events, frames, tickets, driver, desk });
+    this.sockets = new SessionSockets({ ctx, store, events, frames, tickets, driver, desk });
     this.chatTurns = new ChatTurns({
       env,
       store,
@@ -354,20 +354,20 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.store.changeMode(mode, reason, user);
   }
 
-  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]` (socket-door.ts). */
+  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]` (session-sockets.ts). */
   override async fetch(request: Request): Promise<Response> {
     if (this.keeper.gone()) return invalidTicketResponse();
-    return this.socket.accept(request);
+    return this.sockets.accept(request);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     // A frame that reaches a session being deleted does nothing: its sockets are about to be told and closed.
     if (this.keeper.gone()) return;
-    return this.socket.message(ws, message);
+    return this.sockets.message(ws, message);
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    this.socket.close(ws, code);
+    this.sockets.close(ws, code);
   }
 
   /**

@@ -23,7 +23,7 @@ const SocketAttachment = z.object({
 });
 type SocketAttachment = z.infer<typeof SocketAttachment>;
 
-export interface SocketDoorDeps {
+export interface SessionSocketsDeps {
   ctx: DurableObjectState;
   store: SessionStore;
   events: EventLog;
@@ -33,8 +33,8 @@ export interface SocketDoorDeps {
   desk: () => ElicitationDesk;
 }
 
-export class SocketDoor {
-  constructor(private readonly deps: SocketDoorDeps) {}
+export class SessionSockets {
+  constructor(private readonly deps: SessionSocketsDeps) {}
 
   /**
    * `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails. A session that does not
