@@ -1,7 +1,8 @@
 // One turn of the agent through its doors (/agent/v1): the chat completions door, and the Responses and Messages
-// doors that translate their requests to a chat completions request and run it here. The request's model names the
-// mode; its history (or the session it names) says which session it continues; the client's tools are checked
-// against the tool contract. The answer is a chat completion, or the turn's chunks as objects for each wire to write.
+// doors that translate their requests to a chat completions request and run it here (a door is one way in that a
+// client speaks to the agent). The request's model names the mode; its history (or the session it names) says
+// which session it continues; the client's tools are checked against the tool contract. The answer is a chat
+// completion, or the turn's chunks as objects for each wire to write.
 
 import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";

@@ -191,7 +191,7 @@ async function endServerGrant(env: Cloudflare.Env, url: URL, grant: ServerGrant)
 }
 
 /**
- * The Worker's front door: the OAuth paths of an origin that can have OAuth go to its provider (which passes
+ * What stands in front of the app: the OAuth paths of an origin that can have OAuth go to its provider (which passes
  * /mcp, its token checked, to the app), everything else to the app as it is. What the provider reads is bounded
  * first (src/auth/oauth-bounds.ts); a failure it did not expect is logged with its stack and answered without it.
  */

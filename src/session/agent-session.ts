@@ -1,8 +1,10 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
-// turns (turn-driver.ts, reasoner-factory.ts), the WebSocket door (session-sockets.ts), the OpenAI door (chat-turns.ts),
-// the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
-// (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
+// turns (turn-driver.ts, which admits them by turn-admission.ts; reasoner-factory.ts), the WebSocket
+// (session-sockets.ts), the agent's OpenAI doors (chat-turns.ts), the session's alarm (session-alarm.ts), the owner's
+// session list (list-writer.ts), workflows (workflow-runner.ts), and renaming, archiving, exporting and deleting
+// the session (session-keeper.ts). A door is one way in that a client speaks to the agent: REST, SSE, the
+// WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
