@@ -1,6 +1,7 @@
-// What the session object's agent loop is built from: the object's settings, catalog, tool registry, MCP tools,
-// events and questions, made once, and per request the caller's model router, key budget, org meter and logger.
-// One AgentReasoner is built per request that drives the loop; the status questions need none (turn-status.ts).
+// ReasonerFactory: what the session object's agent loop is built from (its settings, catalog, tool registry, MCP
+// tools, events and questions, made once) and, per request, the caller's model router, key budget, org meter and
+// logger. The turn's admission builds one AgentReasoner per request that drives the loop, and the turn runs with it;
+// the status questions need none (turn-status.ts).
 import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
 import type { ModelCallBudget, TurnMeter } from "../agent/model-call-budget";
 import type { TokenCalibration } from "../agent/token-calibration";
