@@ -19,13 +19,13 @@ import {
   translated,
 } from "../passthrough/messages";
 import { messageEventBytes } from "../passthrough/messages-stream";
+import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
 import {
   ChatCompletionIn,
   type ChatRequestOut,
   chatResponseToMessage,
   openAIErrorToAnthropic,
-} from "../translate/anthropic-chat";
-import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
+} from "../translate/anthropic-to-chat";
 import { AnthropicMessage, type MessageStreamEvent, MessagesRequest } from "../wire/anthropic";
 import { firstProblem } from "../zod-issues";
 import { runChatTurn, SESSION_HEADER } from "./chat-turn";
