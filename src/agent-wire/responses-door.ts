@@ -1,8 +1,9 @@
 // /agent/v1/responses: the agent on OpenAI's Responses API (issue 28), for clients whose default model speaks it
 // (the OpenAI Agents SDK, newer coding tools). A request is translated to the chat completions request the agent's
 // door answers (src/translate/responses-to-chat.ts) and runs the same turn (chat-turn.ts); the completion or its
-// chunks come back as a response object or the Responses stream's events. A response is kept (unless `store: false`) with its
-// session and turn: `previous_response_id` continues that session, GET reads it again, DELETE hides it.
+// chunks come back as a response object or the Responses stream's events. A response is kept (unless
+// `store: false`) with its session and turn: `previous_response_id` continues that session, GET reads it again,
+// DELETE hides it.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";

@@ -1,7 +1,8 @@
 // One turn at a time in the session object: a request is admitted (turn-admission.ts) and drives the loop with a
-// cancel switch; a turn that is starting or running refuses another; a request answers when its turn stops, or as soon as a tool's MCP server
-// asks the user a question mid-call (the turn goes on and waits for the answer); a turn a restart of the object
-// cut off resumes; the session's alarm follows the turn (a little ahead while it works, at a pause's expiry).
+// cancel switch; a turn that is starting or running refuses another; a request answers when its turn stops, or as
+// soon as a tool's MCP server asks the user a question mid-call (the turn goes on and waits for the answer); a turn
+// a restart of the object cut off resumes; the session's alarm follows the turn (a little ahead while it works, at
+// a pause's expiry).
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import { turnResponse } from "../agent/turn-ending";
 import {
