@@ -1,6 +1,6 @@
 // The session's one admission (src/session/turn-admission.ts) seen from its doors: a refusal is the same code and
-// message on HTTP, SSE, the WebSocket and the agent's OpenAI door (with the door's own status), and a message is
-// admitted with the one reasoner that then runs its turn.
+// message, with the same status, on REST, SSE, the WebSocket and the agent's chat completions, Responses and Messages
+// doors (the Messages door in Anthropic's shape); and a message is admitted with the one reasoner that then runs it.
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentReasoner } from "../../src/agent/agent-reasoner";
@@ -36,6 +36,21 @@ async function postMessage(sessionId: string, body: unknown, sse = false): Promi
   return { status: response.status, code: error.code, message: error.message };
 }
 
+/** A message to one of the agent's doors on the session (`/agent/v1/<path>`): its refusal's status and error. */
+async function agentDoor(sessionId: string, path: string, body: unknown) {
+  const response = await exports.default.fetch(`http://aptix.test/agent/v1/${path}`, {
+    method: "POST",
+    headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json", "x-aptix-session": sessionId },
+    body: JSON.stringify(body),
+  });
+  const { error } = (await response.json()) as { error: { code?: string; type: string; message: string } };
+  return {
+    status: response.status,
+    ...(error.code ? { code: error.code } : { type: error.type }),
+    message: error.message,
+  };
+}
+
 /** A user message on the socket: the error frame it is answered with. */
 async function socketRefusal(socket: TestSocket, body: Record<string, unknown>) {
   const from = socket.frames.length;
@@ -49,7 +64,7 @@ describe("turn admission", () => {
     vi.restoreAllMocks();
   });
 
-  it("refuses a message with the same session_busy on HTTP, SSE, the WebSocket and the OpenAI door while a turn runs", async () => {
+  it("refuses a message with the same session_busy on HTTP, SSE, the WebSocket and the agent's three doors while a turn runs", async () => {
     const script = await scriptUpstream([{ type: "hang" }]);
     const sessionId = await createSession();
     const socket = await openSocket(sessionId);
@@ -59,29 +74,27 @@ describe("turn admission", () => {
     const http = await postMessage(sessionId, { content: "second" });
     const sse = await postMessage(sessionId, { content: "second" }, true);
     const ws = await socketRefusal(socket, { content: "second", clientMessageId: "m2" });
-    const door = await exports.default.fetch("http://aptix.test/agent/v1/chat/completions", {
-      method: "POST",
-      headers: {
-        ...authHeaders(TEST_KEYS.chat.key),
-        "content-type": "application/json",
-        "x-aptix-session": sessionId,
-      },
-      body: JSON.stringify({ model: "aptix-agent/general", messages: [{ role: "user", content: "second" }] }),
+    const chat = await agentDoor(sessionId, "chat/completions", {
+      model: "aptix-agent/general",
+      messages: [{ role: "user", content: "second" }],
     });
-    const doorError = ((await door.json()) as ErrorBody).error;
+    const responses = await agentDoor(sessionId, "responses", { model: "aptix-agent/general", input: "second" });
+    const messages = await agentDoor(sessionId, "messages", {
+      model: "aptix-agent/general",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "second" }],
+    });
 
     const busy = { code: "session_busy", message: "The session is running a turn; wait for it to finish." };
-    expect({
-      http,
-      sse,
-      ws,
-      door: { status: door.status, code: doorError.code, message: doorError.message },
-    }).toEqual({
+    expect({ http, sse, ws, chat, responses }).toEqual({
       http: { status: 409, ...busy },
       sse: { status: 409, ...busy },
       ws: busy,
-      door: { status: 409, ...busy },
+      chat: { status: 409, ...busy },
+      responses: { status: 409, ...busy },
     });
+    // The Messages door answers in Anthropic's error shape, which has no code: the same status and message.
+    expect(messages).toEqual({ status: 409, type: "invalid_request_error", message: busy.message });
     socket.send({ type: "cancel" });
     await socket.waitForType("turn_completed");
     expect((await getSession(sessionId)).conversation.map((m) => m.content)).toEqual([`think ${script.marker}`]);
