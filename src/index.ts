@@ -1,4 +1,4 @@
-// Worker entry: the Hono app behind its OAuth front door (src/auth/oauth.ts: the authorization server of /mcp), the
+// Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
 // hourly cron's retention run (src/session/retention.ts), and the Durable Object classes (a session each, a meter
 // per org).
 import { createApp } from "./app";

@@ -1,5 +1,5 @@
 // The agent on Anthropic's Messages wire (issue 28): POST /agent/v1/messages translates a Messages request to the
-// chat completions request the agent's door answers (runDoorTurn: modes as models, sessions by X-Aptix-Session or
+// chat completions request the agent's door answers (runChatTurn: modes as models, sessions by X-Aptix-Session or
 // by the resent history, the client's tools, approvals in words) and the door's answer back: a `message`, or with
 // `stream: true` Anthropic's events. Errors are in Anthropic's shape (anthropicErrorShape, mounted in app.ts).
 // docs/anthropic.md ("The agent on the Messages wire") says what is carried and what is refused.
@@ -19,17 +19,17 @@ import {
   translated,
 } from "../passthrough/messages";
 import { messageEventBytes } from "../passthrough/messages-stream";
+import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
 import {
   ChatCompletionIn,
   type ChatRequestOut,
   chatResponseToMessage,
   openAIErrorToAnthropic,
-} from "../translate/anthropic-chat";
-import { ChatChunkIn, ChatChunksToMessageEvents } from "../translate/anthropic-chat-stream";
+} from "../translate/anthropic-to-chat";
 import { AnthropicMessage, type MessageStreamEvent, MessagesRequest } from "../wire/anthropic";
 import { firstProblem } from "../zod-issues";
+import { runChatTurn, SESSION_HEADER } from "./chat-turn";
 import { type DoorStreamItem, doorEventStream } from "./completion";
-import { runDoorTurn, SESSION_HEADER } from "./door";
 import { AgentChatBody } from "./transcript";
 
 /** The agent reads text: an image block anywhere is refused with its place in the Messages request. */
@@ -93,7 +93,7 @@ async function messages(c: AppContext): Promise<Response> {
   const body = await readBody(c, MessagesRequest);
   refuseImages(body);
   const chat = agentBodyOf(translated(body));
-  const outcome = await runDoorTurn(c, {
+  const outcome = await runChatTurn(c, {
     body: chat,
     sessionId: c.req.header(SESSION_HEADER) ?? null,
     includeUsage: true,

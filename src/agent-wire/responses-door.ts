@@ -1,8 +1,9 @@
 // /agent/v1/responses: the agent on OpenAI's Responses API (issue 28), for clients whose default model speaks it
 // (the OpenAI Agents SDK, newer coding tools). A request is translated to the chat completions request the agent's
-// door answers (src/translate/responses-chat.ts) and runs the same turn (door.ts); the completion or its chunks come
-// back as a response object or the Responses stream's events. A response is kept (unless `store: false`) with its
-// session and turn: `previous_response_id` continues that session, GET reads it again, DELETE hides it.
+// door answers (src/translate/responses-to-chat.ts) and runs the same turn (chat-turn.ts); the completion or its
+// chunks come back as a response object or the Responses stream's events. A response is kept (unless
+// `store: false`) with its session and turn: `previous_response_id` continues that session, GET reads it again,
+// DELETE hides it.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
@@ -11,16 +12,16 @@ import { type AppContext, BEARER, errors, jsonBody, parseWith, routes } from "..
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
 import { holdsScope } from "../tenancy/roles";
+import { ResponsesStreamMapper } from "../translate/chat-chunks-to-responses";
 import {
   chatCompletionToResponse,
   failedResponse,
   type ResponseMeta,
   responsesToChatRequest,
-} from "../translate/responses-chat";
-import { ResponsesStreamMapper } from "../translate/responses-chat-stream";
+} from "../translate/responses-to-chat";
 import { type ResponseObject, ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../wire/responses";
+import { runChatTurn, SESSION_HEADER, type TurnPlace } from "./chat-turn";
 import { type DoorStreamItem, doorEventStream } from "./completion";
-import { type DoorPlace, runDoorTurn, SESSION_HEADER } from "./door";
 import { findResponse, hideResponse, insertResponse, newResponseId } from "./response-store";
 import { AgentChatBody } from "./transcript";
 
@@ -147,7 +148,7 @@ export const responsesDoorRoutes = routes()
         model: request.model,
         echo: translated.echo,
       };
-      const outcome = await runDoorTurn(c, { body, sessionId, includeUsage: true, holdHead: translated.store });
+      const outcome = await runChatTurn(c, { body, sessionId, includeUsage: true, holdHead: translated.store });
       const { place } = outcome;
       const keep = (response: ResponseObject) =>
         place.save(translated.store ? [insertResponse(c.env.DB, placeOf(c, place), response)] : []);
@@ -210,7 +211,7 @@ function readerOf(c: AppContext) {
   return { org, user, admin: holdsScope(scopes, "admin") };
 }
 
-function placeOf(c: AppContext, place: DoorPlace) {
+function placeOf(c: AppContext, place: TurnPlace) {
   return {
     org: c.var.principal.org,
     user: c.var.principal.user,

@@ -8,8 +8,8 @@ import { requireScope } from "../auth/middleware";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { eventStreamHeaders } from "../passthrough/headers";
+import { modelNotFound, runChatTurn, SESSION_HEADER } from "./chat-turn";
 import { chatEventStream } from "./completion";
-import { modelNotFound, runDoorTurn, SESSION_HEADER } from "./door";
 import { modeKeyOfModel, modelOfMode } from "./models";
 import { AgentChatBody } from "./transcript";
 
@@ -76,7 +76,7 @@ export const agentWireRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const outcome = await runDoorTurn(c, {
+      const outcome = await runChatTurn(c, {
         body,
         sessionId: c.req.header(SESSION_HEADER) ?? null,
         includeUsage: body.stream_options?.include_usage === true,

@@ -4,7 +4,7 @@
 // session (an edited or regenerated message, another conversation) starts a new session seeded with it:
 // an old session is never rewritten.
 import type { Db } from "../db";
-import type { Meaning } from "../session/agent-door";
+import type { Meaning } from "../session/chat-turns";
 import type { NewInput } from "./transcript";
 
 export type Thread =

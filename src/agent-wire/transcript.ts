@@ -4,7 +4,7 @@
 // into fingerprints, so a history can be matched against the transcript of a session we answered.
 import { z } from "zod";
 import { sha256Hex } from "../secret-text";
-import type { Meaning } from "../session/agent-door";
+import type { Meaning } from "../session/chat-turns";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
 import {
   ChatCompletionRequest,

@@ -18,7 +18,7 @@ import type { AgentExecuteResponse } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import { askModel, limitStep, workedMs } from "./ask-model";
-import type { ModelCallBudget, TurnMeter } from "./model-call-budget";
+import type { CallReservation, ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {
   buildModelRequest,
   type ClientToolSet,
@@ -33,7 +33,6 @@ import type { TokenCalibration } from "./token-calibration";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
-import { refusalForApprovals, refusalForToolResults, refusalToStart } from "./turn-status";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
@@ -74,6 +73,13 @@ export interface AgentReasonerDeps {
 
 export type TurnCaller = NonNullable<TurnState["caller"]>;
 
+/** A new turn's first model call, paid before the turn is stored: counted against the key, reserved in the budget. */
+export interface FirstCall {
+  /** The key's limit counted it (false when no budget limits the reasoner). */
+  prepaid: boolean;
+  reservation?: CallReservation;
+}
+
 export class AgentReasoner {
   private readonly now: () => number;
   private readonly stepDeps: ModelStepDeps;
@@ -86,38 +92,21 @@ export class AgentReasoner {
   }
 
   /**
-   * One turn at a time: a running turn, or one waiting on approvals or client results, refuses a new message.
-   * So does a key past its limit of model calls, before anything is stored.
+   * A new turn for the user's message. Whether it may start is the session's admission (src/session/turn-admission.ts),
+   * which pays its first model call (`first`) before anything is stored; a caller outside the session object (the
+   * agent's own tests) that brings none has it paid here, by the same function.
    */
   async startTurn(
     content: string,
     signal?: AbortSignal,
-    options: { attachments?: readonly MessageAttachment[] } = {},
+    options: { attachments?: readonly MessageAttachment[]; first?: FirstCall } = {},
   ): Promise<Outcome<AgentExecuteResponse>> {
-    const busy = refusalToStart(this.deps.store);
-    if (busy) return busy;
-    const refused = await this.attachmentRefusal(options.attachments ?? []);
-    if (refused) return refused;
     const attachments = (options.attachments ?? []).map(storedAttachment);
-    // The key's limit and the org's budget are asked while the mode and the base prompt are read (the first call
-    // needs them); a refusal comes before anything is stored.
-    const prefetched = prefetchModelRequest(this.stepDeps);
-    const [grant, admission] = await Promise.all([
-      this.deps.budget?.take(),
-      // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
-      this.deps.meter?.reserve(
-        this.firstCallChars(content) + attachments.reduce((sum, a) => sum + (a.text?.length ?? 0), 0),
-        prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
-      ),
-      prefetched,
-    ]);
-    if (grant && !grant.ok) {
-      if (admission?.ok) admission.reservation.settle(null);
-      return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
-    }
-    if (admission && !admission.ok) {
-      return refuse("budget_exceeded", admission.message, { retryAfterSeconds: admission.retryAfterSeconds });
-    }
+    const paid = options.first
+      ? { ok: true as const, value: options.first }
+      : await this.payFirstCall(content, options.attachments ?? []);
+    if (!paid.ok) return paid;
+    const first = paid.value;
     const now = this.now();
     const turn: TurnState = {
       turnId: crypto.randomUUID(),
@@ -140,9 +129,37 @@ export class AgentReasoner {
     });
     this.deps.events?.turnStarted?.(turn.turnId);
     this.deps.observer?.runStarted(turn.turnId, "start");
-    const run: Run = { since: now, signal, prepaid: grant !== undefined };
-    if (admission?.ok) run.reservation = admission.reservation;
+    const run: Run = { since: now, signal, prepaid: first.prepaid };
+    if (first.reservation) run.reservation = first.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
+  }
+
+  /**
+   * A new turn's first model call, paid before anything is stored: one call of the key's limit and its reservation
+   * in the org's budget, asked while the mode and the base prompt are read (the first call needs them, and this
+   * reasoner keeps them for it). A refusal (`rate_limit_exceeded`, `budget_exceeded`) holds nothing back.
+   */
+  async payFirstCall(content: string, files: readonly MessageAttachment[]): Promise<Outcome<FirstCall>> {
+    const attachments = files.map(storedAttachment);
+    const prefetched = prefetchModelRequest(this.stepDeps);
+    const [grant, admission] = await Promise.all([
+      this.deps.budget?.take(),
+      // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
+      this.deps.meter?.reserve(
+        this.firstCallChars(content) + attachments.reduce((sum, a) => sum + (a.text?.length ?? 0), 0),
+        prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
+      ),
+      prefetched,
+    ]);
+    if (grant && !grant.ok) {
+      if (admission?.ok) admission.reservation.settle(null);
+      return refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds });
+    }
+    if (admission && !admission.ok) {
+      return refuse("budget_exceeded", admission.message, { retryAfterSeconds: admission.retryAfterSeconds });
+    }
+    const reservation = admission?.ok ? { reservation: admission.reservation } : {};
+    return { ok: true, value: { prepaid: grant !== undefined, ...reservation } };
   }
 
   /** Why the message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
@@ -172,12 +189,8 @@ export class AgentReasoner {
     return mode.modelRoute;
   }
 
+  /** The person's decisions on the paused turn's calls (the session's admission checked that they fit it). */
   async applyApprovals(decisions: ApprovalDecision[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
-    const refused = refusalForApprovals(
-      this.deps.store,
-      decisions.map((d) => d.toolCallId),
-    );
-    if (refused) return refused;
     const turn = this.currentTurn();
     const pausedAt = turn.pausedAt;
     const run = this.resume(turn, signal);
@@ -203,12 +216,11 @@ export class AgentReasoner {
     return { ok: true, value: await this.continueTurn(turn, run) };
   }
 
+  /**
+   * The client's results for the paused turn's calls (the session's admission checked that they fit it); a result
+   * that breaks its tool's declared shape is refused before anything changes.
+   */
   async applyToolResults(results: ClientToolResult[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
-    const refused = refusalForToolResults(
-      this.deps.store,
-      results.map((r) => r.toolCallId),
-    );
-    if (refused) return refused;
     const turn = this.currentTurn();
     for (const result of results) {
       if (result.resultJson === undefined) continue;

@@ -1,18 +1,13 @@
-// What a session's state answers without running the loop: whether a message may start a turn, whether decisions
-// or results fit the calls that wait, when a paused turn expires, and the ends that need no model (an expired
-// pause, a cancelled pause, a turn an object restart or an unexpected failure left running). Plain functions over
-// the store, so a request builds at most one AgentReasoner, and only to drive the loop.
+// What a session's state answers without running the loop: whether decisions or results fit the calls that wait
+// (asked by the session's admission, src/session/turn-admission.ts), when a paused turn expires, and the ends that
+// need no model (an expired pause, a cancelled pause, a turn an object restart or an unexpected failure left
+// running). Plain functions over the store, so a request builds at most one AgentReasoner, and only to drive the loop.
 import { type Outcome, type Refusal, refuse } from "../refusal";
 import type { AgentExecuteResponse } from "../wire/turn";
 import type { StoredToolCall } from "./agent-tool-call";
 import { CANCELLED, finishTurn, limitError, type TurnEndingDeps } from "./turn-ending";
 import { refusalForCalls, refusalUnless } from "./turn-gate";
 import type { TurnStore } from "./turn-store";
-
-/** Why a new message (or workflow) cannot start a turn now (busy, or waiting on approvals or client results). */
-export function refusalToStart(store: TurnStore): Refusal | null {
-  return refusalUnless(store.status(), "idle");
-}
 
 /** Why these decisions cannot be taken now: nothing waits, a call that does not, an expired pause. */
 export function refusalForApprovals(store: TurnStore, ids: string[]): Refusal | null {

@@ -13,7 +13,7 @@ import { holdsScope } from "../tenancy/roles";
 import { authenticateApiKey } from "./api-keys";
 import { CSRF_HEADER, csrfTokenOf, lookupBrowserSession, SESSION_COOKIE } from "./browser-sessions";
 import { ACCESS_HEADER, principalOfAccess } from "./cloudflare-access";
-import { checkedByOAuth } from "./mcp-door";
+import { checkedByOAuth } from "./mcp-guard";
 import { checkGrant, GrantProps, principalOfGrant } from "./oauth-grants";
 import { isUserDisabled, noteSeen } from "./users";
 

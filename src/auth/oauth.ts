@@ -8,7 +8,7 @@
 // client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as before,
 // its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
 // grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
-// (src/auth/mcp-door.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
+// (src/auth/mcp-guard.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
 // src/auth/client-registration.ts), revocation at /oauth/revoke, and a reused refresh token refused, ending its
 // grant (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered without it.
 //
@@ -29,7 +29,7 @@ import { JsonAdminLogger } from "../observability/admin-logger";
 import { isLoopbackHost } from "../settings";
 import { authenticateApiKey } from "./api-keys";
 import { registrationRefusal } from "./client-registration";
-import { forgetVerifiedToken, mcpThroughProvider } from "./mcp-door";
+import { forgetVerifiedToken, mcpThroughProvider } from "./mcp-guard";
 import { boundedBody, MAX_OAUTH_BODY_BYTES } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
 import { checkGrant, GrantProps, listGrantRecords, oauthUserId, revokeGrants, revokeServerGrant } from "./oauth-grants";
@@ -191,7 +191,7 @@ async function endServerGrant(env: Cloudflare.Env, url: URL, grant: ServerGrant)
 }
 
 /**
- * The Worker's front door: the OAuth paths of an origin that can have OAuth go to its provider (which passes
+ * What stands in front of the app: the OAuth paths of an origin that can have OAuth go to its provider (which passes
  * /mcp, its token checked, to the app), everything else to the app as it is. What the provider reads is bounded
  * first (src/auth/oauth-bounds.ts); a failure it did not expect is logged with its stack and answered without it.
  */

@@ -2,7 +2,8 @@
 // refused, and its second use ends the grant, so a stolen refresh token and the client's own copy cannot both go on.
 // The server (@cloudflare/workers-oauth-provider) keeps a grant's previous refresh token valid until the next
 // rotation; aptix remembers in D1 the SHA-256 of each refresh token the server took for new tokens, read where it is
-// written, and the token endpoint's front door (src/auth/token-endpoint.ts) checks it before the server sees one.
+// written, and what stands in front of the token endpoint (src/auth/token-endpoint.ts) checks it before the server
+// sees one.
 import { z } from "zod";
 import type { Db } from "../db";
 import { sha256Hex } from "../secret-text";

@@ -12,7 +12,7 @@ import { rememberRotated, rotatedAway, type ServerGrant, serverGrantOf } from ".
 export const TOKEN_PATH = "/oauth/token";
 export const REVOKE_PATH = "/oauth/revoke";
 
-/** What the front needs of the OAuth front door. */
+/** What the front needs of the OAuth provider in front of the app. */
 export interface TokenEndpointParts {
   /** The authorization server's token endpoint. */
   server: (request: Request) => Promise<Response>;

@@ -3,8 +3,8 @@
 // retries with backoff, the answer (JSON or the Messages event stream) back as a ChatResponse, errors as ModelErrors.
 
 import { z } from "zod";
-import { ChatRequestIn } from "../translate/anthropic-chat";
-import { chatRequestToMessages, messageToChatResponse } from "../translate/chat-anthropic";
+import { ChatRequestIn } from "../translate/anthropic-to-chat";
+import { chatRequestToMessages, messageToChatResponse } from "../translate/chat-to-anthropic";
 import { AnthropicMessage } from "../wire/anthropic";
 import { type CacheTtl, withCacheBreakpoints } from "./anthropic-cache-breakpoints";
 import { anthropicStreamEvents, tokenUsageOfAnthropic } from "./anthropic-stream-events";

@@ -5,9 +5,9 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { errorBody } from "../errors";
 import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
-import { anthropicErrorToOpenAI } from "../translate/anthropic-chat";
 import { MessageEventsToChatChunks, STREAM_CUT_MESSAGE } from "../translate/anthropic-chat-stream";
-import { messageToChatResponse } from "../translate/chat-anthropic";
+import { anthropicErrorToOpenAI } from "../translate/anthropic-to-chat";
+import { messageToChatResponse } from "../translate/chat-to-anthropic";
 import { AnthropicErrorBody, AnthropicMessage, MessageStreamEvent } from "../wire/anthropic";
 import { isEventStream, unreadable } from "./answer-as-message";
 import type { PassthroughRequest } from "./request-body";

@@ -2,7 +2,7 @@
 // the relayed chunk stream as the Messages API's events (messages-stream.ts); an error answer is left as it is
 // (anthropic-errors.ts puts it in Anthropic's shape). An answer the translation cannot read is the upstream's fault.
 import { ApiError } from "../errors";
-import { ChatCompletionIn, chatResponseToMessage } from "../translate/anthropic-chat";
+import { ChatCompletionIn, chatResponseToMessage } from "../translate/anthropic-to-chat";
 import { messageEventStream } from "./messages-stream";
 import type { PassthroughRequest } from "./request-body";
 

@@ -5,7 +5,7 @@ import { createMiddleware } from "hono/factory";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { OpenAIErrorBody } from "../errors";
 import type { AppBindings } from "../http";
-import { openAIErrorToAnthropic } from "../translate/anthropic-chat";
+import { openAIErrorToAnthropic } from "../translate/anthropic-to-chat";
 
 function isOpenAIErrorBody(value: unknown): value is OpenAIErrorBody {
   if (typeof value !== "object" || value === null || !("error" in value) || "type" in value) return false;

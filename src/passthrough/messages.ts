@@ -9,7 +9,7 @@ import { ApiError } from "../errors";
 import { type AppBindings, type AppContext, json, jsonBody, parseWith, requireJsonBody, routes } from "../http";
 import { envRouteTable } from "../routing/env-router";
 import { estimateTokens } from "../token-estimate";
-import { messagesToChatRequest } from "../translate/anthropic-chat";
+import { messagesToChatRequest } from "../translate/anthropic-to-chat";
 import { AnthropicErrorBody, AnthropicMessage, MessagesRequest } from "../wire/anthropic";
 import { jsonObjectOf, type PassthroughRequest } from "./request-body";
 import { forward, generationGuards } from "./routes";

@@ -3,7 +3,7 @@
 // `error` event (`{"type":"error","error":{type,message}}`), as Anthropic's own streams carry them.
 import { z } from "zod";
 import type { OpenAIErrorBody } from "../errors";
-import { openAIErrorToAnthropic } from "../translate/anthropic-chat";
+import { openAIErrorToAnthropic } from "../translate/anthropic-to-chat";
 import { AnthropicErrorBody } from "../wire/anthropic";
 import type { Wire } from "./request-body";
 import { errorFrame } from "./upstream-errors";

@@ -1,8 +1,10 @@
 // AgentSession: one Durable Object per agent session, and its RPC front. It owns the session's storage (a
 // versioned SQLite schema), checks every caller's org, and hands each job to the part that does it: the loop's
-// turns (turn-driver.ts, session-loop.ts), the WebSocket door (socket-door.ts), the OpenAI door (agent-door.ts),
-// the session's alarm (session-alarm.ts), the owner's session list (list-writer.ts), workflows
-// (workflow-runner.ts), and renaming, archiving, exporting and deleting the session (session-keeper.ts).
+// turns (turn-driver.ts, which admits them by turn-admission.ts; reasoner-factory.ts), the WebSocket
+// (session-sockets.ts), the agent's OpenAI doors (chat-turns.ts), the session's alarm (session-alarm.ts), the owner's
+// session list (list-writer.ts), workflows (workflow-runner.ts), and renaming, archiving, exporting and deleting
+// the session (session-keeper.ts). A door is one way in that a client speaks to the agent: REST, SSE, the
+// WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
@@ -26,24 +28,24 @@ import type {
 } from "../wire/session";
 import type { TurnTimeline } from "../wire/timeline";
 import type { AgentExecuteResponse } from "../wire/turn";
-import { AgentDoor, type DoorAnswer, type DoorTurn } from "./agent-door";
 import type { Caller } from "./caller";
+import { type ChatTurn, type ChatTurnAnswer, ChatTurns } from "./chat-turns";
 import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
+import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";
 import { type BranchSeed, branchOrigin, branchSeed, seedBranch } from "./session-branch";
 import type { ExportFile, ExportFormat } from "./session-export";
 import { type EntryChange, indexSession } from "./session-index";
 import { type Expiry, SessionKeeper } from "./session-keeper";
-import { SessionLoop } from "./session-loop";
 import { migrateSessionStorage } from "./session-schema";
+import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
 import { sessionView } from "./session-view";
-import { SocketDoor } from "./socket-door";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
@@ -74,10 +76,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly db: BookmarkedDb;
   private readonly list: SessionListWriter;
   private readonly alarmClock: SessionAlarm;
-  private readonly loop: SessionLoop;
+  private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;
-  private readonly socket: SocketDoor;
-  private readonly door: AgentDoor;
+  private readonly sockets: SessionSockets;
+  private readonly chatTurns: ChatTurns;
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
   readonly compaction: Compactor;
@@ -118,7 +120,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       started: (turnId) => driver?.started(turnId),
       clientMessageId: () => driver?.clientMessageId() ?? null,
     });
-    this.loop = new SessionLoop({
+    this.reasoners = new ReasonerFactory({
       env,
       db: this.db,
       store: this.store,
@@ -131,19 +133,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       steps: this.steps,
       calibration: this.calibration,
     });
-    const loop = this.loop;
+    const reasoners = this.reasoners;
     this.compaction = new Compactor({
       store: this.store,
       config: () => settings(env).agent,
-      catalog: () => loop.catalog(),
-      access: (caller) => loop.modelAccess(caller, "agent_compaction"),
+      catalog: () => reasoners.catalog(),
+      access: (caller) => reasoners.modelAccess(caller, "agent_compaction"),
       calibration: this.calibration,
       waitUntil,
     });
     const compaction = this.compaction;
     driver = new TurnDriver({
       store: this.store,
-      loop,
+      reasoners,
       desk,
       alarm: this.alarmClock,
       logger: this.logger,
@@ -152,8 +154,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
-    this.socket = new SocketDoor({ ctx, store, events, frames, tickets, driver, desk });
-    this.door = new AgentDoor({
+    this.sockets = new SessionSockets({ ctx, store, events, frames, tickets, driver, desk });
+    this.chatTurns = new ChatTurns({
       env,
       store,
       frames,
@@ -230,12 +232,13 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     attachments: readonly MessageAttachment[] = [],
   ): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.startTurn(content, signal, { attachments }), { caller });
+    return this.driver.turn({ kind: "message", content, attachments }, { caller });
   }
 
   /**
-   * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (busy, the key past its
-   * model call limit) come before the stream opens, as ordinary error responses.
+   * The same turn as sendMessage, answered as a stream of the frames it logs (SSE). Refusals (the admission's: busy,
+   * an image the mode cannot read, the key past its model call limit) come before the stream opens, as ordinary
+   * error responses.
    */
   async sendMessageStream(
     caller: Caller,
@@ -243,9 +246,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     attachments: readonly MessageAttachment[] = [],
   ): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return this.notFound();
-    const { env, driver, frames, logger } = this;
+    const { driver, frames } = this;
     return streamMessage(
-      { env, driver, frames, logger, waitUntil: (work) => this.ctx.waitUntil(work) },
+      { driver, frames, waitUntil: (work) => this.ctx.waitUntil(work) },
       caller,
       content,
       attachments,
@@ -254,12 +257,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   async submitApprovals(caller: Caller, decisions: ApprovalDecision[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.applyApprovals(decisions, signal), { caller });
+    return this.driver.turn({ kind: "approvals", decisions }, { caller });
   }
 
   async submitToolResults(caller: Caller, results: ClientToolResult[]): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
-    return this.driver.drive((r, signal) => r.applyToolResults(results, signal), { caller });
+    return this.driver.turn({ kind: "tool_results", results }, { caller });
   }
 
   /** The user's answer to the question a tool's MCP server asks mid-call; answered when the turn next stops. */
@@ -276,18 +279,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * The agent's OpenAI door: the request's new input (a message, words deciding approvals, or the client's tool
    * results) in this session, with the client's tools; answers the turn and what the agent said.
    */
-  async doorTurn(caller: Caller, turn: DoorTurn): Promise<Outcome<DoorAnswer>> {
+  async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer>> {
     // A deleted session is never made again here: the caller is answered 404 below.
-    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.door.turn(caller, turn, indexed);
+    return this.chatTurns.turn(caller, turn, indexed);
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
-  async doorTurnStream(caller: Caller, turn: DoorTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
-    const indexed = this.keeper.deleted() ? Promise.resolve() : this.door.createIfNew(turn);
+  async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.door.stream(caller, turn, indexed);
+    return this.chatTurns.stream(caller, turn, indexed);
   }
 
   /** Runs a user-invoked workflow inside the session, under the same one-turn-at-a-time rule as a message. */
@@ -301,7 +304,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       {
         store: this.store,
         catalog: new D1AgentModeCatalogService(this.db, this.store.identity().org),
-        refusalToStart: () => this.driver.refusalToStart(),
+        admit: () => this.driver.admit({ kind: "workflow" }, { caller }),
         setMode: async (identity, mode, reason, turnId) => {
           await this.setSessionMode(identity.sessionId, mode, reason, identity.org, caller.user);
           this.emit({ type: "mode_changed", turnId, from: identity.mode, to: mode, reason });
@@ -353,20 +356,20 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.store.changeMode(mode, reason, user);
   }
 
-  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]` (socket-door.ts). */
+  /** The WebSocket door: `GET /ws?ticket=...[&afterSeq=N]` (session-sockets.ts). */
   override async fetch(request: Request): Promise<Response> {
     if (this.keeper.gone()) return invalidTicketResponse();
-    return this.socket.accept(request);
+    return this.sockets.accept(request);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     // A frame that reaches a session being deleted does nothing: its sockets are about to be told and closed.
     if (this.keeper.gone()) return;
-    return this.socket.message(ws, message);
+    return this.sockets.message(ws, message);
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    this.socket.close(ws, code);
+    this.sockets.close(ws, code);
   }
 
   /**

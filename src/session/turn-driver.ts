@@ -1,7 +1,8 @@
-// One turn at a time in the session object: a request drives the loop with a cancel switch; a turn that is
-// starting or running refuses another; a request answers when its turn stops, or as soon as a tool's MCP server
-// asks the user a question mid-call (the turn goes on and waits for the answer); a turn a restart of the object
-// cut off resumes; the session's alarm follows the turn (a little ahead while it works, at a pause's expiry).
+// One turn at a time in the session object: a request is admitted (turn-admission.ts) and drives the loop with a
+// cancel switch; a turn that is starting or running refuses another; a request answers when its turn stops, or as
+// soon as a tool's MCP server asks the user a question mid-call (the turn goes on and waits for the answer); a turn
+// a restart of the object cut off resumes; the session's alarm follows the turn (a little ahead while it works, at
+// a pause's expiry).
 import type { AgentReasoner } from "../agent/agent-reasoner";
 import { turnResponse } from "../agent/turn-ending";
 import {
@@ -10,30 +11,28 @@ import {
   failBrokenTurn,
   mayResumeInterruptedTurn,
   pauseExpiresAt,
-  refusalToStart,
 } from "../agent/turn-status";
 import type { JsonAdminLogger } from "../observability/admin-logger";
-import { quoted } from "../quote";
-import { type Outcome, type Refusal, refuse } from "../refusal";
-import { isImageAttachment, type MessageAttachment } from "../wire/attachments";
+import type { Outcome } from "../refusal";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { AgentExecuteResponse, PendingElicitation } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
+import type { ReasonerFactory, ReasonerOptions } from "./reasoner-factory";
 import type { SessionAlarm } from "./session-alarm";
-import type { LoopOptions, SessionLoop } from "./session-loop";
 import type { SessionStore } from "./session-store";
+import { type Admission, type AskFor, admit } from "./turn-admission";
 
 export type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
-export interface DriveOptions extends LoopOptions {
+export interface DriveOptions extends ReasonerOptions {
   /** The id the client gave its message (the socket door's user_message), echoed in turn_started. */
   clientMessageId?: string | null | undefined;
 }
 
 export interface TurnDriverDeps {
   store: SessionStore;
-  loop: SessionLoop;
+  reasoners: ReasonerFactory;
   desk: () => ElicitationDesk;
   alarm: SessionAlarm;
   logger: JsonAdminLogger;
@@ -53,6 +52,8 @@ export class TurnDriver {
   private messageId: string | null = null;
   /** The running turn, for a request that waits for it after answering a question the turn asked. */
   private running: Promise<Outcome<AgentExecuteResponse>> | null = null;
+  /** An admission holds the session while its checks run (the key's limit, the budget), before its turn runs. */
+  private held = false;
 
   constructor(private readonly deps: TurnDriverDeps) {}
 
@@ -74,39 +75,38 @@ export class TurnDriver {
     return this.messageId;
   }
 
-  /** A turn runs: `running` in storage, or still starting (it asks the key's budget before it writes `running`). */
+  /** A turn runs: `running` in storage, or still starting (admitted, or being admitted, before it writes `running`). */
   busy(): boolean {
-    return this.deps.store.status() === "running" || this.running !== null;
+    return this.deps.store.status() === "running" || this.running !== null || this.held;
   }
 
-  /**
-   * Why a new message (or workflow) cannot start now: a turn is starting, a question of an MCP server waits for its
-   * answer, a turn runs, or a paused turn waits for approvals or results; null when it can.
-   */
-  refusalToStart(): Refusal | null {
-    if (this.running !== null && this.deps.store.status() === "idle") {
-      return refuse("session_busy", "The session is busy.");
-    }
-    const question = this.deps.desk().pending();
-    if (question) {
-      return refuse(
-        "session_awaiting_input",
-        `The session is waiting for the answer to a question from MCP server ${quoted(question.server)} (elicitation ${question.elicitationId}); answer it or cancel the turn first.`,
-      );
-    }
-    return refusalToStart(this.deps.store);
-  }
-
-  /** Why a message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
-  async attachmentRefusal(attachments: readonly MessageAttachment[], caller?: Caller): Promise<Refusal | null> {
-    if (!attachments.some(isImageAttachment)) return null;
-    return this.deps.loop.reasoner({ caller }).attachmentRefusal(attachments);
+  /** Whether what a door asks may start or resume a turn now: the session's one admission (turn-admission.ts). */
+  admit(askFor: AskFor, options: DriveOptions = {}): Promise<Outcome<Admission>> {
+    return admit(
+      {
+        store: this.deps.store,
+        held: () => this.running !== null || this.held,
+        question: () => this.deps.desk().pending(),
+        expirePause: () => this.expirePause(options.caller),
+        hold: () => {
+          this.held = true;
+          let released = false;
+          return () => {
+            if (released) return;
+            released = true;
+            this.held = false;
+          };
+        },
+        reasoner: () => this.deps.reasoners.reasoner(options),
+      },
+      askFor,
+    );
   }
 
   /** Ends the paused turn if its pause has expired (lazily, on the next request, or from the alarm). */
   expirePause(caller?: Caller): void {
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
-    expirePausedTurn(this.deps.loop.ending(caller));
+    expirePausedTurn(this.deps.reasoners.ending(caller));
   }
 
   /**
@@ -114,11 +114,11 @@ export class TurnDriver {
    * ahead, so an object that stops mid-turn wakes by then; at a paused turn's expiry; else none.
    */
   syncAlarm(working = this.running !== null): Promise<void> {
-    const { alarm, store, loop, resume, desk } = this.deps;
+    const { alarm, store, reasoners, resume, desk } = this.deps;
     // While the turn waits for the answer to an MCP server's question (up to a day), the object wakes once a minute.
     const ahead = desk().pending() ? Math.max(resume.checkMs, QUESTION_CHECK_MS) : resume.checkMs;
     if (working) return alarm.sync(Date.now() + ahead);
-    return alarm.sync(pauseExpiresAt(store, loop.ending().config));
+    return alarm.sync(pauseExpiresAt(store, reasoners.ending().config));
   }
 
   /** A turn `running` in storage that no one drives here: a restart of the object cut it off. */
@@ -140,7 +140,7 @@ export class TurnDriver {
     const caller: Caller | undefined = turn.caller && { ...turn.caller, requestId: `resume-${turn.turnId}` };
     // A turn stored by code that kept no caller (before resumption existed) would run unmetered: it ends instead.
     const maxResumes = caller ? this.deps.resume.maxResumes : 0;
-    if (!mayResumeInterruptedTurn(this.deps.loop.ending(caller), maxResumes)) {
+    if (!mayResumeInterruptedTurn(this.deps.reasoners.ending(caller), maxResumes)) {
       await this.syncAlarm();
       return null;
     }
@@ -151,6 +151,7 @@ export class TurnDriver {
     };
     resuming((turn.resumes ?? 0) + 1);
     return this.run(
+      this.deps.reasoners.reasoner(options),
       (r, signal) => r.resumeInterrupted(lastSeenAt, signal).then((value) => ({ ok: true, value })),
       options,
     );
@@ -161,7 +162,7 @@ export class TurnDriver {
    * takes messages again, and the alarm follows.
    */
   async failedToResume(): Promise<void> {
-    if (this.interrupted()) failBrokenTurn(this.deps.loop.ending());
+    if (this.interrupted()) failBrokenTurn(this.deps.reasoners.ending());
     await this.syncAlarm();
   }
 
@@ -172,7 +173,7 @@ export class TurnDriver {
       return { ok: true, value: null };
     }
     // The alarm set for its expiry stays: when it fires, it finds nothing paused and is not set again.
-    return cancelPausedTurn(this.deps.loop.ending(caller));
+    return cancelPausedTurn(this.deps.reasoners.ending(caller));
   }
 
   /** Ends the running turn, if one runs (as a cancel does), once it has stopped writing: the session is deleted next. */
@@ -186,24 +187,47 @@ export class TurnDriver {
     );
   }
 
-  /**
-   * Runs one reasoner action with a cancel switch; a running turn refuses before anything else changes. A paused
-   * turn whose pause expired is ended first, and the expiry alarm follows the turn afterwards.
-   */
-  async drive(action: TurnAction, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
-    if (this.busy()) return this.refusalToStart() ?? refuse("session_busy", "The session is busy.");
-    this.expirePause(options.caller);
-    return this.run(action, options);
+  /** What a door asks, admitted and then driven: the refusal, or the turn's answer. */
+  async turn(askFor: AskFor, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
+    const admitted = await this.admit(askFor, options);
+    return admitted.ok ? this.drive(admitted.value, options) : admitted;
   }
 
-  private async run(action: TurnAction, options: DriveOptions): Promise<Outcome<AgentExecuteResponse>> {
-    const reasoner = this.deps.loop.reasoner(options);
+  /** Drives an admitted turn with its reasoner and a cancel switch; its admission's hold passes to the running turn. */
+  drive(admission: Admission, options: DriveOptions = {}): Promise<Outcome<AgentExecuteResponse>> {
+    const { ask, reasoner, first } = admission;
+    let action: TurnAction;
+    switch (ask.kind) {
+      case "message":
+        action = (r, signal) =>
+          r.startTurn(ask.content, signal, { attachments: ask.attachments, ...(first ? { first } : {}) });
+        break;
+      case "approvals":
+        action = (r, signal) => r.applyApprovals(ask.decisions, signal);
+        break;
+      case "tool_results":
+        action = (r, signal) => r.applyToolResults(ask.results, signal);
+        break;
+      case "workflow":
+        admission.release();
+        throw new Error("A workflow is run by the workflow runner, not driven as a turn.");
+    }
+    if (!reasoner) throw new Error("An admitted turn has its reasoner.");
+    return this.run(reasoner, action, options, admission.release);
+  }
+
+  private async run(
+    reasoner: AgentReasoner,
+    action: TurnAction,
+    options: DriveOptions,
+    release: () => void = () => undefined,
+  ): Promise<Outcome<AgentExecuteResponse>> {
     const controller = new AbortController();
     this.controller = controller;
     this.messageId = options.clientMessageId ?? null;
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
     const next = this.deps.desk().nextQuestion();
-    this.deps.loop.keepOpen();
+    this.deps.reasoners.keepOpen();
     // The alarm that wakes the object should it stop mid-turn; written beside the turn's first writes, not awaited
     // before its first model call.
     const armed = this.syncAlarm(true);
@@ -214,14 +238,15 @@ export class TurnDriver {
         // Whoever waits for the turn (maybe no one, once it answered `awaiting_input`) gets the failure; the turn
         // itself is ended, so the session does not stay `running`.
         callLogger(this.deps.logger, options.caller).addException("[AgentSession_Turn__Exception]", error);
-        failBrokenTurn(this.deps.loop.ending(options.caller));
+        failBrokenTurn(this.deps.reasoners.ending(options.caller));
         throw error;
       } finally {
         if (this.controller === controller) this.controller = null;
-        this.deps.loop.closeWhenIdle();
+        this.deps.reasoners.closeWhenIdle();
       }
     })();
     this.running = running;
+    release();
     // Handled either way: a failure nobody awaits any more is logged above, not left unhandled. After the reply
     // (not before it): the alarm follows the stopped turn (a pause's expiry, or none; still ahead if another turn
     // started meanwhile), and the conversation's compaction may start.

@@ -3,17 +3,18 @@
 
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import { type Outcome, type Refusal, refuse, workflowNotFound } from "../refusal";
+import { type Outcome, refuse, workflowNotFound } from "../refusal";
 import type { Artifact, WorkflowRunResponse } from "../wire/session";
 import { workflowService } from "../workflows";
 import { WorkflowError } from "../workflows/workflow";
 import type { SessionStore } from "./session-store";
+import type { Admission } from "./turn-admission";
 
 export interface WorkflowRunDeps {
   store: SessionStore;
   catalog: AgentModeCatalogService;
-  /** Why the session cannot start something now (busy, or waiting on approvals or tool results). */
-  refusalToStart(): Refusal | null;
+  /** The session's admission (busy, or waiting on approvals or tool results, refuses); it holds the session. */
+  admit(): Promise<Outcome<Admission>>;
   setMode(identity: SessionIdentity, mode: string, reason: string, turnId: string): Promise<void>;
   createBranch(mode: string): Promise<string>;
 }
@@ -26,8 +27,8 @@ export async function runWorkflow(
 ): Promise<Outcome<WorkflowRunResponse>> {
   const workflow = workflowService.get(workflowId);
   if (!workflow) return workflowNotFound(workflowId);
-  const busy = deps.refusalToStart();
-  if (busy) return busy;
+  const admitted = await deps.admit();
+  if (!admitted.ok) return admitted;
 
   const identity = deps.store.identity();
   const turn: TurnState = {
@@ -38,6 +39,8 @@ export async function runWorkflow(
     batch: null,
   };
   deps.store.saveTurn("running", turn);
+  // The turn holds the session now (its `running` in storage).
+  admitted.value.release();
   try {
     const result = await workflow.run(parameters, {
       ...identity,

@@ -16,8 +16,8 @@ import {
   type ChatUsageOut,
   messageIdOf,
   stopReasonOfFinish,
-} from "./anthropic-chat";
-import { chatUsageOf, finishOfStopReason } from "./chat-anthropic";
+} from "./anthropic-to-chat";
+import { chatUsageOf, finishOfStopReason } from "./chat-to-anthropic";
 
 type UsageCounts = Parameters<typeof chatUsageOf>[0];
 

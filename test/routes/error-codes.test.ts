@@ -5,7 +5,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createBrowserSession } from "../../src/auth/browser-sessions";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors";
-import { anthropicErrorTypeOf } from "../../src/translate/anthropic-chat";
+import { anthropicErrorTypeOf } from "../../src/translate/anthropic-to-chat";
 import { beginSignIn, callback, signInAtProvider, ssoWorker } from "../fixtures/idp";
 import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";

@@ -174,7 +174,7 @@ describe("DELETE /context/sessions/:id", () => {
     const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
     const { org, user } = TEST_KEYS.chat;
     const answered = await runInDurableObject(stub, async (instance) => {
-      const outcome = await instance.doorTurn(
+      const outcome = await instance.chatTurn(
         { org, user, keyId: "chat" },
         {
           input: { type: "message", content: "again" },

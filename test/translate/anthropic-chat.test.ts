@@ -3,6 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { errorBody } from "../../src/errors";
 import {
+  ChatChunkIn,
+  ChatChunksToMessageEvents,
+  MessageEventsToChatChunks,
+  STREAM_CUT_MESSAGE,
+} from "../../src/translate/anthropic-chat-stream";
+import {
   anthropicErrorToOpenAI,
   ChatCompletionIn,
   ChatRequestIn,
@@ -11,14 +17,12 @@ import {
   openAIErrorToAnthropic,
   TOOL_ERROR_PREFIX,
   type Translated,
-} from "../../src/translate/anthropic-chat";
+} from "../../src/translate/anthropic-to-chat";
 import {
-  ChatChunkIn,
-  ChatChunksToMessageEvents,
-  MessageEventsToChatChunks,
-  STREAM_CUT_MESSAGE,
-} from "../../src/translate/anthropic-chat-stream";
-import { chatRequestToMessages, DEFAULT_MAX_TOKENS, messageToChatResponse } from "../../src/translate/chat-anthropic";
+  chatRequestToMessages,
+  DEFAULT_MAX_TOKENS,
+  messageToChatResponse,
+} from "../../src/translate/chat-to-anthropic";
 import {
   AnthropicErrorBody,
   AnthropicMessage,

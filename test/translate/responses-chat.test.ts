@@ -4,6 +4,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { errorBody } from "../../src/errors";
+import { type DoorChunk, ResponsesStreamMapper } from "../../src/translate/chat-chunks-to-responses";
 import {
   chatCompletionToResponse,
   type DoorCompletion,
@@ -11,8 +12,7 @@ import {
   type ResponseMeta,
   responseEcho,
   responsesToChatRequest,
-} from "../../src/translate/responses-chat";
-import { type DoorChunk, ResponsesStreamMapper } from "../../src/translate/responses-chat-stream";
+} from "../../src/translate/responses-to-chat";
 import { chatCompletion, chunkEvent, type OpenAIToolCall, usageEvent } from "../../src/wire/openai";
 import { ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../../src/wire/responses";
 

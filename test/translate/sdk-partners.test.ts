@@ -6,17 +6,17 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import {
-  ChatCompletionIn,
-  ChatRequestIn,
-  chatResponseToMessage,
-  messagesToChatRequest,
-} from "../../src/translate/anthropic-chat";
-import {
   ChatChunkIn,
   ChatChunksToMessageEvents,
   MessageEventsToChatChunks,
 } from "../../src/translate/anthropic-chat-stream";
-import { chatRequestToMessages, messageToChatResponse } from "../../src/translate/chat-anthropic";
+import {
+  ChatCompletionIn,
+  ChatRequestIn,
+  chatResponseToMessage,
+  messagesToChatRequest,
+} from "../../src/translate/anthropic-to-chat";
+import { chatRequestToMessages, messageToChatResponse } from "../../src/translate/chat-to-anthropic";
 import { AnthropicMessage, MessageStreamEvent, MessagesRequest } from "../../src/wire/anthropic";
 
 /** A fetch that keeps the request's JSON body and answers with `respond`. */

@@ -1,5 +1,5 @@
 // OpenAI chat completions -> Anthropic's Messages API, for an OpenAI client on an Anthropic route: the request
-// and the answer back (the mapping tables shared by both directions are in anthropic-chat.ts, the streams in
+// and the answer back (the mapping tables shared by both directions are in anthropic-to-chat.ts, the streams in
 // anthropic-chat-stream.ts). What dropping would change is refused with the param that carries it.
 import type { z } from "zod";
 import {
@@ -21,7 +21,7 @@ import {
   refuse,
   type Translated,
   toolInputOf,
-} from "./anthropic-chat";
+} from "./anthropic-to-chat";
 // ---------------------------------------------------------------------------------------------------------------
 // Chat completions request -> Anthropic request.
 

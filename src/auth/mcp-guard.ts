@@ -1,7 +1,7 @@
-// /mcp behind the OAuth front door (src/auth/oauth.ts): an access token the provider verified is kept by the isolate
-// for AUTH_CACHE_TTL_MS, the request contexts whose props the provider (or this cache) filled are the only ones /mcp
-// trusts, a token shaped as the provider's but naming ids longer than any it issues is refused before it reaches KV,
-// and /mcp's refusals are answered in aptix's error shape, with the challenge that starts OAuth.
+// The guard of /mcp behind the OAuth provider (src/auth/oauth.ts): an access token the provider verified is kept by
+// the isolate for AUTH_CACHE_TTL_MS, the request contexts whose props the provider (or this cache) filled are the
+// only ones /mcp trusts, a token shaped as the provider's but naming ids longer than any it issues is refused before
+// it reaches KV, and /mcp's refusals are answered in aptix's error shape, with the challenge that starts OAuth.
 import { z } from "zod";
 import { errorBody } from "../errors";
 import { ExpiringMap } from "../isolate-cache";
@@ -54,7 +54,7 @@ function rememberVerified(key: string, ctx: ExecutionContext, now: number): void
 }
 
 /**
- * The requests whose context the provider (or this front door, from what the provider verified) filled: only
+ * The requests whose context the provider (or this guard, from what the provider verified) filled: only
  * theirs carry props /mcp may trust. Any other context's props (a service binding's, say) are not a grant's.
  */
 const checkedContexts = new WeakSet<object>();

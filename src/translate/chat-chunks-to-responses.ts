@@ -19,7 +19,7 @@ import {
   responseObject,
   responsesUsage,
   statusOfFinish,
-} from "./responses-chat";
+} from "./responses-to-chat";
 
 /** A chunk as the door streams it (the parsed data of one SSE event), or its error event. */
 export interface DoorChunk {

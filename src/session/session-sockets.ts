@@ -23,7 +23,7 @@ const SocketAttachment = z.object({
 });
 type SocketAttachment = z.infer<typeof SocketAttachment>;
 
-export interface SocketDoorDeps {
+export interface SessionSocketsDeps {
   ctx: DurableObjectState;
   store: SessionStore;
   events: EventLog;
@@ -33,8 +33,8 @@ export interface SocketDoorDeps {
   desk: () => ElicitationDesk;
 }
 
-export class SocketDoor {
-  constructor(private readonly deps: SocketDoorDeps) {}
+export class SessionSockets {
+  constructor(private readonly deps: SessionSocketsDeps) {}
 
   /**
    * `GET /ws?ticket=...[&afterSeq=N]`, refused before the upgrade when the ticket fails. A session that does not
@@ -80,15 +80,15 @@ export class SocketDoor {
       case "user_message":
         return this.answer(
           ws,
-          await driver.drive((r, s) => r.startTurn(frame.content, s, { attachments: frame.attachments ?? [] }), {
-            caller,
-            clientMessageId: frame.clientMessageId,
-          }),
+          await driver.turn(
+            { kind: "message", content: frame.content, attachments: frame.attachments ?? [] },
+            { caller, clientMessageId: frame.clientMessageId },
+          ),
         );
       case "approval":
-        return this.answer(ws, await driver.drive((r, s) => r.applyApprovals(frame.decisions, s), { caller }));
+        return this.answer(ws, await driver.turn({ kind: "approvals", decisions: frame.decisions }, { caller }));
       case "tool_results":
-        return this.answer(ws, await driver.drive((r, s) => r.applyToolResults(frame.results, s), { caller }));
+        return this.answer(ws, await driver.turn({ kind: "tool_results", results: frame.results }, { caller }));
       case "elicitation_response": {
         const { elicitationId, action, content } = frame;
         const answer = { action, ...(content ? { content } : {}) };

@@ -1,5 +1,5 @@
 // Anthropic's Messages API <-> OpenAI chat completions: the chat side as the translation reads and writes it,
-// an Anthropic client's request and answer mapped (the other direction is chat-anthropic.ts, the streams are
+// an Anthropic client's request and answer mapped (the other direction is chat-to-anthropic.ts, the streams are
 // anthropic-chat-stream.ts), and errors both ways. What has no equivalent on the other side is refused with the
 // param that carries it, or dropped where dropping cannot change the answer; docs/anthropic.md has the table.
 import { z } from "zod";

@@ -1,7 +1,8 @@
 // One turn of the agent through its doors (/agent/v1): the chat completions door, and the Responses and Messages
-// doors that translate their requests to a chat completions request and run it here. The request's model names the
-// mode; its history (or the session it names) says which session it continues; the client's tools are checked
-// against the tool contract. The answer is a chat completion, or the turn's chunks as objects for each wire to write.
+// doors that translate their requests to a chat completions request and run it here (a door is one way in that a
+// client speaks to the agent). The request's model names the mode; its history (or the session it names) says
+// which session it continues; the client's tools are checked against the tool contract. The answer is a chat
+// completion, or the turn's chunks as objects for each wire to write.
 
 import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
@@ -10,7 +11,7 @@ import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
 import { refuse } from "../refusal";
-import type { DoorTurn } from "../session/agent-door";
+import type { ChatTurn } from "../session/chat-turns";
 import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
 import { settings } from "../settings";
@@ -80,7 +81,7 @@ function checkClientTools(c: AppContext, body: AgentChatBody) {
 }
 
 /** Where a door's turn is: its session, and the head after its answer (the session's latest answer). */
-export interface DoorPlace {
+export interface TurnPlace {
   sessionId: string;
   /** The session's head after this answer (agent_threads.head), once answered; a Responses door's response keeps it. */
   head: () => string | null;
@@ -93,11 +94,11 @@ export interface DoorPlace {
   save: (rows: D1PreparedStatement[]) => Promise<void>;
 }
 
-export type DoorOutcome =
-  | { kind: "answer"; place: DoorPlace; completion: ReturnType<typeof completionJson> }
-  | { kind: "stream"; place: DoorPlace; items: AsyncGenerator<DoorStreamItem> };
+export type ChatTurnOutcome =
+  | { kind: "answer"; place: TurnPlace; completion: ReturnType<typeof completionJson> }
+  | { kind: "stream"; place: TurnPlace; items: AsyncGenerator<DoorStreamItem> };
 
-export interface DoorRequest {
+export interface ChatTurnRequest {
   body: AgentChatBody;
   /**
    * The session this request continues, as named by the client (X-Aptix-Session, or a Responses previous_response_id,
@@ -106,7 +107,7 @@ export interface DoorRequest {
   sessionId: string | null | Promise<string | null>;
   /** With a stream: the usage chunk at its end. */
   includeUsage: boolean;
-  /** The door writes the session's head itself, with rows of its own (`DoorPlace.save`). */
+  /** The door writes the session's head itself, with rows of its own (`TurnPlace.save`). */
   holdHead?: boolean;
 }
 
@@ -115,7 +116,7 @@ export interface DoorRequest {
  * call budget; then the session's object runs the turn. Bad input and a failed turn throw ApiError (OpenAI's
  * shape, the session header on a failed turn). The session's head is recorded before the answer goes out.
  */
-export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<DoorOutcome> {
+export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Promise<ChatTurnOutcome> {
   const { body } = request;
   const { keyId, org, user } = c.var.principal;
   const key = modeKeyOfModel(body.model);
@@ -151,7 +152,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     thread.kind === "continue"
       ? sessionStub(c.env, sessionId)
       : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
-  const turn: DoorTurn = {
+  const turn: ChatTurn = {
     input:
       input.type === "message"
         ? { type: "message", content: input.content }
@@ -168,7 +169,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   let head: string | null = null;
   let turnId: string | null = null;
   const db = c.env.DB;
-  const place: DoorPlace = {
+  const place: TurnPlace = {
     sessionId,
     head: () => head,
     turnId: () => turnId,
@@ -193,7 +194,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
   };
 
   if (body.stream) {
-    const frames = unwrap(await stub.doorTurnStream(callerOf(c), turn));
+    const frames = unwrap(await stub.chatTurnStream(callerOf(c), turn));
     const items = doorChunks(frames, meta, {
       clientTools: names,
       includeUsage: request.includeUsage,
@@ -206,7 +207,7 @@ export async function runDoorTurn(c: AppContext, request: DoorRequest): Promise<
     return { kind: "stream", place, items };
   }
 
-  const answer = unwrap(await stub.doorTurn(callerOf(c), turn));
+  const answer = unwrap(await stub.chatTurn(callerOf(c), turn));
   const failure = turnFailure(answer.response);
   if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
   const waiting = new Set(answer.waitingForClient);

@@ -1,6 +1,7 @@
-// What the session object's agent loop is built from: the object's settings, catalog, tool registry, MCP tools,
-// events and questions, made once, and per request the caller's model router, key budget, org meter and logger.
-// One AgentReasoner is built per request that drives the loop; the status questions need none (turn-status.ts).
+// ReasonerFactory: what the session object's agent loop is built from (its settings, catalog, tool registry, MCP
+// tools, events and questions, made once) and, per request, the caller's model router, key budget, org meter and
+// logger. The turn's admission builds one AgentReasoner per request that drives the loop, and the turn runs with it;
+// the status questions need none (turn-status.ts).
 import { AgentReasoner, type AgentReasonerDeps } from "../agent/agent-reasoner";
 import type { ModelCallBudget, TurnMeter } from "../agent/model-call-budget";
 import type { TokenCalibration } from "../agent/token-calibration";
@@ -27,7 +28,7 @@ import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
 
 /** What one request's loop is built with, besides what the object shares. */
-export interface LoopOptions {
+export interface ReasonerOptions {
   caller?: Caller | undefined;
   /** The budget to draw on, when the caller's first model call was already counted. */
   budget?: ModelCallBudget | undefined;
@@ -39,7 +40,7 @@ export interface LoopOptions {
   reads?: TurnReads | undefined;
 }
 
-export interface SessionLoopDeps {
+export interface ReasonerFactoryDeps {
   env: Cloudflare.Env;
   db: BookmarkedDb;
   store: SessionStore;
@@ -69,7 +70,7 @@ type SharedDeps = Pick<
   | "elicit"
 >;
 
-export class SessionLoop {
+export class ReasonerFactory {
   private shared?: SharedDeps;
   private redact?: (text: string) => string;
   /** The keys the session's org's routes send (its own secrets among them): a trace's content never shows them. */
@@ -79,7 +80,7 @@ export class SessionLoop {
   /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
   private mcp?: McpToolSource;
 
-  constructor(private readonly deps: SessionLoopDeps) {}
+  constructor(private readonly deps: ReasonerFactoryDeps) {}
 
   /** How a turn ends without the loop (an expired or cancelled pause, a broken or interrupted turn). */
   ending(caller?: Caller): TurnEndingDeps {
@@ -215,7 +216,7 @@ export class SessionLoop {
    * A reasoner acting for the request's caller: its model calls count against the caller's key, its logs carry
    * the request id. Everything else is the object's, built once.
    */
-  reasoner(options: LoopOptions = {}): AgentReasoner {
+  reasoner(options: ReasonerOptions = {}): AgentReasoner {
     const { env } = this.deps;
     const { caller, reads } = options;
     const { router, meter, logger } = this.modelAccess(caller);

@@ -1,8 +1,6 @@
 // The session's side of the agent's OpenAI door: what a request's new input does in the session's state (a
 // message starts a turn, or decides the approvals that wait in plain words; tool messages are the client's
 // results), a new session seeded with the history the client sent, and the answer's text.
-import type { AgentReasoner } from "../agent/agent-reasoner";
-import { refusalForToolResults } from "../agent/turn-status";
 import { keyModelCallBudget, prepaidBudget } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
@@ -14,6 +12,7 @@ import { type Caller, callLogger } from "./caller";
 import type { FrameHub } from "./frame-hub";
 import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
+import type { TurnAsk } from "./turn-admission";
 import type { DriveOptions, TurnDriver } from "./turn-driver";
 
 /** A message of a client's history reduced to what it means: what its fingerprint covers, what a new session is seeded with. */
@@ -22,7 +21,7 @@ export type Meaning =
   | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
   | { role: "tool"; toolCallId: string; text: string };
 
-export interface DoorTurn {
+export interface ChatTurn {
   input:
     | { type: "message"; content: string }
     | { type: "tool_results"; results: { toolCallId: string; text: string }[] };
@@ -38,7 +37,7 @@ export interface DoorTurn {
   create?: { org: string; user: string; mode: string };
 }
 
-export interface DoorAnswer {
+export interface ChatTurnAnswer {
   response: AgentExecuteResponse;
   /** What the agent said in this request (each model response's text, in order). */
   content: string;
@@ -66,8 +65,6 @@ export function usageSince(before: TokenUsage | undefined, now: TokenUsage | und
   };
 }
 
-type Action = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
-
 /** A result as the loop takes it: JSON, so a plain-text result is sent as a JSON string. */
 function resultJson(text: string): string {
   try {
@@ -78,14 +75,13 @@ function resultJson(text: string): string {
   }
 }
 
-/** What the input does now, or why it cannot. */
-export function doorAction(turn: DoorTurn, status: SessionStatus, store: SessionStore): Action | Refusal {
+/** What the input asks of the session in its state now (words decide the approvals that wait), or why it cannot. */
+export function chatTurnAsk(turn: ChatTurn, status: SessionStatus, store: SessionStore): TurnAsk | Refusal {
   const { input } = turn;
   if (input.type === "message") {
     if (status === "awaiting_approval") {
       const waiting = store.pendingToolCalls().filter((c) => c.state === "awaiting_approval");
-      const decisions = decisionsFromWords(input.content, waiting);
-      return (r, signal) => r.applyApprovals(decisions, signal);
+      return { kind: "approvals", decisions: decisionsFromWords(input.content, waiting) };
     }
     if (status === "awaiting_client") {
       const ids = store.pendingToolCalls().map((c) => c.id);
@@ -94,13 +90,13 @@ export function doorAction(turn: DoorTurn, status: SessionStatus, store: Session
         `The session waits for the results of the tool calls ${ids.join(", ")}: send them as role 'tool' messages first.`,
       );
     }
-    return (r, signal) => r.startTurn(input.content, signal);
+    return { kind: "message", content: input.content, attachments: [] };
   }
   const results: ClientToolResult[] = input.results.map((r) => ({
     toolCallId: r.toolCallId,
     resultJson: resultJson(r.text),
   }));
-  return (r, signal) => r.applyToolResults(results, signal);
+  return { kind: "tool_results", results };
 }
 
 /** A new session's conversation starts with the client's history (tool exchanges as notes in the text). */
@@ -137,7 +133,7 @@ export function lastSeq(store: SessionStore): number {
   return store.lastMessageSeq();
 }
 
-export interface AgentDoorDeps {
+export interface ChatTurnsDeps {
   env: Cloudflare.Env;
   store: SessionStore;
   frames: FrameHub;
@@ -151,25 +147,31 @@ export interface AgentDoorDeps {
 const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
 
 /** The OpenAI door's entry into the session: a request's input driven as a turn, answered whole or as its frames. */
-export class AgentDoor {
-  constructor(private readonly deps: AgentDoorDeps) {}
+export class ChatTurns {
+  constructor(private readonly deps: ChatTurnsDeps) {}
 
   /**
    * A door request that starts a session creates it here, in the same call; its index row is written meanwhile. Then
    * the caller's ownership is checked (`owned`), as for every call.
    */
-  createIfNew(turn: DoorTurn): Promise<void> {
+  createIfNew(turn: ChatTurn): Promise<void> {
     if (!turn.create || this.deps.store.record()) return Promise.resolve();
     return this.deps.create(turn.create);
   }
 
   /** The turn's answer: the response, what the agent said in this request, the calls that wait for the client. */
-  async turn(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<DoorAnswer>> {
+  async turn(caller: Caller, turn: ChatTurn, indexed: Promise<void>): Promise<Outcome<ChatTurnAnswer>> {
     const { store, driver } = this.deps;
-    const prepared = this.prepare(caller, turn);
-    if ("ok" in prepared) return prepared;
+    const options = this.prepare(caller, turn);
+    const admitted = await driver.admit((status) => chatTurnAsk(turn, status, store), options);
+    if (!admitted.ok) {
+      await indexed;
+      return admitted;
+    }
+    // Read once admitted: a pause that expired was ended by the admission.
     const before = usageBefore(store);
-    const [outcome] = await Promise.all([driver.drive(prepared.action, prepared.options), indexed]);
+    const afterSeq = lastSeq(store);
+    const [outcome] = await Promise.all([driver.drive(admitted.value, options), indexed]);
     if (!outcome.ok) return outcome;
     const waitingForClient = store
       .pendingToolCalls()
@@ -179,7 +181,7 @@ export class AgentDoor {
       ok: true,
       value: {
         response: outcome.value,
-        content: textSince(store, prepared.afterSeq),
+        content: textSince(store, afterSeq),
         waitingForClient,
         turnId: store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null,
         ...usageField(usageSince(before, outcome.value.usage)),
@@ -187,25 +189,17 @@ export class AgentDoor {
     };
   }
 
-  /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
-  async stream(caller: Caller, turn: DoorTurn, indexed: Promise<void>): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  /** The same, answered as the stream of frames it logs (SSE); the admission's refusals come before the stream opens. */
+  async stream(caller: Caller, turn: ChatTurn, indexed: Promise<void>): Promise<Outcome<ReadableStream<Uint8Array>>> {
     const { store, driver, frames } = this.deps;
-    driver.expirePause(caller);
-    if (driver.busy()) return driver.refusalToStart() ?? refuse("session_busy", "The session is busy.");
-    // Results the session cannot take are refused before the stream opens, as a plain request's are.
-    if (turn.input.type === "tool_results") {
-      const refused = refusalForToolResults(
-        store,
-        turn.input.results.map((r) => r.toolCallId),
-      );
-      if (refused) return refused;
-    }
-    const prepared = this.prepare(caller, turn);
-    if ("ok" in prepared) return prepared;
+    const options = this.prepare(caller, turn);
+    const admitted = await driver.admit((status) => chatTurnAsk(turn, status, store), options);
+    if (!admitted.ok) return admitted;
+    // Read once admitted: a pause that expired was ended by the admission.
     const before = usageBefore(store);
     const stream = frames.openEventStream();
     const done = driver
-      .drive(prepared.action, prepared.options)
+      .drive(admitted.value, options)
       .then((outcome) =>
         outcome.ok
           ? stream.direct({ type: "door_usage", usage: usageSince(before, outcome.value.usage) ?? null })
@@ -218,27 +212,22 @@ export class AgentDoor {
     return { ok: true, value: stream.readable };
   }
 
-  private prepare(
-    caller: Caller,
-    turn: DoorTurn,
-  ): Refusal | { action: Action; options: DriveOptions; afterSeq: number } {
-    const { store, driver, env } = this.deps;
-    driver.expirePause(caller);
-    const action = doorAction(turn, store.status(), store);
-    if (typeof action !== "function") return action;
+  /**
+   * A new session's conversation is seeded with the client's history (before the admission, which prices the first
+   * call with it), and the request's options: the client's tools, the reads the Worker made, the key's first call
+   * when the Worker counted it.
+   */
+  private prepare(caller: Caller, turn: ChatTurn): DriveOptions {
+    const { store, env } = this.deps;
     seedConversation(store, turn.seed);
     const logger = callLogger(this.deps.logger, caller);
     const budget = keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger);
     return {
-      action,
-      options: {
-        caller,
-        clientTools: turn.clientTools,
-        declineElicitations: true,
-        reads: turn.reads,
-        ...(turn.prepaid ? { budget: prepaidBudget(budget) } : {}),
-      },
-      afterSeq: lastSeq(store),
+      caller,
+      clientTools: turn.clientTools,
+      declineElicitations: true,
+      reads: turn.reads,
+      ...(turn.prepaid ? { budget: prepaidBudget(budget) } : {}),
     };
   }
 }
