@@ -4,7 +4,7 @@
 import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouteTable } from "../routing/env-router";
-import type { RouteAttempt } from "../routing/model-router";
+import type { RouteAttempt } from "../routing/route-chain-walker";
 import { estimateTokens } from "../token-estimate";
 import { amountOf, COMPLETION_ESTIMATE_TOKENS, costMicros, estimateOf, reserveCall } from "./meter";
 import { recordUsage } from "./usage-records";
