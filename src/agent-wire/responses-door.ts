@@ -10,6 +10,7 @@ import { ApiError, errorBody } from "../errors";
 import { type AppContext, BEARER, errors, jsonBody, parseWith, routes } from "../http";
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
+import { findResponse, hideResponse, insertResponse, newResponseId } from "../session/response-store";
 import { holdsScope } from "../tenancy/roles";
 import {
   chatCompletionToResponse,
@@ -21,7 +22,6 @@ import { ResponsesStreamMapper } from "../translate/responses-chat-stream";
 import { type ResponseObject, ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../wire/responses";
 import { type DoorStreamItem, doorEventStream } from "./completion";
 import { type DoorPlace, runDoorTurn, SESSION_HEADER } from "./door";
-import { findResponse, hideResponse, insertResponse, newResponseId } from "./response-store";
 import { AgentChatBody } from "./transcript";
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["agent"] };

@@ -5,7 +5,8 @@ import { z } from "zod";
 import type { Db } from "../db";
 import { ExpiringMap } from "../isolate-cache";
 import type { Principal, Via } from "../principal";
-import { AUTH_CACHE_TTL_MS } from "./api-keys";
+import { AUTH_CACHE_TTL_MS, liveKeyScopesStatement } from "./api-keys";
+import { endSessionsOfUserStatement, sessionScopesStatement } from "./browser-sessions";
 
 /** How often an isolate writes a user's last_seen_at (a request more often is not written again). */
 export const LAST_SEEN_EVERY_MS = 60_000;
@@ -149,11 +150,7 @@ export async function setUserDisabled(
       .bind(org, id, disabled ? now : null),
   ];
   if (disabled) {
-    statements.push(
-      db
-        .prepare("UPDATE browser_sessions SET ended_at = ? WHERE org = ? AND user_id = ? AND ended_at IS NULL")
-        .bind(now, org, id),
-    );
+    statements.push(endSessionsOfUserStatement(db, org, id, now));
   }
   await db.batch([...statements, ...also]);
 }
@@ -163,12 +160,12 @@ export async function setUserDisabled(
  * session, past or present, with it: single sign-on's OIDC_OPERATOR_GROUPS). Only an operator changes an operator.
  */
 export async function isOperatorUser(db: Db, org: string, user: string): Promise<boolean> {
-  const { results } = await db
-    .prepare(
-      `SELECT scopes FROM api_keys WHERE org = ?1 AND user_id = ?2 AND revoked_at IS NULL
-       UNION ALL SELECT scopes FROM browser_sessions WHERE org = ?1 AND user_id = ?2`,
-    )
-    .bind(org, user)
-    .all<{ scopes: string }>();
-  return results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator"));
+  // One round trip: each table's own query, batched.
+  const answers = await db.batch<{ scopes: string }>([
+    liveKeyScopesStatement(db, org, user),
+    sessionScopesStatement(db, org, user),
+  ]);
+  return answers.some(({ results }) =>
+    results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator")),
+  );
 }

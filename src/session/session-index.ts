@@ -10,6 +10,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { asTypedName } from "../typed-name";
 import type { BranchOrigin, SessionListEntry } from "../wire/session";
 import { SessionStatus } from "../wire/turn";
+import { deleteSessionResponses } from "./response-store";
 
 export interface IndexedSession {
   sessionId: string;
@@ -270,11 +271,10 @@ export async function changeSessionEntry(
  * deleted conversation's history is told the session is gone rather than starting it again.
  */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
-  await db.batch(
-    ["session_index", "agent_responses"].map((table) =>
-      db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).bind(sessionId),
-    ),
-  );
+  await db.batch([
+    db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId),
+    deleteSessionResponses(db, sessionId),
+  ]);
 }
 
 /** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */

@@ -1,7 +1,8 @@
 // The responses the agent's Responses door keeps (D1 `agent_responses`, migration 0019): each tied to its org and
 // user (a member reads and deletes their own; an admin of the org any of it), the session and turn that answered it,
 // and the session's head after it, so a later request's previous_response_id finds the session to continue, and
-// tells whether that response is still the session's latest.
+// tells whether that response is still the session's latest. The one module with this table's SQL; it sits with the
+// session index, which deletes a session's kept responses with its entry.
 import type { Db } from "../db";
 import type { ResponseObject } from "../wire/responses";
 
@@ -71,4 +72,9 @@ export async function hideResponse(db: Db, reader: ResponseReader, id: string): 
     .bind(id, reader.org, reader.user, reader.admin ? 1 : 0)
     .run();
   return result.meta.changes > 0;
+}
+
+/** The statement that deletes every response `sessionId` kept (run in one batch with its index entry's delete). */
+export function deleteSessionResponses(db: Db, sessionId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM agent_responses WHERE session_id = ?").bind(sessionId);
 }
