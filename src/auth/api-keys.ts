@@ -6,11 +6,16 @@ import { ExpiringMap } from "../isolate-cache";
 import type { Principal } from "../principal";
 import { sha256Hex } from "../secret-text";
 
+const ExpiryRow = z.object({ expires_at: z.string().nullable() }).transform((r) => ({ expiresAt: r.expires_at }));
+
+/** Scopes as stored: a JSON array of scope names. */
+export const StoredScopes = z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text)));
+
 const ApiKeyRow = z.object({
   id: z.string(),
   org: z.string().min(1),
   user_id: z.string().min(1),
-  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  scopes: StoredScopes,
   expires_at: z.string().nullable(),
   disabled_at: z.string().nullable(),
 });
@@ -72,11 +77,8 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
 
 /** When the key `keyId` expires (null: never), which a browser session signed in with it must not outlive. */
 export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
-  const row = await db
-    .prepare("SELECT expires_at FROM api_keys WHERE id = ?")
-    .bind(keyId)
-    .first<{ expires_at: string | null }>();
-  return row?.expires_at ?? null;
+  const row = await db.prepare("SELECT expires_at FROM api_keys WHERE id = ?").bind(keyId).first();
+  return row ? ExpiryRow.parse(row).expiresAt : null;
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */
@@ -104,7 +106,7 @@ const StoredKeyRow = z
     id: z.string(),
     name: z.string(),
     user_id: z.string(),
-    scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+    scopes: StoredScopes,
     created_at: z.string(),
     expires_at: z.string().nullable(),
   })

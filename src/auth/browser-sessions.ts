@@ -187,11 +187,8 @@ export function forgetSessionsOfKey(keyId: string): void {
 
 /** When the browser session `id` ends at the latest (null: no such session). */
 export async function sessionExpiry(db: Db, id: string): Promise<string | null> {
-  const row = await db
-    .prepare("SELECT expires_at FROM browser_sessions WHERE id = ?")
-    .bind(id)
-    .first<{ expires_at: string }>();
-  return row?.expires_at ?? null;
+  const row = await db.prepare("SELECT expires_at FROM browser_sessions WHERE id = ?").bind(id).first();
+  return row ? z.object({ expires_at: z.string() }).parse(row).expires_at : null;
 }
 
 /** Ends every live browser session of `user` in `org` at `at` (an ISO time), to batch with the user's change. */

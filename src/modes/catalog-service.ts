@@ -191,9 +191,11 @@ export async function setModeHidden(
 
 /** The deployment's modes `org` hides. */
 export async function hiddenModes(db: Db, org: string): Promise<Set<string>> {
-  const { results } = await db.prepare("SELECT key FROM hidden_modes WHERE org = ?").bind(org).all<{ key: string }>();
-  return new Set(results.map((r) => r.key));
+  const { results } = await db.prepare("SELECT key FROM hidden_modes WHERE org = ?").bind(org).all();
+  return new Set(results.map((r) => z.object({ key: z.string() }).parse(r).key));
 }
+
+const OrgKeyRow = z.object({ org: z.string(), key: z.string() });
 
 /**
  * The modes (org and key) whose turns use the route `route` of `owner` (an org, or "": the deployment's): the
@@ -206,8 +208,8 @@ export async function modesNamingRoute(db: Db, route: string, owner: string): Pr
          (SELECT 1 FROM model_routes r WHERE r.org = m.org AND r.name = ?1))) ORDER BY m.org, m.key`,
     )
     .bind(route, owner)
-    .all<{ org: string; key: string }>();
-  return results;
+    .all();
+  return results.map((r) => OrgKeyRow.parse(r));
 }
 
 /**
@@ -226,6 +228,8 @@ export async function modesNamingServer(
          (SELECT 1 FROM mcp_servers s WHERE s.org = m.org AND s.name = ?1))) ORDER BY m.org, m.key`,
     )
     .bind(server, owner, `mcp:${server}`)
-    .all<{ org: string; key: string; tools: string }>();
-  return results.map((m) => ({ org: m.org, key: m.key, tools: z.array(z.string()).parse(JSON.parse(m.tools)) }));
+    .all();
+  return results.map((r) =>
+    OrgKeyRow.extend({ tools: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))) }).parse(r),
+  );
 }

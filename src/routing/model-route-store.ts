@@ -186,9 +186,10 @@ export async function routesFallingBackTo(
          (SELECT 1 FROM model_routes o WHERE o.org = r.org AND o.name = ?1)))`,
     )
     .bind(name, owner)
-    .all<{ org: string; name: string; fallbacks: string }>();
+    .all();
   return results
-    .filter((r) => (JSON.parse(r.fallbacks) as string[]).includes(name))
+    .map((r) => Row.pick({ org: true, name: true, fallbacks: true }).parse(r))
+    .filter((r) => r.fallbacks.includes(name))
     .map((r) => ({ org: r.org, name: r.name }));
 }
 

@@ -285,8 +285,8 @@ export async function idleSessions(db: Db, cutoff: string, limit: number): Promi
        ORDER BY COALESCE(updated_at, created_at) LIMIT ?`,
     )
     .bind(cutoff, limit)
-    .all<{ session_id: string }>();
-  return results.map((r) => r.session_id);
+    .all();
+  return results.map((r) => z.object({ session_id: z.string() }).parse(r).session_id);
 }
 
 /** The index's idle time of a session the object found newer (the index lagged): retention skips it next time. */
@@ -296,6 +296,10 @@ export async function touchSessionEntry(db: Db, sessionId: string, updatedAt: st
     .bind(updatedAt, sessionId, updatedAt)
     .run();
 }
+
+const RecentRow = z
+  .object({ session_id: z.string(), mode: z.string(), created_at: z.string() })
+  .transform((r): IndexedSession => ({ sessionId: r.session_id, mode: r.mode, createdAt: r.created_at }));
 
 /** The newest sessions of one person (the MCP door's resources: "your sessions", whatever their role). */
 export async function recentSessions(
@@ -308,6 +312,6 @@ export async function recentSessions(
       "SELECT session_id, mode, created_at FROM session_index WHERE org = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
     )
     .bind(owner.org, owner.user, limit)
-    .all<{ session_id: string; mode: string; created_at: string }>();
-  return results.map((r) => ({ sessionId: r.session_id, mode: r.mode, createdAt: r.created_at }));
+    .all();
+  return results.map((r) => RecentRow.parse(r));
 }
