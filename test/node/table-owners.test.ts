@@ -60,9 +60,12 @@ function sourceFiles(dir: string): string[] {
 /** The tables the migrations leave: created, less those dropped (a `_new` copy renamed into place). */
 function migratedTables(): string[] {
   const tables = new Set<string>();
-  for (const name of readdirSync(MIGRATIONS).filter((n) => n.endsWith(".sql")).sort()) {
+  for (const name of readdirSync(MIGRATIONS)
+    .filter((n) => n.endsWith(".sql"))
+    .sort()) {
     const sql = readFileSync(join(MIGRATIONS, name), "utf8");
-    for (const m of sql.matchAll(/CREATE TABLE(?: IF NOT EXISTS)?\s+([a-z_]+)/gi)) tables.add((m[1] ?? "").toLowerCase());
+    for (const m of sql.matchAll(/CREATE TABLE(?: IF NOT EXISTS)?\s+([a-z_]+)/gi))
+      tables.add((m[1] ?? "").toLowerCase());
     for (const m of sql.matchAll(/DROP TABLE(?: IF EXISTS)?\s+([a-z_]+)/gi)) tables.delete((m[1] ?? "").toLowerCase());
     for (const m of sql.matchAll(/ALTER TABLE\s+([a-z_]+)\s+RENAME TO\s+([a-z_]+)/gi)) {
       tables.delete((m[1] ?? "").toLowerCase());
