@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { afterAll, beforeAll, bench, describe } from "vitest";
 import { McpServerRegistry } from "../src/mcp/mcp-server-registry";
-import { upsertMode } from "../src/modes/mode-upsert";
+import { upsertMode } from "../src/modes/catalog-service";
 import type { AgentSession } from "../src/session/agent-session";
 import type { CreatedScript, ScriptStep } from "../test/upstream/script-types";
 import { fixed, ratio, type Summary, summarize, table } from "./support/stats.ts";

@@ -11,6 +11,7 @@ import { ApiError, errorBody } from "../errors";
 import { type AppContext, BEARER, errors, jsonBody, parseWith, routes } from "../http";
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
+import { findResponse, hideResponse, insertResponse, newResponseId } from "../session/response-store";
 import { holdsScope } from "../tenancy/roles";
 import { ResponsesStreamMapper } from "../translate/chat-chunks-to-responses";
 import {
@@ -22,7 +23,6 @@ import {
 import { type ResponseObject, ResponsesRequest, type ResponsesStreamEvent, responsesEventSse } from "../wire/responses";
 import { runChatTurn, SESSION_HEADER, type TurnPlace } from "./chat-turn";
 import { type DoorStreamItem, doorEventStream } from "./completion";
-import { findResponse, hideResponse, insertResponse, newResponseId } from "./response-store";
 import { AgentChatBody } from "./transcript";
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["agent"] };

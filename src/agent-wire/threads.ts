@@ -3,6 +3,7 @@
 // after our last answer) is exactly the history before the new message. A history that contradicts its
 // session (an edited or regenerated message, another conversation) starts a new session seeded with it:
 // an old session is never rewritten.
+import { z } from "zod";
 import type { Db } from "../db";
 import type { Meaning } from "../session/chat-turns";
 import type { NewInput } from "./transcript";
@@ -17,6 +18,10 @@ export function historyHead(meanings: readonly Meaning[], chain: readonly string
   const last = meanings[input.from - 1];
   return last?.role === "assistant" ? (chain[input.from - 1] ?? null) : null;
 }
+
+// agent_threads' rows, parsed once (snake_case to camelCase).
+const HeadRow = z.object({ head: z.string() });
+const SessionOfHeadRow = z.object({ session_id: z.string() }).transform((r) => ({ sessionId: r.session_id }));
 
 export async function resolveThread(
   db: Db,
@@ -35,14 +40,14 @@ export async function resolveThread(
     const row = await db
       .prepare("SELECT head FROM agent_threads WHERE session_id = ? AND key_id = ?")
       .bind(header, keyId)
-      .first<{ head: string }>();
-    if (row && head === row.head) return { kind: "continue", sessionId: header };
+      .first();
+    if (row && head === HeadRow.parse(row).head) return { kind: "continue", sessionId: header };
   } else if (head) {
     const row = await db
       .prepare("SELECT session_id FROM agent_threads WHERE key_id = ? AND head = ? ORDER BY updated_at DESC LIMIT 1")
       .bind(keyId, head)
-      .first<{ session_id: string }>();
-    if (row) return { kind: "continue", sessionId: row.session_id };
+      .first();
+    if (row) return { kind: "continue", sessionId: SessionOfHeadRow.parse(row).sessionId };
   }
   if (input.type === "tool_results") {
     return {

@@ -6,11 +6,16 @@ import { ExpiringMap } from "../isolate-cache";
 import type { Principal } from "../principal";
 import { sha256Hex } from "../secret-text";
 
+const ExpiryRow = z.object({ expires_at: z.string().nullable() }).transform((r) => ({ expiresAt: r.expires_at }));
+
+/** Scopes as stored: a JSON array of scope names. */
+export const StoredScopes = z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text)));
+
 const ApiKeyRow = z.object({
   id: z.string(),
   org: z.string().min(1),
   user_id: z.string().min(1),
-  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
+  scopes: StoredScopes,
   expires_at: z.string().nullable(),
   disabled_at: z.string().nullable(),
 });
@@ -72,11 +77,8 @@ export async function authenticateApiKey(db: Db, key: string, now = Date.now()):
 
 /** When the key `keyId` expires (null: never), which a browser session signed in with it must not outlive. */
 export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
-  const row = await db
-    .prepare("SELECT expires_at FROM api_keys WHERE id = ?")
-    .bind(keyId)
-    .first<{ expires_at: string | null }>();
-  return row?.expires_at ?? null;
+  const row = await db.prepare("SELECT expires_at FROM api_keys WHERE id = ?").bind(keyId).first();
+  return row ? ExpiryRow.parse(row).expiresAt : null;
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */
@@ -87,4 +89,104 @@ export function forgetApiKey(keyId: string): void {
 /** Forgets what this isolate knows of the keys of `user` in `org` (disabled or enabled here: at once). */
 export function forgetKeysOfUser(org: string, user: string): void {
   cache.deleteWhere((known) => known.principal.org === org && known.principal.user === user);
+}
+
+/** A live key as an admin sees it (never its hash). */
+export interface StoredKey {
+  id: string;
+  name: string;
+  user: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+const StoredKeyRow = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    user_id: z.string(),
+    scopes: StoredScopes,
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+  })
+  .transform(
+    (r): StoredKey => ({
+      id: r.id,
+      name: r.name,
+      user: r.user_id,
+      scopes: r.scopes,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+    }),
+  );
+
+/** The live (not revoked) keys of `org`, the newest first; `onlyId`: that key alone. */
+export async function liveKeys(db: Db, org: string, onlyId?: string): Promise<StoredKey[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
+     WHERE org = ? AND revoked_at IS NULL ${onlyId ? "AND id = ?" : ""} ORDER BY created_at DESC, id`,
+    )
+    .bind(...(onlyId ? [org, onlyId] : [org]))
+    .all();
+  return results.map((r) => StoredKeyRow.parse(r));
+}
+
+/** Whether `org` has a key, live or revoked, that acts for `user`. */
+export async function hasKeyFor(db: Db, org: string, user: string): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT 1 AS found FROM api_keys WHERE org = ? AND user_id = ? LIMIT 1")
+    .bind(org, user)
+    .first();
+  return row !== null;
+}
+
+/** The scopes of `user`'s live keys in `org`, as stored (JSON arrays), to batch with other reads. */
+export function liveKeyScopesStatement(db: Db, org: string, user: string): D1PreparedStatement {
+  return db.prepare("SELECT scopes FROM api_keys WHERE org = ? AND user_id = ? AND revoked_at IS NULL").bind(org, user);
+}
+
+/** The insert of a new key (by its hash), to batch with its audit row. */
+export function insertKeyStatement(
+  db: Db,
+  key: Omit<StoredKey, "createdAt"> & { org: string; keyHash: string },
+): D1PreparedStatement {
+  return db
+    .prepare("INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .bind(key.id, key.keyHash, key.name, key.org, key.user, JSON.stringify(key.scopes), key.expiresAt);
+}
+
+/** The change of a key's name, scopes or expiry (null when nothing of them changes), to batch with its audit row. */
+export function changeKeyStatement(
+  db: Db,
+  org: string,
+  id: string,
+  change: Partial<Pick<StoredKey, "name" | "scopes" | "expiresAt">>,
+): D1PreparedStatement | null {
+  const sets: string[] = [];
+  const values: (string | null)[] = [];
+  if (change.name !== undefined) {
+    sets.push("name = ?");
+    values.push(change.name);
+  }
+  if (change.scopes !== undefined) {
+    sets.push("scopes = ?");
+    values.push(JSON.stringify(change.scopes));
+  }
+  if (change.expiresAt !== undefined) {
+    sets.push("expires_at = ?");
+    values.push(change.expiresAt);
+  }
+  if (sets.length === 0) return null;
+  return db.prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`).bind(...values, id, org);
+}
+
+/** The revocation of a live key of `org`, to batch with its audit row. */
+export function revokeKeyStatement(db: Db, org: string, id: string): D1PreparedStatement {
+  return db
+    .prepare(
+      "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
+    )
+    .bind(id, org);
 }

@@ -184,3 +184,21 @@ export function forgetSessionsOfUser(org: string, user: string): void {
 export function forgetSessionsOfKey(keyId: string): void {
   cache.deleteWhere(({ principal }) => principal.keyId === keyId);
 }
+
+/** When the browser session `id` ends at the latest (null: no such session). */
+export async function sessionExpiry(db: Db, id: string): Promise<string | null> {
+  const row = await db.prepare("SELECT expires_at FROM browser_sessions WHERE id = ?").bind(id).first();
+  return row ? z.object({ expires_at: z.string() }).parse(row).expires_at : null;
+}
+
+/** Ends every live browser session of `user` in `org` at `at` (an ISO time), to batch with the user's change. */
+export function endSessionsOfUserStatement(db: Db, org: string, user: string, at: string): D1PreparedStatement {
+  return db
+    .prepare("UPDATE browser_sessions SET ended_at = ? WHERE org = ? AND user_id = ? AND ended_at IS NULL")
+    .bind(at, org, user);
+}
+
+/** The scopes `user` signed in with in `org`, over every browser session past or present (JSON arrays), to batch. */
+export function sessionScopesStatement(db: Db, org: string, user: string): D1PreparedStatement {
+  return db.prepare("SELECT scopes FROM browser_sessions WHERE org = ? AND user_id = ?").bind(org, user);
+}

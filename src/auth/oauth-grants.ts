@@ -75,6 +75,14 @@ const cache = new ExpiringMap<string, KnownGrant>(1_000);
 export type GrantCheck = { ok: true } | { ok: false; reason: "revoked" | "user_disabled" };
 
 /** Whether the grant `id` still stands (not revoked, its user not disabled). */
+// oauth_grants' rows as read back, parsed once (snake_case to camelCase).
+const GrantStateRow = z
+  .object({ revoked_at: z.string().nullable(), disabled_at: z.string().nullable() })
+  .transform((r) => ({ live: r.revoked_at === null, userDisabled: r.disabled_at !== null }));
+const RevokedRow = z
+  .object({ id: z.string(), kv_grant_id: z.string() })
+  .transform((r) => ({ id: r.id, kvGrantId: r.kv_grant_id }));
+
 export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<GrantCheck> {
   let hit = cache.get(id, now);
   if (!hit) {
@@ -84,10 +92,10 @@ export async function checkGrant(db: Db, id: string, now = Date.now()): Promise<
          LEFT JOIN users u ON u.org = g.org AND u.id = g.user_id WHERE g.id = ?`,
       )
       .bind(id)
-      .first<{ revoked_at: string | null; disabled_at: string | null }>();
+      .first();
     // A grant not found is not kept: the next request reads again (a record a moment behind is not a refusal).
     if (row === null) return { ok: false, reason: "revoked" };
-    hit = { live: row.revoked_at === null, userDisabled: row.disabled_at != null };
+    hit = GrantStateRow.parse(row);
     cache.set(id, hit, now + AUTH_CACHE_TTL_MS);
   }
   if (hit.userDisabled) return { ok: false, reason: "user_disabled" };
@@ -174,9 +182,10 @@ export async function revokeGrants(
        WHERE org = ? AND user_id = ? AND revoked_at IS NULL ${id ? "AND id = ?" : ""} RETURNING id, kv_grant_id`,
     )
     .bind(...(id ? [org, user, id] : [org, user]))
-    .all<{ id: string; kv_grant_id: string }>();
-  for (const row of results) cache.delete(row.id);
-  return results.map((row) => ({ id: row.id, kvGrantId: row.kv_grant_id }));
+    .all();
+  const revoked = results.map((row) => RevokedRow.parse(row));
+  for (const row of revoked) cache.delete(row.id);
+  return revoked;
 }
 
 /**
@@ -190,7 +199,8 @@ export async function revokeServerGrant(db: Db, kvGrantId: string): Promise<stri
        WHERE kv_grant_id = ? AND revoked_at IS NULL RETURNING id`,
     )
     .bind(kvGrantId)
-    .all<{ id: string }>();
-  for (const row of results) cache.delete(row.id);
-  return results.map((row) => row.id);
+    .all();
+  const ids = results.map((row) => z.object({ id: z.string() }).parse(row).id);
+  for (const id of ids) cache.delete(id);
+  return ids;
 }

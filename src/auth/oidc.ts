@@ -6,6 +6,7 @@
 // (login CSRF) or a second use of it is refused.
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from "jose";
 import * as oauth from "oauth4webapi";
+import { z } from "zod";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
 import { ExpiringMap } from "../isolate-cache";
@@ -14,6 +15,14 @@ import { sha256Hex } from "../secret-text";
 import type { OidcSettings } from "../settings";
 import type { Role } from "../tenancy/roles";
 import { withUserInfo } from "./oidc-userinfo";
+
+// A sign-in flow's row as its callback takes it (sign_in_flows).
+const FlowRow = z.object({
+  code_verifier: z.string(),
+  nonce: z.string(),
+  return_to: z.string(),
+  expires_at: z.string(),
+});
 
 /** How long a sign-in may take from /auth/login to /auth/callback. */
 export const SIGN_IN_FLOW_MS = 10 * 60_000;
@@ -258,10 +267,11 @@ export async function finishSignIn(
       { param: "state" },
     );
   }
-  const flow = await db
+  const row = await db
     .prepare("DELETE FROM sign_in_flows WHERE state_hash = ? RETURNING code_verifier, nonce, return_to, expires_at")
     .bind(await sha256Hex(state))
-    .first<{ code_verifier: string; nonce: string; return_to: string; expires_at: string }>();
+    .first();
+  const flow = row ? FlowRow.parse(row) : null;
   if (!flow) {
     throw new ApiError(
       "invalid_sign_in_state",

@@ -5,7 +5,8 @@ import { z } from "zod";
 import type { Db } from "../db";
 import { ExpiringMap } from "../isolate-cache";
 import type { Principal, Via } from "../principal";
-import { AUTH_CACHE_TTL_MS } from "./api-keys";
+import { AUTH_CACHE_TTL_MS, liveKeyScopesStatement, StoredScopes } from "./api-keys";
+import { endSessionsOfUserStatement, sessionScopesStatement } from "./browser-sessions";
 
 /** How often an isolate writes a user's last_seen_at (a request more often is not written again). */
 export const LAST_SEEN_EVERY_MS = 60_000;
@@ -36,16 +37,16 @@ export function noteSeen(db: Db, principal: Principal, now = Date.now()): (() =>
 /** What an isolate read of users' disabled state, for AUTH_CACHE_TTL_MS (as for keys). */
 const disabledState = new ExpiringMap<string, boolean>(10_000);
 
+const DisabledRow = z.object({ disabled_at: z.string().nullable() }).transform((r) => ({ disabledAt: r.disabled_at }));
+const ScopesRow = z.object({ scopes: StoredScopes });
+
 /** Whether `user` of `org` is disabled (for a way in that has no row of its own to join: Cloudflare Access). */
 export async function isUserDisabled(db: Db, org: string, user: string, now = Date.now()): Promise<boolean> {
   const key = seenKey(org, user);
   const hit = disabledState.get(key, now);
   if (hit !== undefined) return hit;
-  const row = await db
-    .prepare("SELECT disabled_at FROM users WHERE org = ? AND id = ?")
-    .bind(org, user)
-    .first<{ disabled_at: string | null }>();
-  const disabled = row?.disabled_at != null;
+  const row = await db.prepare("SELECT disabled_at FROM users WHERE org = ? AND id = ?").bind(org, user).first();
+  const disabled = row !== null && DisabledRow.parse(row).disabledAt !== null;
   disabledState.set(key, disabled, now + AUTH_CACHE_TTL_MS);
   return disabled;
 }
@@ -68,10 +69,10 @@ export async function upsertUser(
        RETURNING disabled_at`,
     )
     .bind(user.org, user.id, user.email, user.name, user.via)
-    .first<{ disabled_at: string | null }>();
+    .first();
   const now = Date.now();
   recentlyWritten.set(seenKey(user.org, user.id), true, now + LAST_SEEN_EVERY_MS);
-  return { disabled: row?.disabled_at != null };
+  return { disabled: row !== null && DisabledRow.parse(row).disabledAt !== null };
 }
 
 export const UserView = z
@@ -149,11 +150,7 @@ export async function setUserDisabled(
       .bind(org, id, disabled ? now : null),
   ];
   if (disabled) {
-    statements.push(
-      db
-        .prepare("UPDATE browser_sessions SET ended_at = ? WHERE org = ? AND user_id = ? AND ended_at IS NULL")
-        .bind(now, org, id),
-    );
+    statements.push(endSessionsOfUserStatement(db, org, id, now));
   }
   await db.batch([...statements, ...also]);
 }
@@ -163,12 +160,7 @@ export async function setUserDisabled(
  * session, past or present, with it: single sign-on's OIDC_OPERATOR_GROUPS). Only an operator changes an operator.
  */
 export async function isOperatorUser(db: Db, org: string, user: string): Promise<boolean> {
-  const { results } = await db
-    .prepare(
-      `SELECT scopes FROM api_keys WHERE org = ?1 AND user_id = ?2 AND revoked_at IS NULL
-       UNION ALL SELECT scopes FROM browser_sessions WHERE org = ?1 AND user_id = ?2`,
-    )
-    .bind(org, user)
-    .all<{ scopes: string }>();
-  return results.some((row) => (JSON.parse(row.scopes) as string[]).includes("operator"));
+  // One round trip: each table's own query, batched.
+  const answers = await db.batch([liveKeyScopesStatement(db, org, user), sessionScopesStatement(db, org, user)]);
+  return answers.some(({ results }) => results.some((row) => ScopesRow.parse(row).scopes.includes("operator")));
 }

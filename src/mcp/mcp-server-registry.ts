@@ -188,3 +188,10 @@ export class McpServerRegistry {
       .run();
   }
 }
+
+/** The org's MCP servers that name the secret `secret` (as "MCP server <name>"), to batch with other look-ups. */
+export function serversNamingSecretStatement(db: Db, org: string, secret: string): D1PreparedStatement {
+  return db
+    .prepare("SELECT 'MCP server ' || name AS user FROM mcp_servers WHERE org = ? AND auth_secret = ?")
+    .bind(org, secret);
+}

@@ -1,5 +1,8 @@
-// The meter's rows: one per upstream model call, the passthrough's and the agent loop's alike, batched into D1
-// off every client's path (issue 14).
+// The meter's rows (usage_records): one per upstream model call, the passthrough's and the agent loop's alike,
+// batched into D1 off every client's path (issue 14); read back one a call, or summed by day, key, user, model,
+// mode or route. The one module with this table's SQL.
+import { z } from "zod";
+import type { Db } from "../db";
 import { keptPerIsolate } from "../isolate-cache";
 import type { TokenUsage } from "../wire/turn";
 
@@ -122,4 +125,126 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
       ),
     ),
   );
+}
+
+const OUTCOMES = ["ok", "error", "partial"] as const satisfies readonly UsageOutcome[];
+
+/** One stored row as the admin reads it: who, where, what it used, how long it took, how it ended, when. */
+const StoredCallRow = z
+  .object({
+    created_at: z.string(),
+    user_id: z.string(),
+    key_id: z.string(),
+    endpoint: z.string(),
+    route: z.string(),
+    model: z.string(),
+    prompt_tokens: z.number(),
+    cached_input_tokens: z.number(),
+    cache_write_input_tokens: z.number(),
+    completion_tokens: z.number(),
+    total_tokens: z.number(),
+    latency_ms: z.number(),
+    outcome: z.enum(OUTCOMES),
+    cost_micros: z.number(),
+    session_id: z.string().nullable(),
+    mode: z.string().nullable(),
+    turn_id: z.string().nullable(),
+  })
+  .transform((r) => ({
+    createdAt: r.created_at,
+    userId: r.user_id,
+    keyId: r.key_id,
+    endpoint: r.endpoint,
+    route: r.route,
+    model: r.model,
+    promptTokens: r.prompt_tokens,
+    cachedInputTokens: r.cached_input_tokens,
+    cacheWriteInputTokens: r.cache_write_input_tokens,
+    completionTokens: r.completion_tokens,
+    totalTokens: r.total_tokens,
+    latencyMs: r.latency_ms,
+    outcome: r.outcome,
+    costUsd: r.cost_micros / 1_000_000,
+    sessionId: r.session_id,
+    mode: r.mode,
+    turnId: r.turn_id,
+  }));
+export type StoredCall = z.output<typeof StoredCallRow>;
+
+/** The newest `limit` calls of `org`, newest first. */
+export async function recentCalls(db: Db, org: string, limit: number): Promise<StoredCall[]> {
+  // The (org, created_at) index reads the newest rows of the org first, whatever the table holds.
+  const { results } = await db
+    .prepare(
+      `SELECT created_at, user_id, key_id, endpoint, route, model, prompt_tokens, cached_input_tokens,
+         cache_write_input_tokens, completion_tokens, total_tokens, latency_ms, outcome, cost_micros, session_id, mode, turn_id
+       FROM usage_records WHERE org = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+    )
+    .bind(org, limit)
+    .all();
+  return results.map((r) => StoredCallRow.parse(r));
+}
+
+/** What the rows are summed by. */
+export const USAGE_GROUPS = ["day", "key", "user", "model", "mode", "route"] as const;
+export type UsageGroup = (typeof USAGE_GROUPS)[number];
+
+const GROUP_COLUMN: Record<UsageGroup, string> = {
+  day: "substr(created_at, 1, 10)",
+  key: "key_id",
+  user: "user_id",
+  model: "model",
+  mode: "COALESCE(mode, '')",
+  route: "route",
+};
+
+/** One sum of rows: its group (and series), its calls, tokens, cost, ends and mean time. */
+export interface UsageSum {
+  group: string;
+  series: string | null;
+  calls: number;
+  promptTokens: number;
+  cachedInputTokens: number;
+  cacheWriteInputTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  costUsd: number;
+  errors: number;
+  partial: number;
+  latencyMsAvg: number;
+}
+
+/** The rows of `org` made in [`from`, `until`) (ISO dates), summed by `group` and, within it, by `series`. */
+export async function usageSums(
+  db: Db,
+  org: string,
+  span: { from: string; until: string },
+  group: UsageGroup,
+  series?: UsageGroup,
+): Promise<UsageSum[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT ${GROUP_COLUMN[group]} AS grp, ${series ? GROUP_COLUMN[series] : "NULL"} AS series, COUNT(*) AS calls,
+         SUM(prompt_tokens) AS prompt, SUM(cached_input_tokens) AS cached, SUM(cache_write_input_tokens) AS cache_write,
+         SUM(completion_tokens) AS completion, SUM(total_tokens) AS total, SUM(cost_micros) AS cost,
+         SUM(outcome = 'error') AS errors, SUM(outcome = 'partial') AS partial, AVG(latency_ms) AS latency
+       FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
+       GROUP BY grp, series ORDER BY grp, series`,
+    )
+    .bind(org, span.from, span.until)
+    .all<Record<string, number | string | null>>();
+  return results.map((r) => ({
+    group: String(r.grp ?? ""),
+    series: r.series === null || r.series === undefined ? null : String(r.series),
+    calls: Number(r.calls ?? 0),
+    promptTokens: Number(r.prompt ?? 0),
+    cachedInputTokens: Number(r.cached ?? 0),
+    cacheWriteInputTokens: Number(r.cache_write ?? 0),
+    completionTokens: Number(r.completion ?? 0),
+    totalTokens: Number(r.total ?? 0),
+    costUsd: Number(r.cost ?? 0) / 1_000_000,
+    errors: Number(r.errors ?? 0),
+    partial: Number(r.partial ?? 0),
+    latencyMsAvg: Math.round(Number(r.latency ?? 0)),
+  }));
 }

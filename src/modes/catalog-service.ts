@@ -1,10 +1,14 @@
 // AgentModeCatalogService: the mode catalog in D1 as one org sees it, read with every row checked by zod. An org
 // sees the deployment's modes (but those it hides) and its own, its own instead of the deployment's of the same key;
 // its default is its own default when it has one, else the deployment's default (or the org's mode of that key).
+// The one module with the SQL of modes and hidden_modes: the catalog's reads, its writes, and who names a route or
+// a server.
+import { z } from "zod";
 import type { Db } from "../db";
 import { quoted } from "../quote";
 import { firstProblem } from "../zod-issues";
 import { type AgentMode, AgentModeRow } from "./agent-mode";
+import type { ModeUpsertBody } from "./mode-upsert";
 
 /** TUL-010 §2's `IAgentModeCatalogService`, plus the look-ups sessions need. */
 export interface AgentModeCatalogService {
@@ -103,4 +107,129 @@ export function parseModeRow(row: Record<string, unknown>): AgentMode {
   const name = typeof row.key === "string" ? `'${row.key}'` : "(no key)";
   const id = typeof row.id === "string" ? ` (id ${row.id})` : "";
   throw new ModeCatalogError(`Mode catalog row ${name}${id} is corrupt: ${problem.param ?? "row"} ${problem.detail}.`);
+}
+
+function newModeId(): string {
+  return crypto.randomUUID().replaceAll("-", "");
+}
+
+const nullableJson = (value: string[] | null) => (value === null ? null : JSON.stringify(value));
+
+/**
+ * Inserts or updates `owner`'s mode (an org's, or null: the deployment's) in one batch (one transaction), with
+ * `also` (its audit row). Making it the default clears that owner's previous default in the same batch, so the
+ * single-default index never sees two.
+ */
+export async function upsertMode(
+  db: Db,
+  owner: string | null,
+  key: string,
+  body: ModeUpsertBody,
+  also: D1PreparedStatement[] = [],
+): Promise<AgentMode> {
+  const org = owner ?? "";
+  const statements: D1PreparedStatement[] = [];
+  if (body.isDefault)
+    statements.push(
+      db.prepare("UPDATE modes SET is_default = 0 WHERE org = ? AND is_default = 1 AND key != ?").bind(org, key),
+    );
+  statements.push(
+    db
+      .prepare(
+        `INSERT INTO modes (id, org, key, display_name, description, system_prompt_summary, system_prompt, is_default,
+           human_role_hints, example_utterances, tools, approval_required_tools, model_route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (org, key) DO UPDATE SET
+           display_name = excluded.display_name, description = excluded.description,
+           system_prompt_summary = excluded.system_prompt_summary, system_prompt = excluded.system_prompt,
+           is_default = excluded.is_default, human_role_hints = excluded.human_role_hints,
+           example_utterances = excluded.example_utterances, tools = excluded.tools,
+           approval_required_tools = excluded.approval_required_tools, model_route = excluded.model_route,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+      )
+      .bind(
+        newModeId(),
+        org,
+        key,
+        body.displayName,
+        body.description,
+        body.systemPromptSummary,
+        body.systemPrompt,
+        body.isDefault ? 1 : 0,
+        nullableJson(body.humanRoleHints),
+        nullableJson(body.exampleUtterances),
+        JSON.stringify(body.tools),
+        JSON.stringify(body.approvalRequiredTools),
+        body.modelRoute,
+      ),
+    ...also,
+    ownedModeStatement(db, owner, key),
+  );
+  const results = await db.batch<Record<string, unknown>>(statements);
+  const row = results.at(-1)?.results[0];
+  if (!row) throw new Error(`Mode '${key}' was not found after it was written.`);
+  return parseModeRow(row);
+}
+
+/** Hides (or shows again) the deployment's mode `key` in `org`'s view, with `also` in the same batch (its audit row). */
+export async function setModeHidden(
+  db: Db,
+  org: string,
+  key: string,
+  hidden: boolean,
+  also: D1PreparedStatement[] = [],
+): Promise<void> {
+  const write = db
+    .prepare(
+      hidden
+        ? "INSERT OR IGNORE INTO hidden_modes (org, key) VALUES (?, ?)"
+        : "DELETE FROM hidden_modes WHERE org = ? AND key = ?",
+    )
+    .bind(org, key);
+  await db.batch([write, ...also]);
+}
+
+/** The deployment's modes `org` hides. */
+export async function hiddenModes(db: Db, org: string): Promise<Set<string>> {
+  const { results } = await db.prepare("SELECT key FROM hidden_modes WHERE org = ?").bind(org).all();
+  return new Set(results.map((r) => z.object({ key: z.string() }).parse(r).key));
+}
+
+const OrgKeyRow = z.object({ org: z.string(), key: z.string() });
+
+/**
+ * The modes (org and key) whose turns use the route `route` of `owner` (an org, or "": the deployment's): the
+ * owner's own, and for the deployment's route every org's mode naming it without a route of its own of that name.
+ */
+export async function modesNamingRoute(db: Db, route: string, owner: string): Promise<{ org: string; key: string }[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT m.org, m.key FROM modes m WHERE m.model_route = ?1 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
+         (SELECT 1 FROM model_routes r WHERE r.org = m.org AND r.name = ?1))) ORDER BY m.org, m.key`,
+    )
+    .bind(route, owner)
+    .all();
+  return results.map((r) => OrgKeyRow.parse(r));
+}
+
+/**
+ * The modes (org, key and tools) that may name the MCP server `server` of `owner` in their tools (`mcp:<server>...`):
+ * the owner's own, and for the deployment's server every org's mode without a server of its own of that name.
+ */
+export async function modesNamingServer(
+  db: Db,
+  server: string,
+  owner: string,
+): Promise<{ org: string; key: string; tools: string[] }[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT m.org, m.key, m.tools FROM modes m, json_each(m.tools) t
+       WHERE substr(t.value, 1, length(?3)) = ?3 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
+         (SELECT 1 FROM mcp_servers s WHERE s.org = m.org AND s.name = ?1))) ORDER BY m.org, m.key`,
+    )
+    .bind(server, owner, `mcp:${server}`)
+    .all();
+  return results.map((r) =>
+    OrgKeyRow.extend({ tools: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))) }).parse(r),
+  );
 }

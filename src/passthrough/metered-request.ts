@@ -4,22 +4,23 @@
 import { type Context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
-import {
-  amountOf,
-  COMPLETION_ESTIMATE_TOKENS,
-  estimateOf,
-  type Reservation,
-  reserveCall,
-  WORKER,
-} from "../metering/meter";
+import { COMPLETION_ESTIMATE_TOKENS, estimateOf, type Reservation, WORKER } from "../metering/meter";
 import { takeModelCall } from "../metering/model-call-limit";
+import {
+  type MeterContext,
+  type MeteredCall,
+  type MeteredCaller,
+  recordModelCall,
+  reserveModelCall,
+  settleModelCall,
+  usedBy,
+} from "../metering/model-call-meter";
 import type { Amount } from "../metering/org-meter";
-import { recordUsage, type UsageOutcome } from "../metering/usage-records";
+import type { UsageOutcome } from "../metering/usage-records";
 import { ATTR, cacheAttributes, OPERATION, providerName } from "../observability/tracing/attributes";
 import { endAfterReply, startChildSpan } from "../observability/tracing/tracing";
 import type { ModelRoute } from "../routing/model-routes";
 import { settings } from "../settings";
-import { estimateTokens } from "../token-estimate";
 import type { TokenUsage } from "../wire/turn";
 import type { PassthroughRequest } from "./request-body";
 import type { ChainState, PassthroughRouting } from "./route-chain";
@@ -47,16 +48,29 @@ export class MeteredRequest {
   /** The request's GenAI span, when tracing is on: ended with the request, once its usage is known. */
   private span: Span | null = null;
 
+  private readonly caller: MeteredCaller;
+
   constructor(
     private readonly c: AppContext,
     private readonly request: PassthroughRequest,
     private readonly routing: PassthroughRouting,
     private readonly reservation: Reservation,
-  ) {}
+    private readonly metering: MeterContext,
+  ) {
+    const { org, keyId, user } = c.var.principal;
+    this.caller = { org, keyId, user };
+  }
 
   /** The request admitted (`admit`): its model call taken and its reservation made, or refused. */
   static async admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<MeteredRequest> {
-    return new MeteredRequest(c, request, routing, await admit(c, request, routing));
+    // The Worker's requests share their leases and batches.
+    const metering = {
+      env: c.env,
+      logger: c.var.logger,
+      defer: (work: Promise<unknown>) => c.executionCtx.waitUntil(work),
+      owner: WORKER,
+    };
+    return new MeteredRequest(c, request, routing, await admit(c, request, routing, metering), metering);
   }
 
   /** The tokens the request is reserved for: its body's estimate and what its answer may take. */
@@ -139,58 +153,32 @@ export class MeteredRequest {
     // After the response is on its way: even a large JSON answer's usage is read after it was sent.
     await new Promise((resolve) => setTimeout(resolve, 0));
     const { c, request } = this;
-    const usage =
-      reported ??
-      (answerChars === null
-        ? null
-        : {
-            promptTokens: estimateTokens(request.bytes.byteLength),
-            completionTokens: estimateTokens(answerChars),
-            totalTokens: estimateTokens(request.bytes.byteLength) + estimateTokens(answerChars),
-          });
-    const answered = served(state.route, this.routing, request);
-    const amount = usage ? amountOf(usage, state.route) : null;
-    const { org, keyId, user } = c.var.principal;
-    const row = (route: ModelRoute, model: string) => ({
-      org,
-      keyId,
-      userId: user,
-      sessionId: null,
-      mode: null,
-      turnId: null,
-      endpoint: c.req.path,
-      route: route.name,
-      model,
-    });
-    try {
-      await Promise.all([
-        this.reservation.settle(amount),
-        ...state.attempts.map((attempt) =>
-          recordUsage(c.env.DB, {
-            ...row(attempt.route, served(attempt.route, this.routing, request).model),
-            promptTokens: 0,
-            completionTokens: 0,
-            totalTokens: 0,
-            latencyMs: attempt.latencyMs,
-            outcome: "error",
-            costMicros: 0,
-          }),
-        ),
-        recordUsage(c.env.DB, {
-          ...row(answered.route, answered.model),
-          promptTokens: usage?.promptTokens ?? 0,
-          completionTokens: usage?.completionTokens ?? 0,
-          totalTokens: usage?.totalTokens ?? 0,
-          ...(usage?.cachedInputTokens ? { cachedInputTokens: usage.cachedInputTokens } : {}),
-          ...(usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: usage.cacheWriteInputTokens } : {}),
-          latencyMs: Date.now() - this.startedAt,
-          outcome,
-          costMicros: amount?.costMicros ?? 0,
+    const usage = usedBy(reported, request.bytes.byteLength, answerChars);
+    const place = { sessionId: null, mode: null, turnId: null, endpoint: c.req.path };
+    const record = (call: MeteredCall) =>
+      recordModelCall(this.metering, this.caller, place, call, "[passthrough_usage]");
+    await Promise.all([
+      settleModelCall(this.reservation, usage, state.route).catch((error: unknown) =>
+        c.var.logger.addException("[passthrough_usage]", error),
+      ),
+      // Each attempt the chain moved past, then the one that answered (or failed last), timed from the request's start.
+      ...state.attempts.map((attempt) =>
+        record({
+          route: attempt.route,
+          model: served(attempt.route, this.routing, request).model,
+          usage: usedBy(attempt.usage, 0, attempt.answerChars),
+          latencyMs: attempt.latencyMs,
+          outcome: attempt.outcome,
         }),
-      ]);
-    } catch (error) {
-      c.var.logger.addException("[passthrough_usage]", error);
-    }
+      ),
+      record({
+        route: state.route,
+        model: served(state.route, this.routing, request).model,
+        usage,
+        latencyMs: Date.now() - this.startedAt,
+        outcome,
+      }),
+    ]);
   }
 }
 
@@ -201,24 +189,25 @@ function operationOf(path: string): string {
   return OPERATION.chat;
 }
 
-/** Budgets off (METER_BUDGETS): nothing to reserve or settle. */
-const UNMETERED = { ok: true as const, reservation: { settle: async () => {} } };
-
 /**
  * The request's model calls may start: one of the key's calls per minute (MODEL_CALL_LIMITER) and a reservation
  * in its org's meter, asked for at once. A refusal of either refuses the request (and gives back the other).
  */
-async function admit(c: AppContext, request: PassthroughRequest, routing: PassthroughRouting): Promise<Reservation> {
+async function admit(
+  c: AppContext,
+  request: PassthroughRequest,
+  routing: PassthroughRouting,
+  metering: MeterContext,
+): Promise<Reservation> {
   const { org, keyId } = c.var.principal;
   const [grant, reserved] = await Promise.all([
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
-    settings(c.env).metering.budgets
-      ? reserveCall(c.env.ORG_METER, { org, keyId }, MeteredRequest.estimate(request, routing.first), c.var.logger, {
-          leaseCalls: settings(c.env).metering.leaseCalls,
-          owner: WORKER,
-          defer: (work) => c.executionCtx.waitUntil(work),
-        })
-      : UNMETERED,
+    reserveModelCall(
+      metering,
+      { org, keyId },
+      MeteredRequest.estimate(request, routing.first),
+      settings(c.env).metering.leaseCalls,
+    ),
   ]);
   if (!grant.ok) {
     if (reserved.ok) void reserved.reservation.settle(null);

@@ -5,11 +5,12 @@
 // of the other wire than the client's gets the request translated (wire-crossing.ts), with its own key header.
 import { ApiError } from "../errors";
 import { DEFAULT_ANTHROPIC_VERSION } from "../llm/anthropic-chat-model";
-import { ModelError } from "../llm/chat-model";
+import { ModelError, type ModelErrorCode } from "../llm/chat-model";
 import { classifyUpstreamError, upstreamWords } from "../llm/upstream-error";
 import type { AdminLogger } from "../observability/admin-logger";
 import { type CircuitBreaker, isolateBreaker } from "../routing/circuit-breaker";
 import type { ModelRoute } from "../routing/model-routes";
+import { type RouteAttempt, walkChain } from "../routing/route-chain-walker";
 import { routeFetch } from "../routing/route-models";
 import type { RouteKeys, RouteTable } from "../routing/route-table";
 import { type UpstreamExchange, UpstreamTimeout } from "./exchange";
@@ -57,12 +58,14 @@ export interface ChainState {
   route: ModelRoute;
   failed: string[];
   /** The attempts that failed over, for the meter's rows. */
-  attempts: { route: ModelRoute; latencyMs: number }[];
+  attempts: RouteAttempt[];
   /** The client already has a 200 (a stream committed early): no other route may answer any more. */
   committed: boolean;
 }
 
 const encoder = new TextEncoder();
+/** A status that says it all: no body is read to classify it. */
+const NO_WORDS = { code: null, type: null, message: null };
 
 /**
  * The body in the route's wire with `model` set to the route's and, for an OpenAI stream the meter must see the
@@ -130,17 +133,27 @@ export interface ChainOptions {
 
 /**
  * An answer that is the route's failure, not the request's (docs/errors.md#failover): busy or broken (429, 5xx), its
- * key refused (401, 403), or (when the route names the model) a model its upstream does not have. These fail over.
+ * key refused (401, 403), or (when the route names the model) a model its upstream does not have. These fail over;
+ * the answer is our cause for it, null when the answer is not the route's failure.
  */
-async function isRouteFailure(response: Response, routeNamesModel: boolean): Promise<boolean> {
+async function routeFailure(response: Response, routeNamesModel: boolean): Promise<ModelErrorCode | null> {
   const { status } = response;
-  if (status === 429 || status >= 500 || status === 401 || status === 403) return true;
-  if (status !== 404 || !routeNamesModel) return false;
+  if (status === 429 || status >= 500 || status === 401 || status === 403) {
+    return classifyUpstreamError(status, NO_WORDS);
+  }
+  if (status !== 404 || !routeNamesModel) return null;
   const text = await response
     .clone()
     .text()
     .catch(() => "");
-  return classifyUpstreamError(status, upstreamWords(text)) === "model_not_found";
+  return classifyUpstreamError(status, upstreamWords(text)) === "model_not_found" ? "model_not_found" : null;
+}
+
+/** Our cause for a thrown attempt: the route's own timeout, or the route being unreachable or unusable. */
+function failureOf(error: unknown): { code: ModelErrorCode; detail: string } {
+  if (error instanceof ModelError) return { code: error.code, detail: error.detail };
+  if (error instanceof UpstreamTimeout) return { code: "model_timeout", detail: error.message };
+  return { code: "model_unavailable", detail: error instanceof Error ? error.message : String(error) };
 }
 
 /**
@@ -149,23 +162,16 @@ async function isRouteFailure(response: Response, routeNamesModel: boolean): Pro
  */
 export async function sendThroughChain(options: ChainOptions): Promise<Response> {
   const { routing, state, exchange, logger } = options;
-  const breaker = options.breaker ?? isolateBreaker;
-  const { candidates } = breaker.candidates(routing.chain);
-  for (const [index, route] of candidates.entries()) {
-    const last = index === candidates.length - 1;
+  const walk = {
+    breaker: options.breaker ?? isolateBreaker,
+    breakerOptions: options.breakerOptions,
+    logger,
+    onAttempt: (attempt: RouteAttempt) => state.attempts.push(attempt),
+    onFailover: (from: ModelRoute) => state.failed.push(from.name),
+  };
+  return walkChain<Response>(routing.chain, walk, async (route) => {
     state.route = route;
     const startedAt = Date.now();
-    const failedOver = (why: string) => {
-      breaker.failed(route, options.breakerOptions, logger);
-      if (last || state.committed) return false;
-      state.failed.push(route.name);
-      state.attempts.push({ route, latencyMs: Date.now() - startedAt });
-      logger.addCustomEvent("Warning", "[passthrough_failover]", why, [
-        ["Route", route.name],
-        ["Next", candidates[index + 1]?.name ?? ""],
-      ]);
-      return true;
-    };
     // Its own timeout (a stored route's `timeoutMs`) ends this attempt only; the exchange's clock covers them all.
     const attempt = new AbortController();
     let linked = false;
@@ -176,6 +182,13 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
       timeoutMs !== null
         ? setTimeout(() => attempt.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs)
         : null;
+    const failed = (cause: { code: ModelErrorCode; detail: string }) => ({
+      ...cause,
+      latencyMs: Date.now() - startedAt,
+      answerChars: 0,
+      // The client already has a 200: the route being tried is the one that answers, whatever it does.
+      final: state.committed,
+    });
     try {
       const send = routeFetch(route, options.env, options.keys);
       const call = upstreamCall(route, options);
@@ -189,22 +202,29 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         body: call.body,
         signal: attempt.signal,
       });
-      if (!(await isRouteFailure(response, options.routing.rewritesModel && options.bodies !== null))) {
-        breaker.succeeded(route, logger);
+      const code = await routeFailure(response, options.routing.rewritesModel && options.bodies !== null);
+      if (code === null) {
         // The answer's body is still to come: the exchange's clock and a client that leaves must still stop it.
         linked = true;
-        return response;
+        return { answered: response };
       }
-      if (!failedOver(`HTTP ${response.status}`)) return response;
-      await response.body?.cancel().catch(() => {});
+      return {
+        failed: failed({ code, detail: `HTTP ${response.status}` }),
+        // The last route's failure is the client's answer; one the walk moves past is let go.
+        giveUp: () => response,
+        letGo: async () => response.body?.cancel().catch(() => {}),
+      };
     } catch (error) {
       if (exchange.signal.aborted) throw exchange.signal.reason;
-      const why = error instanceof ModelError ? error.detail : error instanceof Error ? error.message : String(error);
-      if (!failedOver(why)) throw error;
+      return {
+        failed: failed(failureOf(error)),
+        giveUp: () => {
+          throw error;
+        },
+      };
     } finally {
       if (timer !== null) clearTimeout(timer);
       if (!linked) exchange.signal.removeEventListener("abort", onAbort);
     }
-  }
-  throw new Error("a route chain is never empty");
+  });
 }

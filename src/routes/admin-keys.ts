@@ -6,7 +6,14 @@
 // may make the first key of another org. Every change is in the audit log.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import { forgetApiKey, hashApiKey } from "../auth/api-keys";
+import {
+  changeKeyStatement,
+  forgetApiKey,
+  hashApiKey,
+  insertKeyStatement,
+  liveKeys,
+  revokeKeyStatement,
+} from "../auth/api-keys";
 import { forgetSessionsOfKey } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
 import { isOperatorUser } from "../auth/users";
@@ -14,6 +21,7 @@ import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetUnbounded } from "../metering/meter";
 import { BudgetLimits, type BudgetUse } from "../metering/org-meter";
+import { USAGE_GROUPS, usageSums } from "../metering/usage-records";
 import { SCOPES } from "../principal";
 import { quoted } from "../quote";
 import { randomToken } from "../secret-text";
@@ -79,15 +87,6 @@ const KeyView = z.object({
 });
 type KeyView = z.infer<typeof KeyView>;
 
-const KeyRow = z.object({
-  id: z.string(),
-  name: z.string(),
-  user_id: z.string(),
-  scopes: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-});
-
 function meterOf(c: AppContext, org: string = c.var.principal.org) {
   return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(org));
 }
@@ -114,25 +113,13 @@ function checkChangeable(c: AppContext, key: KeyView): void {
 
 /** The live keys of `org` (the caller's; never another org's but an operator's new key's), with their budget use. */
 async function keyViews(c: AppContext, onlyId?: string, org = c.var.principal.org): Promise<KeyView[]> {
-  const { results } = await c.var.db
-    .prepare(
-      `SELECT id, name, user_id, scopes, created_at, expires_at FROM api_keys
-     WHERE org = ? AND revoked_at IS NULL ${onlyId ? "AND id = ?" : ""} ORDER BY created_at DESC, id`,
-    )
-    .bind(...(onlyId ? [org, onlyId] : [org]))
-    .all();
-  const rows = results.map((r) => KeyRow.parse(r));
-  const status = await meterOf(c, org).status(rows.map((r) => r.id));
+  const keys = await liveKeys(c.var.db, org, onlyId);
+  const status = await meterOf(c, org).status(keys.map((k) => k.id));
   const now = Date.now();
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    user: r.user_id,
-    scopes: r.scopes,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-    expired: r.expires_at !== null && Date.parse(r.expires_at) <= now,
-    budget: status.keys[r.id] as BudgetUse,
+  return keys.map((k) => ({
+    ...k,
+    expired: k.expiresAt !== null && Date.parse(k.expiresAt) <= now,
+    budget: status.keys[k.id] as BudgetUse,
   }));
 }
 
@@ -141,16 +128,6 @@ async function keyView(c: AppContext, id: string, org = c.var.principal.org): Pr
   if (!view) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
   return view;
 }
-
-export const USAGE_GROUPS = ["day", "key", "user", "model", "mode", "route"] as const;
-const GROUP_COLUMN: Record<(typeof USAGE_GROUPS)[number], string> = {
-  day: "substr(created_at, 1, 10)",
-  key: "key_id",
-  user: "user_id",
-  model: "model",
-  mode: "COALESCE(mode, '')",
-  route: "route",
-};
 
 const UsageQuery = z.object({
   from: z.iso.date({ error: "must be a date, YYYY-MM-DD" }).optional(),
@@ -244,11 +221,7 @@ export const adminKeyRoutes = routes()
       const keyUser = body.user ?? (org === c.var.principal.org ? user : "admin");
       const made = { id, name: body.name, user: keyUser, scopes: body.scopes, expiresAt: body.expiresAt };
       await c.var.db.batch([
-        c.var.db
-          .prepare(
-            "INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          )
-          .bind(id, await hashApiKey(secret), body.name, org, keyUser, JSON.stringify(body.scopes), body.expiresAt),
+        insertKeyStatement(c.var.db, { ...made, org, keyHash: await hashApiKey(secret) }),
         changeRow(c, { org, action: "key.create", target: id, after: { ...made, budget: body.budget ?? null } }),
       ]);
       if (body.budget) await setLimits(c, id, body.budget, org);
@@ -272,26 +245,10 @@ export const adminKeyRoutes = routes()
       const before = await keyView(c, id);
       checkChangeable(c, before);
       checkGrantable(c, body.scopes);
-      const sets: string[] = [];
-      const values: (string | null)[] = [];
-      if (body.name !== undefined) {
-        sets.push("name = ?");
-        values.push(body.name);
-      }
-      if (body.scopes !== undefined) {
-        sets.push("scopes = ?");
-        values.push(JSON.stringify(body.scopes));
-      }
-      if (body.expiresAt !== undefined) {
-        sets.push("expires_at = ?");
-        values.push(body.expiresAt);
-      }
       const after = { ...before, ...body };
       const audit = changeRow(c, { org: c.var.principal.org, action: "key.change", target: id, before, after });
-      const update = c.var.db
-        .prepare(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ? AND org = ?`)
-        .bind(...values, id, c.var.principal.org);
-      await c.var.db.batch(sets.length > 0 ? [update, audit] : [audit]);
+      const update = changeKeyStatement(c.var.db, c.var.principal.org, id, body);
+      await c.var.db.batch(update ? [update, audit] : [audit]);
       forgetApiKey(id);
       forgetSessionsOfKey(id);
       if (body.budget) await setLimits(c, id, body.budget);
@@ -313,11 +270,7 @@ export const adminKeyRoutes = routes()
       if (!before) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
       checkChangeable(c, before);
       await c.var.db.batch([
-        c.var.db
-          .prepare(
-            "UPDATE api_keys SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND org = ? AND revoked_at IS NULL",
-          )
-          .bind(id, c.var.principal.org),
+        revokeKeyStatement(c.var.db, c.var.principal.org, id),
         changeRow(c, { org: c.var.principal.org, action: "key.revoke", target: id, before }),
       ]);
       forgetApiKey(id);
@@ -391,33 +344,13 @@ export const adminKeyRoutes = routes()
       const from = query.from ?? new Date(Date.parse(to) - 29 * 86_400_000).toISOString().slice(0, 10);
       if (from > to)
         throw new ApiError("invalid_request", "Invalid 'from': it must not be after 'to'.", { param: "from" });
-      const group = GROUP_COLUMN[query.groupBy];
-      const series = query.by ? GROUP_COLUMN[query.by] : "NULL";
-      const { results } = await c.var.db
-        .prepare(
-          `SELECT ${group} AS grp, ${series} AS series, COUNT(*) AS calls, SUM(prompt_tokens) AS prompt,
-           SUM(cached_input_tokens) AS cached, SUM(cache_write_input_tokens) AS cache_write,
-           SUM(completion_tokens) AS completion, SUM(total_tokens) AS total, SUM(cost_micros) AS cost,
-           SUM(outcome = 'error') AS errors, SUM(outcome = 'partial') AS partial, AVG(latency_ms) AS latency
-         FROM usage_records WHERE org = ? AND created_at >= ? AND created_at < ?
-         GROUP BY grp, series ORDER BY grp, series`,
-        )
-        .bind(org, from, new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10))
-        .all<Record<string, number | string | null>>();
-      const rows: UsageRow[] = results.map((r) => ({
-        group: String(r.grp ?? ""),
-        series: r.series === null || r.series === undefined ? null : String(r.series),
-        calls: Number(r.calls ?? 0),
-        promptTokens: Number(r.prompt ?? 0),
-        cachedInputTokens: Number(r.cached ?? 0),
-        cacheWriteInputTokens: Number(r.cache_write ?? 0),
-        completionTokens: Number(r.completion ?? 0),
-        totalTokens: Number(r.total ?? 0),
-        costUsd: Number(r.cost ?? 0) / 1_000_000,
-        errors: Number(r.errors ?? 0),
-        partial: Number(r.partial ?? 0),
-        latencyMsAvg: Math.round(Number(r.latency ?? 0)),
-      }));
+      const rows: UsageRow[] = await usageSums(
+        c.var.db,
+        org,
+        { from, until: new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10) },
+        query.groupBy,
+        query.by,
+      );
       const csv =
         query.format === "csv" || (query.format === undefined && (c.req.header("accept") ?? "").includes("text/csv"));
       if (csv) {

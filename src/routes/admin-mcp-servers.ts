@@ -17,6 +17,7 @@ import {
   McpServerRegistry,
   serversSeenBy,
 } from "../mcp/mcp-server-registry";
+import { modesNamingServer } from "../modes/catalog-service";
 import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { SecretName } from "../secret-name";
@@ -85,16 +86,9 @@ async function checkAuthSecret(c: AppContext, owner: Owner, secret: string | nul
  */
 async function modesOffering(db: Db, server: McpServerConfig): Promise<string[]> {
   const owner = server.org ?? "";
-  const { results } = await db
-    .prepare(
-      `SELECT DISTINCT m.org, m.key, m.tools FROM modes m, json_each(m.tools) t
-       WHERE substr(t.value, 1, length(?3)) = ?3 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
-         (SELECT 1 FROM mcp_servers s WHERE s.org = m.org AND s.name = ?1))) ORDER BY m.org, m.key`,
-    )
-    .bind(server.name, owner, `mcp:${server.name}`)
-    .all<{ org: string; key: string; tools: string }>();
-  return results
-    .filter((m) => (JSON.parse(m.tools) as string[]).some((tool) => parseMcpReference(tool)?.server === server.name))
+  const modes = await modesNamingServer(db, server.name, owner);
+  return modes
+    .filter((m) => m.tools.some((tool) => parseMcpReference(tool)?.server === server.name))
     .map((m) => (m.org === owner ? m.key : `${m.org}/${m.key}`));
 }
 

@@ -10,7 +10,9 @@ import { requireScope } from "../auth/middleware";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { modesNamingRoute } from "../modes/catalog-service";
 import { quoted } from "../quote";
+import { ModelRouteRegistry, routesFallingBackTo, routesSeenBy } from "../routing/model-route-store";
 import {
   DEFAULT_ROUTE,
   defaultRoute,
@@ -18,9 +20,7 @@ import {
   fallbackProblem,
   ModelRoute,
   ModelRouteBody,
-  ModelRouteRegistry,
   ROUTE_NAME_PATTERN,
-  routesSeenBy,
 } from "../routing/model-routes";
 import { forgetRouteTable, workerKeys } from "../routing/route-table";
 import { RouteWarning, routeWarnings } from "../routing/route-warnings";
@@ -110,26 +110,12 @@ async function orgKey(c: AppContext, org: string, name: string | undefined): Pro
 async function usersOf(db: Db, route: ModelRoute): Promise<{ modes: string[]; routes: string[] }> {
   const owner = route.org ?? "";
   // An org's mode naming a deployment route uses it unless the org has its own route of that name.
-  const { results: modes } = await db
-    .prepare(
-      `SELECT m.org, m.key FROM modes m WHERE m.model_route = ?1 AND (m.org = ?2 OR (?2 = '' AND NOT EXISTS
-         (SELECT 1 FROM model_routes r WHERE r.org = m.org AND r.name = ?1))) ORDER BY m.org, m.key`,
-    )
-    .bind(route.name, owner)
-    .all<{ org: string; key: string }>();
-  const { results: routes } = await db
-    .prepare(
-      `SELECT r.org, r.name, r.fallbacks FROM model_routes r WHERE (r.org = ?2 OR (?2 = '' AND NOT EXISTS
-         (SELECT 1 FROM model_routes o WHERE o.org = r.org AND o.name = ?1)))`,
-    )
-    .bind(route.name, owner)
-    .all<{ org: string; name: string; fallbacks: string }>();
+  const modes = await modesNamingRoute(db, route.name, owner);
+  const routes = await routesFallingBackTo(db, route.name, owner);
   const named = (org: string, name: string) => (org === owner ? name : `${org}/${name}`);
   return {
     modes: modes.map((m) => named(m.org, m.key)),
-    routes: routes
-      .filter((r) => (JSON.parse(r.fallbacks) as string[]).includes(route.name))
-      .map((r) => named(r.org, r.name)),
+    routes: routes.map((r) => named(r.org, r.name)),
   };
 }
 

@@ -12,11 +12,19 @@ import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
-import { D1AgentModeCatalogService, ownedModeStatement, parseModeRow } from "../modes/catalog-service";
-import { hiddenModes, ModeUpsertBody, ModeVisibilityBody, setModeHidden, upsertMode } from "../modes/mode-upsert";
+import {
+  D1AgentModeCatalogService,
+  hiddenModes,
+  ownedModeStatement,
+  parseModeRow,
+  setModeHidden,
+  upsertMode,
+} from "../modes/catalog-service";
+import { ModeUpsertBody, ModeVisibilityBody } from "../modes/mode-upsert";
 import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
-import { DEFAULT_ROUTE, ModelRouteRegistry, routesSeenBy } from "../routing/model-routes";
+import { ModelRouteRegistry, routesSeenBy } from "../routing/model-route-store";
+import { DEFAULT_ROUTE } from "../routing/model-routes";
 import { forgetTurnReads } from "../session/session-model";
 import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
@@ -98,7 +106,7 @@ async function setVisibility(c: AppContext, key: string, enabled: boolean) {
   const { org } = c.var.principal;
   const [deployment, own, view] = await Promise.all([
     new D1AgentModeCatalogService(c.var.db, null).getMode(key),
-    c.var.db.prepare("SELECT 1 AS found FROM modes WHERE org = ? AND key = ?").bind(org, key).first(),
+    ownedModeStatement(c.var.db, org, key).first(),
     new D1AgentModeCatalogService(c.var.db, org).getDefaultMode(),
   ]);
   if (!deployment) {

@@ -8,7 +8,9 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { serversNamingSecretStatement } from "../mcp/mcp-server-registry";
 import { quoted } from "../quote";
+import { routesNamingSecretStatement } from "../routing/model-route-store";
 import { forgetRouteTable } from "../routing/route-table";
 import { SecretName } from "../secret-name";
 import {
@@ -38,14 +40,14 @@ const secretAnswer = (description: string) => json(z.object({ secret: OrgSecretV
 
 /** Who may use a secret now: the org's routes and MCP servers that name it. */
 async function usersOf(c: AppContext, name: string): Promise<string[]> {
-  const { results } = await c.var.db
-    .prepare(
-      `SELECT 'model route ' || name AS user FROM model_routes WHERE org = ?1 AND api_key_secret = ?2
-       UNION ALL SELECT 'MCP server ' || name FROM mcp_servers WHERE org = ?1 AND auth_secret = ?2`,
-    )
-    .bind(c.var.principal.org, name)
-    .all<{ user: string }>();
-  return results.map((r) => r.user);
+  const { db } = c.var;
+  const { org } = c.var.principal;
+  // One round trip: each table's own query, batched.
+  const answers = await db.batch<{ user: string }>([
+    routesNamingSecretStatement(db, org, name),
+    serversNamingSecretStatement(db, org, name),
+  ]);
+  return answers.flatMap(({ results }) => results.map((r) => r.user));
 }
 
 export const adminSecretRoutes = routes()

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, routes } from "../http";
+import { recentCalls } from "../metering/usage-records";
 import { usageOrg } from "../tenancy/roles";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
@@ -46,26 +47,6 @@ const ModelCall = z.object({
   turnId: z.string().nullable(),
 });
 
-const CallRow = z.object({
-  created_at: z.string(),
-  user_id: z.string(),
-  key_id: z.string(),
-  endpoint: z.string(),
-  route: z.string(),
-  model: z.string(),
-  prompt_tokens: z.number(),
-  cached_input_tokens: z.number(),
-  cache_write_input_tokens: z.number(),
-  completion_tokens: z.number(),
-  total_tokens: z.number(),
-  latency_ms: z.number(),
-  outcome: ModelCall.shape.outcome,
-  cost_micros: z.number(),
-  session_id: z.string().nullable(),
-  mode: z.string().nullable(),
-  turn_id: z.string().nullable(),
-});
-
 export const adminUsageCallRoutes = routes().openapi(
   createRoute({
     method: "get",
@@ -82,37 +63,7 @@ export const adminUsageCallRoutes = routes().openapi(
     const { limit, org: asked } = c.req.valid("query");
     const org = usageOrg(c.var.principal, asked);
     if (org === null) throw new ApiError("insufficient_scope", "Only an operator reads another organization's calls.");
-    // The (org, created_at) index reads the newest rows of the org first, whatever the table holds.
-    const { results } = await c.var.db
-      .prepare(
-        `SELECT created_at, user_id, key_id, endpoint, route, model, prompt_tokens, cached_input_tokens,
-           cache_write_input_tokens, completion_tokens, total_tokens, latency_ms, outcome, cost_micros, session_id, mode, turn_id
-         FROM usage_records WHERE org = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`,
-      )
-      .bind(org, limit)
-      .all();
-    const calls = results.map((result) => {
-      const r = CallRow.parse(result);
-      return {
-        createdAt: r.created_at,
-        userId: r.user_id,
-        keyId: r.key_id,
-        endpoint: r.endpoint,
-        route: r.route,
-        model: r.model,
-        promptTokens: r.prompt_tokens,
-        cachedInputTokens: r.cached_input_tokens,
-        cacheWriteInputTokens: r.cache_write_input_tokens,
-        completionTokens: r.completion_tokens,
-        totalTokens: r.total_tokens,
-        latencyMs: r.latency_ms,
-        outcome: r.outcome,
-        costUsd: r.cost_micros / 1_000_000,
-        sessionId: r.session_id,
-        mode: r.mode,
-        turnId: r.turn_id,
-      };
-    });
+    const calls = await recentCalls(c.var.db, org, limit);
     return c.json({ calls }, 200);
   },
 );

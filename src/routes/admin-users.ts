@@ -3,7 +3,7 @@
 // within AUTH_CACHE_TTL_MS everywhere, as a revoked key.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import { forgetKeysOfUser } from "../auth/api-keys";
+import { forgetKeysOfUser, hasKeyFor } from "../auth/api-keys";
 import { forgetSessionsOfUser } from "../auth/browser-sessions";
 import { requireScope } from "../auth/middleware";
 import { forgetGrantsInAuthorizationServer } from "../auth/oauth";
@@ -49,12 +49,7 @@ export const adminUserRoutes = routes()
       const { disabled } = c.req.valid("json");
       const { org, user: self } = c.var.principal;
       // A user is one the org has seen, or one a key of the org acts for (disabled before their first request).
-      const known =
-        (await findUser(c.var.db, org, id)) ??
-        (await c.var.db
-          .prepare("SELECT 1 AS found FROM api_keys WHERE org = ? AND user_id = ? LIMIT 1")
-          .bind(org, id)
-          .first());
+      const known = (await findUser(c.var.db, org, id)) ?? (await hasKeyFor(c.var.db, org, id));
       if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
       if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
         throw new ApiError("insufficient_scope", "Only an operator disables or enables an operator.");

@@ -14,6 +14,7 @@ import {
   endBrowserSession,
   lookupBrowserSession,
   SESSION_COOKIE,
+  sessionExpiry,
 } from "../auth/browser-sessions";
 import { ACCESS_HEADER, principalOfAccess } from "../auth/cloudflare-access";
 import { beginSignIn, finishSignIn, SIGN_IN_COOKIE, SIGN_IN_FLOW_MS, safeReturnTo } from "../auth/oidc";
@@ -306,13 +307,9 @@ export const sessionAuthRoutes = routes()
       const secret = getCookie(c, SESSION_COOKIE, "host");
       let session: z.infer<typeof Me>["session"] = null;
       if (principal.via === "browser_session" && secret) {
-        const row = await primaryOf(c)
-          .prepare("SELECT expires_at FROM browser_sessions WHERE id = ?")
-          .bind(principal.credentialId)
-          .first<{ expires_at: string }>();
         session = {
           id: principal.credentialId,
-          expiresAt: row?.expires_at ?? null,
+          expiresAt: await sessionExpiry(primaryOf(c), principal.credentialId),
           csrfToken: await csrfTokenOf(secret),
         };
       }

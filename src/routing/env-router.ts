@@ -4,8 +4,9 @@
 import type { AdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { isolateBreaker } from "./circuit-breaker";
-import { ChainRouter, type RouteAttempt } from "./model-router";
+import { ChainRouter } from "./model-router";
 import { defaultRoute, defaultRouteSource } from "./model-routes";
+import type { RouteAttempt } from "./route-chain-walker";
 import { routeChatModel } from "./route-models";
 import { loadRouteTable, RouteTable } from "./route-table";
 

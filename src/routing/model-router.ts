@@ -10,6 +10,7 @@ import type { ModelCallObservation, RouteRef } from "../observability/turn-obser
 import type { ChatMessage, ChatTool } from "../wire/openai";
 import type { BreakerOptions, CircuitBreaker } from "./circuit-breaker";
 import { acceptsImages, type ModelRoute } from "./model-routes";
+import { type RouteAttempt, type RouteFailure, walkChain } from "./route-chain-walker";
 import type { RouteTable } from "./route-table";
 
 export type ToolFormat = ModelRoute["toolFormat"];
@@ -87,17 +88,6 @@ const FAILS_OVER: ReadonlySet<ModelError["code"]> = new Set([
   "model_not_found",
 ]);
 
-/** One upstream call the router made, for the meter's rows: its route, its time, how it ended, what it used. */
-export interface RouteAttempt {
-  route: ModelRoute;
-  latencyMs: number;
-  /** `partial`: the stream broke after text was shown (the step started again, or failed). */
-  outcome: "ok" | "error" | "partial";
-  usage: ChatResponse["usage"] | null;
-  /** Characters of the answer (text and tool call arguments), for an estimate when no usage was reported. */
-  answerChars: number;
-}
-
 export interface ChainRouterDeps {
   routes: () => Promise<RouteTable>;
   /** Hears every upstream call, whatever its end. */
@@ -122,134 +112,136 @@ export class ChainRouter implements ModelRouter {
   }
 
   async complete(name: string, call: RoutedCall): Promise<RoutedResponse> {
-    const { breaker, logger } = this.deps;
+    const { breaker, breakerOptions, logger, onAttempt } = this.deps;
     const table = await this.deps.routes();
-    const chain = table.chain(name);
-    // Routes whose circuit is open are skipped while another remains; a call is never refused untried.
-    const { candidates, skipped } = breaker.candidates(chain);
-    if (skipped.length > 0) {
-      logger.addCustomEvent("Message", "[ModelRouter_Skipped]", "Routes with an open circuit were skipped.", [
-        ["Routes", skipped.map((r) => r.name).join(",")],
-      ]);
-    }
     let restarted = false;
     let sent: FormattedRequest | null = null;
     // Watched from the first request sent: a request refused before any call (too long for the route's context)
     // is no model call, on the timeline or in the meter.
     let watch: ModelCallObservation | undefined;
-    for (const [index, route] of candidates.entries()) {
-      const next = candidates[index + 1];
-      let streamed = 0;
-      let startedAt = Date.now();
-      let response: ChatResponse;
-      let asked = false;
-      let request: FormattedRequest | null = null;
-      try {
-        const model = this.deps.modelFor(route, table);
-        const counter = model.countTokens?.bind(model);
-        // Made (and checked) for this route: its tool format, whether it reads images, its own context.
-        asked = true;
-        request = await call.request(route.toolFormat, {
-          images: acceptsImages(route),
-          route: route.name,
-          contextTokens: route.contextTokens ?? null,
-          ...(counter
-            ? {
-                countTokens: (r: FormattedRequest) =>
-                  counter({ ...r, ...(call.signal ? { signal: call.signal } : {}) }),
-              }
-            : {}),
-        });
-        sent = request;
-        startedAt = Date.now();
-        watch ??= call.observe?.(route, () => sent?.messages ?? []);
-        const sending = request;
-        const ask = () =>
-          model.complete({
-            ...sending,
-            ...(watch ? { onFirstChunk: () => watch?.firstChunk() } : {}),
-            ...(call.signal ? { signal: call.signal } : {}),
-            // With a route to hand over to, a failing one is not retried in place.
-            ...(next ? { maxRetries: 0 } : {}),
-            ...(call.onTextDelta
+    const walk = {
+      breaker,
+      breakerOptions,
+      logger,
+      ...(onAttempt ? { onAttempt } : {}),
+      onFailover: (from: ModelRoute, to: ModelRoute, failure: RouteFailure) => {
+        if (failure.answerChars > 0) {
+          restarted = true;
+          watch?.restart(from.name, to.name, failure.answerChars);
+          call.onRestart?.({ failedRoute: from.name, route: to.name, discardedChars: failure.answerChars });
+        } else {
+          watch?.failover(from.name, to.name, failure.code);
+        }
+      },
+    };
+    const answered = await walkChain<{ route: ModelRoute; response: ChatResponse; latencyMs: number }>(
+      table.chain(name),
+      walk,
+      async (route, next) => {
+        let streamed = 0;
+        let startedAt = Date.now();
+        let asked = false;
+        let request: FormattedRequest | null = null;
+        try {
+          const model = this.deps.modelFor(route, table);
+          const counter = model.countTokens?.bind(model);
+          // Made (and checked) for this route: its tool format, whether it reads images, its own context.
+          asked = true;
+          request = await call.request(route.toolFormat, {
+            images: acceptsImages(route),
+            route: route.name,
+            contextTokens: route.contextTokens ?? null,
+            ...(counter
               ? {
-                  onTextDelta: (text: string) => {
-                    streamed += text.length;
-                    call.onTextDelta?.(text);
-                  },
+                  countTokens: (r: FormattedRequest) =>
+                    counter({ ...r, ...(call.signal ? { signal: call.signal } : {}) }),
                 }
               : {}),
           });
-        response = watch ? await watch.within(ask) : await ask();
-      } catch (thrown) {
-        // The failure's text names this route and its model where the cause is the route's configuration.
-        const error = thrown instanceof ModelError ? thrown.onRoute(route) : thrown;
-        // Refused before the call (too long for this route's context): no upstream call to record or fail over.
-        if (asked && request === null) throw error;
-        this.deps.onAttempt?.({
-          route,
-          latencyMs: Date.now() - startedAt,
-          outcome: streamed > 0 ? "partial" : "error",
-          usage: null,
-          answerChars: streamed,
-        });
-        const code = call.signal?.aborted ? "cancelled" : error instanceof ModelError ? error.code : "model_error";
-        if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) {
-          watch?.end({ route, error: code });
-          throw error;
+          sent = request;
+          startedAt = Date.now();
+          watch ??= call.observe?.(route, () => sent?.messages ?? []);
+          const sending = request;
+          const ask = () =>
+            model.complete({
+              ...sending,
+              ...(watch ? { onFirstChunk: () => watch?.firstChunk() } : {}),
+              ...(call.signal ? { signal: call.signal } : {}),
+              // With a route to hand over to, a failing one is not retried in place.
+              ...(next ? { maxRetries: 0 } : {}),
+              ...(call.onTextDelta
+                ? {
+                    onTextDelta: (text: string) => {
+                      streamed += text.length;
+                      call.onTextDelta?.(text);
+                    },
+                  }
+                : {}),
+            });
+          const response = watch ? await watch.within(ask) : await ask();
+          return { answered: { route, response, latencyMs: Date.now() - startedAt } };
+        } catch (thrown) {
+          // The failure's text names this route and its model where the cause is the route's configuration.
+          const error = thrown instanceof ModelError ? thrown.onRoute(route) : thrown;
+          // Refused before the call (too long for this route's context): no upstream call to record or fail over.
+          if (asked && request === null) throw error;
+          const latencyMs = Date.now() - startedAt;
+          const code = call.signal?.aborted ? "cancelled" : error instanceof ModelError ? error.code : "model_error";
+          // The attempt that ends the walk is this caller's to report; one the walk moves past, the walk's.
+          const endsHere = () => {
+            onAttempt?.({
+              route,
+              latencyMs,
+              outcome: streamed > 0 ? "partial" : "error",
+              usage: null,
+              answerChars: streamed,
+            });
+            watch?.end({ route, error: code });
+            throw error;
+          };
+          if (call.signal?.aborted || !(error instanceof ModelError) || !FAILS_OVER.has(error.code)) return endsHere();
+          return {
+            // After a first byte, one fresh start on another route; a second broken stream ends the step.
+            failed: {
+              code: error.code,
+              detail: error.detail,
+              latencyMs,
+              answerChars: streamed,
+              final: streamed > 0 && restarted,
+            },
+            giveUp: endsHere,
+          };
         }
-        breaker.failed(route, this.deps.breakerOptions, logger);
-        // After a first byte, one fresh start on another route; a second broken stream ends the step.
-        if (!next || (streamed > 0 && restarted)) {
-          watch?.end({ route, error: code });
-          throw error;
-        }
-        logger.addCustomEvent("Warning", "[ModelRouter_Failover]", error.detail, [
-          ["Route", route.name],
-          ["Code", error.code],
-          ["Next", next.name],
-          ["AfterFirstByte", String(streamed > 0)],
-        ]);
-        if (streamed > 0) {
-          restarted = true;
-          watch?.restart(route.name, next.name, streamed);
-          call.onRestart?.({ failedRoute: route.name, route: next.name, discardedChars: streamed });
-        } else {
-          watch?.failover(route.name, next.name, code);
-        }
-        continue;
-      }
-      // Outside the try: what hears the answer (the meter's row, the turn's observer) failing is not the route's failure.
-      breaker.succeeded(route, logger);
-      this.deps.onAttempt?.({
-        route,
-        latencyMs: Date.now() - startedAt,
-        outcome: "ok",
-        usage: response.usage ?? null,
-        answerChars:
-          (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
-      });
-      watch?.end({
-        route,
-        usage: response.usage ?? null,
-        finishReason: response.finishReason,
-        output: {
-          role: "assistant",
-          content: response.content,
-          ...(response.toolCalls.length > 0
-            ? {
-                tool_calls: response.toolCalls.map((c) => ({
-                  id: c.id,
-                  type: "function" as const,
-                  function: { name: c.name, arguments: c.arguments },
-                })),
-              }
-            : {}),
-        },
-      });
-      return { response, route: servedBy(route) };
-    }
-    throw new Error("a route chain is never empty");
+      },
+    );
+    // After the walk: what hears the answer (the meter's row, the turn's observer) failing is not the route's failure.
+    const { route, response } = answered;
+    onAttempt?.({
+      route,
+      latencyMs: answered.latencyMs,
+      outcome: "ok",
+      usage: response.usage ?? null,
+      answerChars: (response.content?.length ?? 0) + response.toolCalls.reduce((sum, c) => sum + c.arguments.length, 0),
+    });
+    watch?.end({
+      route,
+      usage: response.usage ?? null,
+      finishReason: response.finishReason,
+      output: {
+        role: "assistant",
+        content: response.content,
+        ...(response.toolCalls.length > 0
+          ? {
+              tool_calls: response.toolCalls.map((c) => ({
+                id: c.id,
+                type: "function" as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      },
+    });
+    return { response, route: servedBy(route) };
   }
 }
 

@@ -8,7 +8,8 @@ import { IsolateCache } from "../isolate-cache";
 import type { AdminLogger } from "../observability/admin-logger";
 import { secretValue } from "../secret-name";
 import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
-import { DEFAULT_ROUTE, type DefaultRouteSource, defaultRoute, type ModelRoute, routesSeenBy } from "./model-routes";
+import { routesSeenBy } from "./model-route-store";
+import { DEFAULT_ROUTE, type DefaultRouteSource, defaultRoute, type ModelRoute } from "./model-routes";
 
 /** Where a route's key comes from. */
 export interface RouteKeys {

@@ -10,7 +10,7 @@ import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { keyModelCallBudget } from "../metering/model-call-limit";
-import { orgTurnMeter, turnUsageRecorder } from "../metering/turn-meter";
+import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { tracingFor } from "../observability/tracing/tracing";
@@ -156,8 +156,10 @@ export class ReasonerFactory {
       const { sessionId, mode } = store.identity();
       return { sessionId, mode, turnId: store.turn()?.turnId ?? null };
     };
+    // The object's own leases and batches: a promise of one object's context cannot be awaited from another's.
+    const metering = { env, logger, defer: waitUntil, owner: this };
     const router = envRouter(env, store.identity().org, logger, {
-      onAttempt: caller ? turnUsageRecorder(env, caller, session, logger, waitUntil, this, endpoint) : undefined,
+      onAttempt: caller ? turnUsageRecorder(metering, caller, session, endpoint) : undefined,
       onTable: (table) => this.noteKeys(table.keysOf(table.stored())),
       // One session's requests share their prefix: a route that sends prompt_cache_key keeps them on one cache.
       promptCacheKey: store.identity().sessionId,
@@ -165,9 +167,7 @@ export class ReasonerFactory {
     return {
       router,
       logger,
-      ...(caller && settings(env).metering.budgets
-        ? { meter: orgTurnMeter(env, caller, logger, waitUntil, this) }
-        : {}),
+      ...(caller && settings(env).metering.budgets ? { meter: orgTurnMeter(metering, caller) } : {}),
     };
   }
 

@@ -10,6 +10,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { asTypedName } from "../typed-name";
 import type { BranchOrigin, SessionListEntry } from "../wire/session";
 import { SessionStatus } from "../wire/turn";
+import { deleteSessionResponses } from "./response-store";
 
 export interface IndexedSession {
   sessionId: string;
@@ -270,11 +271,10 @@ export async function changeSessionEntry(
  * deleted conversation's history is told the session is gone rather than starting it again.
  */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
-  await db.batch(
-    ["session_index", "agent_responses"].map((table) =>
-      db.prepare(`DELETE FROM ${table} WHERE session_id = ?`).bind(sessionId),
-    ),
-  );
+  await db.batch([
+    db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId),
+    deleteSessionResponses(db, sessionId),
+  ]);
 }
 
 /** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */
@@ -285,8 +285,8 @@ export async function idleSessions(db: Db, cutoff: string, limit: number): Promi
        ORDER BY COALESCE(updated_at, created_at) LIMIT ?`,
     )
     .bind(cutoff, limit)
-    .all<{ session_id: string }>();
-  return results.map((r) => r.session_id);
+    .all();
+  return results.map((r) => z.object({ session_id: z.string() }).parse(r).session_id);
 }
 
 /** The index's idle time of a session the object found newer (the index lagged): retention skips it next time. */
@@ -296,6 +296,10 @@ export async function touchSessionEntry(db: Db, sessionId: string, updatedAt: st
     .bind(updatedAt, sessionId, updatedAt)
     .run();
 }
+
+const RecentRow = z
+  .object({ session_id: z.string(), mode: z.string(), created_at: z.string() })
+  .transform((r): IndexedSession => ({ sessionId: r.session_id, mode: r.mode, createdAt: r.created_at }));
 
 /** The newest sessions of one person (the MCP door's resources: "your sessions", whatever their role). */
 export async function recentSessions(
@@ -308,6 +312,6 @@ export async function recentSessions(
       "SELECT session_id, mode, created_at FROM session_index WHERE org = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
     )
     .bind(owner.org, owner.user, limit)
-    .all<{ session_id: string; mode: string; created_at: string }>();
-  return results.map((r) => ({ sessionId: r.session_id, mode: r.mode, createdAt: r.created_at }));
+    .all();
+  return results.map((r) => RecentRow.parse(r));
 }

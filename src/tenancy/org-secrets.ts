@@ -36,6 +36,11 @@ const Row = z.object({
   updated_at: z.string(),
 });
 
+/** A sealed value and the org it is of, as a rotation reads every row. */
+const SealedRow = Row.pick({ name: true, value_ciphertext: true, wrapped_key: true, key_id: true }).extend({
+  org: z.string(),
+});
+
 const viewOf = (row: z.infer<typeof Row>): OrgSecretView => ({
   name: row.name,
   lastFour: row.last_four,
@@ -180,10 +185,10 @@ export interface Rewrap {
 export async function rewrapAll(db: Db, box: SecretBox): Promise<Rewrap> {
   const { results } = await db
     .prepare("SELECT org, name, value_ciphertext, wrapped_key, key_id FROM org_secrets")
-    .all<{ org: string; name: string; value_ciphertext: string; wrapped_key: string; key_id: string }>();
+    .all();
   const updates: D1PreparedStatement[] = [];
   const unopened: string[] = [];
-  for (const row of results) {
+  for (const row of results.map((r) => SealedRow.parse(r))) {
     let next: Awaited<ReturnType<SecretBox["rewrap"]>>;
     try {
       next = await box.rewrap(row.org, row.name, {

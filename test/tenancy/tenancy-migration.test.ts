@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authenticateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { serversSeenBy } from "../../src/mcp/mcp-server-registry";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
-import { ModelRouteRegistry, routesSeenBy } from "../../src/routing/model-routes";
+import { ModelRouteRegistry, routesSeenBy } from "../../src/routing/model-route-store";
 import { freshDatabase } from "../fixtures/database";
 
 const TENANCY = "0023_tenancy.sql";

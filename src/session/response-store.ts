@@ -1,7 +1,9 @@
 // The responses the agent's Responses door keeps (D1 `agent_responses`, migration 0019): each tied to its org and
 // user (a member reads and deletes their own; an admin of the org any of it), the session and turn that answered it,
 // and the session's head after it, so a later request's previous_response_id finds the session to continue, and
-// tells whether that response is still the session's latest.
+// tells whether that response is still the session's latest. The one module with this table's SQL; it sits with the
+// session index, which deletes a session's kept responses with its entry.
+import { z } from "zod";
 import type { Db } from "../db";
 import type { ResponseObject } from "../wire/responses";
 
@@ -36,6 +38,17 @@ export interface StoredResponse {
   latest: boolean;
 }
 
+// The stored JSON is the response this module wrote (insertResponse), whole: read back as it was written.
+const StoredResponseRow = z
+  .object({ session_id: z.string(), response_json: z.string(), latest: z.number().nullable() })
+  .transform(
+    (r): StoredResponse => ({
+      sessionId: r.session_id,
+      response: JSON.parse(r.response_json) as ResponseObject,
+      latest: r.latest === 1,
+    }),
+  );
+
 /** Who asks for a kept response: its org and user, and whether they are an admin of the org. */
 export interface ResponseReader {
   org: string;
@@ -52,13 +65,8 @@ export async function findResponse(db: Db, reader: ResponseReader, id: string): 
        WHERE r.id = ? AND r.org = ? AND (r.user_id = ? OR ? = 1) AND r.deleted_at IS NULL`,
     )
     .bind(id, reader.org, reader.user, reader.admin ? 1 : 0)
-    .first<{ session_id: string; response_json: string; latest: number | null }>();
-  if (!row) return null;
-  return {
-    sessionId: row.session_id,
-    response: JSON.parse(row.response_json) as ResponseObject,
-    latest: row.latest === 1,
-  };
+    .first();
+  return row ? StoredResponseRow.parse(row) : null;
 }
 
 /** Hides a response from view (GET and previous_response_id no longer find it); false when there was none. */
@@ -71,4 +79,9 @@ export async function hideResponse(db: Db, reader: ResponseReader, id: string): 
     .bind(id, reader.org, reader.user, reader.admin ? 1 : 0)
     .run();
   return result.meta.changes > 0;
+}
+
+/** The statement that deletes every response `sessionId` kept (run in one batch with its index entry's delete). */
+export function deleteSessionResponses(db: Db, sessionId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM agent_responses WHERE session_id = ?").bind(sessionId);
 }
