@@ -45,7 +45,9 @@ describe("the demo model's plain words", () => {
     const stations = tool("geo_lookup", "The nearest railway station to an address.", {
       address: { type: "string" },
     });
-    expect(await demoAnswer([weather, words, stations], 'which railway station is nearest to "221B Baker Street"?')).toEqual({
+    expect(
+      await demoAnswer([weather, words, stations], 'which railway station is nearest to "221B Baker Street"?'),
+    ).toEqual({
       tool: "geo_lookup",
       args: { address: "221B Baker Street" },
     });
