@@ -126,3 +126,13 @@ export async function hiddenModes(db: Db, org: string): Promise<Set<string>> {
   const { results } = await db.prepare("SELECT key FROM hidden_modes WHERE org = ?").bind(org).all<{ key: string }>();
   return new Set(results.map((r) => r.key));
 }
+
+/** Removes `owner`'s mode `key` (an org's, or null: the deployment's), with `also` in the same batch (its audit row). */
+export async function deleteMode(
+  db: Db,
+  owner: string | null,
+  key: string,
+  also: D1PreparedStatement[] = [],
+): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM modes WHERE org = ? AND key = ?").bind(owner ?? "", key), ...also]);
+}

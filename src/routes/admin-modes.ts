@@ -13,7 +13,14 @@ import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http
 import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import { D1AgentModeCatalogService, ownedModeStatement, parseModeRow } from "../modes/catalog-service";
-import { hiddenModes, ModeUpsertBody, ModeVisibilityBody, setModeHidden, upsertMode } from "../modes/mode-upsert";
+import {
+  deleteMode,
+  hiddenModes,
+  ModeUpsertBody,
+  ModeVisibilityBody,
+  setModeHidden,
+  upsertMode,
+} from "../modes/mode-upsert";
 import { parseMcpReference } from "../modes/tool-references";
 import { quoted } from "../quote";
 import { DEFAULT_ROUTE, ModelRouteRegistry, routesSeenBy } from "../routing/model-routes";
@@ -201,5 +208,39 @@ export const adminModeRoutes = routes()
         ...own.map((mode) => ({ ...mode, enabled: true })),
       ];
       return c.json({ modes }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/admin/modes/{key}",
+      tags: ["admin"],
+      summary:
+        "Removes a mode that is not the default: your organization's own, or (operators, `?owner=deployment`) the deployment's; sessions in it go on in the default mode",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      request: { params: ModeKey, query: OwnerQuery },
+      responses: { 204: { description: "Removed." }, ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { key } = c.req.valid("param");
+      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
+      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
+      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
+      const existing = parseModeRow(row);
+      if (existing.isDefault) {
+        throw new ApiError(
+          "invalid_request",
+          `Mode ${quoted(key)} is the default mode; make another mode the default before you delete it.`,
+          { param: "key" },
+        );
+      }
+      await deleteMode(c.var.db, owner, key, [
+        changeRow(c, { org: owner, action: "mode.delete", target: key, before: existing }),
+      ]);
+      forgetTurnReads(c.env.DB);
+      c.var.logger.addCustomEvent("Message", "[admin_modes_delete]", "Mode deleted.", [["mode", key]]);
+      return c.body(null, 204);
     },
   );
