@@ -100,6 +100,17 @@ const ManagedMode = AgentMode.extend({
   enabled: z.boolean(),
 });
 
+/** What a mode's `tools` may name, for an editor to offer (the admin page's). */
+const ModeTools = z.object({
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      /** Offered in every mode whatever its list says (agent_change_mode, agent_list_modes). */
+      alwaysOffered: z.boolean(),
+    }),
+  ),
+});
+
 /** Hides or shows the deployment's mode `key` in the caller's org. */
 async function setVisibility(c: AppContext, key: string, enabled: boolean) {
   const { org } = c.var.principal;
@@ -208,6 +219,26 @@ export const adminModeRoutes = routes()
         ...own.map((mode) => ({ ...mode, enabled: true })),
       ];
       return c.json({ modes }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/tools",
+      tags: ["admin"],
+      summary:
+        "The tools a mode may list: every registered tool (those offered in every mode marked), and `mcp:<server>` for each MCP server your organization may use",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      responses: { 200: json(ModeTools, "The tools."), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const servers = await serversSeenBy(c.var.db, c.var.principal.org);
+      const tools = [
+        ...PRODUCTION_TOOL_NAMES.map((name) => ({ name, alwaysOffered: ALWAYS_OFFERED_TOOLS.includes(name) })),
+        ...servers.map((server) => ({ name: `mcp:${server.name}`, alwaysOffered: false })),
+      ];
+      return c.json({ tools }, 200);
     },
   )
   .openapi(

@@ -4,17 +4,17 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import guide from "../../docs/guides/connect-a-client.md?raw";
-import aiSdkSource from "../../docs/guides/examples/ai-sdk.ts?raw";
 import { main as aiSdk } from "../../docs/guides/examples/ai-sdk.ts";
-import anthropicSource from "../../docs/guides/examples/anthropic.ts?raw";
+import aiSdkSource from "../../docs/guides/examples/ai-sdk.ts?raw";
 import { main as anthropic } from "../../docs/guides/examples/anthropic.ts";
+import anthropicSource from "../../docs/guides/examples/anthropic.ts?raw";
 import type { Aptix } from "../../docs/guides/examples/aptix.ts";
-import mcpSource from "../../docs/guides/examples/mcp.ts?raw";
 import { main as mcp } from "../../docs/guides/examples/mcp.ts";
-import openaiSource from "../../docs/guides/examples/openai.ts?raw";
+import mcpSource from "../../docs/guides/examples/mcp.ts?raw";
 import { main as openai } from "../../docs/guides/examples/openai.ts";
-import openaiAgentsSource from "../../docs/guides/examples/openai-agents.ts?raw";
+import openaiSource from "../../docs/guides/examples/openai.ts?raw";
 import { main as openaiAgents } from "../../docs/guides/examples/openai-agents.ts";
+import openaiAgentsSource from "../../docs/guides/examples/openai-agents.ts?raw";
 import { blockShowing, curlCommands, guideBlocks, sendCurl } from "../fixtures/guide-blocks";
 import { newChatKey } from "../passthrough/harness";
 

@@ -177,3 +177,15 @@ describe("DELETE /admin/modes/:key", () => {
     expect(((await response.json()) as ErrorBody).error.code).toBe("mode_not_found");
   });
 });
+
+describe("GET /admin/tools", () => {
+  it("lists every registered tool, the two offered everywhere marked, for a mode editor to offer", async () => {
+    const response = await exports.default.fetch("http://aptix.test/admin/tools", { headers: authHeaders() });
+    expect(response.status).toBe(200);
+    const { tools } = (await response.json()) as { tools: { name: string; alwaysOffered: boolean }[] };
+    expect(tools.filter((t) => t.alwaysOffered).map((t) => t.name)).toEqual(["agent_change_mode", "agent_list_modes"]);
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["agent_hello_world", "workspace_read_file", "clock_current_time"]),
+    );
+  });
+});

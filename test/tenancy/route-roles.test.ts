@@ -237,6 +237,7 @@ const REQUESTS: Record<string, Request> = {
     send(key, "PUT", `/admin/modes/${fresh("omode")}?owner=org`, modeBody),
   "PUT /admin/modes/{key} (hiding a deployment mode in the org)": (key) =>
     send(key, "PUT", "/admin/modes/ddr_authoring", { enabled: false }),
+  "GET /admin/tools": (key) => send(key, "GET", "/admin/tools"),
   "DELETE /admin/modes/{key} (the deployment's)": async (key) =>
     send(key, "DELETE", `/admin/modes/${await ownedMode(OPERATOR, "deployment")}`),
   "DELETE /admin/modes/{key} (org A's own)": async (key) =>
