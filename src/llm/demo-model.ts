@@ -13,7 +13,8 @@ const HELP =
   `${PREFIX} I am the offline demo model (set LLM_BASE_URL for a real one), so I understand only a few requests: ` +
   `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), "tell me a slow story", and in the Workspace ` +
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
-  `("use get-sum with 2 and 40", "echo 'hi'").`;
+  `("use get-sum with 2 and 40", "echo 'hi'"); any other tool of the mode answers words of its name or its ` +
+  `description ("what time is it?" in a mode with clock_current_time).`;
 
 /** The demo's Markdown answer (a table, code and a mermaid diagram), so the console's drawing shows offline. */
 export const DEMO_TOUR = [
