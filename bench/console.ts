@@ -602,7 +602,7 @@ async function main(): Promise<void> {
         "",
         ...figureRows(drawing, textMs, "/ text"),
         "",
-        "For the README:",
+        "For docs/performance.md:",
         "",
         table(
           ["console (Chromium headless, wrangler dev)", "median", "min", "max", "ratio"],

@@ -1,4 +1,4 @@
-// npm run docs:screenshots — the README's pictures of the console, as a new user sees it after `npm start`: the Worker
+// npm run docs:screenshots — the pictures of the console in README.md and docs/console.md, as a new user sees it after `npm start`: the Worker
 // started through `npm start` itself (its migrations, its seed, the offline demo model and its modes, the dev-key),
 // in a throw-away state directory, driven by Debian's Chromium. It asks the demo "show me how aptix works" and takes
 // the answer at a desktop size (docs/console.png) and a phone's (docs/console-phone.png).

@@ -9,7 +9,7 @@
 import { createInterface } from "node:readline";
 
 const [sessionId, afterSeq] = process.argv.slice(2);
-const base = process.env.APTIX_URL ?? "http://localhost:8787";
+const base = (process.env.APTIX_URL ?? "http://localhost:8787").replace(/\/+$/, "");
 const key = process.env.APTIX_API_KEY ?? "dev-key";
 if (!sessionId) {
   console.error("usage: npm run ws -- SESSION_ID [AFTER_SEQ]");

@@ -46,7 +46,7 @@ export const DEMO_TOUR = [
 
 /**
  * A slow answer (about 12 s as it streams), to see a turn survive a restart: kill the server mid-answer and start
- * it again, and the turn resumes by itself (README, "Turns that survive a restart").
+ * it again, and the turn resumes by itself (docs/agent-session.md, "Turns that survive a restart").
  */
 export const DEMO_STORY = [
   `${PREFIX} A slow story, told a line at a time.`,

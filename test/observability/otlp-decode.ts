@@ -1,29 +1,14 @@
 // Turns an OTLP/HTTP trace export's body into span records (span-record.ts), the same records for both protocols.
-// http/protobuf is decoded with OpenTelemetry's own definitions: the protobufjs static module generated from
-// opentelemetry-proto that @opentelemetry/otlp-transformer shipped up to 0.216.0 (installed as `otlp-protos`; later
-// releases encode by hand and carry no request decoder). Node only.
-import { createRequire } from "node:module";
+// http/protobuf is read field by field with opentelemetry-proto's field numbers (otlp-protobuf.ts) into the shape
+// the proto3 JSON mapping gives, which is then parsed as an http/json body is. Node only.
 import { z } from "zod";
+import { EMPTY_EXPORT_RESPONSE, readExportTraceServiceRequest } from "./otlp-protobuf.ts";
 import type { Attributes, AttrValue, OtlpProtocol, SpanRecord } from "./span-record.ts";
 
-/** The part of a generated protobufjs message class used here (the generated root is typed only as a Root). */
-interface GeneratedMessageType {
-  decode(bytes: Uint8Array): object;
-  toObject(message: object, options: { longs: typeof String; enums: typeof Number; bytes: typeof String }): unknown;
-  encode(message: object): { finish(): Uint8Array };
-}
-interface GeneratedTraceService {
-  ExportTraceServiceRequest: GeneratedMessageType;
-  ExportTraceServiceResponse: GeneratedMessageType;
-}
-
-const generated = createRequire(import.meta.url)("otlp-protos/build/src/generated/root.js");
-const traceService: GeneratedTraceService = generated.opentelemetry.proto.collector.trace.v1;
-
 /** An empty ExportTraceServiceResponse (full success), what a collector answers an http/protobuf export with. */
-export const EMPTY_PROTOBUF_RESPONSE: Uint8Array = traceService.ExportTraceServiceResponse.encode({}).finish();
+export const EMPTY_PROTOBUF_RESPONSE: Uint8Array = EMPTY_EXPORT_RESPONSE;
 
-// The request as the proto3 JSON mapping has it, which is also what protobufjs's toObject gives (with int64 as
+// The request as the proto3 JSON mapping has it, which is also what otlp-protobuf.ts reads (with int64 as
 // strings and enums as numbers). The two differ only in how ids are written: hex in OTLP/JSON, base64 from protobuf.
 type WireAnyValue = {
   stringValue?: string;
@@ -91,13 +76,7 @@ type ExportTraceServiceRequest = z.infer<typeof ExportTraceServiceRequestSchema>
 
 /** The spans of an http/protobuf export body; throws when it is not an ExportTraceServiceRequest. */
 export function decodeProtobufExport(body: Uint8Array): SpanRecord[] {
-  const { ExportTraceServiceRequest } = traceService;
-  const object = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), {
-    longs: String,
-    enums: Number,
-    bytes: String,
-  });
-  const request = ExportTraceServiceRequestSchema.parse(object);
+  const request = ExportTraceServiceRequestSchema.parse(readExportTraceServiceRequest(body));
   return flatten("http/protobuf", request, (base64) => Buffer.from(base64, "base64").toString("hex"));
 }
 

@@ -1,4 +1,4 @@
-// The README's /agent/v1 transcript, as `npm start` serves it: the official openai client pointed at the
+// docs/agent-openai.md's /agent/v1 transcript, as `npm start` serves it: the official openai client pointed at the
 // agent's OpenAI door, chatting with the Workspace agent (the offline demo model) including a tool of the
 // client's own, carried out by the client; and the OpenAI Agents SDK on its default model (the Responses API).
 import { exports } from "cloudflare:workers";
@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newChatKey } from "../passthrough/harness";
 
-describe("the README's /agent/v1 transcript", () => {
+describe("docs/agent-openai.md's /agent/v1 transcript", () => {
   it("chats with the workspace agent, which calls the client's own tool and answers with its result", async () => {
     const key = await newChatKey();
     const client = new OpenAI({
@@ -48,7 +48,7 @@ describe("the README's /agent/v1 transcript", () => {
   });
 });
 
-describe("the README's Agents SDK transcript", () => {
+describe("docs/agent-openai.md's Agents SDK transcript", () => {
   // No traces sent to OpenAI from a test.
   setTracingDisabled(true);
 

@@ -1,4 +1,4 @@
-// The README's transcripts, replayed as `npm start` serves them (the offline demo model, the dev key's
+// The transcripts of docs/agent-session.md and docs/mcp.md, replayed as `npm start` serves them (the offline demo model, the dev key's
 // scopes): every documented answer, tool call ids included, comes back the same on a fresh session.
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ async function newSession(key: TestKey): Promise<string> {
 
 const say = (key: TestKey, id: string, content: string) => post(key, `/context/sessions/${id}/messages`, { content });
 
-describe("the README's agent session transcript", () => {
+describe("docs/agent-session.md's transcript", () => {
   it("lists the modes, proposes the Workspace mode, switches, reads a file and writes one after approval", async () => {
     const key = await newChatKey("org-a", ["chat", "admin"]);
     const id = await newSession(key);
@@ -118,7 +118,7 @@ describe("the README's agent session transcript", () => {
   });
 });
 
-describe("the README's MCP transcript", () => {
+describe("docs/mcp.md's offline transcript", () => {
   it("registers the reference server, offers it in a mode, and the demo model calls the tool the user names", async () => {
     const key = await newChatKey("org-a", ["chat", "admin"]);
     const put = async (path: string, body: unknown) => {
