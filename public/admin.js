@@ -1,8 +1,11 @@
 // @ts-check
 // The console's admin page (keys with the admin scope): the org's keys (create, shown once; revoke; a budget),
 // its budget against its limits, its usage over time as a chart (uPlot, served from our own assets) with the same
-// figures as a table, the modes and routes it may use (the deployment's and its own), read-only, and the newest rows
-// of the audit log, and each model route's live health (GET /admin/health). A client of the admin API like any other.
+// figures as a table, its modes (edited by admin-modes.js) and the routes it may use (the deployment's and its own),
+// the newest rows of the audit log, and each model route's live health (GET /admin/health). A client of the admin
+// API like any other.
+
+import { startModesEditor } from "./admin-modes.js";
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 
@@ -31,7 +34,6 @@ const el = {
   usageCaption: byId("usage-caption"),
   usageBody: byId("usage-body"),
   callsBody: byId("calls-body"),
-  modesBody: byId("modes-body"),
   routesBody: byId("routes-body"),
   auditBody: byId("audit-body"),
   healthBody: byId("health-body"),
@@ -397,35 +399,19 @@ async function downloadCsv() {
 /** Whose an entry is: the deployment's (every org's), or the org's own. */
 const whose = (/** @type {string | null} */ org) => (org === null ? "deployment" : "your organization");
 
-async function loadCatalog() {
-  const [{ modes }, { routes }] = await Promise.all([
-    api.request("GET", "/admin/modes"),
-    api.request("GET", "/admin/model-routes"),
-  ]);
-  el.modesBody.replaceChildren(
-    ...modes.map((mode) =>
-      h(
-        "tr",
-        {},
-        h("td", { text: mode.key }),
-        h("td", { text: mode.displayName }),
-        h("td", { text: mode.modelRoute }),
-        h("td", { text: whose(mode.org) }),
-        h("td", { text: mode.enabled ? "yes" : "hidden" }),
-      ),
-    ),
-  );
+async function loadRoutes() {
+  const { routes } = await api.request("GET", "/admin/model-routes");
   el.routesBody.replaceChildren(
     ...routes.map((route) =>
       h(
         "tr",
         {},
-        h("td", { text: route.name }),
+        h("td", { class: "long", text: route.name }),
         h("td", { text: whose(route.org) }),
         h("td", { text: route.provider }),
-        h("td", { text: route.model }),
-        h("td", { text: route.apiKeySecret ?? "—" }),
-        h("td", { text: route.fallbacks.join(", ") || "—" }),
+        h("td", { class: "long", text: route.model }),
+        h("td", { class: "long", text: route.apiKeySecret ?? "—" }),
+        h("td", { class: "long", text: route.fallbacks.join(", ") || "—" }),
         h("td", {
           text:
             route.inputPricePerMTok === null && route.outputPricePerMTok === null
@@ -437,6 +423,7 @@ async function loadCatalog() {
       ),
     ),
   );
+  labelCells(el.routesBody);
 }
 
 /**
@@ -541,7 +528,15 @@ async function start() {
   // The live checks wait on upstreams (seconds, for one that does not answer): not among the figures the page waits for.
   void loadHealth();
   try {
-    await Promise.all([loadUsers(), loadBudget(), loadUsage(), loadCalls(), loadCatalog(), loadAudit()]);
+    await Promise.all([
+      loadUsers(),
+      loadBudget(),
+      loadUsage(),
+      loadCalls(),
+      loadRoutes(),
+      startModesEditor(api, labelCells),
+      loadAudit(),
+    ]);
   } finally {
     el.admin.removeAttribute("aria-busy");
   }

@@ -51,7 +51,7 @@ export function formatHealth(health) {
   lines.push(
     failing === 0
       ? `Every route passes (${health.routes.length}).`
-      : `${failing} of ${health.routes.length} routes fail a check: the lines marked FAIL say what the upstream answered. Details: docs/real-model.md.`,
+      : `${failing} of ${health.routes.length} routes fail a check: the lines marked FAIL say what the upstream answered. Details: docs/guides/use-a-real-model.md.`,
   );
   return lines.join("\n");
 }

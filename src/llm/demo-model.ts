@@ -2,9 +2,10 @@
 // so `npm start` shows the whole loop. Every answer says it is the offline demo model.
 
 import { estimateTokens } from "../token-estimate";
-import { type ChatMessage, userText } from "../wire/openai";
+import { type ChatMessage, type ChatTool, userText } from "../wire/openai";
 import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
+import { ownName, toolForPlainWords } from "./demo-tool-words";
 
 const PREFIX = "[offline demo model]";
 const PROPOSAL = /better served by \*\*(.+?)\*\* mode \(key `([a-z0-9_-]+)`\)/;
@@ -12,7 +13,8 @@ const HELP =
   `${PREFIX} I am the offline demo model (set LLM_BASE_URL for a real one), so I understand only a few requests: ` +
   `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), "tell me a slow story", and in the Workspace ` +
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
-  `("use get-sum with 2 and 40", "echo 'hi'").`;
+  `("use get-sum with 2 and 40", "echo 'hi'"); any other tool of the mode answers words of its name or its ` +
+  `description ("what time is it?" in a mode with clock_current_time).`;
 
 /** The demo's Markdown answer (a table, code and a mermaid diagram), so the console's drawing shows offline. */
 export const DEMO_TOUR = [
@@ -143,35 +145,47 @@ const PROPOSALS: [RegExp, string, string][] = [
   [/\b(files?|workspace|repo(sitory)?)\b/, "Workspace", "workspace"],
 ];
 
+/** A tool's name as the user may write it: `-`, `_` or a space between its words. */
+const spelled = (name: string) => name.toLowerCase().replace(/[-_]/g, "[-_ ]");
+
 /**
  * A tool the user names: by its full name (`get_weather`, `everything__get_sum`), or an MCP tool by its own
- * (`get-sum`), called with arguments valid for its schema: numbers the user gave fill its number fields in
- * order, a quoted phrase (or a capitalised word) its text. Native tool calls only (the JSON format's prompt
- * carries no schemas).
+ * (`get-sum`). Native tool calls only (the JSON format's prompt carries no schemas).
  */
 function namedTool(request: ChatRequest, said: string): Call | null {
   const lower = said.toLowerCase();
-  const spelled = (name: string) => name.toLowerCase().replace(/[-_]/g, "[-_ ]");
   const tool = (request.tools ?? [])
-    .map((t) => ({
-      t,
-      own: t.function.name.includes("__") ? t.function.name.split("__").slice(1).join("__") : t.function.name,
-    }))
+    .map((t) => ({ t, own: ownName(t.function.name) }))
     // The longest name first, so `get_sum` wins over `get`.
     .sort((a, b) => b.own.length - a.own.length)
     .find(
       ({ t, own }) => lower.includes(t.function.name.toLowerCase()) || new RegExp(`\\b${spelled(own)}\\b`).test(lower),
     );
-  if (!tool) return null;
-  const schema = tool.t.function.parameters;
-  const args = sampleValue(schema, said.replace(new RegExp(spelled(tool.own), "gi"), " ")) as Record<string, unknown>;
-  const rest = lower.replace(new RegExp(spelled(tool.own), "g"), " ");
+  return tool ? callWithArguments(tool.t, said) : null;
+}
+
+/**
+ * A call of `tool` with arguments valid for its schema, from the user's words less the tool's name: numbers the
+ * user gave fill its number fields in order, a quoted phrase (or a capitalised word) its text.
+ */
+function callWithArguments(tool: ChatTool, said: string): Call {
+  const own = spelled(ownName(tool.function.name));
+  const schema = tool.function.parameters;
+  const args = sampleValue(schema, said.replace(new RegExp(own, "gi"), " ")) as Record<string, unknown>;
+  const rest = said.toLowerCase().replace(new RegExp(own, "g"), " ");
   const numbers = [...rest.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => Number(m[0]));
   const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
   for (const [key, property] of Object.entries(properties)) {
     if ((property.type === "number" || property.type === "integer") && numbers.length > 0) args[key] = numbers.shift();
   }
-  return { tool: tool.t.function.name, args };
+  return { tool: tool.function.name, args };
+}
+
+/** A tool the user asks for in plain words (demo-tool-words.ts); the built-in tools answer their own phrasings. */
+function plainWordsTool(request: ChatRequest, said: string): Call | null {
+  const candidates = (request.tools ?? []).filter((t) => !BUILT_IN_INTENTS.has(t.function.name));
+  const tool = toolForPlainWords(candidates, said);
+  return tool ? callWithArguments(tool, said) : null;
 }
 
 // A compaction's request, known by its headings (src/prompts/compaction-prompt.ts writes them; prompts/ is a layer
@@ -259,6 +273,8 @@ function decide(request: ChatRequest): Intent {
   if (/\b(?:slow|long) story\b/.test(lower)) return { text: DEMO_STORY, pieceDelayMs: STORY_PIECE_DELAY_MS };
   const hello = /\b(?:hello|hi|greet)\b(?:\s+to)?\s+([A-Z][\w-]*)/.exec(said) ?? /\bsay hello to\s+(\S+)/i.exec(said);
   if (hello && tools.has("agent_hello_world")) return { tool: "agent_hello_world", args: { name: hello[1] } };
+  const asked = plainWordsTool(request, said);
+  if (asked) return asked;
   const mode = currentMode(request);
   for (const [pattern, name, key] of PROPOSALS) {
     if (pattern.test(lower) && mode !== key) {

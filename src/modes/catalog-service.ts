@@ -233,3 +233,13 @@ export async function modesNamingServer(
     OrgKeyRow.extend({ tools: z.string().transform((text) => z.array(z.string()).parse(JSON.parse(text))) }).parse(r),
   );
 }
+
+/** Removes `owner`'s mode `key` (an org's, or null: the deployment's), with `also` in the same batch (its audit row). */
+export async function deleteMode(
+  db: Db,
+  owner: string | null,
+  key: string,
+  also: D1PreparedStatement[] = [],
+): Promise<void> {
+  await db.batch([db.prepare("DELETE FROM modes WHERE org = ? AND key = ?").bind(owner ?? "", key), ...also]);
+}

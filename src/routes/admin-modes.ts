@@ -14,6 +14,7 @@ import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import {
   D1AgentModeCatalogService,
+  deleteMode,
   hiddenModes,
   ownedModeStatement,
   parseModeRow,
@@ -99,6 +100,17 @@ const modeAnswer = (description: string) =>
 const ManagedMode = AgentMode.extend({
   /** Shown to the org's people: false for a deployment mode the org hides. */
   enabled: z.boolean(),
+});
+
+/** What a mode's `tools` may name, for an editor to offer (the admin page's). */
+const ModeTools = z.object({
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      /** Offered in every mode whatever its list says (agent_change_mode, agent_list_modes). */
+      alwaysOffered: z.boolean(),
+    }),
+  ),
 });
 
 /** Hides or shows the deployment's mode `key` in the caller's org. */
@@ -209,5 +221,59 @@ export const adminModeRoutes = routes()
         ...own.map((mode) => ({ ...mode, enabled: true })),
       ];
       return c.json({ modes }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "get",
+      path: "/admin/tools",
+      tags: ["admin"],
+      summary:
+        "The tools a mode may list: every registered tool (those offered in every mode marked), and `mcp:<server>` for each MCP server your organization may use",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      responses: { 200: json(ModeTools, "The tools."), ...errors(401, 403) },
+    }),
+    async (c) => {
+      const servers = await serversSeenBy(c.var.db, c.var.principal.org);
+      const tools = [
+        ...PRODUCTION_TOOL_NAMES.map((name) => ({ name, alwaysOffered: ALWAYS_OFFERED_TOOLS.includes(name) })),
+        ...servers.map((server) => ({ name: `mcp:${server.name}`, alwaysOffered: false })),
+      ];
+      return c.json({ tools }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/admin/modes/{key}",
+      tags: ["admin"],
+      summary:
+        "Removes a mode that is not the default: your organization's own, or (operators, `?owner=deployment`) the deployment's; sessions in it go on in the default mode",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      request: { params: ModeKey, query: OwnerQuery },
+      responses: { 204: { description: "Removed." }, ...errors(400, 401, 403, 404) },
+    }),
+    async (c) => {
+      const { key } = c.req.valid("param");
+      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
+      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
+      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
+      const existing = parseModeRow(row);
+      if (existing.isDefault) {
+        throw new ApiError(
+          "invalid_request",
+          `Mode ${quoted(key)} is the default mode; make another mode the default before you delete it.`,
+          { param: "key" },
+        );
+      }
+      await deleteMode(c.var.db, owner, key, [
+        changeRow(c, { org: owner, action: "mode.delete", target: key, before: existing }),
+      ]);
+      forgetTurnReads(c.env.DB);
+      c.var.logger.addCustomEvent("Message", "[admin_modes_delete]", "Mode deleted.", [["mode", key]]);
+      return c.body(null, 204);
     },
   );

@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = [
   "mode.put",
   "mode.hide",
   "mode.show",
+  "mode.delete",
   "mcp_server.put",
   "mcp_server.delete",
   "secret.put",

@@ -4,6 +4,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { MODE_CHANGE_TOOL_NAME, modeChangeTool } from "./agent-change-mode";
 import { helloWorldTool } from "./agent-hello-world";
 import { agentListModesTool, LIST_MODES_TOOL_NAME } from "./agent-list-modes";
+import { currentTimeTool } from "./clock-current-time";
 import type { AgentTool } from "./contract";
 import { AgentToolRegistry } from "./registry";
 import type { AgentSessionManager } from "./session-manager";
@@ -30,6 +31,7 @@ const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependenci
   { name: helloWorldTool.name, create: () => helloWorldTool },
   { name: WORKSPACE_READ_FILE_TOOL_NAME, create: (d) => workspaceReadFileTool(d.logger, d.workspace) },
   { name: WORKSPACE_WRITE_FILE_TOOL_NAME, create: (d) => workspaceWriteFileTool(d.logger, d.workspace) },
+  { name: currentTimeTool.name, create: () => currentTimeTool },
 ];
 
 /** Every production tool's ToolName (what a mode's `tools` list may name), known without making the tools. */

@@ -148,3 +148,44 @@ describe("PUT /admin/modes/:key: unknown fields", () => {
     expect(((await response.json()) as ErrorBody).error.param).toBe("decisions.0.extra");
   });
 });
+
+describe("DELETE /admin/modes/:key", () => {
+  const remove = (key: string, apiKey: string = TEST_KEYS.admin.key) =>
+    exports.default.fetch(`http://aptix.test/admin/modes/${key}`, { method: "DELETE", headers: authHeaders(apiKey) });
+
+  it("removes an org's own mode (204), which GET /modes then no longer lists", async () => {
+    expect((await put("support_triage", modeBody, TEST_KEYS.admin.key)).status).toBe(201);
+    expect((await remove("support_triage")).status).toBe(204);
+    expect((await catalogKeys()).map((m) => m.key)).not.toContain("support_triage");
+  });
+
+  it("refuses to remove the default mode, saying to make another the default first", async () => {
+    expect((await put("support_triage", { ...modeBody, isDefault: true }, TEST_KEYS.admin.key)).status).toBe(201);
+    const response = await remove("support_triage");
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as ErrorBody).error).toEqual({
+      message: "Mode 'support_triage' is the default mode; make another mode the default before you delete it.",
+      type: "invalid_request_error",
+      code: "invalid_request",
+      param: "key",
+    });
+  });
+
+  it("answers 404 mode_not_found for a mode that does not exist", async () => {
+    const response = await remove("no_such_mode");
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as ErrorBody).error.code).toBe("mode_not_found");
+  });
+});
+
+describe("GET /admin/tools", () => {
+  it("lists every registered tool, the two offered everywhere marked, for a mode editor to offer", async () => {
+    const response = await exports.default.fetch("http://aptix.test/admin/tools", { headers: authHeaders() });
+    expect(response.status).toBe(200);
+    const { tools } = (await response.json()) as { tools: { name: string; alwaysOffered: boolean }[] };
+    expect(tools.filter((t) => t.alwaysOffered).map((t) => t.name)).toEqual(["agent_change_mode", "agent_list_modes"]);
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["agent_hello_world", "workspace_read_file", "clock_current_time"]),
+    );
+  });
+});

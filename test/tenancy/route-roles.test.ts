@@ -237,6 +237,11 @@ const REQUESTS: Record<string, Request> = {
     send(key, "PUT", `/admin/modes/${fresh("omode")}?owner=org`, modeBody),
   "PUT /admin/modes/{key} (hiding a deployment mode in the org)": (key) =>
     send(key, "PUT", "/admin/modes/ddr_authoring", { enabled: false }),
+  "GET /admin/tools": (key) => send(key, "GET", "/admin/tools"),
+  "DELETE /admin/modes/{key} (the deployment's)": async (key) =>
+    send(key, "DELETE", `/admin/modes/${await ownedMode(OPERATOR, "deployment")}`),
+  "DELETE /admin/modes/{key} (org A's own)": async (key) =>
+    send(key, "DELETE", `/admin/modes/${await ownedMode(ADMIN, "org")}`),
   "GET /admin/model-routes": (key) => send(key, "GET", "/admin/model-routes"),
   "GET /admin/model-routes/{name} (org A's own)": async (key) =>
     send(key, "GET", `/admin/model-routes/${await orgARoute()}`),
@@ -317,6 +322,13 @@ async function orgARoute(): Promise<string> {
   return name;
 }
 
+/** A new mode, the deployment's or org A's own. */
+async function ownedMode(by: string, owner: "deployment" | "org"): Promise<string> {
+  const key = fresh(owner === "org" ? "amode" : "xmode");
+  await setUp(by, "PUT", `/admin/modes/${key}?owner=${owner}`, modeBody);
+  return key;
+}
+
 async function orgAKey(): Promise<string> {
   return ((await setUp(ADMIN, "POST", "/admin/keys", { name: "to change" })) as { key: { id: string } }).key.id;
 }
@@ -340,6 +352,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   secret_not_found: "404",
   api_key_not_found: "404",
   user_not_found: "404",
+  mode_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
