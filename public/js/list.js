@@ -1,0 +1,151 @@
+// @ts-check
+// The conversation list (the left sidebar): the person's sessions, newest change first, paged, searched by title,
+// archived or not; New conversation; opening one; and each entry's actions (rename, archive, export, delete).
+import { openSession } from "./connection.js";
+import { byId } from "./dom.js";
+import { el } from "./elements.js";
+import { sessionActions } from "./session-actions.js";
+import { describe, say } from "./status.js";
+import { SESSION_STORAGE, state } from "./store.js";
+import { sessionEntry } from "./views.js";
+
+/**
+ * The first page of the user's sessions (the list keeps what it had when the server cannot be reached). The
+ * older pages the user opened stay. `retries`: asks again, a second apart, while the open session's entry is
+ * not yet what the page knows (its object writes the entry just after a change; a replica may lag).
+ */
+export async function refreshSessions(retries = 0) {
+  try {
+    const page = await state.api.listSessions(undefined, state.sessionFilter);
+    const first = new Set(page.sessions.map((s) => s.sessionId));
+    const older = state.sessionsCursor ? state.sessions.slice(page.sessions.length) : [];
+    state.sessions = [...page.sessions, ...older.filter((s) => !first.has(s.sessionId))];
+    if (!state.sessionsCursor || older.length === 0) state.sessionsCursor = page.nextCursor;
+    drawSessions();
+    const current = page.sessions.find((s) => s.sessionId === state.sessionId);
+    if (retries > 0 && (!current || current.status !== state.status)) {
+      state.sessionsTimer = window.setTimeout(() => void refreshSessions(retries - 1), 1_000);
+    }
+  } catch {
+    // Shown again at the next change.
+  }
+}
+
+/** Sessions write their list entry just after a change: the sidebar asks again a moment later. */
+export function refreshSessionsSoon() {
+  clearTimeout(state.sessionsTimer);
+  state.sessionsTimer = window.setTimeout(() => void refreshSessions(3), 400);
+}
+
+export function drawSessions() {
+  el.sessionList.replaceChildren(
+    ...state.sessions.map((entry) =>
+      sessionEntry(entry, {
+        current: entry.sessionId === state.sessionId,
+        modeName: state.modes.find((m) => m.key === entry.mode)?.displayName ?? entry.mode,
+        onOpen: (sessionId) => void switchSession(sessionId),
+        onManage: (shown) => openActions(shown),
+      }),
+    ),
+  );
+  el.moreSessions.hidden = !state.sessionsCursor;
+  el.sessionListEmpty.hidden = state.sessions.length > 0;
+}
+
+/** The sidebar from its first page again, for the filter as it is now. */
+function refilterSessions() {
+  state.sessionFilter = { archived: el.showArchived.checked, q: el.sessionSearch.value.trim() };
+  state.sessions = [];
+  state.sessionsCursor = null;
+  void refreshSessions();
+}
+
+el.sessionSearch.addEventListener("input", () => {
+  clearTimeout(state.searchTimer);
+  state.searchTimer = window.setTimeout(refilterSessions, 250);
+});
+// Enter searches at once (the form never goes anywhere).
+byId("session-filter", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  clearTimeout(state.searchTimer);
+  refilterSessions();
+});
+el.showArchived.addEventListener("change", refilterSessions);
+
+/** A conversation's actions (rename, archive, export, delete), from its sidebar entry. */
+const openActions = sessionActions({
+  api: () => {
+    if (!state.api) throw new Error("Not signed in.");
+    return state.api;
+  },
+  changed: (entry) => {
+    const listed = Boolean(entry.archivedAt) === state.sessionFilter.archived;
+    state.sessions = state.sessions.flatMap((s) => (s.sessionId !== entry.sessionId ? [s] : listed ? [entry] : []));
+    drawSessions();
+  },
+  deleting: (sessionId) => {
+    // The open session's socket is closed first: it would only try to reconnect to a session that is gone.
+    if (sessionId === state.sessionId) state.socket?.close();
+  },
+  deleted: async (sessionId) => {
+    state.sessions = state.sessions.filter((s) => s.sessionId !== sessionId);
+    if (sessionId === state.sessionId) {
+      sessionStorage.removeItem(SESSION_STORAGE);
+      await openSession(state.sessions[0]?.sessionId ?? null);
+    }
+    // The focus goes to the message box at once (the Manage button that had it is gone), not after the list's
+    // refresh: a person may start typing.
+    el.composerInput.focus();
+    drawSessions();
+    say("The conversation was deleted.");
+    await refreshSessions();
+  },
+});
+
+el.moreSessions.addEventListener("click", async () => {
+  try {
+    const page = await state.api.listSessions(state.sessionsCursor ?? undefined, state.sessionFilter);
+    const shown = new Set(state.sessions.map((s) => s.sessionId));
+    state.sessions.push(...page.sessions.filter((s) => !shown.has(s.sessionId)));
+    state.sessionsCursor = page.nextCursor;
+    drawSessions();
+  } catch (error) {
+    say(describe(error), true);
+  }
+});
+
+/** @param {string} sessionId */
+async function switchSession(sessionId) {
+  if (sessionId === state.sessionId) return;
+  try {
+    await openSession(sessionId);
+    say("");
+    drawSessions();
+    el.composerInput.focus();
+  } catch (error) {
+    say(describe(error), true);
+  }
+}
+
+byId("new-session").addEventListener("click", async () => {
+  sessionStorage.removeItem(SESSION_STORAGE);
+  try {
+    await openSession(null);
+    say("A new conversation started.");
+    await refreshSessions();
+    el.composerInput.focus();
+  } catch (error) {
+    say(describe(error), true);
+  }
+});
+
+// Ctrl+K (Cmd+K on a Mac) searches the conversations, as in the chat apps people know: the list unfolds (on a
+// phone it starts folded) and its search box takes the focus, its text selected for a new search.
+document.addEventListener("keydown", (event) => {
+  if (event.key.toLowerCase() !== "k" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+  if (el.app.hidden || document.querySelector("dialog[open]")) return;
+  event.preventDefault();
+  byId("sessions-panel", HTMLDetailsElement).open = true;
+  el.sessionSearch.focus();
+  el.sessionSearch.select();
+});
