@@ -73,6 +73,40 @@ byId("sign-out").addEventListener("click", async () => {
   askToSignIn();
 });
 
+// --- The header's menu (a phone's) ------------------------------------------------------------------
+
+// On a phone the header's actions (Workflows, Connected apps, Admin, Sign out) fold behind one Menu button: one tap
+// opens them, one more runs one. Choosing one, Esc, or a tap elsewhere folds them again.
+const menuButton = byId("open-menu", HTMLButtonElement);
+const menu = byId("header-actions");
+
+/** @param {boolean} open @param {{ focusButton?: boolean }} [options] */
+function showMenu(open, options = {}) {
+  menuButton.setAttribute("aria-expanded", String(open));
+  menu.classList.toggle("open", open);
+  if (open) /** @type {HTMLElement | null} */ (menu.querySelector("button:not([hidden]), a:not([hidden])"))?.focus();
+  else if (options.focusButton) menuButton.focus();
+}
+
+menuButton.addEventListener("click", () => showMenu(menuButton.getAttribute("aria-expanded") !== "true"));
+menu.addEventListener("click", (event) => {
+  if (event.target instanceof Element && event.target.closest("button, a")) showMenu(false);
+});
+// Esc folds an open menu before anything else takes it (Stop's Esc leaves a key another handler took).
+document.addEventListener(
+  "keydown",
+  (event) => {
+    if (event.key !== "Escape" || !menu.classList.contains("open")) return;
+    event.preventDefault();
+    showMenu(false, { focusButton: true });
+  },
+  { capture: true },
+);
+document.addEventListener("click", (event) => {
+  if (!menu.classList.contains("open") || !(event.target instanceof Node)) return;
+  if (!menu.contains(event.target) && !menuButton.contains(event.target)) showMenu(false);
+});
+
 // --- Modes -----------------------------------------------------------------------------------------
 
 // On a phone the modes list starts folded (the chat comes first); the header's Modes button opens the panel with it.

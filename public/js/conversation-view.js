@@ -22,6 +22,7 @@ export const follow = followConversation(
   () => (el.streaming.hidden ? el.conversation.lastElementChild : el.streaming),
   el.statusLine,
   el.composer,
+  byId("chat-scroll"),
 );
 
 /** After a branch: a button beside the message that opens the new session (this one stays as it is). */
