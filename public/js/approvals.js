@@ -119,6 +119,11 @@ export function removeClientRequest(id) {
 }
 
 async function sendToolResult(result) {
+  // No result is made up: an empty box is asked to be filled (or the request refused), never sent as `{}`.
+  if (result.resultJson !== undefined && result.resultJson.trim() === "") {
+    say("Paste the result your client gave first, or refuse the request.", true);
+    return;
+  }
   try {
     JSON.parse(result.resultJson ?? "{}");
   } catch {

@@ -24,7 +24,7 @@ export async function openSession(storedId, options = {}) {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
     }
   }
-  if (!view && options.reuseEmpty) view = await newestIfEmpty();
+  if (!view && options.reuseEmpty) view = await emptyConversation();
   if (!view) {
     const created = await state.api.createSession();
     view = await state.api.getSession(created.sessionId);
@@ -38,15 +38,24 @@ export async function openSession(storedId, options = {}) {
   void branches.load(view);
 }
 
+/** How many of the newest unnamed conversations are looked into for an empty one (each is one GET). */
+const EMPTY_CANDIDATES = 3;
+
 /**
- * The newest conversation, when it is one the person started and nothing has been said in it (no title yet, no
- * message), else null. A branch the agent started in another mode is not taken for one.
+ * A conversation the person started in which nothing has been said (no title yet, no message), newest first, else
+ * null: signing in again or asking for a new conversation opens it, so at most one empty conversation exists. A
+ * branch (the agent's in another mode, or one the person made) is not taken for one.
  */
-async function newestIfEmpty() {
-  const newest = (await state.api.listSessions()).sessions[0];
-  if (!newest || newest.title !== null || newest.parentSessionId !== null || newest.status !== "idle") return null;
-  const view = await state.api.getSession(newest.sessionId);
-  return view.conversation.length === 0 ? view : null;
+export async function emptyConversation() {
+  const { sessions } = await state.api.listSessions();
+  const unnamed = sessions.filter(
+    (s) => s.title === null && s.parentSessionId === null && !s.branchOf && s.status === "idle" && !s.archivedAt,
+  );
+  for (const entry of unnamed.slice(0, EMPTY_CANDIDATES)) {
+    const view = await state.api.getSession(entry.sessionId);
+    if (view.conversation.length === 0 && view.status === "idle") return view;
+  }
+  return null;
 }
 
 function connectSocket() {

@@ -135,7 +135,8 @@ export function drawConversation() {
  */
 function lastAnswerAsked(sorted) {
   const answer = sorted.at(-1);
-  if (state.status !== "idle" || answer?.role !== "assistant" || answer.kind !== "answer") return null;
+  if (state.status !== "idle" || answer?.role !== "assistant") return null;
+  if (answer.kind !== "answer" && answer.kind !== "stopped") return null;
   const asked = sorted.findLast((m) => m.role === "user" && m.kind === "message");
   return asked ? { answer, asked } : null;
 }

@@ -1,8 +1,8 @@
 // @ts-check
 // The conversation list (the left sidebar): the person's sessions, newest change first, paged, searched by title,
 // archived or not; New conversation; opening one; and each entry's actions (rename, archive, export, delete).
-import { openSession } from "./connection.js";
-import { byId } from "./dom.js";
+import { emptyConversation, openSession } from "./connection.js";
+import { byId, h } from "./dom.js";
 import { el } from "./elements.js";
 import { sessionActions } from "./session-actions.js";
 import { describe, say } from "./status.js";
@@ -37,16 +37,55 @@ export function refreshSessionsSoon() {
   state.sessionsTimer = window.setTimeout(() => void refreshSessions(3), 400);
 }
 
+/**
+ * The list as drawn: each conversation with the branches made from it (Edit, Regenerate, and branches of those)
+ * grouped under it, the group where its newest member is; a branch whose source is not listed stands alone.
+ * @param {any[]} sessions newest change first
+ * @returns {{entry: any, branches: any[]}[]}
+ */
+export function groupBranches(sessions) {
+  const listed = new Map(sessions.map((s) => [s.sessionId, s]));
+  /** The listed conversation a session's branches go back to (itself when it is no listed branch). */
+  const rootOf = (entry) => {
+    let root = entry;
+    const seen = new Set();
+    while (root.branchOf && listed.has(root.branchOf.sessionId) && !seen.has(root.sessionId)) {
+      seen.add(root.sessionId);
+      root = listed.get(root.branchOf.sessionId);
+    }
+    return root;
+  };
+  /** @type {Map<string, {entry: any, branches: any[]}>} */
+  const groups = new Map();
+  for (const entry of sessions) {
+    const root = rootOf(entry);
+    const group = groups.get(root.sessionId) ?? { entry: root, branches: [] };
+    groups.set(root.sessionId, group);
+    if (root !== entry) group.branches.push(entry);
+  }
+  return [...groups.values()];
+}
+
 export function drawSessions() {
+  const item = (entry) =>
+    sessionEntry(entry, {
+      current: entry.sessionId === state.sessionId,
+      modeName: state.modes.find((m) => m.key === entry.mode)?.displayName ?? entry.mode,
+      onOpen: (sessionId) => void switchSession(sessionId),
+      onManage: (shown) => openActions(shown),
+    });
   el.sessionList.replaceChildren(
-    ...state.sessions.map((entry) =>
-      sessionEntry(entry, {
-        current: entry.sessionId === state.sessionId,
-        modeName: state.modes.find((m) => m.key === entry.mode)?.displayName ?? entry.mode,
-        onOpen: (sessionId) => void switchSession(sessionId),
-        onManage: (shown) => openActions(shown),
-      }),
-    ),
+    ...groupBranches(state.sessions).map(({ entry, branches }) => {
+      const li = item(entry);
+      if (branches.length > 0) {
+        const title = entry.title ?? "New conversation";
+        li.classList.add("has-branches");
+        li.append(
+          h("ol", { class: "session-branches", "aria-label": `Branches of “${title}”` }, ...branches.map(item)),
+        );
+      }
+      return li;
+    }),
   );
   el.moreSessions.hidden = !state.sessionsCursor;
   el.sessionListEmpty.hidden = state.sessions.length > 0;
@@ -127,11 +166,13 @@ async function switchSession(sessionId) {
   }
 }
 
+// A new conversation, or the empty one there is: "New conversation" never piles up empty ones.
 byId("new-session").addEventListener("click", async () => {
-  sessionStorage.removeItem(SESSION_STORAGE);
   try {
-    await openSession(null);
-    say("A new conversation started.");
+    const empty = await emptyConversation();
+    if (!empty) sessionStorage.removeItem(SESSION_STORAGE);
+    await openSession(empty?.sessionId ?? null);
+    say(empty ? "This is your new conversation (nothing was said in it yet)." : "A new conversation started.");
     await refreshSessions();
     el.composerInput.focus();
   } catch (error) {

@@ -8,7 +8,14 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { startEverythingServer } from "../mcp/reference-server.ts";
 import { startScriptedUpstream } from "../upstream/scripted-upstream.ts";
-import { adminPageReady, adminPut, completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
+import {
+  adminPageReady,
+  adminPut,
+  completedTurns,
+  launchChromium,
+  signInWithDevKey,
+  waitForTurnAfter,
+} from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const VIEWPORTS = [
@@ -158,7 +165,12 @@ for (const viewport of VIEWPORTS) {
 
     it("completes the approved write's hand-off by sending the client's result", async () => {
       const turns = await completedTurns(page);
-      await page.locator("#client-tools article.client-tool").getByRole("button", { name: "Send result" }).click();
+      // The browser fills in nothing: the person pastes what their client did.
+      const request = page.locator("#client-tools article.client-tool");
+      await request
+        .getByLabel("Result from your client (JSON)")
+        .fill(JSON.stringify({ path: "a.txt", bytesWritten: 5 }));
+      await request.getByRole("button", { name: "Send result" }).click();
       await waitForTurnAfter(page, turns);
       const answer = await lastMessage(page, "assistant");
       assert.match(answer, /Wrote 5 bytes to a\.txt/);
@@ -171,7 +183,9 @@ for (const viewport of VIEWPORTS) {
       await page.keyboard.press("Enter");
       const request = page.locator("#client-tools article.client-tool");
       await request.waitFor();
-      await request.getByLabel("Result (JSON)").fill(JSON.stringify({ path: "README.md", content: "# Pasted\nhi" }));
+      await request
+        .getByLabel("Result from your client (JSON)")
+        .fill(JSON.stringify({ path: "README.md", content: "# Pasted\nhi" }));
       await shot("client-request");
       const turns = await completedTurns(page);
       await request.getByRole("button", { name: "Send result" }).click();
@@ -319,6 +333,9 @@ describe("the console from the keyboard alone", () => {
     await activate("#approve-all");
     await activate("#submit-decisions");
     await page.locator("#client-tools article.client-tool").waitFor();
+    // The request's result box has the focus: the client's result is typed there.
+    await page.waitForFunction(() => document.activeElement?.matches("#client-tools textarea") === true);
+    await page.keyboard.type(JSON.stringify({ path: "k.txt", bytesWritten: 4 }));
     const turns = await completedTurns(page);
     await activate("#client-tools button:not(.quiet)");
     await waitForTurnAfter(page, turns);
@@ -709,6 +726,27 @@ describe("the admin page", () => {
 });
 
 describe("the API reference at /docs", () => {
+  it("takes the console's sign-in and the console's styles: no key asked again", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    try {
+      await signInWithDevKey(page, worker.url);
+      await page.locator("#open-docs").click();
+      await page.waitForURL(/\/docs\/$/);
+      await page.locator(".opblock").first().waitFor({ timeout: 15_000 });
+      assert.equal(await page.locator("#docs-key-form").isHidden(), true, "the key form stays folded");
+      const look = await page.evaluate(() => ({
+        header: getComputedStyle(document.querySelector("header.top") ?? document.body).borderBottomStyle,
+        font: getComputedStyle(document.body).fontFamily,
+      }));
+      assert.equal(look.header, "solid", "the console's header");
+      assert.match(look.font, /system-ui/, "the console's font");
+      await page.screenshot({ path: `${SHOTS}/docs-signed-in.png` });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("renders every route of /openapi.json from the server's own assets, with no request leaving the machine", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
