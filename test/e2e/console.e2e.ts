@@ -163,6 +163,18 @@ for (const viewport of VIEWPORTS) {
       assert.match(await page.locator("#client-tools article.client-tool pre").innerText(), /"path": "a\.txt"/);
     });
 
+    it("says the browser cannot act on files and asks for the client's result, filling in none", async () => {
+      const request = page.locator("#client-tools article.client-tool");
+      assert.match(await request.locator(".client-note").innerText(), /This browser cannot act on files/);
+      assert.match(await request.locator("pre.prepared").innerText(), /"path": "a\.txt"/);
+      assert.equal(await request.getByLabel("Result from your client (JSON)").inputValue(), "", "no made-up result");
+      // Sent empty, nothing goes to the server: the person is asked for the result.
+      await request.getByRole("button", { name: "Send result" }).click();
+      assert.match(await page.locator("#status-line").innerText(), /Paste the result your client gave first/);
+      assert.equal(await request.count(), 1, "the request still waits");
+      await shot("client-request-asks");
+    });
+
     it("completes the approved write's hand-off by sending the client's result", async () => {
       const turns = await completedTurns(page);
       // The browser fills in nothing: the person pastes what their client did.
