@@ -23,7 +23,10 @@ export async function refreshSessions(retries = 0) {
     if (!state.sessionsCursor || older.length === 0) state.sessionsCursor = page.nextCursor;
     drawSessions();
     const current = page.sessions.find((s) => s.sessionId === state.sessionId);
-    if (retries > 0 && (!current || current.status !== state.status)) {
+    // Behind: not listed yet, another status, or no title yet though something was said (the entry follows).
+    const untitled =
+      current?.title === null && [...state.conversation.messages.values()].some((m) => m.role === "user");
+    if (retries > 0 && (!current || current.status !== state.status || untitled)) {
       state.sessionsTimer = window.setTimeout(() => void refreshSessions(retries - 1), 1_000);
     }
   } catch {

@@ -651,7 +651,7 @@ describe("stopping a turn mid-answer", () => {
           await waitForTurnAfter(page, turns);
           const stopped = page.locator("#conversation > li.message.assistant.stopped");
           const kept = (await stopped.locator(".content").innerText()).trim();
-          assert.ok(kept.length >= 8, `the streamed text is kept: ${JSON.stringify(kept)}`);
+          assert.ok(kept.length >= 4, `the streamed text is kept: ${JSON.stringify(kept)}`);
           assert.ok(
             "Half of this answer arrives before the stop.".startsWith(kept),
             `a prefix: ${JSON.stringify(kept)}`,

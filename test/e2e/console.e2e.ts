@@ -46,6 +46,14 @@ after(async () => {
 /** Writes an admin resource (a route, a mode, an MCP server) with the local dev-key; it must be stored. */
 const put = (path: string, body: unknown) => adminPut(worker.url, path, body);
 
+/** Clicks one of the header's actions; on a phone they fold behind the Menu button, which opens them first. */
+async function headerAction(page: Page, selector: string): Promise<void> {
+  const menu = page.locator("#open-menu");
+  if ((await menu.isVisible()) && (await menu.getAttribute("aria-expanded")) !== "true") await menu.click();
+  await page.locator(selector).waitFor({ state: "visible" });
+  await page.locator(selector).click();
+}
+
 /** The text of the newest conversation entry of a kind ("assistant", "user", "workflow"). */
 async function lastMessage(page: Page, kind: string): Promise<string> {
   return (await page.locator(`#conversation > li.message.${kind}`).last().innerText()).trim();
@@ -207,7 +215,7 @@ for (const viewport of VIEWPORTS) {
     });
 
     it("runs draft_ddr from its form, showing the server's message beside a bad field first", async () => {
-      await page.locator("#open-workflows").click();
+      await headerAction(page, "#open-workflows");
       await page.locator('#workflow-list [data-workflow-id="draft_ddr"]').click();
       const form = page.locator("#workflow-form");
       await form.getByLabel("id (required)").fill("ddr one");
@@ -273,7 +281,7 @@ for (const viewport of VIEWPORTS) {
 
     it("branches into a new session in another mode and opens it from the message", async () => {
       const before = await page.locator("#session-id").innerText();
-      await page.locator("#open-workflows").click();
+      await headerAction(page, "#open-workflows");
       await page.locator('#workflow-list [data-workflow-id="branch_session"]').click();
       await page.locator("#workflow-form").getByLabel("mode (required)").selectOption("ddr_authoring");
       await page.locator("#workflow-form").getByRole("button", { name: /^Run / }).click();
@@ -634,8 +642,10 @@ describe("the admin page", () => {
     await page.goto(worker.url);
     await page.locator("#api-key").fill("dev-key");
     await page.keyboard.press("Enter");
-    await page.locator("#open-admin").waitFor({ state: "visible" });
-    await page.locator("#open-admin").click();
+    // The Admin link shows once the key's admin scope is known.
+    await page.locator("#open-admin").waitFor({ state: "attached" });
+    await page.waitForFunction(() => document.querySelector("#open-admin")?.hasAttribute("hidden") === false);
+    await headerAction(page, "#open-admin");
     // Typed into once its first loads are done: keys typed while they were in flight once went missing.
     await adminPageReady(page);
   });
