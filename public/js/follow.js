@@ -2,6 +2,7 @@
 // the message box, which stays at the bottom of the window), new messages and a streaming answer keep it there; once
 // they scroll up to read, it stays where they are, and a "Jump to latest" button offers the way back. Opening a
 // conversation shows its end. The end is the conversation's, not the page's: on a phone the modes panel comes after.
+// What scrolls is the conversation pane on a wide screen (the page stays), the page itself on a phone.
 
 /** How close to the bottom (px) still counts as at the bottom: a line's worth of slack. */
 const SLACK_PX = 48;
@@ -13,14 +14,17 @@ const SLACK_PX = 48;
  * @param {() => Element | null} latest the element holding the newest content (the streaming answer, the last message)
  * @param {Element} lastLine the conversation's last line (the status line): at its end, it sits just above the bar
  * @param {Element} bar the message box, fixed to the window's bottom while the conversation scrolls
+ * @param {HTMLElement} pane the conversation pane, which scrolls when the stylesheet lets it (a wide screen)
  */
-export function followConversation(watched, jump, latest, lastLine, bar) {
-  const page = document.scrollingElement ?? document.documentElement;
+export function followConversation(watched, jump, latest, lastLine, bar, pane) {
+  const whole = document.scrollingElement ?? document.documentElement;
+  /** What scrolls the conversation now: the pane, or on a phone the page. */
+  const scroller = () => (["auto", "scroll"].includes(getComputedStyle(pane).overflowY) ? pane : whole);
   /** How far the conversation's end is below the message box's top (≤ 0: in view). */
   const below = () => lastLine.getBoundingClientRect().bottom - bar.getBoundingClientRect().top;
   const atBottom = () => below() <= SLACK_PX;
   const scrollToEnd = () => {
-    page.scrollTop += below();
+    scroller().scrollTop += below();
   };
   let following = true;
   let pending = false;
@@ -31,24 +35,22 @@ export function followConversation(watched, jump, latest, lastLine, bar) {
   };
   // Only the reader moving up stops the following, and reaching the end again resumes it. A scroll event of our own
   // (to the end) can arrive after the content grew again: it is not the reader moving up, so it changes nothing.
-  let lastTop = page.scrollTop;
-  let lastHeight = page.scrollHeight;
-  window.addEventListener(
-    "scroll",
-    () => {
-      const top = page.scrollTop;
-      const height = page.scrollHeight;
-      if (atBottom()) {
-        following = true;
-        jump.hidden = true;
-      } else if (top < lastTop && height >= lastHeight) {
-        following = false;
-      }
-      lastTop = top;
-      lastHeight = height;
-    },
-    { passive: true },
-  );
+  let lastTop = scroller().scrollTop;
+  let lastHeight = scroller().scrollHeight;
+  const scrolled = () => {
+    const top = scroller().scrollTop;
+    const height = scroller().scrollHeight;
+    if (atBottom()) {
+      following = true;
+      jump.hidden = true;
+    } else if (top < lastTop && height >= lastHeight) {
+      following = false;
+    }
+    lastTop = top;
+    lastHeight = height;
+  };
+  window.addEventListener("scroll", scrolled, { passive: true });
+  pane.addEventListener("scroll", scrolled, { passive: true });
   const grown = () => {
     if (pending) return;
     pending = true;
@@ -56,7 +58,7 @@ export function followConversation(watched, jump, latest, lastLine, bar) {
       pending = false;
       if (following) scrollToEnd();
       // Offered only when what grew is out of sight below (earlier messages drawn above are not "latest").
-      else if ((latest()?.getBoundingClientRect().bottom ?? 0) > window.innerHeight) jump.hidden = false;
+      else if ((latest()?.getBoundingClientRect().bottom ?? 0) > bar.getBoundingClientRect().top) jump.hidden = false;
     });
   };
   const observer = new MutationObserver(grown);

@@ -52,11 +52,14 @@ export function messageItem(message, options = {}) {
     });
     more = button;
   }
+  // An answer the person stopped keeps what was streamed, and says it was cut short.
+  const stopped = message.kind === "stopped";
   return h(
     "li",
-    { class: `message ${message.role === "user" ? "user" : "assistant"}` },
+    { class: `message ${message.role === "user" ? "user" : "assistant"}${stopped ? " stopped" : ""}` },
     h("span", { class: "who", text: who }),
     body,
+    stopped ? h("p", { class: "stopped-mark", text: "Stopped: the answer was cut short here." }) : null,
     more,
     files,
     calls.length > 0 ? h("span", { class: "who", text: `Called ${calls.map((call) => call.name).join(", ")}` }) : null,
@@ -193,37 +196,48 @@ export function approvalItem(call) {
   );
 }
 
-/** A first answer for a client request, for the person to complete. */
-function resultTemplate(requestJson) {
+/** What a client's answer to a request looks like, said in words (the browser never makes one up). */
+function resultShape(requestJson) {
   try {
     const request = JSON.parse(requestJson ?? "null");
-    if (request?.action === "read_file") return JSON.stringify({ path: request.path, content: "" }, null, 2);
-    if (request?.action === "write_file") {
-      const bytes = request.bytes ?? new TextEncoder().encode(request.content ?? "").length;
-      return JSON.stringify({ path: request.path, bytesWritten: bytes }, null, 2);
-    }
+    if (request?.action === "read_file") return 'For a read: {"path": …, "content": the file\'s text}.';
+    if (request?.action === "write_file") return 'For a write: {"path": …, "bytesWritten": the bytes written}.';
   } catch {
-    // Not JSON: start from an empty object.
+    // Not JSON: no shape to suggest.
   }
-  return "{}";
+  return "";
 }
 
 /**
- * A request for the user's client (an IDE would carry it out): what is asked, and a result to send or a refusal.
+ * A request for the user's client (an IDE would carry it out). The browser cannot act on files: it says so, shows
+ * the prepared request, and asks the person for the result their client gave (pasted, never made up) or a refusal.
  * @param {any} call
  * @param {{onResult: (call: any, resultJson: string) => void, onRefuse: (call: any, reason: string) => void}} actions
  */
 export function clientToolItem(call, actions) {
   const resultId = `client-result-${call.id}`;
   const reasonId = `client-reason-${call.id}`;
-  const result = h("textarea", { id: resultId, spellcheck: false, value: resultTemplate(call.resultJson) });
+  const hintId = `client-hint-${call.id}`;
+  const result = h("textarea", {
+    id: resultId,
+    spellcheck: false,
+    value: "",
+    required: true,
+    "aria-describedby": hintId,
+  });
   const reason = h("input", { id: reasonId, type: "text", autocomplete: "off", value: "", maxLength: 10_000 });
   return h(
     "article",
     { class: "client-tool", "data-tool-call-id": call.id },
-    h("h3", { text: `${call.name} asks your client to act` }),
-    h("pre", { text: prettyJson(call.resultJson) }),
-    h("label", { for: resultId, text: "Result (JSON)" }),
+    h("h3", { text: `${call.name} needs your client` }),
+    h("p", {
+      class: "client-note",
+      text: "This browser cannot act on files. Carry out the request below in your own client (your editor or a terminal), then paste the result it gave, or refuse.",
+    }),
+    h("p", { class: "prepared-label", text: "Prepared request" }),
+    h("pre", { class: "prepared", text: prettyJson(call.resultJson) }),
+    h("label", { for: resultId, text: "Result from your client (JSON)" }),
+    h("p", { id: hintId, class: "client-hint", text: `Nothing is filled in for you. ${resultShape(call.resultJson)}` }),
     result,
     h("label", { for: reasonId, text: "Reason, if you refuse" }),
     reason,

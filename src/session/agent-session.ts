@@ -119,6 +119,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       turnId: () => driver?.turnId() ?? "",
       started: (turnId) => driver?.started(turnId),
       clientMessageId: () => driver?.clientMessageId() ?? null,
+      // Stop keeps what was streamed: the answer so far (its frames since the turn's last tool call) is stored,
+      // marked as stopped, so a reload, an export and the next turn's history have it as the person saw it.
+      cancelled: (turnId) => {
+        const text = this.events.streamedText(turnId);
+        if (text) this.store.appendMessage({ turnId, role: "assistant", content: text, kind: "stopped" });
+      },
     });
     this.reasoners = new ReasonerFactory({
       env,

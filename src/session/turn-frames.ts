@@ -9,6 +9,8 @@ export interface TurnFrameSource {
   started(turnId: string): void;
   /** The id the client gave the message that started the turn (the socket door's), or null. */
   clientMessageId(): string | null;
+  /** A turn was cancelled: what its model call had streamed is kept in the conversation, before the turn's end is told. */
+  cancelled(turnId: string): void;
 }
 
 export function turnFrames(emit: (frame: LoggedFrame) => void, source: TurnFrameSource): TurnEvents {
@@ -25,6 +27,9 @@ export function turnFrames(emit: (frame: LoggedFrame) => void, source: TurnFrame
     approvalRequired: (toolCalls) => emit({ type: "approval_required", turnId: turnId(), toolCalls }),
     clientToolRequired: (toolCalls) => emit({ type: "client_tool_required", turnId: turnId(), toolCalls }),
     modeChanged: (change) => emit({ type: "mode_changed", turnId: turnId(), ...change }),
-    turnCompleted: (response) => emit({ type: "turn_completed", turnId: turnId(), response }),
+    turnCompleted: (response) => {
+      if (response.status === "cancelled") source.cancelled(turnId());
+      emit({ type: "turn_completed", turnId: turnId(), response });
+    },
   };
 }

@@ -37,8 +37,11 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
 export const SessionStatus = z.enum(["idle", "running", "awaiting_approval", "awaiting_client"]);
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
-/** Why a message is in the conversation, beside its role. */
-export const MessageKind = z.enum(["message", "tool_result", "correction", "workflow", "answer"]);
+/**
+ * Why a message is in the conversation, beside its role. `stopped`: what the model had streamed of its answer when
+ * the person stopped the turn (kept, as a chat app keeps it, and marked so).
+ */
+export const MessageKind = z.enum(["message", "tool_result", "correction", "workflow", "answer", "stopped"]);
 export type MessageKind = z.infer<typeof MessageKind>;
 
 export const ModelToolCallShape = z.object({ id: z.string(), name: z.string(), arguments: z.string() });

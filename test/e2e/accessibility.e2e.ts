@@ -1,7 +1,8 @@
 // An accessibility audit with axe-core, in a real browser (Debian's Chromium) against `wrangler dev`: the console
 // signed in with an answer holding a table and code (light and dark), the admin page (light and dark) and /docs, on
 // a desktop (1280x800) and a phone (390x844): no violation of serious or critical impact. And the keyboard reaches
-// every control of the header and the message box. Screenshots of each page go to test-results/e2e/.
+// every control of the header and the message box. The console's newer parts are audited too: a stopped answer, a
+// request for the person's client, and a phone's header menu open. Screenshots of each page go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -9,7 +10,15 @@ import { after, before, describe, it } from "node:test";
 import type { AxeResults } from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
-import { adminPageReady, completedTurns, launchChromium, signInWithDevKey, waitForTurnAfter } from "./support.ts";
+import { type ScriptedUpstream, startScriptedUpstream } from "../upstream/scripted-upstream.ts";
+import {
+  adminPageReady,
+  completedTurns,
+  launchChromium,
+  scriptedMode,
+  signInWithDevKey,
+  waitForTurnAfter,
+} from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
@@ -28,15 +37,24 @@ interface Violation {
 
 let worker: LocalWorker;
 let browser: Browser;
+let upstream: ScriptedUpstream;
 
 before(async () => {
   await mkdir(SHOTS, { recursive: true });
   worker = await startLocalWorker();
+  upstream = await startScriptedUpstream();
+  await scriptedMode(worker.url, upstream.url, {
+    key: "scripted",
+    displayName: "Scripted",
+    tools: [],
+    route: "scripted",
+  });
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
+  await upstream?.close();
   await worker?.stop();
 });
 
@@ -133,6 +151,43 @@ for (const viewport of VIEWPORTS) {
       });
     });
   }
+
+  it(`finds none in the console with a stopped answer, a request for the client and the header's actions on a ${viewport.name}`, async () => {
+    const context = await auditContext(viewport, "light");
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await signInWithDevKey(page, worker.url);
+      const switchTo = async (key: string, name: string) => {
+        await page.locator("#mode-picker").selectOption(key);
+        await page.locator("#mode-form button[type=submit]").click();
+        await page.waitForFunction((shown) => document.querySelector("#current-mode")?.textContent === shown, name);
+      };
+      await switchTo("scripted", "Scripted");
+      const slow = upstream.createScript([
+        { type: "completion", content: "An answer cut short by the person.", chunkSize: 4, chunkDelayMs: 250 },
+      ]);
+      const turns = await completedTurns(page);
+      await page.locator("#composer-input").fill(`Take your time. ${slow.marker}`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length >= 8);
+      await page.locator("#stop-turn").click();
+      await waitForTurnAfter(page, turns);
+      await page.locator("#conversation .stopped-mark").waitFor();
+      await switchTo("workspace", "Workspace");
+      await page.locator("#composer-input").fill("read README.md");
+      await page.keyboard.press("Enter");
+      await page.locator("#client-tools article.client-tool").waitFor();
+      if (viewport.name === "phone") {
+        await page.locator("#open-menu").click();
+        await page.locator("#open-workflows").waitFor({ state: "visible" });
+      }
+      await page.screenshot({ path: `${SHOTS}/console-newer-parts-${viewport.name}.png` });
+      assertNoViolation(await seriousViolations(page));
+    } finally {
+      await context.close();
+    }
+  });
 
   it(`finds no serious or critical violation in the API reference at /docs on a ${viewport.name}`, async () => {
     const context = await auditContext(viewport, "light");

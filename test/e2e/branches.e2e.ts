@@ -240,30 +240,53 @@ describe("edit", () => {
 });
 
 describe("the conversation list", () => {
-  it("marks a branch, so it is told apart from the conversation it shares its title with", async () => {
-    const script = upstream.createScript([
-      { type: "completion", content: "Listed." },
-      { type: "completion", content: "Listed again." },
-    ]);
-    const { sessionId: source } = await api<{ sessionId: string }>("/context/sessions", { mode: "scripted" });
-    for (const content of [`Mark my branch. ${script.marker}`, "And again."])
-      await api(`/context/sessions/${source}/messages`, { content });
-    const { sessionId: branch } = await api<{ sessionId: string }>(`/context/sessions/${source}/branches`, {
-      beforeMessage: 3,
+  for (const size of [
+    { width: 1280, height: 900 },
+    { width: 390, height: 844 },
+  ]) {
+    it(`groups a branch under the conversation it came from, marked, not listed as a stranger with its title, ${size.width} px wide`, async () => {
+      const script = upstream.createScript([
+        { type: "completion", content: "Listed." },
+        { type: "completion", content: "Listed again." },
+      ]);
+      const { sessionId: source } = await api<{ sessionId: string }>("/context/sessions", { mode: "scripted" });
+      for (const content of [`Mark my branch. ${script.marker}`, "And again."])
+        await api(`/context/sessions/${source}/messages`, { content });
+      const { sessionId: branch } = await api<{ sessionId: string }>(`/context/sessions/${source}/branches`, {
+        beforeMessage: 3,
+      });
+      await inFreshPage(async ({ page }) => {
+        // On a phone the list starts folded.
+        if (size.width < 760) await page.locator("#sessions-title").click();
+        const grouped = page.locator(
+          `#session-list > li[data-session-id="${source}"] > ol.session-branches > li[data-session-id="${branch}"]`,
+        );
+        await grouped.waitFor();
+        assert.equal(
+          await page.locator(`#session-list > li[data-session-id="${branch}"]`).count(),
+          0,
+          "not listed on its own",
+        );
+        const own = (id: string) => page.locator(`#session-list li[data-session-id="${id}"] > button.session-entry`);
+        await own(branch).locator(".badge", { hasText: "Branch" }).waitFor();
+        assert.equal(await own(source).locator(".badge").count(), 0);
+        assert.deepEqual(
+          [
+            await own(branch).locator(".session-title").innerText(),
+            await own(source).locator(".session-title").innerText(),
+          ],
+          [`Mark my branch. ${script.marker}`, `Mark my branch. ${script.marker}`],
+        );
+        assert.equal(
+          await page
+            .locator(`#session-list > li[data-session-id="${source}"] > ol.session-branches`)
+            .getAttribute("aria-label"),
+          `Branches of “Mark my branch. ${script.marker}”`,
+        );
+        await page.screenshot({ path: `${SHOTS}/branches-grouped-${size.width}.png` });
+      }, size);
     });
-    await inFreshPage(async ({ page }) => {
-      const entry = (id: string) => page.locator(`#session-list [data-session-id="${id}"]`);
-      await entry(branch).locator(".badge", { hasText: "Branch" }).waitFor();
-      assert.equal(await entry(source).locator(".badge").count(), 0);
-      assert.deepEqual(
-        [
-          await entry(branch).locator(".session-title").innerText(),
-          await entry(source).locator(".session-title").innerText(),
-        ],
-        [`Mark my branch. ${script.marker}`, `Mark my branch. ${script.marker}`],
-      );
-    });
-  });
+  }
 });
 
 describe("a branch whose original was deleted", () => {

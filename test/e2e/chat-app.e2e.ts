@@ -206,6 +206,13 @@ describe("markup from a tool or the model", () => {
 });
 
 describe("the conversation list", () => {
+  /** The first page of the dev-key's conversations, newest first, as the API lists them. */
+  const listed = async () =>
+    (
+      (await (
+        await fetch(`${worker.url}/context/sessions`, { headers: { authorization: "Bearer dev-key" } })
+      ).json()) as { sessions: { sessionId: string; title: string | null }[] }
+    ).sessions;
   let opened: Opened;
   before(async () => {
     opened = await signedIn();
@@ -222,12 +229,6 @@ describe("the conversation list", () => {
       });
       return id;
     };
-    const listed = async () =>
-      (
-        (await (
-          await fetch(`${worker.url}/context/sessions`, { headers: { authorization: "Bearer dev-key" } })
-        ).json()) as { sessions: { sessionId: string; title: string | null }[] }
-      ).sessions;
     const first = await openedAtSignIn();
     const listedBefore = await listed();
     const second = await openedAtSignIn();
@@ -272,6 +273,33 @@ describe("the conversation list", () => {
       "page",
     );
   });
+
+  for (const width of [1280, 390]) {
+    it(`keeps at most one empty conversation: New conversation opens the empty one, ${width} px wide`, async () => {
+      await inFreshPage(
+        async ({ page }) => {
+          const current = () => page.locator("#session-id").innerText();
+          // On a phone the list (and its New conversation button) starts folded.
+          if (width < 760) await page.locator("#sessions-title").click();
+          await say(page, "say hello to Ada");
+          const talked = await current();
+          await page.locator("#new-session").click();
+          await page.waitForFunction((old) => document.querySelector("#session-id")?.textContent !== old, talked);
+          const empty = await current();
+          const listedBefore = (await listed()).map((s) => s.sessionId);
+          await page.locator("#new-session").click();
+          await page.locator("#status-line", { hasText: "nothing was said in it yet" }).waitFor();
+          assert.equal(await current(), empty, "the empty conversation again");
+          assert.deepEqual(
+            (await listed()).map((s) => s.sessionId),
+            listedBefore,
+            "no conversation was added",
+          );
+        },
+        { width },
+      );
+    });
+  }
 
   it("marks a conversation that waits for the user's approval", async () => {
     const { page } = opened;
@@ -455,11 +483,19 @@ describe("dark mode", () => {
   });
 });
 describe("following the conversation", () => {
-  /** How far the conversation's end (the message box's bottom) is below the window's, in px (≤ 0: in view). */
+  /**
+   * How far the conversation's end (its status line) is below the message box's top, in px (≤ 0: in view). On a wide
+   * screen the conversation pane scrolls and the message box stays at the window's bottom; on a phone the page scrolls.
+   */
   const gapBelow = (page: Page) =>
     page.evaluate(
-      () => (document.querySelector("#composer")?.getBoundingClientRect().bottom ?? 0) - window.innerHeight,
+      () =>
+        (document.querySelector("#status-line")?.getBoundingClientRect().bottom ?? 0) -
+        (document.querySelector("#composer")?.getBoundingClientRect().top ?? 0),
     );
+  /** How far the conversation is scrolled down, whichever scrolls it (the pane, or the page on a phone). */
+  const scrolled = (page: Page) =>
+    page.evaluate(() => Math.max(window.scrollY, document.querySelector("#chat-scroll")?.scrollTop ?? 0));
   const longAnswer = Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of a long answer.`).join("\n\n");
 
   for (const width of [1280, 390]) {
@@ -486,6 +522,32 @@ describe("following the conversation", () => {
     });
   }
 
+  it("keeps the header and both sidebars in place while the conversation pane scrolls, 1280 px wide", async () => {
+    await inFreshPage(async ({ page }) => {
+      await switchMode(page, "scripted", "Scripted");
+      const script = upstream.createScript([{ type: "completion", content: longAnswer }], { repeat: true });
+      for (let i = 1; i <= 2; i++) await say(page, `Say it at length (${i}). ${script.marker}`);
+      const places = () =>
+        page.evaluate(() => ({
+          pageScrolls: document.documentElement.scrollHeight > window.innerHeight,
+          header: document.querySelector("header.top")?.getBoundingClientRect().top,
+          sessions: document.querySelector("nav.sessions")?.getBoundingClientRect().top,
+          side: document.querySelector("#side-panel")?.getBoundingClientRect().top,
+          composer: document.querySelector("#composer")?.getBoundingClientRect().top,
+          pane: document.querySelector("#chat-scroll")?.scrollTop ?? 0,
+        }));
+      const atEnd = await places();
+      assert.equal(atEnd.pageScrolls, false, "the page itself does not scroll");
+      assert.ok(atEnd.pane > 0, "the conversation pane is scrolled to its end");
+      await page.locator("#chat-scroll").hover({ position: { x: 40, y: 40 } });
+      await page.mouse.wheel(0, -20_000);
+      await page.waitForFunction(() => (document.querySelector("#chat-scroll")?.scrollTop ?? 1) === 0);
+      const { pane, ...fixed } = await places();
+      const { pane: _end, ...fixedAtEnd } = atEnd;
+      assert.deepEqual(fixed, fixedAtEnd, "the header, the sidebars and the message box stayed");
+    });
+  });
+
   it("opens a long conversation at its end", async () => {
     await inFreshPage(async ({ page }) => {
       await switchMode(page, "scripted", "Scripted");
@@ -494,13 +556,16 @@ describe("following the conversation", () => {
       const long = await page.locator("#session-id").innerText();
       await page.locator("#new-session").click();
       await page.waitForFunction((old) => document.querySelector("#session-id")?.textContent !== old, long);
-      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.evaluate(() => {
+        window.scrollTo(0, 0);
+        document.querySelector("#chat-scroll")?.scrollTo(0, 0);
+      });
       await page.locator(`#session-list [data-session-id="${long}"] button.session-entry`).click();
       await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent === id, long);
       await page.waitForFunction(() => document.querySelectorAll("#conversation > li.message.assistant").length >= 2);
       await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
       assert.ok((await gapBelow(page)) <= 48, `the conversation's end is in view (gap ${await gapBelow(page)})`);
-      assert.ok((await page.evaluate(() => window.scrollY)) > 0, "the page scrolled down to it");
+      assert.ok((await scrolled(page)) > 0, "the conversation scrolled down to it");
     });
   });
 
@@ -517,14 +582,18 @@ describe("following the conversation", () => {
       await page.locator("#composer-input").fill(`Again, slowly. ${script.marker}`);
       await page.keyboard.press("Enter");
       await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length > 40);
+      // The wheel over the conversation scrolls what holds it (the pane on a wide screen).
+      await page.locator("#chat-scroll").hover({ position: { x: 40, y: 40 } });
       await page.mouse.wheel(0, -20_000);
-      await page.waitForFunction(() => window.scrollY === 0);
+      await page.waitForFunction(
+        () => window.scrollY === 0 && (document.querySelector("#chat-scroll")?.scrollTop ?? 0) === 0,
+      );
       const streamed = await page.locator("#streaming").innerText();
       await page.waitForFunction(
         (before) => (document.querySelector("#streaming")?.textContent ?? "").length > before + 120,
         streamed.length,
       );
-      assert.equal(await page.evaluate(() => window.scrollY), 0, "the view stayed where the reader put it");
+      assert.equal(await scrolled(page), 0, "the view stayed where the reader put it");
       const jump = page.locator("#jump-latest");
       await jump.waitFor({ state: "visible" });
       await jump.click();
@@ -558,6 +627,50 @@ describe("stopping a turn", () => {
       assert.equal((await lastAnswer(page).locator(".content").innerText()).trim(), "Ready again.");
     });
   });
+});
+
+describe("stopping a turn mid-answer", () => {
+  for (const width of [1280, 390]) {
+    it(`keeps what was streamed, marked as stopped, in the page and after a reload, ${width} px wide`, async () => {
+      await inFreshPage(
+        async ({ page }) => {
+          await switchMode(page, "scripted", "Scripted");
+          const slow = upstream.createScript([
+            {
+              type: "completion",
+              content: "Half of this answer arrives before the stop.",
+              chunkSize: 4,
+              chunkDelayMs: 250,
+            },
+          ]);
+          const turns = await completedTurns(page);
+          await page.locator("#composer-input").fill(`Take your time. ${slow.marker}`);
+          await page.keyboard.press("Enter");
+          await page.waitForFunction(() => (document.querySelector("#streaming")?.textContent ?? "").length >= 8);
+          await page.locator("#stop-turn").click();
+          await waitForTurnAfter(page, turns);
+          const stopped = page.locator("#conversation > li.message.assistant.stopped");
+          const kept = (await stopped.locator(".content").innerText()).trim();
+          assert.ok(kept.length >= 4, `the streamed text is kept: ${JSON.stringify(kept)}`);
+          assert.ok(
+            "Half of this answer arrives before the stop.".startsWith(kept),
+            `a prefix: ${JSON.stringify(kept)}`,
+          );
+          assert.match(await stopped.locator(".stopped-mark").innerText(), /Stopped/);
+          await page.screenshot({ path: `${SHOTS}/chat-stopped-${width}.png` });
+          // The stored conversation has it too.
+          await page.reload();
+          await page.locator("#app[data-socket=open]").waitFor();
+          await page.waitForLoadState("networkidle");
+          assert.equal(
+            (await page.locator("#conversation > li.message.assistant.stopped .content").innerText()).trim(),
+            kept,
+          );
+        },
+        { width },
+      );
+    });
+  }
 });
 
 describe("the keyboard", () => {

@@ -8,7 +8,14 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
 import { startEverythingServer } from "../mcp/reference-server.ts";
 import { startScriptedUpstream } from "../upstream/scripted-upstream.ts";
-import { adminPageReady, adminPut, completedTurns, launchChromium, waitForTurnAfter } from "./support.ts";
+import {
+  adminPageReady,
+  adminPut,
+  completedTurns,
+  launchChromium,
+  signInWithDevKey,
+  waitForTurnAfter,
+} from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const VIEWPORTS = [
@@ -38,6 +45,14 @@ after(async () => {
 
 /** Writes an admin resource (a route, a mode, an MCP server) with the local dev-key; it must be stored. */
 const put = (path: string, body: unknown) => adminPut(worker.url, path, body);
+
+/** Clicks one of the header's actions; on a phone they fold behind the Menu button, which opens them first. */
+async function headerAction(page: Page, selector: string): Promise<void> {
+  const menu = page.locator("#open-menu");
+  if ((await menu.isVisible()) && (await menu.getAttribute("aria-expanded")) !== "true") await menu.click();
+  await page.locator(selector).waitFor({ state: "visible" });
+  await page.locator(selector).click();
+}
 
 /** The text of the newest conversation entry of a kind ("assistant", "user", "workflow"). */
 async function lastMessage(page: Page, kind: string): Promise<string> {
@@ -156,9 +171,26 @@ for (const viewport of VIEWPORTS) {
       assert.match(await page.locator("#client-tools article.client-tool pre").innerText(), /"path": "a\.txt"/);
     });
 
+    it("says the browser cannot act on files and asks for the client's result, filling in none", async () => {
+      const request = page.locator("#client-tools article.client-tool");
+      assert.match(await request.locator(".client-note").innerText(), /This browser cannot act on files/);
+      assert.match(await request.locator("pre.prepared").innerText(), /"path": "a\.txt"/);
+      assert.equal(await request.getByLabel("Result from your client (JSON)").inputValue(), "", "no made-up result");
+      // Sent empty, nothing goes to the server: the person is asked for the result.
+      await request.getByRole("button", { name: "Send result" }).click();
+      assert.match(await page.locator("#status-line").innerText(), /Paste the result your client gave first/);
+      assert.equal(await request.count(), 1, "the request still waits");
+      await shot("client-request-asks");
+    });
+
     it("completes the approved write's hand-off by sending the client's result", async () => {
       const turns = await completedTurns(page);
-      await page.locator("#client-tools article.client-tool").getByRole("button", { name: "Send result" }).click();
+      // The browser fills in nothing: the person pastes what their client did.
+      const request = page.locator("#client-tools article.client-tool");
+      await request
+        .getByLabel("Result from your client (JSON)")
+        .fill(JSON.stringify({ path: "a.txt", bytesWritten: 5 }));
+      await request.getByRole("button", { name: "Send result" }).click();
       await waitForTurnAfter(page, turns);
       const answer = await lastMessage(page, "assistant");
       assert.match(answer, /Wrote 5 bytes to a\.txt/);
@@ -171,7 +203,9 @@ for (const viewport of VIEWPORTS) {
       await page.keyboard.press("Enter");
       const request = page.locator("#client-tools article.client-tool");
       await request.waitFor();
-      await request.getByLabel("Result (JSON)").fill(JSON.stringify({ path: "README.md", content: "# Pasted\nhi" }));
+      await request
+        .getByLabel("Result from your client (JSON)")
+        .fill(JSON.stringify({ path: "README.md", content: "# Pasted\nhi" }));
       await shot("client-request");
       const turns = await completedTurns(page);
       await request.getByRole("button", { name: "Send result" }).click();
@@ -181,7 +215,7 @@ for (const viewport of VIEWPORTS) {
     });
 
     it("runs draft_ddr from its form, showing the server's message beside a bad field first", async () => {
-      await page.locator("#open-workflows").click();
+      await headerAction(page, "#open-workflows");
       await page.locator('#workflow-list [data-workflow-id="draft_ddr"]').click();
       const form = page.locator("#workflow-form");
       await form.getByLabel("id (required)").fill("ddr one");
@@ -247,7 +281,7 @@ for (const viewport of VIEWPORTS) {
 
     it("branches into a new session in another mode and opens it from the message", async () => {
       const before = await page.locator("#session-id").innerText();
-      await page.locator("#open-workflows").click();
+      await headerAction(page, "#open-workflows");
       await page.locator('#workflow-list [data-workflow-id="branch_session"]').click();
       await page.locator("#workflow-form").getByLabel("mode (required)").selectOption("ddr_authoring");
       await page.locator("#workflow-form").getByRole("button", { name: /^Run / }).click();
@@ -319,6 +353,9 @@ describe("the console from the keyboard alone", () => {
     await activate("#approve-all");
     await activate("#submit-decisions");
     await page.locator("#client-tools article.client-tool").waitFor();
+    // The request's result box has the focus: the client's result is typed there.
+    await page.waitForFunction(() => document.activeElement?.matches("#client-tools textarea") === true);
+    await page.keyboard.type(JSON.stringify({ path: "k.txt", bytesWritten: 4 }));
     const turns = await completedTurns(page);
     await activate("#client-tools button:not(.quiet)");
     await waitForTurnAfter(page, turns);
@@ -605,8 +642,10 @@ describe("the admin page", () => {
     await page.goto(worker.url);
     await page.locator("#api-key").fill("dev-key");
     await page.keyboard.press("Enter");
-    await page.locator("#open-admin").waitFor({ state: "visible" });
-    await page.locator("#open-admin").click();
+    // The Admin link shows once the key's admin scope is known.
+    await page.locator("#open-admin").waitFor({ state: "attached" });
+    await page.waitForFunction(() => document.querySelector("#open-admin")?.hasAttribute("hidden") === false);
+    await headerAction(page, "#open-admin");
     // Typed into once its first loads are done: keys typed while they were in flight once went missing.
     await adminPageReady(page);
   });
@@ -709,6 +748,27 @@ describe("the admin page", () => {
 });
 
 describe("the API reference at /docs", () => {
+  it("takes the console's sign-in and the console's styles: no key asked again", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await context.newPage();
+    try {
+      await signInWithDevKey(page, worker.url);
+      await page.locator("#open-docs").click();
+      await page.waitForURL(/\/docs\/$/);
+      await page.locator(".opblock").first().waitFor({ timeout: 15_000 });
+      assert.equal(await page.locator("#docs-key-form").isHidden(), true, "the key form stays folded");
+      const look = await page.evaluate(() => ({
+        header: getComputedStyle(document.querySelector("header.top") ?? document.body).borderBottomStyle,
+        font: getComputedStyle(document.body).fontFamily,
+      }));
+      assert.equal(look.header, "solid", "the console's header");
+      assert.match(look.font, /system-ui/, "the console's font");
+      await page.screenshot({ path: `${SHOTS}/docs-signed-in.png` });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("renders every route of /openapi.json from the server's own assets, with no request leaving the machine", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();

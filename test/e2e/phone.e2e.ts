@@ -106,7 +106,8 @@ describe("the console on a phone (390x844)", () => {
           return { name: control.id || (control.textContent ?? ""), top: rect.top, bottom: rect.bottom };
         }),
     );
-    assert.ok(boxes.length >= 6, `the header's controls: ${JSON.stringify(boxes)}`);
+    // The mode picker and its button, the Modes toggle and the Menu button (the page's actions fold behind it).
+    assert.ok(boxes.length >= 4, `the header's controls: ${JSON.stringify(boxes)}`);
     const first = boxes[0];
     assert.ok(first);
     // Every control's middle is within the first one's height: one row, whatever their heights.
@@ -116,6 +117,71 @@ describe("the console on a phone (390x844)", () => {
     assert.deepEqual(offRow, [], "controls on another row");
     const header = await page.locator(".top").boundingBox();
     assert.ok(header && header.height < 2 * (first.bottom - first.top), `the header is ${header?.height}px high`);
+  });
+
+  it("opens every header action from the Menu button, each one tap away on the screen", async () => {
+    const menu = page.locator("#open-menu");
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.locator("#open-workflows").isVisible(), false, "folded until the menu opens");
+    await menu.click();
+    assert.equal(await menu.getAttribute("aria-expanded"), "true");
+    const actions = await page.locator("#header-actions").evaluate((box) =>
+      [...box.querySelectorAll("button, a")]
+        .filter((action) => action.getClientRects().length > 0)
+        .map((action) => {
+          const rect = action.getBoundingClientRect();
+          return { name: action.textContent?.trim(), left: rect.left, right: rect.right, bottom: rect.bottom };
+        }),
+    );
+    assert.deepEqual(
+      actions.map((action) => action.name),
+      ["Workflows", "Connected apps", "API reference", "Admin", "Sign out"],
+    );
+    assert.deepEqual(
+      actions.filter((action) => action.left < 0 || action.right > PHONE.width || action.bottom > PHONE.height),
+      [],
+      "actions past the screen's edge",
+    );
+    await page.screenshot({ path: `${SHOTS}/phone-console-menu.png` });
+    await page.locator("#open-workflows").click();
+    await page.locator("#workflow-dialog").waitFor({ state: "visible" });
+    assert.equal(await menu.getAttribute("aria-expanded"), "false", "choosing an action folds the menu");
+    await page.locator("#close-workflows").click();
+  });
+
+  it("folds the open menu with Esc, the focus back on its button", async () => {
+    const menu = page.locator("#open-menu");
+    await menu.click();
+    await page.locator("#open-workflows").waitFor({ state: "visible" });
+    await page.keyboard.press("Escape");
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.locator("#open-workflows").isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "open-menu");
+  });
+
+  it("fits the message box's placeholder in the box", async () => {
+    const fit = await page.locator("#composer-input").evaluate((box) => {
+      const input = box as HTMLTextAreaElement;
+      const style = getComputedStyle(input);
+      const context = document.createElement("canvas").getContext("2d");
+      if (!context) return { text: 0, room: 0 };
+      context.font = `${style.fontSize} ${style.fontFamily}`;
+      const room = input.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight);
+      return { text: context.measureText(input.placeholder).width, room };
+    });
+    assert.ok(fit.text > 0 && fit.text <= fit.room, `the placeholder is ${fit.text}px in ${fit.room}px`);
+  });
+
+  it("scales a diagram to the conversation's width", async () => {
+    const diagram = page.locator("#conversation figure.diagram").first();
+    await diagram.locator("svg").waitFor();
+    const sizes = await diagram.evaluate((figure) => ({
+      figureScrolls: figure.scrollWidth > figure.clientWidth,
+      svgRight: figure.querySelector("svg")?.getBoundingClientRect().right ?? Number.POSITIVE_INFINITY,
+      figureRight: figure.getBoundingClientRect().right,
+    }));
+    assert.equal(sizes.figureScrolls, false, "the diagram is drawn whole, not scrolled");
+    assert.ok(sizes.svgRight <= sizes.figureRight + 0.5, `the diagram ends at ${sizes.svgRight}px`);
   });
 
   it("starts with the modes panel folded and the chat first", async () => {

@@ -89,6 +89,15 @@ describe("single sign-on in the console", () => {
     await context.close();
   });
 
+  it("opens the API reference at /docs with the browser session, asking for no key", async () => {
+    const { context, page } = await signInAs("bob");
+    await page.goto(`${worker.url}/docs/`);
+    await page.locator(".opblock").first().waitFor({ timeout: 15_000 });
+    assert.equal(await page.locator("#docs-key-form").isHidden(), true, "no key asked for");
+    assert.equal(await page.locator("#docs-status").innerText(), "Signed in with your console session.");
+    await context.close();
+  });
+
   it("refuses a browser session once an admin disables its user", async () => {
     const { context, page } = await signInAs("alice");
     const cookie = await sessionCookie(context);
