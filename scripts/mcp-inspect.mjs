@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // npm run mcp:inspect -- <inspector CLI args>: the MCP inspector's command-line client against this server's /mcp,
 // at APTIX_URL (default http://localhost:8787, the same variable as every example and `npm run ws`) with the key in
-// APTIX_API_KEY (default dev-key), e.g. `npm run -s mcp:inspect -- --method tools/list`. Exits as the inspector does.
+// APTIX_KEY (default dev-key), e.g. `npm run -s mcp:inspect -- --method tools/list`. Exits as the inspector does.
 import { spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const base = (process.env.APTIX_URL ?? "http://localhost:8787").replace(/\/+$/, "");
-const key = process.env.APTIX_API_KEY ?? "dev-key";
+const key = process.env.APTIX_KEY ?? "dev-key";
 const cli = fileURLToPath(
   new URL("../node_modules/@modelcontextprotocol/inspector-cli/build/index.js", import.meta.url),
 );

@@ -5,12 +5,12 @@
 //   /approve ID         -> approval (approved)          /deny ID [reason] -> approval (denied)
 //   /result ID JSON     -> tool_results (resultJson)    /fail ID MESSAGE  -> tool_results (errorMessage)
 //   /resume SEQ         -> resume                        /cancel, /ping, /quit
-// Usage: npm run ws -- SESSION_ID   (APTIX_URL defaults to http://localhost:8787, APTIX_API_KEY to dev-key)
+// Usage: npm run ws -- SESSION_ID   (APTIX_URL defaults to http://localhost:8787, APTIX_KEY to dev-key)
 import { createInterface } from "node:readline";
 
 const [sessionId, afterSeq] = process.argv.slice(2);
 const base = (process.env.APTIX_URL ?? "http://localhost:8787").replace(/\/+$/, "");
-const key = process.env.APTIX_API_KEY ?? "dev-key";
+const key = process.env.APTIX_KEY ?? "dev-key";
 if (!sessionId) {
   console.error("usage: npm run ws -- SESSION_ID [AFTER_SEQ]");
   process.exit(2);

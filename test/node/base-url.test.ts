@@ -45,7 +45,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** Runs a script to its end (both fail against the stand-in) with APTIX_URL and the key set. */
 async function runScript(args: string[]): Promise<void> {
-  const env = { ...process.env, APTIX_URL: `${base}/`, APTIX_API_KEY: "k-test" };
+  const env = { ...process.env, APTIX_URL: `${base}/`, APTIX_KEY: "k-test" };
   await run(process.execPath, args, { env, timeout: 30_000 }).catch(() => undefined);
 }
 
