@@ -12,7 +12,7 @@ import { type Caller, callLogger } from "./caller";
 import type { FrameHub } from "./frame-hub";
 import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
-import type { TurnAsk } from "./turn-admission";
+import { beforeDrive, type TurnAsk } from "./turn-admission";
 import type { DriveOptions, TurnDriver } from "./turn-driver";
 
 /** A message of a client's history reduced to what it means: what its fingerprint covers, what a new session is seeded with. */
@@ -197,7 +197,7 @@ export class ChatTurns {
     if (!admitted.ok) return admitted;
     // Read once admitted: a pause that expired was ended by the admission.
     const before = usageBefore(store);
-    const stream = frames.openEventStream();
+    const stream = beforeDrive(admitted.value, () => frames.openEventStream());
     const done = driver
       .drive(admitted.value, options)
       .then((outcome) =>

@@ -5,6 +5,7 @@ import type { Outcome } from "../refusal";
 import type { MessageAttachment } from "../wire/attachments";
 import type { Caller } from "./caller";
 import type { FrameHub } from "./frame-hub";
+import { beforeDrive } from "./turn-admission";
 import type { TurnDriver } from "./turn-driver";
 
 export interface MessageStreamDeps {
@@ -22,7 +23,7 @@ export async function streamMessage(
   const { driver, frames } = deps;
   const admitted = await driver.admit({ kind: "message", content, attachments }, { caller });
   if (!admitted.ok) return admitted;
-  const stream = frames.openEventStream();
+  const stream = beforeDrive(admitted.value, () => frames.openEventStream());
   const done = driver
     .drive(admitted.value, { caller })
     .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))

@@ -36,6 +36,25 @@ export interface Admission {
   release: () => void;
 }
 
+/**
+ * An admission that will not be driven (what came between it and its turn failed): the session is given back and
+ * the first call's reservation settled as unused, so neither the session stays busy nor the budget held.
+ */
+export function abandon(admission: Admission): void {
+  admission.release();
+  admission.first?.reservation?.settle(null);
+}
+
+/** `step`'s value, done between an admission and its turn; should it throw, the admission is abandoned first. */
+export function beforeDrive<T>(admission: Admission, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    abandon(admission);
+    throw error;
+  }
+}
+
 /** What admit() reads and asks of the session object (its turn driver). */
 export interface AdmissionDeps {
   store: TurnStore;
@@ -53,10 +72,10 @@ export interface AdmissionDeps {
 
 /**
  * The checks, in this order (the first that refuses answers, and nothing is stored):
- * 1. a paused turn whose pause has expired is ended (not a refusal: the session then takes a new message, and
+ * 1. one turn at a time: a turn starting, running, or asking an MCP server's question (`session_busy`,
+ *    `session_awaiting_input`); checked first, so a request that is refused changes nothing;
+ * 2. a paused turn whose pause has expired is ended (not a refusal: the session then takes a new message, and
  *    decisions or results for the expired turn are refused with `pause_expired` in step 3);
- * 2. one turn at a time: a turn starting, running, or asking an MCP server's question (`session_busy`,
- *    `session_awaiting_input`);
  * 3. what the input means, and whether the session's state fits it: a message or a workflow needs an idle session
  *    (`session_awaiting_input`), decisions and results need a turn paused for them and calls that wait
  *    (`nothing_pending`, `tool_call_not_pending`, `duplicate_tool_call_id`, `pause_expired`);
@@ -67,9 +86,9 @@ export interface AdmissionDeps {
  *    its reservation in the org's budget (`budget_exceeded`).
  */
 export async function admit(deps: AdmissionDeps, askFor: AskFor): Promise<Outcome<Admission>> {
-  deps.expirePause();
   const busy = busyRefusal(deps);
   if (busy) return busy;
+  deps.expirePause();
   const ask = typeof askFor === "function" ? askFor(deps.store.status()) : askFor;
   if ("ok" in ask) return ask;
   const misfit = stateRefusal(deps.store, ask);
@@ -96,7 +115,7 @@ export async function admit(deps: AdmissionDeps, askFor: AskFor): Promise<Outcom
   }
 }
 
-/** Step 2: why nothing new may start while a turn of the session is starting or running. */
+/** Step 1: why nothing new may start while a turn of the session is starting or running. */
 function busyRefusal(deps: AdmissionDeps): Refusal | null {
   const status = deps.store.status();
   if (!deps.held() && status !== "running") return null;

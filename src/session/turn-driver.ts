@@ -21,7 +21,7 @@ import type { ElicitationDesk } from "./elicitations";
 import type { ReasonerFactory, ReasonerOptions } from "./reasoner-factory";
 import type { SessionAlarm } from "./session-alarm";
 import type { SessionStore } from "./session-store";
-import { type Admission, type AskFor, admit } from "./turn-admission";
+import { type Admission, type AskFor, abandon, admit } from "./turn-admission";
 
 export type TurnAction = (reasoner: AgentReasoner, signal: AbortSignal) => Promise<Outcome<AgentExecuteResponse>>;
 
@@ -212,25 +212,36 @@ export class TurnDriver {
         admission.release();
         throw new Error("A workflow is run by the workflow runner, not driven as a turn.");
     }
-    if (!reasoner) throw new Error("An admitted turn has its reasoner.");
-    return this.run(reasoner, action, options, admission.release);
+    if (!reasoner) {
+      abandon(admission);
+      throw new Error("An admitted turn has its reasoner.");
+    }
+    return this.run(reasoner, action, options, admission);
   }
 
   private async run(
     reasoner: AgentReasoner,
     action: TurnAction,
     options: DriveOptions,
-    release: () => void = () => undefined,
+    admission?: Admission,
   ): Promise<Outcome<AgentExecuteResponse>> {
     const controller = new AbortController();
     this.controller = controller;
     this.messageId = options.clientMessageId ?? null;
     this.activeTurnId = this.deps.store.turn()?.turnId ?? null;
-    const next = this.deps.desk().nextQuestion();
-    this.deps.reasoners.keepOpen();
-    // The alarm that wakes the object should it stop mid-turn; written beside the turn's first writes, not awaited
-    // before its first model call.
-    const armed = this.syncAlarm(true);
+    let next: ReturnType<ElicitationDesk["nextQuestion"]>;
+    let armed: Promise<void>;
+    try {
+      next = this.deps.desk().nextQuestion();
+      this.deps.reasoners.keepOpen();
+      // The alarm that wakes the object should it stop mid-turn; written beside the turn's first writes, not
+      // awaited before its first model call.
+      armed = this.syncAlarm(true);
+    } catch (error) {
+      // Nothing ran: the session is not left held (busy until evicted) nor the first call's budget reserved.
+      if (admission) abandon(admission);
+      throw error;
+    }
     const running = (async () => {
       try {
         return await action(reasoner, controller.signal);
@@ -246,7 +257,7 @@ export class TurnDriver {
       }
     })();
     this.running = running;
-    release();
+    admission?.release();
     // Handled either way: a failure nobody awaits any more is logged above, not left unhandled. After the reply
     // (not before it): the alarm follows the stopped turn (a pause's expiry, or none; still ahead if another turn
     // started meanwhile), and the conversation's compaction may start.

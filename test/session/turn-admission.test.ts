@@ -4,6 +4,7 @@
 import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentReasoner } from "../../src/agent/agent-reasoner";
+import { FrameHub } from "../../src/session/frame-hub";
 import { ReasonerFactory } from "../../src/session/reasoner-factory";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, type ErrorBody, getSession } from "../fixtures/sessions";
@@ -163,5 +164,26 @@ describe("turn admission", () => {
     expect([reasoners.mock.calls.length, imageChecks.mock.calls.length, (await script.requests()).length]).toEqual([
       1, 1, 1,
     ]);
+  });
+
+  it("gives the session back when what comes between the admission and the turn fails, so the next message runs", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Here now." }]);
+    const sessionId = await createSession();
+    vi.spyOn(FrameHub.prototype, "openEventStream").mockImplementationOnce(() => {
+      throw new Error("the stream could not open");
+    });
+    const failed = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/messages`, {
+      method: "POST",
+      headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ content: "first" }),
+    });
+    await failed.body?.cancel();
+    const next = await exports.default.fetch(`http://aptix.test/context/sessions/${sessionId}/messages`, {
+      method: "POST",
+      headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json" },
+      body: JSON.stringify({ content: `again ${script.marker}` }),
+    });
+    const answer = (await next.json()) as { status: string; text: string };
+    expect([failed.status, next.status, answer.status, answer.text]).toEqual([500, 200, "completed", "Here now."]);
   });
 });
