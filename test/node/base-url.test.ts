@@ -1,6 +1,6 @@
-// `npm run ws` and `npm run mcp:inspect` talk to the server APTIX_URL names, as every example in the README and docs/
+// `npm run ws`, `npm run mcp:inspect` and `npm run idp:dev` take the server APTIX_URL names, as every example in the README and docs/
 // does: each script is run against a small local server standing in for aptix, which records what it was asked.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
@@ -69,5 +69,40 @@ describe("the base URL of the command-line clients", () => {
   it("npm run mcp:inspect is the script that honours APTIX_URL", async () => {
     const { stdout } = await run("npm", ["pkg", "get", "scripts.mcp:inspect"]);
     expect(JSON.parse(stdout)).toBe("node scripts/mcp-inspect.mjs");
+  });
+
+  it("npm run idp:dev sends people back to the Worker at APTIX_URL, and nowhere else", async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const idp = spawn(process.execPath, ["scripts/idp-dev.ts"], {
+      env: { ...process.env, APTIX_URL: "http://localhost:8799", IDP_PORT: String(port) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        idp.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("Test OpenID provider at") && resolve());
+        idp.once("exit", (code) => reject(new Error(`npm run idp:dev exited with ${code}`)));
+      });
+      const authorize = async (callback: string) => {
+        const query = new URLSearchParams({
+          client_id: "aptix-local",
+          redirect_uri: callback,
+          response_type: "code",
+          scope: "openid",
+        });
+        const response = await fetch(`http://localhost:${port}/auth?${query}`, { redirect: "manual" });
+        await response.body?.cancel();
+        return response.status;
+      };
+      expect({
+        asked: await authorize("http://localhost:8799/auth/callback"),
+        twin: await authorize("http://127.0.0.1:8799/auth/callback"),
+        default: await authorize("http://localhost:8787/auth/callback"),
+      }).toEqual({ asked: 303, twin: 303, default: 400 });
+    } finally {
+      idp.kill();
+    }
   });
 });
