@@ -5,7 +5,7 @@
 // there is neither. The same credential goes with every "Try it out".
 import { ApiClient, ApiError, KEY_STORAGE } from "../js/api.js";
 
-/** @typedef {{ method?: string, headers: Record<string, string> }} SwaggerRequest */
+/** @typedef {{ url: string, method?: string, headers: Record<string, string> }} SwaggerRequest */
 /** @type {(options: Record<string, unknown>) => unknown} */
 // @ts-expect-error: the bundle defines SwaggerUIBundle on window (public/vendor/swagger-ui/swagger-ui-bundle.js).
 const SwaggerUIBundle = window.SwaggerUIBundle;
@@ -37,6 +37,8 @@ async function load(api) {
     deepLinking: false,
     /** @param {SwaggerRequest} request */
     requestInterceptor: (request) => {
+      // The key goes to this origin only: a "Try it out" aimed elsewhere (an absolute URL typed in) gets none.
+      if (new URL(request.url, location.href).origin !== location.origin) return request;
       if (api.apiKey) request.headers.authorization = `Bearer ${api.apiKey}`;
       else if (api.csrfToken && !SAFE_METHODS.has((request.method ?? "GET").toUpperCase()))
         request.headers["x-csrf-token"] = api.csrfToken;
