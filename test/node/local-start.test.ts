@@ -1,7 +1,7 @@
 // What a new user runs first, run as they run it: `npm run create-key` before any `npm start`, and `npm start` with
 // wrangler dev flags after `--` on a fresh state directory (offline, with nothing alarming in its output), and a
 // second `npm start` on the port the first one serves.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { promisify } from "node:util";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
+import { killGroup, runToEnd } from "../fixtures/run-to-end.ts";
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -60,27 +61,11 @@ describe("a new user's first commands", () => {
 });
 
 /** What a command that is expected to end printed and how it ended; the whole process group is killed at `timeoutMs`. */
-function runToEnd(command: string, args: string[], timeoutMs: number) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      reject(new Error(`${command} ${args.join(" ")} did not end within ${timeoutMs} ms:\n${stdout}${stderr}`));
-    }, timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+async function runCommand(command: string, args: string[], timeoutMs: number) {
+  const ended = await runToEnd(command, args, { timeoutMs, detached: true, stop: killGroup });
+  if (ended.timedOut)
+    throw new Error(`${command} ${args.join(" ")} did not end within ${timeoutMs} ms:\n${ended.stdout}${ended.stderr}`);
+  return ended;
 }
 
 /** The body limit the Worker is started with (`--var MAX_BODY_BYTES:...`): its default is 1 MiB. */
@@ -130,7 +115,7 @@ describe("npm start, as a user runs it", () => {
   it("refuses a second npm start on the port in use, naming it, before touching anything", async () => {
     const port = Number(new URL(worker.url).port);
     const dir = await stateDir();
-    const second = await runToEnd(
+    const second = await runCommand(
       "npm",
       ["start", "--silent", "--", "--ip", "127.0.0.1", `--port=${port}`, "--persist-to", dir],
       60_000,

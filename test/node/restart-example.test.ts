@@ -2,12 +2,12 @@
 // own `npm start`, kills that server's process group alone mid-answer (no broad kill), starts it again on the same
 // state, and the cut-off turn completes by itself. Only the state directory, the log's place and the loopback address
 // are the test's: the port comes from APTIX_URL, as the script reads it.
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../../bench/support/local-worker.ts";
+import { runToEnd } from "../fixtures/run-to-end.ts";
 
 /** The ```sh block under the "Turns that survive a restart" heading. */
 async function restartScript(): Promise<string> {
@@ -23,25 +23,9 @@ afterAll(async () => {
 
 /** Runs `script` in bash until it ends; past `timeoutMs`, bash is told to stop and its EXIT trap kills the server. */
 function runScript(script: string, env: NodeJS.ProcessEnv, timeoutMs: number) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    // Should the script stop half-way, the server it started (a process group of its own) goes with it.
-    const guarded = `trap 'exit 1' TERM\ntrap '[ -n "$SERVER" ] && kill -9 -- -"$SERVER" 2>/dev/null' EXIT\n${script}`;
-    const child = spawn("bash", ["-c", guarded], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  // Should the script stop half-way, the server it started (a process group of its own) goes with it.
+  const guarded = `trap 'exit 1' TERM\ntrap '[ -n "$SERVER" ] && kill -9 -- -"$SERVER" 2>/dev/null' EXIT\n${script}`;
+  return runToEnd("bash", ["-c", guarded], { timeoutMs, env, stop: (child) => child.kill("SIGTERM") });
 }
 
 /**
