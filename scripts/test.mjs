@@ -21,7 +21,12 @@ if (vendored !== 0) process.exit(vendored);
 
 const npx = process.platform === "win32" ? "npx.cmd" : "npx";
 const typecheck = (async () => {
-  for (const project of [[], ["-p", "tsconfig.node.json"], ["-p", "tsconfig.e2e.json"], ["-p", "tsconfig.public.json"]]) {
+  for (const project of [
+    [],
+    ["-p", "tsconfig.node.json"],
+    ["-p", "tsconfig.e2e.json"],
+    ["-p", "tsconfig.public.json"],
+  ]) {
     const code = await run(npx, ["tsc", "--noEmit", ...project]);
     if (code !== 0) return { code, project: project[1] ?? "tsconfig.json" };
   }
@@ -30,5 +35,6 @@ const typecheck = (async () => {
 const suite = run(npx, ["vitest", "run", ...process.argv.slice(2)]);
 
 const [checked, tested] = await Promise.all([typecheck, suite]);
-if (checked.code !== 0) console.error(`\nnpm test: the type check of ${checked.project} failed (its errors are above).`);
+if (checked.code !== 0)
+  console.error(`\nnpm test: the type check of ${checked.project} failed (its errors are above).`);
 process.exit(checked.code || tested);
