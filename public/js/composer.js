@@ -40,6 +40,7 @@ export async function sendMessage(content) {
   const sessionId = state.sessionId;
   let response = null;
   try {
+    state.turnStarts++;
     showWorking();
     response = await state.api.sendMessage(sessionId, content, sent);
     state.draft = null;

@@ -93,10 +93,13 @@ export function reloadSession() {
 /** @param {number} ticket @returns {Promise<void>} */
 async function drawSession(ticket) {
   const sessionId = state.sessionId;
+  const turnStarts = state.turnStarts;
   try {
     const view = await state.api.getSession(sessionId);
     if (sessionId !== state.sessionId) return;
     if (ticket !== state.reloads) return state.newestReload;
+    // A turn started while this view was on its way: it is older than what the page shows, so ask again.
+    if (turnStarts !== state.turnStarts) return reloadSession();
     renderSession(view);
   } catch (error) {
     if (ticket === state.reloads) say(`Could not refresh the session: ${describe(error)}`, true);

@@ -38,6 +38,7 @@ export function reduce(state, frame) {
       clearToolCalls();
       setStream("", frame.seq);
       say("");
+      state.turnStarts++;
       showWorking();
       refreshSessionsSoon();
       break;

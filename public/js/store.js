@@ -51,6 +51,11 @@ export const state = {
   reloads: 0,
   /** @type {Promise<void>} */ newestReload: Promise.resolve(),
   /**
+   * Turns this page saw start (turn_started, or a message sent over HTTP). A redraw asked for before one started
+   * shows the session as it was before it (idle), and would hide the turn's bar and its Stop: it asks again.
+   */
+  turnStarts: 0,
+  /**
    * The calls the user has just decided. A redraw of the session as it was before the server took the decisions (one
    * asked for earlier and answered later) must not ask for them again. Forgotten when the server asks for approvals
    * again, refuses an action, or the socket connects (again, or for another session): a redraw then shows what waits.
