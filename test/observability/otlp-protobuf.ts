@@ -1,7 +1,7 @@
 // An OTLP/HTTP protobuf trace export (ExportTraceServiceRequest) read into the proto3 JSON mapping's shape (ids and
 // bytes as base64, 64-bit integers as strings, enums as numbers), which otlp-decode.ts then parses as it parses an
 // http/json body. The field numbers are opentelemetry-proto's (collector/trace/v1, trace/v1, common/v1,
-// resource/v1); fields not listed are skipped, as any protobuf reader skips unknown fields. The exporters' own
+// resource/v1); fields not listed are skipped, the way every protobuf reader treats unknown fields. The exporters' own
 // packages carry no request decoder, and the last one that did (otlp-transformer 0.216) pins an older
 // @opentelemetry/api than ours; test/node/otlp-receiver.test.ts shows a span decodes the same over both protocols.
 
