@@ -105,7 +105,7 @@ class Reader {
   }
 
   /** Moves past a field of a type this reader does not use. */
-  skip(wireType: number): void {
+  skipField(wireType: number): void {
     if (wireType === WIRE.varint) this.varint();
     else if (wireType === WIRE.fixed64) this.take(8);
     else if (wireType === WIRE.lengthDelimited) this.take(Number(this.varint()));
@@ -162,7 +162,7 @@ function message(bytes: Uint8Array, type: string): Record<string, unknown> {
     const [name, fieldType, repeated] = field ?? ["", "string"];
     const expected = isScalar(fieldType) ? WIRE_OF[fieldType] : WIRE.lengthDelimited;
     if (!field || wireType !== expected) {
-      reader.skip(wireType);
+      reader.skipField(wireType);
       continue;
     }
     const value = isScalar(fieldType)
