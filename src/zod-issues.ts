@@ -13,8 +13,9 @@ export interface FieldProblem {
 }
 
 /**
- * A union none of whose options matched is told by the option it came nearest to (the one with the fewest issues):
- * `{"enabled": "no"}` against "a whole mode, or only `enabled`" names `enabled`, not every field a mode needs.
+ * A union none of whose options matched is told by the option it came nearest to (the one with the fewest issues,
+ * each unknown key counted as one): `{"enabled": "no"}` against "a whole mode, or only `enabled`" names `enabled`,
+ * not every field a mode needs, and a mode missing a field names that field, not `enabled`.
  */
 function nearestIssue(issue: z.core.$ZodIssue | undefined): { issue: z.core.$ZodIssue | undefined; at: string[] } {
   const at = issue?.path.map(String) ?? [];
@@ -22,7 +23,9 @@ function nearestIssue(issue: z.core.$ZodIssue | undefined): { issue: z.core.$Zod
   if (issue?.code !== "invalid_union" || issue.errors.length === 0 || issue.message !== "Invalid input") {
     return { issue, at };
   }
-  const nearest = issue.errors.reduce((best, option) => (option.length < best.length ? option : best));
+  const size = (option: z.core.$ZodIssue[]) =>
+    option.reduce((n, i) => n + (i.code === "unrecognized_keys" ? i.keys.length : 1), 0);
+  const nearest = issue.errors.reduce((best, option) => (size(option) < size(best) ? option : best));
   const inner = nearestIssue(nearest[0]);
   return { issue: inner.issue, at: [...at, ...inner.at] };
 }

@@ -89,6 +89,12 @@ describe("PUT /admin/modes/:key", () => {
     expect(error.message).toMatch(/^Invalid 'displayName' in the request body: /);
   });
 
+  it("answers 400 naming a mode's missing field, not 'enabled', for a body with only a few of a mode's fields", async () => {
+    const response = await put("support_triage", { displayName: "Support Triage", tools: ["agent_hello_world"] });
+    const { error } = (await response.json()) as ErrorBody;
+    expect([response.status, error.param]).toEqual([400, "description"]);
+  });
+
   it("answers 400 for a body that is not JSON", async () => {
     const response = await put("support_triage", "{nope");
     expect(response.status).toBe(400);
