@@ -14,6 +14,7 @@ import { originGuard } from "./auth/origin-guard";
 import { ApiError, errorBody } from "./errors";
 import { type AppBindings, d1Session, errors, notJsonBody } from "./http";
 import { httpSpan } from "./http-span";
+import { idempotency } from "./jobs/idempotency";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { pageHeaders } from "./page-headers";
@@ -38,6 +39,7 @@ import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
 import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
+import { sessionTurnRoutes } from "./routes/session-turns";
 import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
@@ -114,6 +116,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", keySignInRoutes);
   app.route("/", authorizeRoutes);
   app.use("*", requireApiKey);
+  // After the caller is known (keys are per caller), before every route that starts work.
+  app.use("*", idempotency);
   app.route("/", sessionAuthRoutes);
   app.route("/", passthroughRoutes);
   app.route("/", messagesRoutes);
@@ -131,6 +135,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", sessionManagementRoutes);
+  app.route("/", sessionTurnRoutes);
   app.route("/", workflowRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);
