@@ -53,6 +53,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
             TEST_MIGRATIONS: migrations,
             // The reference MCP server runs on loopback over http:, as in development.
             MCP_ALLOW_HTTP_LOOPBACK: "true",
+            // Webhook receivers run on loopback over http:, as `npm run webhooks:dev` does in development.
+            WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
             TEST_MCP_EVERYTHING_URL: inject("mcpEverythingUrl"),
             TEST_MCP_CONTROL_URL: inject("mcpControlUrl"),
             /** The secret a registered server's `authSecret` names in the tests. */
