@@ -88,6 +88,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   TEST_IDP_OTHER_ISSUER: "",
                   TEST_IDP_SHORT_CODE_ISSUER: "",
                 }),
+            // The webhook receiver runs for `workers` alone (test/webhooks/global-setup.ts).
+            TEST_WEBHOOK_RECEIVER_URL: "",
             // No receiver outside `traced`, whose bindings set these (test/env.d.ts).
             TEST_OTLP_URL: "",
             TEST_OTLP_CONTROL_URL: "",
@@ -148,6 +150,8 @@ export default defineConfig(async () => ({
         exclude: ["test/offline/**", "test/node/**", "test/observability/**"],
         upstream: true,
         modelCallLimit: 1_000_000,
+        globalSetup: ["./test/webhooks/global-setup.ts"],
+        bindings: (inject) => ({ TEST_WEBHOOK_RECEIVER_URL: inject("webhookReceiverUrl") }),
       }),
       await workersProject({
         name: "traced",

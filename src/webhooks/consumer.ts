@@ -146,7 +146,8 @@ async function post(run: Run, delivery: Delivery, endpoint: StoredEndpoint, time
   const headers = {
     "content-type": "application/json",
     "user-agent": "aptix-webhooks",
-    ...signedHeaders(secret, delivery.id, new Date(run.now()), delivery.payload),
+    // Signed at the real time of the POST (receivers refuse a timestamp off by minutes), whatever clock schedules it.
+    ...signedHeaders(secret, delivery.id, new Date(), delivery.payload),
   };
   const started = Date.now();
   try {
