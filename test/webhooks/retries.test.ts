@@ -10,6 +10,8 @@ import { ADMIN, consume, createEndpoint, eventMessage, received, receiverUrl } f
 
 const DAY_MS = 86_400_000;
 
+// Each test's endpoint subscribes to an event type of its own, so no test's event reaches another's endpoint.
+
 async function deliveriesOf(endpointId: string): Promise<WebhookDeliveryView[]> {
   const { json } = await call("GET", `/context/webhooks/${endpointId}/deliveries`, undefined, ADMIN);
   return (json as { deliveries: WebhookDeliveryView[] }).deliveries;
@@ -27,8 +29,8 @@ const RETRIED = [{ msgId: "message-1" }];
 describe("webhook retries", () => {
   it("retries after the receiver fails twice, with backoff and the same webhook-id, then delivers", async () => {
     const target = receiverUrl("flaky", 2);
-    const { endpoint, secret } = await createEndpoint(ADMIN, target.url);
-    const message = eventMessage();
+    const { endpoint, secret } = await createEndpoint(ADMIN, target.url, ["turn.completed"]);
+    const message = eventMessage({ type: "turn.completed" });
     const start = Date.now();
     expect((await consume(message, { now: start })).retryMessages).toEqual(RETRIED);
     expect(await backoffOf(endpoint.id)).toBe(5);
@@ -55,8 +57,8 @@ describe("webhook retries", () => {
 
   it("disables the endpoint after the retry window, naming why, and stops retrying", async () => {
     const target = receiverUrl("down", 1_000);
-    const { endpoint } = await createEndpoint(ADMIN, target.url);
-    const message = eventMessage();
+    const { endpoint } = await createEndpoint(ADMIN, target.url, ["turn.failed"]);
+    const message = eventMessage({ type: "turn.failed" });
     const start = Date.now();
     expect((await consume(message, { now: start })).retryMessages).toHaveLength(1);
     const last = await consume(message, { now: start + DAY_MS, attempts: 2 });
@@ -74,8 +76,8 @@ describe("webhook retries", () => {
 
   it("spaces retries so that the last falls at the end of the window, each within Queues' 12-hour limit", async () => {
     const target = receiverUrl("spaced", 1_000);
-    const { endpoint } = await createEndpoint(ADMIN, target.url);
-    const message = eventMessage();
+    const { endpoint } = await createEndpoint(ADMIN, target.url, ["turn.paused"]);
+    const message = eventMessage({ type: "turn.paused" });
     let now = Date.now();
     const delays: number[] = [];
     for (let attempt = 1; attempt < 20; attempt++) {
