@@ -249,7 +249,7 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       const created = await request(
         "POST",
         "/context/webhooks",
-        { url: "https://hooks.example/a", events: ["turn.completed"] },
+        { url: "https://hooks.example/a", events: ["schedule.failed"] },
         admin,
       );
       const { endpoint } = (await created.json()) as { endpoint: { id: string } };
@@ -262,7 +262,7 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       const created = await request(
         "POST",
         "/context/webhooks",
-        { url: "https://hooks.example/b", events: ["turn.failed"] },
+        { url: "https://hooks.example/b", events: ["schedule.failed"] },
         admin,
       );
       const { endpoint } = (await created.json()) as { endpoint: { id: string } };
