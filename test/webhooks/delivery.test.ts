@@ -4,7 +4,8 @@ import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { publishEvent } from "../../src/webhooks/events";
-import { call } from "../fixtures/sessions";
+import { call, createSession, sendMessage } from "../fixtures/sessions";
+import { scriptUpstream } from "../fixtures/upstream";
 import { ADMIN, createEndpoint, MEMBER, receivedAtLeast, receiverUrl } from "./fixtures";
 
 describe("webhook delivery", () => {
@@ -32,6 +33,19 @@ describe("webhook delivery", () => {
       data: { sessionId: "s-9", turnId: "t-9", status: "completed", mode: "general" },
     });
     expect(delivery?.headers["webhook-id"]).toMatch(/^msg_/);
+  });
+
+  it("delivers turn.completed when a member's turn ends, to the member's endpoint, with ids and a summary", async () => {
+    const target = receiverUrl("turn");
+    const { secret } = await createEndpoint(MEMBER, target.url, ["turn.completed"]);
+    const script = await scriptUpstream([{ type: "completion", content: "The answer is 42." }]);
+    const sessionId = await createSession(undefined, MEMBER);
+    expect((await sendMessage(sessionId, `what is it? ${script.marker}`)).status).toBe("completed");
+    const [delivery] = await receivedAtLeast(target.name, 1);
+    expect(new Webhook(secret).verify(delivery?.body ?? "", delivery?.headers ?? {})).toMatchObject({
+      type: "turn.completed",
+      data: { sessionId, turnId: expect.any(String), status: "completed", summary: "The answer is 42." },
+    });
   });
 
   it("queues a test event to the one endpoint, and its deliveries list the 2xx attempt", async () => {
