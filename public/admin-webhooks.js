@@ -18,8 +18,16 @@ import { byId, h } from "./js/dom.js";
 export async function loadWebhooks(api, labelCells) {
   const body = byId("webhooks-body");
   const status = byId("webhooks-status");
-  /** @type {{ endpoints: WebhookEndpoint[] }} */
-  const { endpoints } = await api.request("GET", "/context/webhooks");
+  /** @type {WebhookEndpoint[]} */
+  let endpoints;
+  try {
+    ({ endpoints } = await api.request("GET", "/context/webhooks"));
+  } catch (error) {
+    // The rest of the page does not depend on this section: its failure is shown here alone.
+    status.textContent = `Webhook endpoints could not be read: ${String(error)}`;
+    status.classList.add("error");
+    return;
+  }
   const disabled = endpoints.filter((e) => !e.enabled);
   status.textContent =
     disabled.length === 0

@@ -4,15 +4,15 @@
 // in the answer that creates the endpoint, and stored sealed. Deliveries go through the webhook queue
 // (src/webhooks/consumer.ts): a test event and a retry by hand are queued here, never sent from the request.
 import { createRoute } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { type AppBindings, type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import type { Principal } from "../principal";
 import { quoted } from "../quote";
 import { settings } from "../settings";
 import { requireSecretBox } from "../tenancy/org-secrets";
-import { isOrgAdmin } from "../tenancy/roles";
+import { holdsScope, isOrgAdmin } from "../tenancy/roles";
 import { deliveryIdOf, PAGE_LIMIT_MAX, WebhookDeliveries, WebhookDeliveryView } from "../webhooks/delivery-store";
 import {
   MAX_ENDPOINTS_PER_ORG,
@@ -65,7 +65,17 @@ const Queued = z.object({
   type: z.string(),
 });
 
-const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["webhooks"] };
+/** A member (`chat`) or an admin (an `admin` key need not chat to manage its org's endpoints). */
+const chatOrAdmin = createMiddleware<AppBindings>(async (c, next) => {
+  const { scopes, via } = c.var.principal;
+  if (!holdsScope(scopes, "chat") && !holdsScope(scopes, "admin")) {
+    const who = via === "api_key" ? "This API key lacks" : "You lack";
+    throw new ApiError("insufficient_scope", `${who} the 'chat' or 'admin' scope.`);
+  }
+  await next();
+});
+
+const chat = { security: BEARER, middleware: [chatOrAdmin], tags: ["webhooks"] };
 
 /** The endpoint `id` if the caller may see it: an admin of its org, or the member it is of; else 404. */
 async function endpointFor(c: AppContext, id: string): Promise<StoredEndpoint> {
@@ -197,7 +207,7 @@ export const webhookRoutes = routes()
     createRoute({
       method: "delete",
       path: "/context/webhooks/{id}",
-      summary: "Remove an endpoint (its pending deliveries are dropped)",
+      summary: "Remove an endpoint, and its deliveries' records (pending ones are not sent)",
       ...chat,
       request: { params: EndpointId },
       responses: { 204: { description: "Removed." }, ...errors(401, 404) },
@@ -207,6 +217,7 @@ export const webhookRoutes = routes()
       const org = c.var.principal.org;
       await c.var.db.batch([
         new WebhookEndpoints(c.var.db).deleteStatement(org, endpoint.id),
+        ...new WebhookDeliveries(c.var.db).deleteOfEndpointStatements(endpoint.id),
         changeRow(c, { org, action: "webhook.delete", target: endpoint.id, before: viewOf(endpoint) }),
       ]);
       return c.body(null, 204);

@@ -189,6 +189,18 @@ export class WebhookDeliveries {
       .run();
   }
 
+  /** The statements that remove every delivery of endpoint `endpointId`, and their attempts (it was removed). */
+  deleteOfEndpointStatements(endpointId: string): D1PreparedStatement[] {
+    return [
+      this.db
+        .prepare(
+          "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)",
+        )
+        .bind(endpointId),
+      this.db.prepare("DELETE FROM webhook_deliveries WHERE endpoint_id = ?").bind(endpointId),
+    ];
+  }
+
   /** A retry by hand: pending again, with a retry window of its own from `now`. */
   async restart(id: string, now: string): Promise<void> {
     await this.db

@@ -1,7 +1,7 @@
 // Who sees and changes which endpoint: an admin's is the org's (told of every session), a member's their own (told of
 // their sessions only); an admin sees and changes every endpoint of the org, a member their own; another member
 // and another org are told it does not exist. Events reach the endpoints of their org and, for a member's, their own.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WebhookEndpointView } from "../../src/webhooks/endpoint-store";
 import { authHeaders } from "../fixtures/keys";
@@ -86,5 +86,18 @@ describe("webhook endpoint access", () => {
     await consume(eventMessage({ user: "bob" }));
     expect([(await received(org.name)).length, (await received(bob.name)).length]).toEqual([1, 1]);
     expect(await received(carol.name)).toEqual([]);
+  });
+
+  it("removes an endpoint's deliveries and their attempts with it", async () => {
+    const target = receiverUrl("removed");
+    const { endpoint } = await createEndpoint(ADMIN, target.url, ["schedule.failed"]);
+    await consume(eventMessage({ type: "schedule.failed" }));
+    const count = async (sql: string) => (await env.DB.prepare(sql).bind(endpoint.id).first<{ n: number }>())?.n;
+    const deliveries = "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?";
+    const attempts =
+      "SELECT COUNT(*) AS n FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)";
+    expect([await count(deliveries), await count(attempts)]).toEqual([1, 1]);
+    expect(await remove(ADMIN, `/context/webhooks/${endpoint.id}`)).toBe(204);
+    expect([await count(deliveries), await count(attempts)]).toEqual([0, 0]);
   });
 });
