@@ -212,9 +212,11 @@ async function attempt(run: Run, delivery: Delivery, endpoint: StoredEndpoint): 
   if (now >= windowEnd) {
     await run.deliveries.recordAttempt(delivery, { at, ...sent, status: "abandoned", nextAttemptAt: null });
     const hours = Math.round(config.retryWindowMs / 3_600_000);
+    const attempts = delivery.attempts + 1;
+    const window = hours === 0 ? `${config.retryWindowMs} ms` : `${hours} hours`;
     await run.endpoints.disable(
       endpoint.id,
-      `Deliveries failed for ${hours === 0 ? `${config.retryWindowMs} ms` : `${hours} hours`} (${delivery.attempts + 1} attempts; the last: ${sent.error})`,
+      `Deliveries failed for ${window} (${attempts} attempt${attempts === 1 ? "" : "s"}). The last: ${sent.error}`,
       at,
     );
     return null;
