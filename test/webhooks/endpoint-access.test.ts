@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { WebhookEndpointView } from "../../src/webhooks/endpoint-store";
 import { authHeaders } from "../fixtures/keys";
 import { call } from "../fixtures/sessions";
+import { newChatKey } from "../passthrough/harness";
 import {
   ADMIN,
   consume,
@@ -34,6 +35,12 @@ describe("webhook endpoint access", () => {
     expect([org.endpoint.scope, org.endpoint.owner]).toEqual(["org", null]);
     expect([own.endpoint.scope, own.endpoint.owner]).toEqual(["user", "bob"]);
     expect(org.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it("lets a key with the admin scope alone (no chat) create the org's endpoint", async () => {
+    const adminOnly = await newChatKey("org-a", ["admin"]);
+    const { endpoint } = await createEndpoint(adminOnly.key, receiverUrl("admin-only").url);
+    expect(endpoint.scope).toBe("org");
   });
 
   it("lists the org's endpoints to an admin and a member's own to the member", async () => {
