@@ -2,10 +2,11 @@
 // The console's admin page (keys with the admin scope): the org's keys (create, shown once; revoke; a budget),
 // its budget against its limits, its usage over time as a chart (uPlot, served from our own assets) with the same
 // figures as a table, its modes (edited by admin-modes.js) and the routes it may use (the deployment's and its own),
-// the newest rows of the audit log, and each model route's live health (GET /admin/health). A client of the admin
-// API like any other.
+// the newest rows of the audit log, each model route's live health (GET /admin/health), and its webhook endpoints,
+// disabled ones with why (admin-webhooks.js). A client of the admin API like any other.
 
 import { startModesEditor } from "./admin-modes.js";
+import { loadWebhooks } from "./admin-webhooks.js";
 import { ApiClient, ApiError, KEY_STORAGE } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 
@@ -536,6 +537,7 @@ async function start() {
       loadRoutes(),
       startModesEditor(api, labelCells),
       loadAudit(),
+      loadWebhooks(api, labelCells),
     ]);
   } finally {
     el.admin.removeAttribute("aria-busy");

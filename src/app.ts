@@ -41,6 +41,7 @@ import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { sessionTurnRoutes } from "./routes/session-turns";
 import { systemPromptRoutes } from "./routes/system-prompts";
+import { webhookRoutes } from "./routes/webhooks";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
 
@@ -137,6 +138,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", sessionManagementRoutes);
   app.route("/", sessionTurnRoutes);
   app.route("/", workflowRoutes);
+  app.route("/", webhookRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);
   app.route("/", agentMessagesRoutes);

@@ -77,6 +77,8 @@ export const ERROR_CODES = {
   model_route_not_found: missing,
   api_key_not_found: missing,
   secret_not_found: missing,
+  webhook_not_found: missing,
+  webhook_delivery_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -90,6 +92,7 @@ export const ERROR_CODES = {
   secret_in_use: conflict,
   idempotency_key_in_flight: conflict,
   idempotency_answer_not_kept: conflict,
+  webhook_disabled: conflict,
   // 405, 413, 415, 422, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   idempotency_key_reused: [422, "invalid_request_error"],

@@ -7,7 +7,7 @@ import type { Refusal } from "../refusal";
 import { refuse } from "../refusal";
 import { estimateTokens } from "../token-estimate";
 import type { TokenUsage } from "../wire/turn";
-import type { Amount, OrgMeter, Settlement } from "./org-meter";
+import type { Amount, BudgetExceeded, OrgMeter, Settlement } from "./org-meter";
 
 /**
  * Prices of a route, in US dollars per million tokens; null when it has none (its calls cost 0). Input read from
@@ -159,7 +159,7 @@ export async function reserveCall(
   estimate: Amount,
   logger: AdminLogger,
   options: ReserveOptions,
-): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: Refusal }> {
+): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: Refusal; exceeded: BudgetExceeded }> {
   const key = `${target.org}\n${target.keyId}`;
   const state = stateOf(options.owner);
   const { leases, asking } = state;
@@ -213,6 +213,7 @@ export async function reserveCall(
       return {
         ok: false,
         refusal: refuse("budget_exceeded", result.message, { retryAfterSeconds: result.retryAfterSeconds }),
+        exceeded: result.exceeded,
       };
     }
     // "No limits" is believed only if no budget of the org was set here while the meter answered.

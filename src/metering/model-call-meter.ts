@@ -10,6 +10,7 @@ import type { ModelRoute } from "../routing/model-routes";
 import type { RouteAttempt } from "../routing/route-chain-walker";
 import { settings } from "../settings";
 import { estimateTokens } from "../token-estimate";
+import { publishEvent } from "../webhooks/events";
 import type { TokenUsage } from "../wire/turn";
 import {
   amountOf,
@@ -57,21 +58,37 @@ const UNMETERED: Reservation = { settle: async () => {} };
 
 /**
  * Reserves `estimate` in the caller's org's meter before a call (`leaseCalls`: how many calls like it a lease is
- * asked for); a refusal is `budget_exceeded`. With budgets off, nothing is reserved.
+ * asked for); a refusal is `budget_exceeded`, and publishes the `budget.exceeded` webhook event (once per refusal,
+ * off the reply's path: the org's endpoints, and the caller's own, hear which limit it was). With budgets off,
+ * nothing is reserved.
  */
 export async function reserveModelCall(
   context: MeterContext,
-  caller: Pick<MeteredCaller, "org" | "keyId">,
+  caller: Pick<MeteredCaller, "org" | "keyId"> & { user?: string },
   estimate: Amount,
   leaseCalls: number,
 ): Promise<{ ok: true; reservation: Reservation } | { ok: false; refusal: Refusal }> {
   const { env, logger, defer, owner } = context;
   if (!settings(env).metering.budgets) return { ok: true, reservation: UNMETERED };
-  return reserveCall(env.ORG_METER, { org: caller.org, keyId: caller.keyId }, estimate, logger, {
+  const reserved = await reserveCall(env.ORG_METER, { org: caller.org, keyId: caller.keyId }, estimate, logger, {
     leaseCalls,
     owner,
     defer,
   });
+  if (!reserved.ok) {
+    publishEvent(
+      env,
+      {
+        type: "budget.exceeded",
+        org: caller.org,
+        user: caller.user ?? null,
+        sessionId: null,
+        data: { org: caller.org, ...reserved.exceeded },
+      },
+      defer,
+    );
+  }
+  return reserved;
 }
 
 /**

@@ -37,7 +37,16 @@ export type ReserveResult =
       /** No limit applies to the org or the key: a caller may go without asking again for a while (meter.ts). */
       unbounded: boolean;
     }
-  | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key" };
+  | { ok: false; message: string; retryAfterSeconds: number; scope: "org" | "key"; exceeded: BudgetExceeded };
+
+/** Which limit a refused call would pass (the `budget.exceeded` webhook event's data): never an amount of a key's. */
+export interface BudgetExceeded {
+  scope: "org" | "key";
+  kind: "tokens_per_day" | "tokens_per_month" | "cost_per_month_usd";
+  /** In the kind's unit: tokens, or US dollars. */
+  limit: number;
+  period: "day" | "month";
+}
 
 /** One call's end, as a batch of them reaches the meter. */
 export interface Settlement {
@@ -163,9 +172,11 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
         }
         const dollars = unit.startsWith("US");
         const shown = (n: number, digits: number) => (dollars ? (n / 1_000_000).toFixed(digits) : String(n));
+        const kind = dollars ? "cost_per_month_usd" : period === "day" ? "tokens_per_day" : "tokens_per_month";
         return {
           ok: false,
           scope,
+          exceeded: { scope, kind, limit: dollars ? limit / 1_000_000 : limit, period },
           retryAfterSeconds: secondsUntil(period, now),
           message:
             `The budget of ${who} is spent: ${shown(used, 2)} of ${shown(limit, 2)} ${unit} used or reserved, and this call ` +

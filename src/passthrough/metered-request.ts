@@ -199,12 +199,12 @@ async function admit(
   routing: PassthroughRouting,
   metering: MeterContext,
 ): Promise<Reservation> {
-  const { org, keyId } = c.var.principal;
+  const { org, keyId, user } = c.var.principal;
   const [grant, reserved] = await Promise.all([
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
     reserveModelCall(
       metering,
-      { org, keyId },
+      { org, keyId, user },
       MeteredRequest.estimate(request, routing.first),
       settings(c.env).metering.leaseCalls,
     ),
