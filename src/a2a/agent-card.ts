@@ -47,7 +47,11 @@ export function agentCard(origin: string, modes: readonly AgentMode[]): AgentCar
       bearer: {
         scheme: {
           $case: "httpAuthSecurityScheme",
-          value: { description: "An aptix API key: `Authorization: Bearer <key>`.", scheme: "Bearer", bearerFormat: "" },
+          value: {
+            description: "An aptix API key: `Authorization: Bearer <key>`.",
+            scheme: "Bearer",
+            bearerFormat: "",
+          },
         },
       },
     },

@@ -1,8 +1,9 @@
 // Every A2A handler call behind one guard: an A2A error (the protocol's: task not found, malformed, ...) passes as it
 // is, for the binding to answer in its shape; anything else is unexpected, logged with its stack, and answered as
 // the protocol's internal error naming the request id, never with its own words.
-import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+
 import { A2AError } from "@a2a-js/sdk/errors";
+import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 
 export function unexpected(logger: JsonAdminLogger, requestId: string, error: unknown): A2AError {

@@ -22,7 +22,7 @@ export function a2aErrorOf(refusal: Refusal): A2AError {
 }
 
 /** A session's answer: its value, or its refusal thrown as the A2A error. */
-export function valueOf<T>(outcome: Outcome<T>): T {
+export function orThrow<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
   throw a2aErrorOf(outcome);
 }

@@ -37,17 +37,25 @@ import { z } from "zod";
 import type { Db } from "../db";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
+import type { Outcome } from "../refusal";
 import { decisionsFromWords } from "../session/approval-words";
 import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
 import { ClientToolResults } from "../wire/session";
-import type { Outcome } from "../refusal";
 import type { AgentExecuteResponse, TurnAccepted, TurnStatus } from "../wire/turn";
 import { fieldMessage, firstProblem } from "../zod-issues";
 import { extendedAgentCard, publicAgentCard } from "./agent-card";
-import { valueOf } from "./refusals";
+import { orThrow } from "./refusals";
 import { findTask, type IndexedTask, indexTask, listTasks } from "./task-index";
-import { answerArtifact, snapshotOf, statusOf, TERMINAL_STATES, type TurnSnapshot, taskOf, turnStatusOf } from "./task-shapes";
+import {
+  answerArtifact,
+  snapshotOf,
+  statusOf,
+  TERMINAL_STATES,
+  type TurnSnapshot,
+  taskOf,
+  turnStatusOf,
+} from "./task-shapes";
 import { snapshotOfResponse, turnStreamEvents } from "./turn-stream";
 
 /** What the handler acts for: the request's caller, where it runs, and its reads of D1. */
@@ -122,7 +130,10 @@ export class AptixA2AHandler implements A2ARequestHandler {
     return publicAgentCard(this.call.db, this.call.origin);
   }
 
-  getAuthenticatedExtendedAgentCard(_params: GetExtendedAgentCardRequest, _context: ServerCallContext): Promise<AgentCard> {
+  getAuthenticatedExtendedAgentCard(
+    _params: GetExtendedAgentCardRequest,
+    _context: ServerCallContext,
+  ): Promise<AgentCard> {
     return extendedAgentCard(this.call.db, this.call.origin, this.call.caller.org);
   }
 
@@ -133,11 +144,11 @@ export class AptixA2AHandler implements A2ARequestHandler {
     const { sessionId } = await this.contextOf(params, input.message);
     const stub = this.stub(sessionId);
     if (background) {
-      const accepted = valueOf(await stub.startTurn(this.call.caller, { kind: "message", content: input.text }));
+      const accepted = orThrow(await stub.startTurn(this.call.caller, { kind: "message", content: input.text }));
       await this.index(sessionId, accepted.turnId);
       return taskOf({ ...accepted, text: "", pending: null, error: null, at: now() });
     }
-    const frames = valueOf(await stub.sendMessageStream(this.call.caller, input.text));
+    const frames = orThrow(await stub.sendMessageStream(this.call.caller, input.text));
     for await (const event of turnStreamEvents(frames, sessionId, now)) {
       if (event.kind === "started") await this.index(sessionId, event.turnId);
       if (event.kind === "stopped") return taskOf(event.turn);
@@ -152,7 +163,7 @@ export class AptixA2AHandler implements A2ARequestHandler {
       return;
     }
     const { sessionId } = await this.contextOf(params, input.message);
-    const frames = valueOf(await this.stub(sessionId).sendMessageStream(this.call.caller, input.text));
+    const frames = orThrow(await this.stub(sessionId).sendMessageStream(this.call.caller, input.text));
     yield* this.taskEvents(turnStreamEvents(frames, sessionId, now), sessionId, null);
   }
 
@@ -200,7 +211,7 @@ export class AptixA2AHandler implements A2ARequestHandler {
     if (TERMINAL_STATES.has(taskOf(snapshotOf(status)).status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
       throw new TaskNotCancelableError(`Task ${quoted(task.taskId)} has ${status.status}: it cannot be cancelled.`);
     }
-    return taskOf(snapshotOf(valueOf(await this.stub(task.sessionId).cancelTurn(this.call.caller, task.taskId))));
+    return taskOf(snapshotOf(orThrow(await this.stub(task.sessionId).cancelTurn(this.call.caller, task.taskId))));
   }
 
   async *resubscribe(params: SubscribeToTaskRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse> {
@@ -208,13 +219,15 @@ export class AptixA2AHandler implements A2ARequestHandler {
     const status = await this.status(task);
     const snapshot = snapshotOf(status);
     if (TERMINAL_STATES.has(taskOf(snapshot).status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
-      throw new UnsupportedOperationError(`Task ${quoted(task.taskId)} has ${status.status}: there is nothing to follow.`);
+      throw new UnsupportedOperationError(
+        `Task ${quoted(task.taskId)} has ${status.status}: there is nothing to follow.`,
+      );
     }
     if (status.status !== "running") {
       yield { payload: { $case: "task", value: taskOf(snapshot) } };
       return;
     }
-    const frames = valueOf(await this.stub(task.sessionId).followTurn(this.call.caller, task.taskId));
+    const frames = orThrow(await this.stub(task.sessionId).followTurn(this.call.caller, task.taskId));
     yield* this.taskEvents(turnStreamEvents(frames, task.sessionId, now), task.sessionId, snapshot);
   }
 
@@ -262,7 +275,15 @@ export class AptixA2AHandler implements A2ARequestHandler {
       if (event.kind === "started" && !known) {
         turnId = event.turnId;
         await this.index(sessionId, turnId);
-        const started: TurnSnapshot = { sessionId, turnId, status: "running", text: "", pending: null, error: null, at: now() };
+        const started: TurnSnapshot = {
+          sessionId,
+          turnId,
+          status: "running",
+          text: "",
+          pending: null,
+          error: null,
+          at: now(),
+        };
         yield { payload: { $case: "task", value: taskOf(started) } };
       } else if (event.kind === "text" && turnId) {
         const artifact = answerArtifact(turnId, event.replace ? event.text : event.delta);
@@ -312,22 +333,31 @@ export class AptixA2AHandler implements A2ARequestHandler {
       if (!input.text) throw new RequestMalformedError("This task waits for approval: answer in words (yes or no).");
       const decisions = decisionsFromWords(input.text, approvals);
       if (background) return this.accepted(await stub.startTurn(caller, { kind: "approvals", decisions }), task);
-      response = valueOf(await stub.submitApprovals(caller, decisions));
+      response = orThrow(await stub.submitApprovals(caller, decisions));
     } else {
       if (!input.results) {
         throw new RequestMalformedError(
           'This task waits for a client\'s results: send them in a data part {"results":[{"toolCallId","resultJson"|"errorMessage"}]}.',
         );
       }
-      if (background) return this.accepted(await stub.startTurn(caller, { kind: "tool_results", results: input.results }), task);
-      response = valueOf(await stub.submitToolResults(caller, input.results));
+      if (background)
+        return this.accepted(await stub.startTurn(caller, { kind: "tool_results", results: input.results }), task);
+      response = orThrow(await stub.submitToolResults(caller, input.results));
     }
     return taskOf(snapshotOfResponse(task.taskId, response, now()));
   }
 
   private accepted(outcome: Outcome<TurnAccepted>, task: IndexedTask): Task {
-    const accepted = valueOf(outcome);
-    return taskOf({ sessionId: accepted.sessionId, turnId: task.taskId, status: "running", text: "", pending: null, error: null, at: now() });
+    const accepted = orThrow(outcome);
+    return taskOf({
+      sessionId: accepted.sessionId,
+      turnId: task.taskId,
+      status: "running",
+      text: "",
+      pending: null,
+      error: null,
+      at: now(),
+    });
   }
 
   /** The context a new task runs in: the one named (the caller's, or not found), or a new session in the skill's mode. */
@@ -365,7 +395,7 @@ export class AptixA2AHandler implements A2ARequestHandler {
   }
 
   private async status(task: IndexedTask): Promise<TurnStatus> {
-    return valueOf(await this.stub(task.sessionId).turnStatus(this.call.caller, task.taskId));
+    return orThrow(await this.stub(task.sessionId).turnStatus(this.call.caller, task.taskId));
   }
 
   private index(sessionId: string, turnId: string): Promise<void> {

@@ -11,10 +11,15 @@ import {
   SSE_HEADERS,
   StreamResponse,
   Task,
-  taskStateFromJSON,
   TaskState,
+  taskStateFromJSON,
 } from "@a2a-js/sdk";
-import { ContentTypeNotSupportedError, RequestMalformedError, restStatusFor, toRestErrorBody } from "@a2a-js/sdk/errors";
+import {
+  ContentTypeNotSupportedError,
+  RequestMalformedError,
+  restStatusFor,
+  toRestErrorBody,
+} from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import { requireScope } from "../auth/middleware";
 import type { AppContext } from "../http";
@@ -125,7 +130,6 @@ function unknownPath(c: AppContext): never {
   throw new RequestMalformedError(`No A2A method at ${c.req.method} ${new URL(c.req.url).pathname}.`);
 }
 
-
 export const a2aRestRoutes = routes()
   .use(`${REST_PATH}/*`, requireScope("chat"))
   .get(`${REST_PATH}/extendedAgentCard`, (c) =>
@@ -180,7 +184,10 @@ export const a2aRestRoutes = routes()
     run(c, async (handler, context) => {
       const taskId = c.req.param("id");
       if (c.req.method === "GET") {
-        const list = await handler.listTaskPushNotificationConfigs({ tenant: "", taskId, pageSize: 0, pageToken: "" }, context);
+        const list = await handler.listTaskPushNotificationConfigs(
+          { tenant: "", taskId, pageSize: 0, pageToken: "" },
+          context,
+        );
         return jsonAnswer(list);
       }
       const body = await bodyOf(c);

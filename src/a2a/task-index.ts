@@ -30,9 +30,7 @@ function indexed(row: unknown): IndexedTask {
 /** Records a task the door started (again for the same task: nothing changes). */
 export async function indexTask(db: Db, task: IndexedTask): Promise<void> {
   await db
-    .prepare(
-      "INSERT OR IGNORE INTO a2a_tasks (task_id, org, user_id, session_id, created_at) VALUES (?, ?, ?, ?, ?)",
-    )
+    .prepare("INSERT OR IGNORE INTO a2a_tasks (task_id, org, user_id, session_id, created_at) VALUES (?, ?, ?, ?, ?)")
     .bind(task.taskId, task.org, task.user, task.sessionId, task.createdAt)
     .run();
 }
@@ -67,11 +65,11 @@ export async function listTasks(
   const clause = where.join(" AND ");
   const [page, count] = await db.batch([
     db
-      .prepare(
-        `SELECT * FROM a2a_tasks WHERE ${clause} ORDER BY created_at DESC, task_id DESC LIMIT ?4 OFFSET ?5`,
-      )
+      .prepare(`SELECT * FROM a2a_tasks WHERE ${clause} ORDER BY created_at DESC, task_id DESC LIMIT ?4 OFFSET ?5`)
       .bind(caller.org, caller.user, query.sessionId ?? "", query.pageSize, query.offset),
-    db.prepare(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE ${clause}`).bind(caller.org, caller.user, query.sessionId ?? ""),
+    db
+      .prepare(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE ${clause}`)
+      .bind(caller.org, caller.user, query.sessionId ?? ""),
   ]);
   const tasks = (page?.results ?? []).map(indexed);
   const totalSize = z.object({ n: z.number() }).parse(count?.results[0]).n;

@@ -76,7 +76,9 @@ function waitingParts(pending: NonNullable<TurnSnapshot["pending"]>): Part[] {
       textPart(
         'The agent waits for your results of these client tool calls: send a message on this task with a data part {"results":[{"toolCallId","resultJson"|"errorMessage"}]}.',
       ),
-      dataPart({ clientToolCalls: pending.clientCalls.map(({ id, name, argumentsJson }) => ({ id, name, argumentsJson })) }),
+      dataPart({
+        clientToolCalls: pending.clientCalls.map(({ id, name, argumentsJson }) => ({ id, name, argumentsJson })),
+      }),
     );
   }
   return parts;
