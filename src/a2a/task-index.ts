@@ -59,17 +59,22 @@ export async function listTasks(
   caller: Caller,
   query: { sessionId: string | null; pageSize: number; offset: number },
 ): Promise<TaskPage> {
-  const where = ["org = ?1"];
-  if (!caller.admin) where.push("user_id = ?2");
-  if (query.sessionId) where.push("session_id = ?3");
+  const where = ["org = ?"];
+  const binds: unknown[] = [caller.org];
+  if (!caller.admin) {
+    where.push("user_id = ?");
+    binds.push(caller.user);
+  }
+  if (query.sessionId) {
+    where.push("session_id = ?");
+    binds.push(query.sessionId);
+  }
   const clause = where.join(" AND ");
   const [page, count] = await db.batch([
     db
-      .prepare(`SELECT * FROM a2a_tasks WHERE ${clause} ORDER BY created_at DESC, task_id DESC LIMIT ?4 OFFSET ?5`)
-      .bind(caller.org, caller.user, query.sessionId ?? "", query.pageSize, query.offset),
-    db
-      .prepare(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE ${clause}`)
-      .bind(caller.org, caller.user, query.sessionId ?? ""),
+      .prepare(`SELECT * FROM a2a_tasks WHERE ${clause} ORDER BY created_at DESC, task_id DESC LIMIT ? OFFSET ?`)
+      .bind(...binds, query.pageSize, query.offset),
+    db.prepare(`SELECT COUNT(*) AS n FROM a2a_tasks WHERE ${clause}`).bind(...binds),
   ]);
   const tasks = (page?.results ?? []).map(indexed);
   const totalSize = z.object({ n: z.number() }).parse(count?.results[0]).n;
