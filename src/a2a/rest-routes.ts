@@ -137,10 +137,12 @@ export const a2aRestRoutes = routes()
       jsonAnswer(AgentCard.toJSON(await handler.getAuthenticatedExtendedAgentCard({ tenant: "" }, context))),
     ),
   )
-  .post(`${REST_PATH}/:op{message:(?:send|stream)}`, (c) =>
+  .post(`${REST_PATH}/:op`, (c) =>
     run(c, async (handler, context) => {
+      const op = c.req.param("op");
+      if (op !== "message:send" && op !== "message:stream") return unknownPath(c);
       const request = sendRequest(await bodyOf(c));
-      if (c.req.param("op") === "message:stream") return streamAnswer(c, handler.sendMessageStream(request, context));
+      if (op === "message:stream") return streamAnswer(c, handler.sendMessageStream(request, context));
       const task = await handler.sendMessage(request, context);
       const result = "messageId" in task ? { message: task } : { task: Task.toJSON(task) };
       return jsonAnswer(result);
