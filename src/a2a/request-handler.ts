@@ -149,11 +149,17 @@ export class AptixA2AHandler implements A2ARequestHandler {
       return taskOf({ ...accepted, text: "", pending: null, error: null, at: now() });
     }
     const frames = orThrow(await stub.sendMessageStream(this.call.caller, input.text));
+    let turnId = "";
     for await (const event of turnStreamEvents(frames, sessionId, now)) {
-      if (event.kind === "started") await this.index(sessionId, event.turnId);
+      if (event.kind === "started") {
+        turnId = event.turnId;
+        await this.index(sessionId, turnId);
+      }
       if (event.kind === "stopped") return taskOf(event.turn);
     }
-    throw new Error("The turn's frames ended before the turn did.");
+    // A turn that pauses (for approvals, for a client's results) ends its frames without ending: its status says why.
+    if (!turnId) throw new Error("The turn's frames ended before the turn started.");
+    return taskOf(snapshotOf(await this.status({ sessionId, taskId: turnId })));
   }
 
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse> {
@@ -296,16 +302,17 @@ export class AptixA2AHandler implements A2ARequestHandler {
           },
         };
       } else if (event.kind === "stopped") {
-        const turn = event.turn.turnId ? event.turn : { ...event.turn, turnId };
-        yield {
-          payload: {
-            $case: "statusUpdate",
-            value: { taskId: turn.turnId, contextId: sessionId, status: statusOf(turn), metadata: undefined },
-          },
-        };
+        yield this.statusUpdate(event.turn.turnId ? event.turn : { ...event.turn, turnId });
         return;
       }
     }
+    // A turn that pauses ends its frames without ending: its status says what it waits for.
+    if (turnId) yield this.statusUpdate(snapshotOf(await this.status({ sessionId, taskId: turnId })));
+  }
+
+  private statusUpdate(turn: TurnSnapshot): StreamResponse {
+    const value = { taskId: turn.turnId, contextId: turn.sessionId, status: statusOf(turn), metadata: undefined };
+    return { payload: { $case: "statusUpdate", value } };
   }
 
   /**
@@ -394,7 +401,7 @@ export class AptixA2AHandler implements A2ARequestHandler {
     return task;
   }
 
-  private async status(task: IndexedTask): Promise<TurnStatus> {
+  private async status(task: Pick<IndexedTask, "sessionId" | "taskId">): Promise<TurnStatus> {
     return orThrow(await this.stub(task.sessionId).turnStatus(this.call.caller, task.taskId));
   }
 
