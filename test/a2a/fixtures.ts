@@ -20,8 +20,11 @@ export type Binding = (typeof BINDINGS)[number];
 
 const workerFetch: typeof fetch = (input, init) => exports.default.fetch(input, init);
 
-/** A client of the agent over `binding`, calling as the holder of `key`. */
-export async function a2aClient(binding: Binding, key: string): Promise<Client> {
+/**
+ * A client of the agent over `binding`, calling as the holder of `key`; with `polling`, its sends do not wait for
+ * the task to finish (the client's own option for non-blocking sends).
+ */
+export async function a2aClient(binding: Binding, key: string, options: { polling?: boolean } = {}): Promise<Client> {
   const fetchImpl = createAuthenticatingFetchWithRetry(workerFetch, {
     headers: async () => ({ authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
@@ -31,6 +34,7 @@ export async function a2aClient(binding: Binding, key: string): Promise<Client> 
       transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
       cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
       preferredTransports: [binding],
+      ...(options.polling ? { clientConfig: { polling: true } } : {}),
     }),
   );
   return factory.createFromUrl(ORIGIN);
