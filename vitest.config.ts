@@ -53,6 +53,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
             TEST_MIGRATIONS: migrations,
             // The reference MCP server runs on loopback over http:, as in development.
             MCP_ALLOW_HTTP_LOOPBACK: "true",
+            // Webhook receivers run on loopback over http:, as `npm run webhooks:dev` does in development.
+            WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
             TEST_MCP_EVERYTHING_URL: inject("mcpEverythingUrl"),
             TEST_MCP_CONTROL_URL: inject("mcpControlUrl"),
             /** The secret a registered server's `authSecret` names in the tests. */
@@ -86,6 +88,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
                   TEST_IDP_OTHER_ISSUER: "",
                   TEST_IDP_SHORT_CODE_ISSUER: "",
                 }),
+            // The webhook receiver runs for `workers` alone (test/webhooks/global-setup.ts).
+            TEST_WEBHOOK_RECEIVER_URL: "",
             // No receiver outside `traced`, whose bindings set these (test/env.d.ts).
             TEST_OTLP_URL: "",
             TEST_OTLP_CONTROL_URL: "",
@@ -146,6 +150,8 @@ export default defineConfig(async () => ({
         exclude: ["test/offline/**", "test/node/**", "test/observability/**"],
         upstream: true,
         modelCallLimit: 1_000_000,
+        globalSetup: ["./test/webhooks/global-setup.ts"],
+        bindings: (inject) => ({ TEST_WEBHOOK_RECEIVER_URL: inject("webhookReceiverUrl") }),
       }),
       await workersProject({
         name: "traced",

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 export const LOCAL_DEV_VARS = {
   WORKERS_AI_MODEL: "",
   MCP_ALLOW_HTTP_LOOPBACK: "true",
+  WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
   ALLOWED_HOSTS: "localhost,127.0.0.1,[::1]",
   SECRETS_KEY: "local-development-only-secrets-key-never-deployed",
 };

@@ -43,6 +43,7 @@ import { modeRoutes } from "./routes/modes";
 import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
+import { webhookRoutes } from "./routes/webhooks";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
 
@@ -137,6 +138,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", contextSessionRoutes);
   app.route("/", sessionManagementRoutes);
   app.route("/", workflowRoutes);
+  app.route("/", webhookRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);
   app.route("/", agentMessagesRoutes);

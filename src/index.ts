@@ -1,10 +1,11 @@
 // Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
-// hourly cron's retention run (src/session/retention.ts), and the Durable Object classes (a session each, a meter
-// per org).
+// hourly cron's retention run (src/session/retention.ts), the webhook queue's consumer (src/webhooks/consumer.ts), and
+// the Durable Object classes (a session each, a meter per org).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { expireIdleSessions } from "./session/retention";
+import { consumeWebhooks } from "./webhooks/consumer";
 
 export { OrgMeter } from "./metering/org-meter";
 export { AgentSession } from "./session/agent-session";
@@ -27,4 +28,5 @@ export default {
     );
     ctx.waitUntil(run);
   },
+  queue: (batch, env) => consumeWebhooks(batch, env),
 } satisfies ExportedHandler<Cloudflare.Env>;

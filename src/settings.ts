@@ -234,6 +234,15 @@ const SettingsShape = z.object({
   SESSION_RETENTION_DAYS: nonNegativeInt(0),
   /** The most sessions one cron run deletes (the rest wait for the next run). */
   SESSION_RETENTION_BATCH: positiveInt(50),
+  /** Webhooks (src/webhooks/): http: endpoints on loopback allowed (development; npm start sets it), else https: only. */
+  WEBHOOK_ALLOW_HTTP_LOOPBACK: z
+    .enum(["true", "false"], { error: "must be 'true' or 'false'" })
+    .transform((v) => v === "true")
+    .default(false),
+  /** How long a failing delivery is retried (with backoff) before its endpoint is disabled. */
+  WEBHOOK_RETRY_WINDOW_MS: positiveInt(86_400_000),
+  /** How long one delivery's POST may take before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: positiveInt(5_000),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -338,6 +347,8 @@ export interface Settings {
   /** The host names requests may name; empty: any. */
   http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
+  /** Signed webhooks: loopback http: endpoints (development), the retry window, one POST's timeout. */
+  webhooks: { allowHttpLoopback: boolean; retryWindowMs: number; timeoutMs: number };
   /** null: tracing is off (no OTLP endpoint, or OTEL_SDK_DISABLED). */
   tracing: TracingSettings | null;
   /** The keys that wrap orgs' provider keys: null when SECRETS_KEY is not set (orgs cannot store any). */
@@ -414,6 +425,11 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
     sessions: { retentionDays: v.SESSION_RETENTION_DAYS, retentionBatch: v.SESSION_RETENTION_BATCH },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
+    webhooks: {
+      allowHttpLoopback: v.WEBHOOK_ALLOW_HTTP_LOOPBACK,
+      retryWindowMs: v.WEBHOOK_RETRY_WINDOW_MS,
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+    },
     tracing: tracingOf(v),
     secrets: v.SECRETS_KEY === "" ? null : { key: v.SECRETS_KEY, previousKey: v.SECRETS_KEY_PREVIOUS || null },
     auth: {

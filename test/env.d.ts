@@ -35,6 +35,8 @@ declare namespace Cloudflare {
     TEST_OTLP_CONTROL_URL: string;
     /** A loopback URL on which nothing listens (a collector that is down); "" outside `traced`. */
     TEST_OTLP_DOWN_URL: string;
+    /** The webhook receiver (test/webhooks/receiver.ts) in the `workers` project, "" in the others. */
+    TEST_WEBHOOK_RECEIVER_URL: string;
     /** The scripted upstream's /v1 in the `workers` project, "" in `offline` (vitest.config.ts sets both). */
     LLM_BASE_URL: string;
   }

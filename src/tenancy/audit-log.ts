@@ -28,6 +28,9 @@ export const AUDIT_ACTIONS = [
   "user.enable",
   "budget.put",
   "grant.revoke",
+  "webhook.create",
+  "webhook.change",
+  "webhook.delete",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

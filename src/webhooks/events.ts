@@ -1,6 +1,8 @@
 // The events aptix tells subscribed endpoints about (signed webhooks, A2A push notifications), and the one call
 // that publishes one. Publishing is off every request's path: the event is queued, and the queue's consumer finds
-// the endpoints that subscribe to it and delivers (src/webhooks/).
+// the endpoints that subscribe to it and delivers (src/webhooks/consumer.ts).
+import { JsonAdminLogger } from "../observability/admin-logger";
+
 export const WEBHOOK_EVENT_TYPES = [
   "turn.completed",
   "turn.failed",
@@ -23,12 +25,28 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
+/** A new event id: with an endpoint's id it makes each delivery's `webhook-id`. */
+export const newEventId = () => `evt_${crypto.randomUUID().replaceAll("-", "")}`;
+
 /**
- * Queues `event` for delivery to the endpoints that subscribe to it; never throws (a failure is logged). Delivery
- * itself lands with the webhooks work (issue 43): until then nothing is queued.
+ * Queues `event` for delivery to the endpoints that subscribe to it: one queue message, sent in `waitUntil` (off the
+ * reply's path; nothing here reads D1). Never throws: a failure to queue is logged.
  */
 export function publishEvent(
-  _env: Cloudflare.Env,
-  _event: WebhookEvent,
-  _waitUntil: (work: Promise<unknown>) => void,
-): void {}
+  env: Cloudflare.Env,
+  event: WebhookEvent,
+  waitUntil: (work: Promise<unknown>) => void,
+): void {
+  // The queue's message as src/webhooks/queue-message.ts parses it (QueuedEvent).
+  const message = { kind: "event", id: newEventId(), at: new Date().toISOString(), event };
+  const failed = (error: unknown) =>
+    new JsonAdminLogger({}).addException("[webhooks_publish]", error, [
+      ["event", event.type],
+      ["org", event.org],
+    ]);
+  try {
+    waitUntil(env.WEBHOOK_QUEUE.send(message).catch(failed));
+  } catch (error) {
+    failed(error);
+  }
+}

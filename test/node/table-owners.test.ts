@@ -29,6 +29,9 @@ const OWNERS: Record<string, string> = {
   system_prompts: "src/prompts/system-prompt-store.ts",
   usage_records: "src/metering/usage-records.ts",
   users: "src/auth/users.ts",
+  webhook_attempts: "src/webhooks/delivery-store.ts",
+  webhook_deliveries: "src/webhooks/delivery-store.ts",
+  webhook_endpoints: "src/webhooks/endpoint-store.ts",
 };
 
 /** Tables a module reads inside its own statements (a join or a subquery), never writes. */

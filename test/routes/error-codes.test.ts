@@ -240,6 +240,36 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   secret_not_found: {
     http: () => request("DELETE", "/admin/secrets/NO_SUCH_KEY", undefined, { key: TEST_KEYS.admin.key }),
   },
+  webhook_not_found: {
+    http: () => request("GET", "/context/webhooks/wh_none", undefined, { key: TEST_KEYS.admin.key }),
+  },
+  webhook_delivery_not_found: {
+    http: async () => {
+      const admin = { key: TEST_KEYS.admin.key };
+      const created = await request(
+        "POST",
+        "/context/webhooks",
+        { url: "https://hooks.example/a", events: ["schedule.failed"] },
+        admin,
+      );
+      const { endpoint } = (await created.json()) as { endpoint: { id: string } };
+      return request("POST", `/context/webhooks/${endpoint.id}/deliveries/msg_none/retry`, undefined, admin);
+    },
+  },
+  webhook_disabled: {
+    http: async () => {
+      const admin = { key: TEST_KEYS.admin.key };
+      const created = await request(
+        "POST",
+        "/context/webhooks",
+        { url: "https://hooks.example/b", events: ["schedule.failed"] },
+        admin,
+      );
+      const { endpoint } = (await created.json()) as { endpoint: { id: string } };
+      await request("PATCH", `/context/webhooks/${endpoint.id}`, { enabled: false }, admin);
+      return request("POST", `/context/webhooks/${endpoint.id}/test`, undefined, admin);
+    },
+  },
   secret_in_use: {
     http: async () => {
       const admin = { key: TEST_KEYS.admin.key };

@@ -87,6 +87,11 @@ async function memberSession(): Promise<string> {
   return ((await setUp(MEMBER, "POST", "/context/sessions", {})) as { sessionId: string }).sessionId;
 }
 
+/** The member's webhook endpoint's path, made for each request. */
+async function memberWebhook(): Promise<string> {
+  return `/context/webhooks/${((await setUp(MEMBER, "POST", "/context/webhooks", webhookBody)) as { endpoint: { id: string } }).endpoint.id}`;
+}
+
 async function memberTurn(): Promise<{ session: string; turnId: string }> {
   const session = await memberSession();
   await setUp(MEMBER, "POST", `/context/sessions/${session}/messages`, { content: say("hi") });
@@ -115,6 +120,8 @@ async function memberTask(): Promise<string> {
 const routeBody = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
 const modeBody = { displayName: "A mode", description: "For the table.", systemPrompt: "Answer." };
 const serverBody = { url: "https://mcp.example/mcp", description: "A server.", approval: "always" };
+/** At the test receiver (the test event goes there), subscribed to an event no test here publishes. */
+const webhookBody = { url: `${env.TEST_WEBHOOK_RECEIVER_URL}/hooks/roles`, events: ["schedule.failed"] };
 let unique = 0;
 const fresh = (prefix: string) => `${prefix}${++unique}`;
 
@@ -159,6 +166,18 @@ const REQUESTS: Record<string, Request> = {
   "GET /modes": (key) => send(key, "GET", "/modes"),
   "GET /workflows": (key) => send(key, "GET", "/workflows"),
   "GET /workflows/categories": (key) => send(key, "GET", "/workflows/categories"),
+  "POST /context/webhooks": (key) => send(key, "POST", "/context/webhooks", webhookBody),
+  "GET /context/webhooks": (key) => send(key, "GET", "/context/webhooks"),
+  "GET /context/webhooks/{id} (the member's)": async (key) => send(key, "GET", await memberWebhook()),
+  "PATCH /context/webhooks/{id} (the member's)": async (key) =>
+    send(key, "PATCH", await memberWebhook(), { description: "Changed." }),
+  "DELETE /context/webhooks/{id} (the member's)": async (key) => send(key, "DELETE", await memberWebhook()),
+  "POST /context/webhooks/{id}/test (the member's)": async (key) => send(key, "POST", `${await memberWebhook()}/test`),
+  "GET /context/webhooks/{id}/deliveries (the member's)": async (key) =>
+    send(key, "GET", `${await memberWebhook()}/deliveries`),
+  // A delivery that does not exist is the route's own 404 (webhook_delivery_not_found): the endpoint was reached.
+  "POST /context/webhooks/{id}/deliveries/{deliveryId}/retry (the member's)": async (key) =>
+    send(key, "POST", `${await memberWebhook()}/deliveries/msg_none/retry`),
   "GET /v1/system-prompts/{id}/enhanced": (key) => send(key, "GET", "/v1/system-prompts/default/enhanced"),
   "GET /v1/models": (key) => send(key, "GET", "/v1/models"),
   "GET /v1/models/{model}": (key) => send(key, "GET", "/v1/models/scripted-model"),
@@ -399,6 +418,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   api_key_not_found: "404",
   user_not_found: "404",
   mode_not_found: "404",
+  webhook_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
