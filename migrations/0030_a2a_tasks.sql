@@ -11,3 +11,11 @@ CREATE TABLE a2a_tasks (
 );
 CREATE INDEX a2a_tasks_by_owner ON a2a_tasks (org, user_id, created_at);
 CREATE INDEX a2a_tasks_by_session ON a2a_tasks (session_id, created_at);
+
+-- A task's push notification configs (A2A's CreateTaskPushNotificationConfig) are webhook endpoints, delivered by
+-- the same queue, retries and signatures: one told only of its task's turn (a2a_task_id), in A2A's payload, with the
+-- token the client gave (sealed by the SecretBox, as the signing secret is) in X-A2A-Notification-Token. They are the
+-- A2A door's: /context/webhooks neither lists nor counts them.
+ALTER TABLE webhook_endpoints ADD COLUMN a2a_task_id TEXT;
+ALTER TABLE webhook_endpoints ADD COLUMN a2a_token_sealed TEXT;
+CREATE INDEX webhook_endpoints_by_a2a_task ON webhook_endpoints (a2a_task_id);

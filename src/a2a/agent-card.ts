@@ -42,7 +42,7 @@ export function agentCard(origin: string, modes: readonly AgentMode[]): AgentCar
     provider: { organization: "aptix", url: origin },
     version: "1",
     documentationUrl: `${origin}/docs`,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: true },
     securitySchemes: {
       bearer: {
         scheme: {

@@ -26,7 +26,6 @@ import {
 } from "@a2a-js/sdk";
 import {
   ContentTypeNotSupportedError,
-  PushNotificationNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
@@ -45,6 +44,7 @@ import { ClientToolResults } from "../wire/session";
 import type { AgentExecuteResponse, TurnAccepted, TurnStatus } from "../wire/turn";
 import { fieldMessage, firstProblem } from "../zod-issues";
 import { extendedAgentCard, publicAgentCard } from "./agent-card";
+import { PushConfigs } from "./push-configs";
 import { orThrow } from "./refusals";
 import { findTask, type IndexedTask, indexTask, listTasks } from "./task-index";
 import {
@@ -237,32 +237,37 @@ export class AptixA2AHandler implements A2ARequestHandler {
     yield* this.taskEvents(turnStreamEvents(frames, task.sessionId, now), task.sessionId, snapshot);
   }
 
-  createTaskPushNotificationConfig(
-    _params: TaskPushNotificationConfig,
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
     _context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+    return this.pushConfigs().create(await this.find(params.taskId), params);
   }
 
-  getTaskPushNotificationConfig(
-    _params: GetTaskPushNotificationConfigRequest,
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
     _context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+    return this.pushConfigs().get(await this.find(params.taskId), params.id);
   }
 
-  listTaskPushNotificationConfigs(
-    _params: ListTaskPushNotificationConfigsRequest,
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
     _context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+    const configs = await this.pushConfigs().list(await this.find(params.taskId));
+    return { configs, nextPageToken: "" };
   }
 
-  deleteTaskPushNotificationConfig(
-    _params: DeleteTaskPushNotificationConfigRequest,
+  async deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
     _context: ServerCallContext,
   ): Promise<void> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+    await this.pushConfigs().delete(await this.find(params.taskId), params.id);
+  }
+
+  private pushConfigs(): PushConfigs {
+    return new PushConfigs(this.call.env, this.call.db, this.call.caller);
   }
 
   /**

@@ -6,11 +6,13 @@ import {
   AgentCard,
   formatSSEErrorEvent,
   formatSSEEvent,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksResponse,
   SendMessageRequest,
   SSE_HEADERS,
   StreamResponse,
   Task,
+  TaskPushNotificationConfig,
   TaskState,
   taskStateFromJSON,
 } from "@a2a-js/sdk";
@@ -186,20 +188,13 @@ export const a2aRestRoutes = routes()
     run(c, async (handler, context) => {
       const taskId = c.req.param("id");
       if (c.req.method === "GET") {
-        const list = await handler.listTaskPushNotificationConfigs(
-          { tenant: "", taskId, pageSize: 0, pageToken: "" },
-          context,
-        );
-        return jsonAnswer(list);
+        const request = { tenant: "", taskId, pageSize: 0, pageToken: "" };
+        const list = await handler.listTaskPushNotificationConfigs(request, context);
+        return jsonAnswer(ListTaskPushNotificationConfigsResponse.toJSON(list));
       }
-      const body = await bodyOf(c);
-      const url = typeof body.url === "string" ? body.url : "";
-      const token = typeof body.token === "string" ? body.token : "";
-      const created = await handler.createTaskPushNotificationConfig(
-        { tenant: "", id: "", taskId, url, token, authentication: undefined },
-        context,
-      );
-      return jsonAnswer(created, 201);
+      const asked = TaskPushNotificationConfig.fromJSON({ ...(await bodyOf(c)), taskId });
+      const created = await handler.createTaskPushNotificationConfig(asked, context);
+      return jsonAnswer(TaskPushNotificationConfig.toJSON(created), 201);
     }),
   )
   .on(["GET", "DELETE"], `${REST_PATH}/tasks/:id/pushNotificationConfigs/:configId`, (c) =>
@@ -209,6 +204,8 @@ export const a2aRestRoutes = routes()
         await handler.deleteTaskPushNotificationConfig(params, context);
         return new Response(null, { status: 204 });
       }
-      return jsonAnswer(await handler.getTaskPushNotificationConfig(params, context));
+      return jsonAnswer(
+        TaskPushNotificationConfig.toJSON(await handler.getTaskPushNotificationConfig(params, context)),
+      );
     }),
   );

@@ -4,6 +4,7 @@
 // backoff through message.retry({delaySeconds}) until it succeeds or its retry window (WEBHOOK_RETRY_WINDOW_MS, a
 // day) ends; then it is abandoned and its endpoint disabled, with why, for its admins to see. At least once: a
 // receiver may get a delivery twice, and dedupes by its `webhook-id`.
+import { a2aPushHeaders, a2aPushPayload } from "../a2a/push-payload";
 import type { AdminLogger } from "../observability/admin-logger";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
@@ -93,7 +94,11 @@ async function fanOut(run: Run, queued: QueuedEvent): Promise<number | null> {
   if (queued.only !== undefined) {
     const only = await run.endpoints.byId(queued.only);
     if (only && only.org === event.org && only.enabled) targets.push(only);
-  } else targets.push(...(await run.endpoints.subscribers(event.org, event.user, event.type, queued.at)));
+  } else {
+    // An A2A push notification config hears of its own task's turn only.
+    const subscribers = await run.endpoints.subscribers(event.org, event.user, event.type, queued.at);
+    targets.push(...subscribers.filter((endpoint) => !endpoint.a2a || endpoint.a2a.taskId === event.data.turnId));
+  }
   const payload = JSON.stringify({ type: event.type, timestamp: queued.at, data: event.data });
   const created = await Promise.all(
     targets.map(async (endpoint) => ({
@@ -101,7 +106,7 @@ async function fanOut(run: Run, queued: QueuedEvent): Promise<number | null> {
       endpointId: endpoint.id,
       eventId: queued.id,
       type: event.type,
-      payload,
+      payload: endpoint.a2a ? a2aPushPayload(queued) : payload,
     })),
   );
   await run.deliveries.create(created, new Date(run.now()).toISOString());
@@ -148,6 +153,7 @@ async function post(run: Run, delivery: Delivery, endpoint: StoredEndpoint, time
     "user-agent": "aptix-webhooks",
     // Signed at the real time of the POST (receivers refuse a timestamp off by minutes), whatever clock schedules it.
     ...signedHeaders(secret, delivery.id, new Date(), delivery.payload),
+    ...(endpoint.a2a ? await a2aPushHeaders(box, endpoint.org, endpoint.id, endpoint.a2a.token) : {}),
   };
   const started = Date.now();
   try {
