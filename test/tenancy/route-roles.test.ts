@@ -117,6 +117,14 @@ async function memberTask(): Promise<string> {
   return sent.task.id;
 }
 
+/** The member's A2A task with a push notification config `c1`: the task's id. */
+async function memberTaskWithConfig(): Promise<string> {
+  const task = await memberTask();
+  const config = { url: "https://hooks.example/a2a", id: "c1" };
+  await setUp(MEMBER, "POST", `/a2a/rest/tasks/${task}/pushNotificationConfigs`, config, A2A_VERSION);
+  return task;
+}
+
 const routeBody = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
 const modeBody = { displayName: "A mode", description: "For the table.", systemPrompt: "Answer." };
 const serverBody = { url: "https://mcp.example/mcp", description: "A server.", approval: "always" };
@@ -247,9 +255,21 @@ const REQUESTS: Record<string, Request> = {
       A2A_VERSION,
     ),
   "GET /a2a/rest/tasks/{id}/pushNotificationConfigs/{configId} (the member's task)": async (key) =>
-    send(key, "GET", `/a2a/rest/tasks/${await memberTask()}/pushNotificationConfigs/c1`, undefined, A2A_VERSION),
+    send(
+      key,
+      "GET",
+      `/a2a/rest/tasks/${await memberTaskWithConfig()}/pushNotificationConfigs/c1`,
+      undefined,
+      A2A_VERSION,
+    ),
   "DELETE /a2a/rest/tasks/{id}/pushNotificationConfigs/{configId} (the member's task)": async (key) =>
-    send(key, "DELETE", `/a2a/rest/tasks/${await memberTask()}/pushNotificationConfigs/c1`, undefined, A2A_VERSION),
+    send(
+      key,
+      "DELETE",
+      `/a2a/rest/tasks/${await memberTaskWithConfig()}/pushNotificationConfigs/c1`,
+      undefined,
+      A2A_VERSION,
+    ),
   "GET /context/grants": (key) => send(key, "GET", "/context/grants"),
   "DELETE /context/grants/{id} (the member's grant: a person's own)": async (key) =>
     send(key, "DELETE", `/context/grants/${await memberGrant()}`),
