@@ -86,6 +86,39 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
     expect(words?.$case === "text" ? words.value : "").toContain('Reply "yes" to approve');
   });
 
+  it("hands a client-executed call over as input-required data, and goes on with the results a message carries", async () => {
+    const read = { name: "workspace_read_file", arguments: JSON.stringify({ path: "src/index.ts" }) };
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [read] },
+      { type: "completion", content: "It exports the app." },
+    ]);
+    const client = await a2aClient(binding, TEST_KEYS.chat.key);
+    const asked = asTask(
+      await client.sendMessage(send(`explain src/index.ts ${script.marker}`, { skillId: "workspace" })),
+    );
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const data = asked.status?.message?.parts.find((p) => p.content?.$case === "data")?.content;
+    const calls = (data?.$case === "data" ? data.value : {}) as { clientToolCalls?: { id: string; name: string }[] };
+    expect(calls.clientToolCalls?.map((c) => c.name)).toEqual(["workspace_read_file"]);
+    const results = [
+      {
+        toolCallId: calls.clientToolCalls?.[0]?.id ?? "",
+        resultJson: JSON.stringify({ path: "src/index.ts", content: "export default app;" }),
+      },
+    ];
+    const message = {
+      ...userMessage("", { taskId: asked.id }),
+      parts: [
+        { content: { $case: "data" as const, value: { results } }, metadata: undefined, filename: "", mediaType: "" },
+      ],
+    };
+    const done = asTask(
+      await client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
+    );
+    expect(done.id).toBe(asked.id);
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it("lists the caller's tasks across contexts, newest first, and not another member's", async () => {
     const script = await scriptUpstream([
       { type: "completion", content: "One." },
