@@ -8,7 +8,7 @@ import { TEST_KEYS } from "../fixtures/keys";
 import { ORIGIN } from "./fixtures";
 
 /** Runs per door: enough to reach each branch the generators aim at, few enough for the file to stay fast. */
-const RUNS = 40;
+const RUNS = 25;
 
 /** A line of a stack trace, or a source file reference as a stack or an error's text names one. */
 const STACK_TEXT = /^\s+at\s|\.(?:[cm]?[jt]s):/m;

@@ -87,8 +87,11 @@ describe.each(BINDINGS)("A2A push notifications over %s", (binding) => {
     });
     expect(after.configs).toEqual([]);
   });
+});
 
+describe("A2A push notification configs refused (the same handler behind both bindings)", () => {
   it("answers another org's task as not found, and refuses a private address", async () => {
+    const binding: Binding = "HTTP+JSON";
     const task = await taskAwaitingApproval(binding);
     const other = await a2aClient(binding, TEST_KEYS.otherOrg.key);
     await expect(

@@ -50,8 +50,13 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
     for await (const event of { [Symbol.asyncIterator]: () => follower }) rest.push(event);
     expect(stateOf(rest.at(-1))).toBe(TaskState.TASK_STATE_CANCELED);
   });
+});
 
+// The same handler answers both bindings: each behaviour below runs over one of them, in turn (the wire of each
+// method is covered over both above and in a2a-client.test.ts).
+describe("A2A tasks, one binding each", () => {
   it("cancels a task waiting for approval, and refuses to cancel it again", async () => {
+    const binding: Binding = "JSONRPC";
     const task = await taskAwaitingApproval(binding);
     const client = await a2aClient(binding, TEST_KEYS.chat.key);
     const cancelled = await client.cancelTask({ tenant: "", id: task.id, metadata: undefined });
@@ -63,6 +68,7 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
   });
 
   it("answers another org's cancel as not found, and the task goes on waiting", async () => {
+    const binding: Binding = "HTTP+JSON";
     const task = await taskAwaitingApproval(binding);
     const other = await a2aClient(binding, TEST_KEYS.otherOrg.key);
     await expect(other.cancelTask({ tenant: "", id: task.id, metadata: undefined })).rejects.toMatchObject({
@@ -73,6 +79,7 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
   });
 
   it("streams a task that needs approval to input-required, asking in words", async () => {
+    const binding: Binding = "JSONRPC";
     const mode = await mcpMode(["agent_hello_world"], ["agent_hello_world"]);
     const script = await scriptUpstream([{ type: "completion", toolCalls: [hello] }]);
     const client = await a2aClient(binding, TEST_KEYS.chat.key);
@@ -87,6 +94,7 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
   });
 
   it("hands a client-executed call over as input-required data, and goes on with the results a message carries", async () => {
+    const binding: Binding = "HTTP+JSON";
     const read = { name: "workspace_read_file", arguments: JSON.stringify({ path: "src/index.ts" }) };
     const script = await scriptUpstream([
       { type: "completion", toolCalls: [read] },
@@ -120,6 +128,7 @@ describe.each(BINDINGS)("A2A tasks over %s", (binding) => {
   });
 
   it("lists the caller's tasks across contexts, newest first, and not another member's", async () => {
+    const binding: Binding = "JSONRPC";
     const script = await scriptUpstream([
       { type: "completion", content: "One." },
       { type: "completion", content: "Two." },

@@ -24,7 +24,17 @@ const workerFetch: typeof fetch = (input, init) => exports.default.fetch(input, 
  * A client of the agent over `binding`, calling as the holder of `key`; with `polling`, its sends do not wait for
  * the task to finish (the client's own option for non-blocking sends).
  */
-export async function a2aClient(binding: Binding, key: string, options: { polling?: boolean } = {}): Promise<Client> {
+export function a2aClient(binding: Binding, key: string, options: { polling?: boolean } = {}): Promise<Client> {
+  const name = `${binding} ${key} ${options.polling === true}`;
+  const known = clients.get(name) ?? newClient(binding, key, options);
+  clients.set(name, known);
+  return known;
+}
+
+/** The clients made so far: a client holds no state between calls but its card, read once. */
+const clients = new Map<string, Promise<Client>>();
+
+async function newClient(binding: Binding, key: string, options: { polling?: boolean }): Promise<Client> {
   const fetchImpl = createAuthenticatingFetchWithRetry(workerFetch, {
     headers: async () => ({ authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
