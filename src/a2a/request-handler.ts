@@ -187,6 +187,11 @@ export class AptixA2AHandler implements A2ARequestHandler {
     if (!Number.isSafeInteger(offset) || offset < 0) {
       throw new RequestMalformedError("pageToken must be the nextPageToken of an earlier page.");
     }
+    if (params.status === TaskState.UNRECOGNIZED) {
+      throw new RequestMalformedError(
+        "status must be a task state, such as TASK_STATE_WORKING or TASK_STATE_COMPLETED.",
+      );
+    }
     const wanted = params.status === TaskState.TASK_STATE_UNSPECIFIED ? null : turnStatusOf(params.status);
     if (params.status !== TaskState.TASK_STATE_UNSPECIFIED && wanted === null) {
       return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };

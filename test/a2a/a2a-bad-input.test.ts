@@ -194,6 +194,14 @@ describe("bad input to the A2A HTTP+JSON binding", () => {
     expect(await response.json()).toMatchObject({ error: { code: 404, status: "NOT_FOUND" } });
   });
 
+  it("answers a task state filter that is no state with 400, naming the field", async () => {
+    const response = await rest("/tasks?status=TASK_STATE_BOGUS");
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { status: string; message: string } };
+    expect(body.error.status).toBe("INVALID_ARGUMENT");
+    expect(body.error.message).toMatch(/^status must be a task state/);
+  });
+
   it("answers a path that is no method with 400", async () => {
     const response = await rest("/tasks/x:explode", { method: "POST" });
     expect(response.status).toBe(400);
