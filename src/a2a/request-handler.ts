@@ -25,14 +25,12 @@ import {
   TaskState,
 } from "@a2a-js/sdk";
 import {
-  ContentTypeNotSupportedError,
   RequestMalformedError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
-import { z } from "zod";
 import type { Db } from "../db";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
@@ -40,10 +38,9 @@ import type { Outcome } from "../refusal";
 import { decisionsFromWords } from "../session/approval-words";
 import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
-import { ClientToolResults } from "../wire/session";
 import type { AgentExecuteResponse, TurnAccepted, TurnStatus } from "../wire/turn";
-import { fieldMessage, firstProblem } from "../zod-issues";
 import { extendedAgentCard, publicAgentCard } from "./agent-card";
+import { askedSkill, type MessageInput, readInput } from "./message-input";
 import { PushConfigs } from "./push-configs";
 import { orThrow } from "./refusals";
 import { findTask, type IndexedTask, indexTask, listTasks } from "./task-index";
@@ -70,56 +67,6 @@ export interface A2ACall {
 }
 
 const DEFAULT_PAGE_SIZE = 50;
-
-/** The text of a message, and a client's results when it carries them (a data part `{"results": [...]}`). */
-interface MessageInput {
-  message: Message;
-  text: string;
-  results: z.output<typeof ClientToolResults> | null;
-}
-
-const ResultsPart = z.object({ results: ClientToolResults });
-
-function readInput(params: SendMessageRequest): MessageInput {
-  const message = params.message;
-  if (!message) throw new RequestMalformedError("message is required.");
-  if (!message.messageId) throw new RequestMalformedError("message.messageId is required.");
-  if (message.parts.length === 0) throw new RequestMalformedError("message.parts must have at least one part.");
-  const texts: string[] = [];
-  let results: MessageInput["results"] = null;
-  for (const [index, part] of message.parts.entries()) {
-    const content = part.content;
-    if (content?.$case === "text") texts.push(content.value);
-    else if (content?.$case === "data") {
-      const parsed = ResultsPart.safeParse(content.value);
-      if (!parsed.success) {
-        const where = `data part message.parts[${index}] (a client's results: {"results":[...]})`;
-        throw new RequestMalformedError(fieldMessage(firstProblem(parsed.error), where));
-      }
-      results = parsed.data.results;
-    } else {
-      throw new ContentTypeNotSupportedError(
-        `message.parts[${index}]: this agent takes text parts (and a data part with a client's results), not files.`,
-      );
-    }
-  }
-  const text = texts.join("\n").trim();
-  if (!text && !results) throw new RequestMalformedError("message.parts: needs a text part that is not empty.");
-  return { message, text, results };
-}
-
-/** The skill (mode) a message asks for: metadata `skillId` (or `mode`) of the request, else of the message. */
-function askedSkill(params: SendMessageRequest, message: Message): string | null {
-  for (const metadata of [params.metadata, message.metadata]) {
-    for (const key of ["skillId", "mode"]) {
-      const value: unknown = metadata?.[key];
-      if (value === undefined) continue;
-      if (typeof value !== "string" || !value) throw new RequestMalformedError(`metadata.${key} must be a skill's id.`);
-      return value;
-    }
-  }
-  return null;
-}
 
 const now = () => new Date().toISOString();
 
