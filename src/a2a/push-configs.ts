@@ -1,7 +1,7 @@
 // A2A push notification configs (Create/Get/List/DeleteTaskPushNotificationConfig): each is a webhook endpoint told
 // of one task's turn only (src/webhooks/endpoint-store.ts), so a task's updates go out through the webhook queue,
 // signed, retried with backoff and disabled as every webhook is, in A2A's payload with the client's token
-// (src/a2a/push-payload.ts). The token is sealed and never shown again; the URL is checked as a webhook's is.
+// (src/webhooks/a2a-push-payload.ts). The token is sealed and never shown again; the URL is checked as a webhook's is.
 import type { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { PushNotificationNotSupportedError, RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { Db } from "../db";

@@ -4,11 +4,11 @@
 // backoff through message.retry({delaySeconds}) until it succeeds or its retry window (WEBHOOK_RETRY_WINDOW_MS, a
 // day) ends; then it is abandoned and its endpoint disabled, with why, for its admins to see. At least once: a
 // receiver may get a delivery twice, and dedupes by its `webhook-id`.
-import { a2aPushHeaders, a2aPushPayload } from "../a2a/push-payload";
 import type { AdminLogger } from "../observability/admin-logger";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { secretBoxOf } from "../tenancy/org-secrets";
+import { a2aPushHeaders, a2aPushPayload } from "./a2a-push-payload";
 import { type Delivery, deliveryIdOf, WebhookDeliveries } from "./delivery-store";
 import { type StoredEndpoint, secretName, WebhookEndpoints } from "./endpoint-store";
 import { type QueuedEvent, WebhookMessage } from "./queue-message";
