@@ -1,6 +1,6 @@
 // A turn as an A2A task (the SDK's types): a turn's status as the task's state, what the agent said as the task's
 // status message and its `answer` artifact, the calls that wait as an input-required message in words (approvals,
-// src/session/approval-words.ts) and as data (a client's calls). Pure functions, table-tested.
+// src/session/approval-words.ts) and as data (a client's calls). Pure functions (test/a2a drives them through both bindings).
 import { type Artifact, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk";
 import { approvalRequest } from "../session/approval-words";
 import type { AgentToolCall, TurnStatus } from "../wire/turn";
