@@ -4,6 +4,10 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import { a2aCardRoutes } from "./a2a/card-route";
+import { a2aJsonRpcRoutes } from "./a2a/jsonrpc-route";
+import { a2aRestRoutes } from "./a2a/rest-routes";
+import { describeA2A } from "./a2a/routes-described";
 import { agentMcpRoutes } from "./agent-mcp/routes";
 import { agentMessagesRoutes } from "./agent-wire/messages-door";
 import { responsesDoorRoutes } from "./agent-wire/responses-door";
@@ -113,6 +117,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", healthRoutes);
   app.use(d1Session);
   app.route("/", sessionSocketRoutes);
+  app.route("/", a2aCardRoutes);
   app.route("/", signInRoutes);
   app.route("/", keySignInRoutes);
   app.route("/", authorizeRoutes);
@@ -143,6 +148,9 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", responsesDoorRoutes);
   app.route("/", agentMessagesRoutes);
   app.route("/", agentMcpRoutes);
+  app.route("/", a2aJsonRpcRoutes);
+  app.route("/", a2aRestRoutes);
+  describeA2A(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

@@ -10,7 +10,8 @@ import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
-import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
+import { quoted } from "../quote";
+import { type Outcome, refuse, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
@@ -309,6 +310,31 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!this.owned(caller)) return this.notFound();
     const status = this.history.status(turnId);
     return status ? { ok: true, value: status } : turnNotFound(turnId);
+  }
+
+  /**
+   * Cancels the turn `turnId` when it is the session's open one (running or paused), and answers its status once it
+   * has stopped (the A2A door's CancelTask); an ended turn's status is answered as it is.
+   */
+  async cancelTurn(caller: Caller, turnId: string): Promise<Outcome<TurnStatus>> {
+    if (!this.owned(caller)) return this.notFound();
+    const before = this.history.status(turnId);
+    if (!before) return turnNotFound(turnId);
+    if (before.status === "running" || before.status === "paused") {
+      const cancelled = await this.driver.cancelSettled(caller);
+      if (!cancelled.ok) return cancelled;
+    }
+    const after = this.history.status(turnId);
+    return after ? { ok: true, value: after } : turnNotFound(turnId);
+  }
+
+  /** The frames of the running turn `turnId` from now until it stops (the A2A door's SubscribeToTask), as SSE. */
+  async followTurn(caller: Caller, turnId: string): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    if (!this.owned(caller)) return this.notFound();
+    if (this.history.status(turnId)?.status !== "running") {
+      return refuse("nothing_pending", `Turn ${quoted(turnId)} is not running: there is nothing to follow.`);
+    }
+    return { ok: true, value: this.frames.openEventStream(turnId).readable };
   }
 
   /** A page of the session's turns, newest first (turn-history.ts). */

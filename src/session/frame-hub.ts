@@ -78,8 +78,11 @@ export class FrameHub {
     for (const frame of frames) if (frame.seq <= connectedAtSeq) ws.send(JSON.stringify(frame));
   }
 
-  /** An SSE stream that receives every frame emitted until it is closed; `error` writes a refusal frame. */
-  openEventStream(): {
+  /**
+   * An SSE stream that receives every frame emitted until it is closed; `error` writes a refusal frame. With
+   * `untilTurnEnds`, it closes itself once that turn's turn_completed is written (a follower of a running turn).
+   */
+  openEventStream(untilTurnEnds?: string): {
     readable: ReadableStream<Uint8Array>;
     error(code: string, message: string): Promise<void>;
     /** An event for this stream's reader alone (not logged, not a frame of the protocol). */
@@ -88,10 +91,15 @@ export class FrameHub {
   } {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
-    const write: FrameSink = (frame) =>
-      writer
+    const write: FrameSink = (frame) => {
+      const written = writer
         .write(encoder.encode(`id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
         .catch(() => {});
+      if (untilTurnEnds === undefined || frame.type !== "turn_completed" || frame.turnId !== untilTurnEnds)
+        return written;
+      this.streams.delete(write);
+      return written.then(() => writer.close()).catch(() => {});
+    };
     this.streams.add(write);
     return {
       readable,

@@ -181,6 +181,19 @@ export class TurnDriver {
     return cancelPausedTurn(this.deps.reasoners.ending(caller));
   }
 
+  /** Cancels as cancel() does, and answers once a running turn has stopped (its end stored): the A2A door's CancelTask. */
+  async cancelSettled(caller?: Caller): Promise<Outcome<unknown>> {
+    const running = this.running;
+    const outcome = this.cancel(caller);
+    if (outcome.ok && running) {
+      await running.then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+    return outcome;
+  }
+
   /** Ends the running turn, if one runs (as a cancel does), once it has stopped writing: the session is deleted next. */
   async stop(): Promise<void> {
     const running = this.running;

@@ -8,6 +8,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { secretBoxOf } from "../tenancy/org-secrets";
+import { a2aPushHeaders, a2aPushPayload } from "./a2a-push-payload";
 import { type Delivery, deliveryIdOf, WebhookDeliveries } from "./delivery-store";
 import { type StoredEndpoint, secretName, WebhookEndpoints } from "./endpoint-store";
 import { type QueuedEvent, WebhookMessage } from "./queue-message";
@@ -93,7 +94,11 @@ async function fanOut(run: Run, queued: QueuedEvent): Promise<number | null> {
   if (queued.only !== undefined) {
     const only = await run.endpoints.byId(queued.only);
     if (only && only.org === event.org && only.enabled) targets.push(only);
-  } else targets.push(...(await run.endpoints.subscribers(event.org, event.user, event.type, queued.at)));
+  } else {
+    // An A2A push notification config hears of its own task's turn only.
+    const subscribers = await run.endpoints.subscribers(event.org, event.user, event.type, queued.at);
+    targets.push(...subscribers.filter((endpoint) => !endpoint.a2a || endpoint.a2a.taskId === event.data.turnId));
+  }
   const payload = JSON.stringify({ type: event.type, timestamp: queued.at, data: event.data });
   const created = await Promise.all(
     targets.map(async (endpoint) => ({
@@ -101,7 +106,7 @@ async function fanOut(run: Run, queued: QueuedEvent): Promise<number | null> {
       endpointId: endpoint.id,
       eventId: queued.id,
       type: event.type,
-      payload,
+      payload: endpoint.a2a ? a2aPushPayload(queued) : payload,
     })),
   );
   await run.deliveries.create(created, new Date(run.now()).toISOString());
@@ -148,6 +153,7 @@ async function post(run: Run, delivery: Delivery, endpoint: StoredEndpoint, time
     "user-agent": "aptix-webhooks",
     // Signed at the real time of the POST (receivers refuse a timestamp off by minutes), whatever clock schedules it.
     ...signedHeaders(secret, delivery.id, new Date(), delivery.payload),
+    ...(endpoint.a2a ? await a2aPushHeaders(box, endpoint.org, endpoint.id, endpoint.a2a.token) : {}),
   };
   const started = Date.now();
   try {

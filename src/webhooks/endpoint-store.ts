@@ -46,13 +46,20 @@ const Row = z.object({
   key_id: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
+  /** An A2A push notification config's (migration 0030): the task it is told of, and the client's token, sealed. */
+  a2a_task_id: z.string().nullable().optional(),
+  a2a_token_sealed: z.string().nullable().optional(),
 });
 type Row = z.infer<typeof Row>;
+
+const Sealed = z.object({ valueCiphertext: z.string(), wrappedKey: z.string(), keyId: z.string() });
 
 /** An endpoint as the consumer reads it: its view, its org, and its sealed secret. */
 export interface StoredEndpoint extends WebhookEndpointView {
   org: string;
   sealed: { valueCiphertext: string; wrappedKey: string; keyId: string };
+  /** An A2A push notification config: told of this task's turn only, in A2A's payload, with the client's token. */
+  a2a: { taskId: string; token: z.infer<typeof Sealed> | null } | null;
 }
 
 const Events = z.array(z.enum(WEBHOOK_EVENT_TYPES));
@@ -73,12 +80,15 @@ function stored(row: Row): StoredEndpoint {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     sealed: { valueCiphertext: row.secret_ciphertext, wrappedKey: row.wrapped_key, keyId: row.key_id },
+    a2a: row.a2a_task_id
+      ? { taskId: row.a2a_task_id, token: row.a2a_token_sealed ? Sealed.parse(JSON.parse(row.a2a_token_sealed)) : null }
+      : null,
   };
 }
 
 /** The view of a stored endpoint: everything but its org and sealed secret. */
 export function viewOf(endpoint: StoredEndpoint): WebhookEndpointView {
-  const { org: _org, sealed: _sealed, ...view } = endpoint;
+  const { org: _org, sealed: _sealed, a2a: _a2a, ...view } = endpoint;
   return view;
 }
 
@@ -107,7 +117,7 @@ export class WebhookEndpoints {
   /** How many endpoints `org` has. */
   async count(org: string): Promise<number> {
     const row = await this.db
-      .prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org = ?")
+      .prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org = ? AND a2a_task_id IS NULL")
       .bind(org)
       .first<{ n: number }>();
     return row?.n ?? 0;
@@ -146,7 +156,10 @@ export class WebhookEndpoints {
 
   /** `org`'s endpoint `id`, or null (another org's is null too). */
   async get(org: string, id: string): Promise<StoredEndpoint | null> {
-    const row = await this.db.prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND org = ?").bind(id, org).first();
+    const row = await this.db
+      .prepare("SELECT * FROM webhook_endpoints WHERE id = ? AND org = ? AND a2a_task_id IS NULL")
+      .bind(id, org)
+      .first();
     return row ? stored(Row.parse(row)) : null;
   }
 
@@ -160,9 +173,14 @@ export class WebhookEndpoints {
   async list(org: string, ownerUser: string | null): Promise<StoredEndpoint[]> {
     const { results } =
       ownerUser === null
-        ? await this.db.prepare("SELECT * FROM webhook_endpoints WHERE org = ? ORDER BY created_at, id").bind(org).all()
+        ? await this.db
+            .prepare("SELECT * FROM webhook_endpoints WHERE org = ? AND a2a_task_id IS NULL ORDER BY created_at, id")
+            .bind(org)
+            .all()
         : await this.db
-            .prepare("SELECT * FROM webhook_endpoints WHERE org = ? AND owner_user = ? ORDER BY created_at, id")
+            .prepare(
+              "SELECT * FROM webhook_endpoints WHERE org = ? AND owner_user = ? AND a2a_task_id IS NULL ORDER BY created_at, id",
+            )
             .bind(org, ownerUser)
             .all();
     return results.map((row) => stored(Row.parse(row)));
@@ -200,6 +218,44 @@ export class WebhookEndpoints {
 
   deleteStatement(org: string, id: string): D1PreparedStatement {
     return this.db.prepare("DELETE FROM webhook_endpoints WHERE id = ? AND org = ?").bind(id, org);
+  }
+
+  // A2A push notification configs (src/a2a/push-configs.ts): endpoints told of one task's turn only.
+
+  /** Stores a push notification config for `taskId` as an endpoint, its signing secret and the client's token sealed. */
+  async insertA2A(
+    box: SecretBox,
+    id: string,
+    endpoint: NewEndpoint,
+    push: { taskId: string; token: string; secret: string },
+    now: string,
+  ): Promise<void> {
+    const insert = await this.insertStatement(box, id, endpoint, push.secret, now);
+    const token = push.token ? JSON.stringify(await box.seal(endpoint.org, `a2a-token:${id}`, push.token)) : null;
+    await this.db.batch([
+      insert,
+      this.db
+        .prepare("UPDATE webhook_endpoints SET a2a_task_id = ?, a2a_token_sealed = ? WHERE id = ?")
+        .bind(push.taskId, token, id),
+    ]);
+  }
+
+  /** The push notification configs of `taskId`, oldest first. */
+  async listA2A(taskId: string): Promise<StoredEndpoint[]> {
+    const { results } = await this.db
+      .prepare("SELECT * FROM webhook_endpoints WHERE a2a_task_id = ? ORDER BY created_at, id")
+      .bind(taskId)
+      .all();
+    return results.map((row) => stored(Row.parse(row)));
+  }
+
+  /** Deletes push notification config `id` of `taskId`; whether there was one. */
+  async deleteA2A(taskId: string, id: string): Promise<boolean> {
+    const result = await this.db
+      .prepare("DELETE FROM webhook_endpoints WHERE id = ? AND a2a_task_id = ?")
+      .bind(id, taskId)
+      .run();
+    return result.meta.changes > 0;
   }
 
   /** Disables `id` for `reason` (aptix's doing: the admin page shows it). */

@@ -12,6 +12,7 @@ const MIGRATIONS = join(ROOT, "migrations");
 
 /** Each table and the one module with its SQL. */
 const OWNERS: Record<string, string> = {
+  a2a_tasks: "src/a2a/task-index.ts",
   agent_responses: "src/session/response-store.ts",
   agent_threads: "src/agent-wire/threads.ts",
   api_keys: "src/auth/api-keys.ts",
@@ -68,10 +69,11 @@ function migratedTables(): string[] {
     .filter((n) => n.endsWith(".sql"))
     .sort()) {
     const sql = readFileSync(join(MIGRATIONS, name), "utf8");
-    for (const m of sql.matchAll(/CREATE TABLE(?: IF NOT EXISTS)?\s+([a-z_]+)/gi))
+    for (const m of sql.matchAll(/CREATE TABLE(?: IF NOT EXISTS)?\s+([a-z_][a-z0-9_]*)/gi))
       tables.add((m[1] ?? "").toLowerCase());
-    for (const m of sql.matchAll(/DROP TABLE(?: IF EXISTS)?\s+([a-z_]+)/gi)) tables.delete((m[1] ?? "").toLowerCase());
-    for (const m of sql.matchAll(/ALTER TABLE\s+([a-z_]+)\s+RENAME TO\s+([a-z_]+)/gi)) {
+    for (const m of sql.matchAll(/DROP TABLE(?: IF EXISTS)?\s+([a-z_][a-z0-9_]*)/gi))
+      tables.delete((m[1] ?? "").toLowerCase());
+    for (const m of sql.matchAll(/ALTER TABLE\s+([a-z_][a-z0-9_]*)\s+RENAME TO\s+([a-z_][a-z0-9_]*)/gi)) {
       tables.delete((m[1] ?? "").toLowerCase());
       tables.add((m[2] ?? "").toLowerCase());
     }

@@ -58,6 +58,7 @@ describe("GET /openapi.json", () => {
       .filter(({ op }) => Array.isArray(op.security) && op.security.length === 0)
       .map(({ method, path }) => `${method} ${path}`);
     expect(open.sort()).toEqual([
+      "get /.well-known/agent-card.json",
       "get /.well-known/oauth-authorization-server",
       "get /.well-known/oauth-protected-resource/mcp",
       "get /auth/callback",

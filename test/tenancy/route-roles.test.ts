@@ -61,8 +61,14 @@ function send(key: string | null, method: string, path: string, body?: unknown, 
 }
 
 /** A request as someone of org A, for what a row needs to exist first; it must succeed. */
-async function setUp(key: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const response = await send(key, method, path, body);
+async function setUp(
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  const response = await send(key, method, path, body, headers);
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${path} as set-up failed (${response.status}): ${text}`);
   return text ? JSON.parse(text) : null;
@@ -93,6 +99,30 @@ async function memberTurn(): Promise<{ session: string; turnId: string }> {
     messages: { turnId: string }[];
   };
   return { session, turnId: page.messages[0]?.turnId ?? "" };
+}
+
+/** The A2A version header every A2A request carries. */
+const A2A_VERSION = { "a2a-version": "1.0" };
+
+/** An A2A message:send body, its text carrying the file's marker. */
+function a2aMessage() {
+  return { message: { messageId: fresh("a2a-message-"), role: "ROLE_USER", parts: [{ text: say("hi") }] } };
+}
+
+/** The member's A2A task, made for each request: its id. */
+async function memberTask(): Promise<string> {
+  const sent = (await setUp(MEMBER, "POST", "/a2a/rest/message:send", a2aMessage(), A2A_VERSION)) as {
+    task: { id: string };
+  };
+  return sent.task.id;
+}
+
+/** The member's A2A task with a push notification config `c1`: the task's id. */
+async function memberTaskWithConfig(): Promise<string> {
+  const task = await memberTask();
+  const config = { url: "https://hooks.example/a2a", id: "c1" };
+  await setUp(MEMBER, "POST", `/a2a/rest/tasks/${task}/pushNotificationConfigs`, config, A2A_VERSION);
+  return task;
 }
 
 const routeBody = { provider: "openai_compatible", model: "m", baseUrl: "https://llm.example/v1" };
@@ -204,6 +234,42 @@ const REQUESTS: Record<string, Request> = {
     ),
   "GET /mcp": (key) => send(key, "GET", "/mcp"),
   "DELETE /mcp": (key) => send(key, "DELETE", "/mcp"),
+  "GET /.well-known/agent-card.json": (key) => send(key, "GET", "/.well-known/agent-card.json"),
+  "POST /a2a/jsonrpc": (key) =>
+    send(key, "POST", "/a2a/jsonrpc", { jsonrpc: "2.0", id: 1, method: "GetExtendedAgentCard" }, A2A_VERSION),
+  "GET /a2a/rest/extendedAgentCard": (key) => send(key, "GET", "/a2a/rest/extendedAgentCard", undefined, A2A_VERSION),
+  "POST /a2a/rest/{op} (message:send)": (key) => send(key, "POST", "/a2a/rest/message:send", a2aMessage(), A2A_VERSION),
+  "GET /a2a/rest/tasks": (key) => send(key, "GET", "/a2a/rest/tasks", undefined, A2A_VERSION),
+  "GET /a2a/rest/tasks/{ref} (the member's task)": async (key) =>
+    send(key, "GET", `/a2a/rest/tasks/${await memberTask()}`, undefined, A2A_VERSION),
+  "POST /a2a/rest/tasks/{ref} (cancelling the member's task)": async (key) =>
+    send(key, "POST", `/a2a/rest/tasks/${await memberTask()}:cancel`, undefined, A2A_VERSION),
+  "GET /a2a/rest/tasks/{id}/pushNotificationConfigs (the member's task)": async (key) =>
+    send(key, "GET", `/a2a/rest/tasks/${await memberTask()}/pushNotificationConfigs`, undefined, A2A_VERSION),
+  "POST /a2a/rest/tasks/{id}/pushNotificationConfigs (the member's task)": async (key) =>
+    send(
+      key,
+      "POST",
+      `/a2a/rest/tasks/${await memberTask()}/pushNotificationConfigs`,
+      { url: "https://hooks.example/a2a" },
+      A2A_VERSION,
+    ),
+  "GET /a2a/rest/tasks/{id}/pushNotificationConfigs/{configId} (the member's task)": async (key) =>
+    send(
+      key,
+      "GET",
+      `/a2a/rest/tasks/${await memberTaskWithConfig()}/pushNotificationConfigs/c1`,
+      undefined,
+      A2A_VERSION,
+    ),
+  "DELETE /a2a/rest/tasks/{id}/pushNotificationConfigs/{configId} (the member's task)": async (key) =>
+    send(
+      key,
+      "DELETE",
+      `/a2a/rest/tasks/${await memberTaskWithConfig()}/pushNotificationConfigs/c1`,
+      undefined,
+      A2A_VERSION,
+    ),
   "GET /context/grants": (key) => send(key, "GET", "/context/grants"),
   "DELETE /context/grants/{id} (the member's grant: a person's own)": async (key) =>
     send(key, "DELETE", `/context/grants/${await memberGrant()}`),
@@ -398,6 +464,8 @@ async function asWritten(response: Response): Promise<Expected> {
     // Not JSON: a page, a stream, a redirect.
   }
   // The Messages wire answers in Anthropic's shape: no code, a type that says who was refused.
+  // The A2A door's HTTP+JSON binding says a task is not found in its own shape (a status name, a numeric code).
+  if (response.status === 404 && (error as { status?: unknown } | undefined)?.status === "NOT_FOUND") return "404";
   const code = typeof error?.code === "string" ? error.code : ANTHROPIC_WHO[String(error?.type)];
   const refusal = code ? WHO_REFUSALS[code] : undefined;
   if (refusal && String(response.status) === refusal) return refusal;

@@ -42,7 +42,10 @@ export async function startWebhookReceiver(): Promise<{ url: string; close: () =
     failuresLeft.set(key, left - 1);
     const headers = Object.fromEntries(
       Object.entries(request.headers)
-        .filter(([header]) => header.startsWith("webhook-") || header === "content-type")
+        .filter(
+          ([header]) =>
+            header.startsWith("webhook-") || header === "content-type" || header === "x-a2a-notification-token",
+        )
         .map(([header, value]) => [header, String(value)]),
     );
     received.set(name, [...(received.get(name) ?? []), { headers, body, status }]);
