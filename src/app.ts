@@ -36,6 +36,7 @@ import { contextSessionRoutes } from "./routes/context-sessions";
 import { grantRoutes } from "./routes/grants";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
+import { scheduleRoutes } from "./routes/schedules";
 import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { systemPromptRoutes } from "./routes/system-prompts";
@@ -132,6 +133,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", contextSessionRoutes);
   app.route("/", sessionManagementRoutes);
   app.route("/", workflowRoutes);
+  app.route("/", scheduleRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);
   app.route("/", agentMessagesRoutes);

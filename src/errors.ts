@@ -76,6 +76,7 @@ export const ERROR_CODES = {
   model_route_not_found: missing,
   api_key_not_found: missing,
   secret_not_found: missing,
+  schedule_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -87,6 +88,7 @@ export const ERROR_CODES = {
   mcp_server_in_use: conflict,
   model_route_in_use: conflict,
   secret_in_use: conflict,
+  schedule_limit_reached: conflict,
   // 405, 413, 415, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],

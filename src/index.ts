@@ -1,11 +1,12 @@
 // Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
 // hourly cron's retention run (src/session/retention.ts), and the Durable Object classes (a session each, a meter
-// per org).
+// per org, a runner per schedule).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { expireIdleSessions } from "./session/retention";
 
+export { ScheduleRunner } from "./jobs/schedule-runner";
 export { OrgMeter } from "./metering/org-meter";
 export { AgentSession } from "./session/agent-session";
 
