@@ -87,8 +87,16 @@ const StandingRow = z.object({ revoked_at: z.string().nullable(), expires_at: z.
  * Whether the key `keyId` of `org` still acts for its user, for work that runs with no request (a schedule's run):
  * "revoked", "expired", or null when it does (or is no key of this table: a signed-in person's own bucket).
  */
-export async function keyStanding(db: Db, org: string, keyId: string, now = Date.now()): Promise<"revoked" | "expired" | null> {
-  const row = await db.prepare("SELECT revoked_at, expires_at FROM api_keys WHERE id = ? AND org = ?").bind(keyId, org).first();
+export async function keyStanding(
+  db: Db,
+  org: string,
+  keyId: string,
+  now = Date.now(),
+): Promise<"revoked" | "expired" | null> {
+  const row = await db
+    .prepare("SELECT revoked_at, expires_at FROM api_keys WHERE id = ? AND org = ?")
+    .bind(keyId, org)
+    .first();
   if (!row) return null;
   const key = StandingRow.parse(row);
   if (key.revoked_at !== null) return "revoked";

@@ -2,7 +2,13 @@
 // list a caller sees (their own; an admin's org's), and the record of each run.
 import { z } from "zod";
 import type { Db } from "../db";
-import { type LastRun, type RunStatus, RunStatus as RunStatusSchema, type Schedule, type ScheduleRun } from "../wire/schedule";
+import {
+  type LastRun,
+  type RunStatus,
+  RunStatus as RunStatusSchema,
+  type Schedule,
+  type ScheduleRun,
+} from "../wire/schedule";
 import { ScheduleTiming } from "./schedule-timing";
 
 /** A schedule as stored: what it runs, its timing, and who it acts as. */
@@ -127,7 +133,9 @@ export async function listSchedules(
 ): Promise<ScheduleRecord[]> {
   const statement = caller.admin
     ? db.prepare(`${SELECT} WHERE s.org = ? ORDER BY s.created_at, s.id`).bind(caller.org)
-    : db.prepare(`${SELECT} WHERE s.org = ? AND s.user_id = ? ORDER BY s.created_at, s.id`).bind(caller.org, caller.user);
+    : db
+        .prepare(`${SELECT} WHERE s.org = ? AND s.user_id = ? ORDER BY s.created_at, s.id`)
+        .bind(caller.org, caller.user);
   const { results } = await statement.all();
   return results.map((row) => ScheduleRow.parse(row));
 }

@@ -14,8 +14,8 @@ import { JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { publishEvent, type WebhookEvent } from "../webhooks/events";
 import type { ScheduleRun } from "../wire/schedule";
-import { attemptRun, type RunDeps, skipRun } from "./schedule-run";
 import { findSchedule, type ScheduleRecord, setNextRun } from "./schedule-rows";
+import { attemptRun, type RunDeps, skipRun } from "./schedule-run";
 import { nextRunAfter, ScheduleTiming } from "./schedule-timing";
 
 /** How long a run whose session is busy waits at most when the schedule has no next run (an `at`). */

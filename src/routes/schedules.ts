@@ -20,7 +20,13 @@ import {
   updateSchedule,
 } from "../jobs/schedule-rows";
 import { runnerOf } from "../jobs/schedule-runner";
-import { nextRunAfter, readTiming, type ScheduleTiming, type TimingInput, TimingProblem } from "../jobs/schedule-timing";
+import {
+  nextRunAfter,
+  readTiming,
+  type ScheduleTiming,
+  type TimingInput,
+  TimingProblem,
+} from "../jobs/schedule-timing";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { quoted } from "../quote";
 import { callerOf, sessionStubOrNull } from "../session/session-client";
@@ -75,12 +81,17 @@ async function modeOf(c: AppContext, asked: string | undefined): Promise<string>
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 function encodeRunCursor(run: ScheduleRun): string {
-  return btoa(JSON.stringify([run.at, run.runId])).replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_");
+  return btoa(JSON.stringify([run.at, run.runId]))
+    .replace(/=+$/, "")
+    .replaceAll("+", "-")
+    .replaceAll("/", "_");
 }
 
 function decodeRunCursor(cursor: string): { at: string; id: string } | null {
   try {
-    const parsed = z.tuple([z.string(), z.string()]).safeParse(JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/"))));
+    const parsed = z
+      .tuple([z.string(), z.string()])
+      .safeParse(JSON.parse(atob(cursor.replaceAll("-", "+").replaceAll("_", "/"))));
     return parsed.success ? { at: parsed.data[0], id: parsed.data[1] } : null;
   } catch {
     // Not base64 or not JSON: not a cursor of ours.
@@ -111,7 +122,9 @@ export const scheduleRoutes = routes()
       const counts = await countSchedules(c.var.db, caller.org, caller.user);
       if (counts.user >= limits.maxPerUser || counts.org >= limits.maxPerOrg) {
         const [whose, limit] =
-          counts.user >= limits.maxPerUser ? ["you have", limits.maxPerUser] : ["your organization has", limits.maxPerOrg];
+          counts.user >= limits.maxPerUser
+            ? ["you have", limits.maxPerUser]
+            : ["your organization has", limits.maxPerOrg];
         throw new ApiError(
           "schedule_limit_reached",
           `You cannot create another schedule: ${whose} ${limit}, the most allowed (delete one first).`,
@@ -122,7 +135,9 @@ export const scheduleRoutes = routes()
         const stub = sessionStubOrNull(c.env, body.sessionId);
         const session = stub ? await stub.getSession(caller) : null;
         if (!session?.ok) {
-          throw new ApiError("session_not_found", `Session ${quoted(body.sessionId)} not found.`, { param: "sessionId" });
+          throw new ApiError("session_not_found", `Session ${quoted(body.sessionId)} not found.`, {
+            param: "sessionId",
+          });
         }
       }
       const scheduleId = newScheduleId();

@@ -26,14 +26,21 @@ const timingFields = {
 export const CreateScheduleBody = z.strictObject({
   name: name.describe("What the schedule is called; each run's new session is titled by it."),
   prompt: prompt.describe("The message each run sends."),
-  mode: z.string().min(1).max(64).optional().describe("The mode of each run's new session; the default mode without one."),
+  mode: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("The mode of each run's new session; the default mode without one."),
   ...timingFields,
   sessionId: z
     .string()
     .min(1)
     .max(200)
     .optional()
-    .describe("A session each run continues (yours, or as an admin your org's); without one each run starts a new session."),
+    .describe(
+      "A session each run continues (yours, or as an admin your org's); without one each run starts a new session.",
+    ),
 });
 export type CreateScheduleBody = z.infer<typeof CreateScheduleBody>;
 
