@@ -372,6 +372,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   api_key_not_found: "404",
   user_not_found: "404",
   mode_not_found: "404",
+  schedule_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
