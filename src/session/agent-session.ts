@@ -14,6 +14,7 @@ import { type Outcome, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
 import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
+import { publishEvent } from "../webhooks/events";
 import type { MessageAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
@@ -27,7 +28,8 @@ import type {
   WorkflowRunResponse,
 } from "../wire/session";
 import type { TurnTimeline } from "../wire/timeline";
-import type { AgentExecuteResponse } from "../wire/turn";
+import type { AgentExecuteResponse, TurnAccepted, TurnPage, TurnStatus, TurnStatusValue } from "../wire/turn";
+import { type BackgroundAsk, startBackgroundTurn } from "./background-turns";
 import type { Caller } from "./caller";
 import { type ChatTurn, type ChatTurnAnswer, ChatTurns } from "./chat-turns";
 import { Compactor } from "./compaction";
@@ -49,7 +51,9 @@ import { sessionView } from "./session-view";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
+import { TurnHistory } from "./turn-history";
 import { TurnSteps } from "./turn-steps";
+import { TurnStops } from "./turn-stops";
 import { timelineTurn, turnTimeline } from "./turn-timeline";
 import { runWorkflow } from "./workflow-runner";
 
@@ -91,6 +95,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   readonly calibration: TokenCalibration;
   private questions?: ElicitationDesk;
+  /** Publishes every turn's stop (turn.completed, turn.failed, turn.paused); tests may record what it publishes. */
+  readonly turnStops: TurnStops;
+  private readonly history: TurnHistory;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -117,7 +124,12 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.alarmClock = new SessionAlarm(ctx.storage);
     // The loop's events become frames; the driver knows which turn they belong to.
     let driver: TurnDriver | undefined;
-    const turnEvents = turnFrames((frame) => this.emit(frame), {
+    this.turnStops = new TurnStops(
+      { store: this.store, env, turnId: () => driver?.turnId() ?? "", waitUntil, logger: this.logger },
+      (event) => publishEvent(env, event, waitUntil),
+    );
+    this.history = new TurnHistory(this.store, ctx.storage.sql);
+    const frameEvents = turnFrames((frame) => this.emit(frame), {
       turnId: () => driver?.turnId() ?? "",
       started: (turnId) => driver?.started(turnId),
       clientMessageId: () => driver?.clientMessageId() ?? null,
@@ -128,6 +140,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         if (text) this.store.appendMessage({ turnId, role: "assistant", content: text, kind: "stopped" });
       },
     });
+    const turnEvents = this.turnStops.wrap(frameEvents);
     this.reasoners = new ReasonerFactory({
       env,
       db: this.db,
@@ -281,6 +294,32 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   ): Promise<Outcome<AgentExecuteResponse>> {
     if (!this.owned(caller)) return this.notFound();
     return this.driver.answerElicitation(elicitationId, answer);
+  }
+
+  /**
+   * Starts a turn that runs on after this call answers (`Prefer: respond-async`, schedules, A2A): admitted as every
+   * door's turn (refusals store nothing), answered once its first state is stored (background-turns.ts).
+   */
+  async startTurn(caller: Caller, ask: BackgroundAsk): Promise<Outcome<TurnAccepted>> {
+    if (!this.owned(caller)) return this.notFound();
+    const { store, driver, logger } = this;
+    return startBackgroundTurn({ store, driver, logger, waitUntil: (work) => this.ctx.waitUntil(work) }, caller, ask);
+  }
+
+  /** One turn's status: running, paused (with what it awaits), or how it ended (its answer, or its error). */
+  async turnStatus(caller: Caller, turnId: string): Promise<Outcome<TurnStatus>> {
+    if (!this.owned(caller)) return this.notFound();
+    const status = this.history.status(turnId);
+    return status ? { ok: true, value: status } : turnNotFound(turnId);
+  }
+
+  /** A page of the session's turns, newest first (turn-history.ts). */
+  async listTurns(
+    caller: Caller,
+    options: { status?: TurnStatusValue; before?: string | null; limit?: number } = {},
+  ): Promise<Outcome<TurnPage>> {
+    if (!this.owned(caller)) return this.notFound();
+    return { ok: true, value: this.history.page({ ...options, limit: options.limit ?? 20 }) };
   }
 
   /**

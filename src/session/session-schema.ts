@@ -123,6 +123,15 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 8,
+    name: "a turn's messages found by the turn (a background turn's answer)",
+    apply(sql) {
+      // A turn's status reads its answer by the turn's id; a few messages a turn, so one more index write each is
+      // cheap, and a session of any length answers a poll without scanning its conversation.
+      sql.exec("CREATE INDEX IF NOT EXISTS messages_by_turn ON messages (turn_id)");
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

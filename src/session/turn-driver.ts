@@ -172,6 +172,8 @@ export class TurnDriver {
       this.controller.abort(new DOMException("The turn was cancelled.", "AbortError"));
       return { ok: true, value: null };
     }
+    // The paused turn's frames and events carry its id, whichever turn this object drove last.
+    this.activeTurnId = this.deps.store.turn()?.turnId ?? this.activeTurnId;
     // The alarm set for its expiry stays: when it fires, it finds nothing paused and is not set again.
     return cancelPausedTurn(this.deps.reasoners.ending(caller));
   }

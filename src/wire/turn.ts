@@ -161,3 +161,37 @@ export const AgentExecuteResponse = z.object({
   usage: TokenUsage.optional(),
 });
 export type AgentExecuteResponse = z.infer<typeof AgentExecuteResponse>;
+
+/**
+ * Where a turn is, as a background turn's caller polls it (`GET /context/sessions/:id/turns/:turnId`): `running`
+ * (working, or waiting for the answer to an MCP server's question), `paused` (its approvals or a client's results
+ * are awaited), or how it ended.
+ */
+export const TurnStatusValue = z.enum(["running", "paused", "completed", "failed", "cancelled"]);
+export type TurnStatusValue = z.infer<typeof TurnStatusValue>;
+
+export const TurnStatus = z.object({
+  sessionId: z.string(),
+  turnId: z.string(),
+  status: TurnStatusValue,
+  startedAt: z.string(),
+  /** When it ended; null while it runs or is paused. */
+  endedAt: z.string().nullable(),
+  /** The model's steps (iterations) so far. */
+  steps: z.number().int(),
+  /** The agent's answer, once completed; null otherwise. */
+  answer: z.string().nullable(),
+  /** While paused: the calls awaiting a person's approval, and those awaiting the client's results. */
+  pending: z.object({ approvals: z.array(AgentToolCall), clientCalls: z.array(AgentToolCall) }).nullable(),
+  /** Why it failed or was cancelled; null otherwise. */
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+});
+export type TurnStatus = z.infer<typeof TurnStatus>;
+
+/** A page of a session's turns, newest first; `hasMore`: older ones remain (ask again with `before` = the last id). */
+export const TurnPage = z.object({ turns: z.array(TurnStatus), hasMore: z.boolean() });
+export type TurnPage = z.infer<typeof TurnPage>;
+
+/** The answer to a turn started in the background (`Prefer: respond-async`): admitted, stored, running. */
+export const TurnAccepted = z.object({ sessionId: z.string(), turnId: z.string(), status: z.literal("running") });
+export type TurnAccepted = z.infer<typeof TurnAccepted>;

@@ -159,7 +159,7 @@ describe("the session object's versioned schema", () => {
         .map((r) => r.name),
     }));
     expect(version).toBe(SESSION_SCHEMA_VERSION);
-    expect(indexes).toEqual(["turn_steps_by_turn", "turns_by_end"]);
+    expect(indexes).toEqual(["messages_by_turn", "turn_steps_by_turn", "turns_by_end"]);
   });
 
   it("reads back, after migrating, everything the object held", async () => {
