@@ -49,7 +49,7 @@ function lastRunOf(schedule) {
       type: "button",
       class: "link",
       text: "Open its conversation",
-      "aria-label": `Open the conversation of ${schedule.name}'s last run`,
+      "aria-label": `Open its conversation (the last run of ${schedule.name})`,
       onclick: async () => {
         listDialog.close();
         await openSession(run.sessionId);
@@ -104,14 +104,14 @@ function scheduleItem(schedule) {
       h("button", {
         type: "button",
         text: "Run now",
-        "aria-label": `Run ${schedule.name} now`,
+        "aria-label": `Run now: ${schedule.name}`,
         onclick: () => act(() => state.api.request("POST", `${path}/run`), `${schedule.name} started.`),
       }),
       h("button", {
         type: "button",
         class: "danger",
         text: "Delete",
-        "aria-label": `Delete ${schedule.name}`,
+        "aria-label": `Delete: ${schedule.name}`,
         onclick: () => act(() => state.api.request("DELETE", path), `${schedule.name} is deleted.`),
       }),
     ),
