@@ -81,26 +81,36 @@ export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
   return row ? ExpiryRow.parse(row).expiresAt : null;
 }
 
-const StandingRow = z.object({ revoked_at: z.string().nullable(), expires_at: z.string().nullable() });
+const StandingRow = z.object({
+  revoked_at: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+});
 
 /**
- * Whether the key `keyId` of `org` still acts for its user, for work that runs with no request (a schedule's run):
- * "revoked", "expired", or null when it does (or is no key of this table: a signed-in person's own bucket).
+ * Whether the key `keyId` of `org` still acts for `user`, for work that runs with no request (a schedule's run), in one
+ * read: "revoked", "expired", "user_disabled", or null when it does (a `keyId` that is no key of this table, a
+ * signed-in person's own bucket, is answered by the person's state alone).
  */
 export async function keyStanding(
   db: Db,
   org: string,
+  user: string,
   keyId: string,
   now = Date.now(),
-): Promise<"revoked" | "expired" | null> {
+): Promise<"revoked" | "expired" | "user_disabled" | null> {
   const row = await db
-    .prepare("SELECT revoked_at, expires_at FROM api_keys WHERE id = ? AND org = ?")
-    .bind(keyId, org)
+    .prepare(
+      `SELECT (SELECT revoked_at FROM api_keys WHERE id = ?1 AND org = ?2) AS revoked_at,
+         (SELECT expires_at FROM api_keys WHERE id = ?1 AND org = ?2) AS expires_at,
+         (SELECT disabled_at FROM users WHERE org = ?2 AND id = ?3) AS disabled_at`,
+    )
+    .bind(keyId, org, user)
     .first();
-  if (!row) return null;
-  const key = StandingRow.parse(row);
-  if (key.revoked_at !== null) return "revoked";
-  return key.expires_at !== null && Date.parse(key.expires_at) <= now ? "expired" : null;
+  const standing = StandingRow.parse(row);
+  if (standing.revoked_at !== null) return "revoked";
+  if (standing.expires_at !== null && Date.parse(standing.expires_at) <= now) return "expired";
+  return standing.disabled_at !== null ? "user_disabled" : null;
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */

@@ -216,8 +216,14 @@ export async function deleteSchedule(db: Db, scheduleId: string): Promise<void> 
   ]);
 }
 
-/** Records a run and makes it the schedule's last. */
-export async function recordRun(db: Db, org: string, run: ScheduleRun): Promise<void> {
+/** Records a run and makes it the schedule's last; with `nextRunAt`, mirrors the runner's next run too (one batch). */
+export async function recordRun(db: Db, org: string, run: ScheduleRun, nextRunAt?: number | null): Promise<void> {
+  const last =
+    nextRunAt === undefined
+      ? db.prepare("UPDATE schedules SET last_run_id = ? WHERE id = ?").bind(run.runId, run.scheduleId)
+      : db
+          .prepare("UPDATE schedules SET last_run_id = ?, next_run_at = ? WHERE id = ?")
+          .bind(run.runId, nextRunAt === null ? null : new Date(nextRunAt).toISOString(), run.scheduleId);
   await db.batch([
     db
       .prepare(
@@ -236,7 +242,7 @@ export async function recordRun(db: Db, org: string, run: ScheduleRun): Promise<
         run.status,
         run.reason,
       ),
-    db.prepare("UPDATE schedules SET last_run_id = ? WHERE id = ?").bind(run.runId, run.scheduleId),
+    last,
   ]);
 }
 

@@ -3,17 +3,39 @@
 // object's startTurn, in a new session titled by the schedule's name or in the session it continues. A run that
 // cannot start is recorded with the reason and `schedule.failed` is published; a busy session is the caller's to
 // retry (the runner waits for it).
+import { z } from "zod";
 import { keyStanding } from "../auth/api-keys";
-import { isUserDisabled } from "../auth/users";
 import type { Db } from "../db";
-import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
 import type { WebhookEvent } from "../webhooks/events";
 import type { ScheduleRun } from "../wire/schedule";
-import { recordRun, type ScheduleRecord } from "./schedule-rows";
+import { recordRun } from "./schedule-rows";
+
+/**
+ * What a run needs of its schedule, kept by its runner (written there at each create and change), so a run reads
+ * nothing from D1 before it starts its turn but who it acts as.
+ */
+export const RunSpec = z.object({
+  scheduleId: z.string(),
+  org: z.string(),
+  user: z.string(),
+  keyId: z.string(),
+  admin: z.boolean(),
+  name: z.string(),
+  mode: z.string(),
+  prompt: z.string(),
+  sessionId: z.string().nullable(),
+});
+export type RunSpec = z.infer<typeof RunSpec>;
+
+/** A stored schedule's run spec. */
+export function runSpecOf(schedule: RunSpec): RunSpec {
+  const { scheduleId, org, user, keyId, admin, name, mode, prompt, sessionId } = schedule;
+  return { scheduleId, org, user, keyId, admin, name, mode, prompt, sessionId };
+}
 
 export interface RunDeps {
   env: Cloudflare.Env;
@@ -34,7 +56,7 @@ export type RunAttempt =
   | { kind: "busy"; sessionId: string; reason: string };
 
 /** The schedule's creator as a session object's caller. */
-export function creatorOf(schedule: ScheduleRecord): Caller {
+export function creatorOf(schedule: RunSpec): Caller {
   return {
     org: schedule.org,
     user: schedule.user,
@@ -45,22 +67,27 @@ export function creatorOf(schedule: ScheduleRecord): Caller {
 }
 
 /** Why the creator may no longer start turns (their key revoked or expired, they were disabled), or null. */
-async function creatorProblem(db: Db, schedule: ScheduleRecord, now: number): Promise<string | null> {
-  const standing = await keyStanding(db, schedule.org, schedule.keyId, now);
-  if (standing === "revoked") return "api_key_revoked: the key that created this schedule was revoked.";
-  if (standing === "expired") return "api_key_expired: the key that created this schedule has expired.";
-  if (await isUserDisabled(db, schedule.org, schedule.user, now)) {
-    return "user_disabled: the schedule's owner was disabled in their organization.";
+async function creatorProblem(db: Db, schedule: RunSpec, now: number): Promise<string | null> {
+  switch (await keyStanding(db, schedule.org, schedule.user, schedule.keyId, now)) {
+    case "revoked":
+      return "api_key_revoked: the key that created this schedule was revoked.";
+    case "expired":
+      return "api_key_expired: the key that created this schedule has expired.";
+    case "user_disabled":
+      return "user_disabled: the schedule's owner was disabled in their organization.";
+    case null:
+      return null;
   }
-  return null;
 }
 
 /** Starts one run of `schedule`, due at `dueAt`; records it unless the session it continues is busy. */
 export async function attemptRun(
   deps: RunDeps,
-  schedule: ScheduleRecord,
+  schedule: RunSpec,
   dueAt: number,
   trigger: ScheduleRun["trigger"],
+  /** The next run, written beside the record in one batch (the runner's; undefined: unchanged). */
+  nextRunAt?: number | null,
 ): Promise<RunAttempt> {
   const caller = creatorOf(schedule);
   const base = {
@@ -78,7 +105,7 @@ export async function attemptRun(
       status: "failed",
       reason,
     };
-    await recordRun(deps.db, schedule.org, run);
+    await recordRun(deps.db, schedule.org, run, nextRunAt);
     deps.publish({
       type: "schedule.failed",
       org: schedule.org,
@@ -94,10 +121,7 @@ export async function attemptRun(
 
   let sessionId = schedule.sessionId;
   if (sessionId === null) {
-    const catalog = new D1AgentModeCatalogService(deps.db, schedule.org);
-    if (!(await catalog.getMode(schedule.mode))) {
-      return fail(`unknown_mode: the mode ${quoted(schedule.mode)} is no longer in the catalog.`, null);
-    }
+    // The mode is not read here: a mode gone from the catalog fails the turn, which says so (the run's status).
     const created = await createSession(deps.env, schedule, schedule.mode, undefined, undefined, schedule.name);
     sessionId = created.sessionId;
   }
@@ -114,7 +138,7 @@ export async function attemptRun(
       status: "running",
       reason: null,
     };
-    await recordRun(deps.db, schedule.org, run);
+    await recordRun(deps.db, schedule.org, run, nextRunAt);
     return { kind: "recorded", run };
   }
   const reason = `${started.code}: ${started.message}`;
@@ -131,10 +155,11 @@ export async function attemptRun(
 /** A run by hand (POST .../run) does not wait for a busy session: it is recorded as skipped. */
 export async function skipRun(
   deps: RunDeps,
-  schedule: ScheduleRecord,
+  schedule: RunSpec,
   dueAt: number,
   trigger: ScheduleRun["trigger"],
   busy: { sessionId: string; reason: string },
+  nextRunAt?: number | null,
 ): Promise<ScheduleRun> {
   const run: ScheduleRun = {
     runId: `run_${crypto.randomUUID().replaceAll("-", "")}`,
@@ -147,6 +172,6 @@ export async function skipRun(
     status: "skipped",
     reason: busy.reason,
   };
-  await recordRun(deps.db, schedule.org, run);
+  await recordRun(deps.db, schedule.org, run, nextRunAt);
   return run;
 }

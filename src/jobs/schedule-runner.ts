@@ -7,15 +7,17 @@
 // number of schedules, as each alarm fires on its own), survives restarts and deploys (alarms are stored), and a
 // late alarm (the object was down when it was due) fires once on wake-up: the run happens once, and the next run
 // is computed from now, so missed slots are not replayed. D1 keeps the list people read (`schedules`, with the next
-// run mirrored into it) and each run's record (`schedule_runs`); the object owns the timing.
+// run mirrored into it) and each run's record (`schedule_runs`); the object owns the timing, and keeps what a run
+// needs (the prompt, the mode, who it acts as; written at each create and change), so a due run reads nothing from D1
+// before its turn but whether its creator's key still stands: 1,000 runs due together start within their minute.
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
 import { publishEvent, type WebhookEvent } from "../webhooks/events";
 import type { ScheduleRun } from "../wire/schedule";
-import { findSchedule, type ScheduleRecord, setNextRun } from "./schedule-rows";
-import { attemptRun, type RunDeps, skipRun } from "./schedule-run";
+import { setNextRun } from "./schedule-rows";
+import { attemptRun, type RunDeps, RunSpec, skipRun } from "./schedule-run";
 import { nextRunAfter, ScheduleTiming } from "./schedule-timing";
 
 /** How long a run whose session is busy waits at most when the schedule has no next run (an `at`). */
@@ -24,6 +26,8 @@ export const BUSY_WAIT_WITHOUT_NEXT_MS = 3_600_000;
 /** What the object keeps: the timing, and a run that waits for its busy session. */
 export const RunnerState = z.object({
   scheduleId: z.string(),
+  /** What each run sends, where, and as whom. */
+  spec: RunSpec,
   timing: ScheduleTiming,
   enabled: z.boolean(),
   /** The next slot (ms), or null: none (disabled, or an `at` that ran). */
@@ -49,6 +53,7 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
   /** The schedule's timing, as created or changed: its next run is `nextRunAt` (ms, computed by the route). */
   async arm(config: {
     scheduleId: string;
+    spec: RunSpec;
     timing: ScheduleTiming;
     enabled: boolean;
     nextRunAt: number | null;
@@ -72,11 +77,9 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
   async runNow(): Promise<ScheduleRun | null> {
     const state = await this.state();
     if (!state) return null;
-    const schedule = await findSchedule(this.env.DB, state.scheduleId);
-    if (!schedule) return null;
     const now = Date.now();
-    const attempt = await attemptRun(this.deps(), schedule, now, "manual");
-    return attempt.kind === "recorded" ? attempt.run : skipRun(this.deps(), schedule, now, "manual", attempt);
+    const attempt = await attemptRun(this.deps(), state.spec, now, "manual");
+    return attempt.kind === "recorded" ? attempt.run : skipRun(this.deps(), state.spec, now, "manual", attempt);
   }
 
   /** What the object keeps (tests read it). */
@@ -102,42 +105,35 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
 
   /** The alarm's work at `now`: a waiting run tried again, or the due slot run (once, however late). */
   private async tick(state: RunnerState, now: number): Promise<void> {
-    const schedule = await findSchedule(this.env.DB, state.scheduleId);
-    if (!schedule) {
-      await this.disarm();
-      return;
-    }
     const deps = this.deps();
+    const { spec } = state;
     let { waiting, nextRunAt } = state;
     if (waiting) {
       const giveUpAt = nextRunAt ?? waiting.dueAt + BUSY_WAIT_WITHOUT_NEXT_MS;
       if (now < giveUpAt) {
-        const attempt = await attemptRun(deps, schedule, waiting.dueAt, "schedule");
+        const attempt = await attemptRun(deps, spec, waiting.dueAt, "schedule");
         waiting = attempt.kind === "busy" ? { ...waiting, reason: attempt.reason } : null;
         await this.save({ ...state, waiting }, now);
         return;
       }
       // Still busy when the next slot came: this run is skipped, and the slot's own run goes on below.
       const reason = `${waiting.reason} It was still busy at the next run, so this run was skipped.`;
-      await skipRun(deps, schedule, waiting.dueAt, "schedule", { sessionId: waiting.sessionId, reason });
+      await skipRun(deps, spec, waiting.dueAt, "schedule", { sessionId: waiting.sessionId, reason });
       waiting = null;
     }
-    if (nextRunAt === null || !state.enabled || !schedule.enabled) {
-      await this.save({ ...state, waiting }, now);
-      return;
-    }
-    if (now < nextRunAt) {
-      // Woken early (an alarm set for a retry that is no longer needed): wait for the slot.
+    if (nextRunAt === null || !state.enabled || now < nextRunAt) {
+      // Nothing due (disabled, done, or woken early by a retry no longer needed): wait for the slot.
       await this.save({ ...state, waiting }, now);
       return;
     }
     const dueAt = nextRunAt;
     // Every slot up to now is this one run: the next is the first after now.
     nextRunAt = nextRunAfter(state.timing, now);
-    const attempt = await attemptRun(deps, schedule, dueAt, "schedule");
+    const attempt = await attemptRun(deps, spec, dueAt, "schedule", nextRunAt);
     waiting = attempt.kind === "busy" ? { dueAt, sessionId: attempt.sessionId, reason: attempt.reason } : null;
     await this.save({ ...state, nextRunAt, waiting }, now);
-    await setNextRun(this.env.DB, schedule.scheduleId, nextRunAt);
+    // A run that waits wrote nothing yet: the list's next run is mirrored now.
+    if (attempt.kind === "busy") await setNextRun(this.env.DB, spec.scheduleId, nextRunAt);
   }
 
   /** Stores the state and sets the alarm: the next slot, or sooner to try a waiting run again. */
@@ -159,5 +155,3 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
 export function runnerOf(env: Cloudflare.Env, scheduleId: string): DurableObjectStub<ScheduleRunner> {
   return env.SCHEDULE_RUNNER.get(env.SCHEDULE_RUNNER.idFromName(scheduleId));
 }
-
-export type { ScheduleRecord };

@@ -19,6 +19,7 @@ import {
   scheduleView,
   updateSchedule,
 } from "../jobs/schedule-rows";
+import { type RunSpec, runSpecOf } from "../jobs/schedule-run";
 import { runnerOf } from "../jobs/schedule-runner";
 import {
   nextRunAfter,
@@ -143,8 +144,7 @@ export const scheduleRoutes = routes()
       const scheduleId = newScheduleId();
       const nextRunAt = nextRunAfter(timing, now);
       // The runner first: a row without its runner would never run; a runner without its row disarms itself.
-      await runnerOf(c.env, scheduleId).arm({ scheduleId, timing, enabled: true, nextRunAt });
-      await insertSchedule(c.var.db, {
+      const spec: RunSpec = {
         scheduleId,
         org: caller.org,
         user: caller.user,
@@ -153,14 +153,13 @@ export const scheduleRoutes = routes()
         name: body.name.replace(/\s+/g, " "),
         mode,
         prompt: body.prompt,
-        timing,
         sessionId: body.sessionId ?? null,
-        enabled: true,
-        nextRunAt: iso(nextRunAt),
-      });
-      const created = await findSchedule(c.var.db, scheduleId);
-      if (!created) throw new Error(`The schedule ${scheduleId} was not found just after it was written.`);
-      return c.json(scheduleView(created), 201);
+      };
+      await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled: true, nextRunAt });
+      const record = { ...spec, timing, enabled: true, nextRunAt: iso(nextRunAt) };
+      await insertSchedule(c.var.db, record);
+      const at = new Date(now).toISOString();
+      return c.json(scheduleView({ ...record, createdAt: at, updatedAt: at, lastRun: null, lastRunId: null }), 201);
     },
   )
   .openapi(
@@ -217,15 +216,12 @@ export const scheduleRoutes = routes()
       const mode = body.mode === undefined ? schedule.mode : await modeOf(c, body.mode);
       const enabled = body.enabled ?? schedule.enabled;
       const nextRunAt = enabled ? nextRunAfter(timing, now) : null;
-      await runnerOf(c.env, schedule.scheduleId).arm({ scheduleId: schedule.scheduleId, timing, enabled, nextRunAt });
-      await updateSchedule(c.var.db, schedule.scheduleId, {
-        name: body.name?.replace(/\s+/g, " ") ?? schedule.name,
-        prompt: body.prompt ?? schedule.prompt,
-        mode,
-        timing,
-        enabled,
-        nextRunAt: iso(nextRunAt),
-      });
+      const name = body.name?.replace(/\s+/g, " ") ?? schedule.name;
+      const prompt = body.prompt ?? schedule.prompt;
+      const { scheduleId } = schedule;
+      const spec: RunSpec = { ...runSpecOf(schedule), name, prompt, mode };
+      await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled, nextRunAt });
+      await updateSchedule(c.var.db, scheduleId, { name, prompt, mode, timing, enabled, nextRunAt: iso(nextRunAt) });
       const changed = await findSchedule(c.var.db, schedule.scheduleId);
       if (!changed) throw scheduleNotFound(schedule.scheduleId);
       return c.json(scheduleView(changed), 200);
