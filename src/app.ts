@@ -14,6 +14,7 @@ import { originGuard } from "./auth/origin-guard";
 import { ApiError, errorBody } from "./errors";
 import { type AppBindings, d1Session, errors, notJsonBody } from "./http";
 import { httpSpan } from "./http-span";
+import { idempotency } from "./jobs/idempotency";
 import { ModeCatalogError } from "./modes/catalog-service";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { pageHeaders } from "./page-headers";
@@ -39,6 +40,7 @@ import { modeRoutes } from "./routes/modes";
 import { scheduleRoutes } from "./routes/schedules";
 import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
+import { sessionTurnRoutes } from "./routes/session-turns";
 import { systemPromptRoutes } from "./routes/system-prompts";
 import { workflowRoutes } from "./routes/workflows";
 import { SettingsError, settings } from "./settings";
@@ -115,6 +117,8 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", keySignInRoutes);
   app.route("/", authorizeRoutes);
   app.use("*", requireApiKey);
+  // After the caller is known (keys are per caller), before every route that starts work.
+  app.use("*", idempotency);
   app.route("/", sessionAuthRoutes);
   app.route("/", passthroughRoutes);
   app.route("/", messagesRoutes);
@@ -132,6 +136,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);
   app.route("/", sessionManagementRoutes);
+  app.route("/", sessionTurnRoutes);
   app.route("/", workflowRoutes);
   app.route("/", scheduleRoutes);
   app.route("/", agentWireRoutes);

@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   invalid_frame: bad,
   frame_too_large: bad,
   attachment_not_accepted: bad,
+  invalid_idempotency_key: bad,
   // 401, 403: who is asking.
   missing_api_key: [401, "authentication_error"],
   invalid_api_key: [401, "authentication_error"],
@@ -89,8 +90,11 @@ export const ERROR_CODES = {
   model_route_in_use: conflict,
   secret_in_use: conflict,
   schedule_limit_reached: conflict,
-  // 405, 413, 415, 426, 429.
+  idempotency_key_in_flight: conflict,
+  idempotency_answer_not_kept: conflict,
+  // 405, 413, 415, 422, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
+  idempotency_key_reused: [422, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],
   unsupported_media_type: [415, "invalid_request_error"],
   upgrade_required: [426, "invalid_request_error"],

@@ -1,8 +1,9 @@
 // Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
-// hourly cron's retention run (src/session/retention.ts), and the Durable Object classes (a session each, a meter
-// per org, a runner per schedule).
+// hourly cron's retention run (src/session/retention.ts; and the idempotency keys past their window), and the
+// Durable Object classes (a session each, a meter per org, a runner per schedule).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
+import { deleteExpiredKeys } from "./jobs/idempotency-store";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { expireIdleSessions } from "./session/retention";
 
@@ -27,5 +28,10 @@ export default {
       (error: unknown) => logger.addException("[Session_Retention]", error),
     );
     ctx.waitUntil(run);
+    ctx.waitUntil(
+      deleteExpiredKeys(env.DB, controller.scheduledTime).catch((error: unknown) =>
+        logger.addException("[Idempotency_Retention]", error),
+      ),
+    );
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

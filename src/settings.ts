@@ -234,6 +234,8 @@ const SettingsShape = z.object({
   SESSION_RETENTION_DAYS: nonNegativeInt(0),
   /** The most sessions one cron run deletes (the rest wait for the next run). */
   SESSION_RETENTION_BATCH: positiveInt(50),
+  /** How long an Idempotency-Key's first answer is kept and replayed, in hours (src/jobs/idempotency.ts). */
+  IDEMPOTENCY_WINDOW_HOURS: positiveInt(24),
   /** Comma-separated patterns the workspace tools refuse; "" refuses none. */
   WORKSPACE_PROTECTED_PATHS: z
     .string()
@@ -341,6 +343,8 @@ export interface Settings {
   sessions: { retentionDays: number; retentionBatch: number };
   /** Schedules: the most a person and an org may have; how soon a run whose session is busy is tried again. */
   schedules: { maxPerUser: number; maxPerOrg: number; busyRetryMs: number };
+  /** Idempotency-Key: how long a key's first answer is kept and replayed. */
+  idempotency: { windowMs: number };
   /** The host names requests may name; empty: any. */
   http: { allowedHosts: readonly string[]; corsAllowedOrigins: readonly string[] };
   mcp: { allowHttpLoopback: boolean; discoveryTtlMs: number };
@@ -423,6 +427,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       maxPerOrg: v.SCHEDULES_MAX_PER_ORG,
       busyRetryMs: v.SCHEDULE_BUSY_RETRY_MS,
     },
+    idempotency: { windowMs: v.IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },
     tracing: tracingOf(v),

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { acceptedTurn, prefersRespondAsync } from "../jobs/respond-async";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { callerOf as caller, createSession, hintOf, sessionStub, unwrap } from "../session/session-client";
 import { decodeCursor, encodeCursor, listSessions } from "../session/session-index";
@@ -25,7 +26,7 @@ import {
   WsTicket,
 } from "../wire/session";
 import { TurnTimeline } from "../wire/timeline";
-import { AgentExecuteResponse } from "../wire/turn";
+import { AgentExecuteResponse, TurnAccepted } from "../wire/turn";
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
 const SessionId = z.object({ sessionId: z.string() });
@@ -67,6 +68,13 @@ const MessagesQuery = z.object({
     .describe(`Messages a page (1 to ${MAX_MESSAGE_PAGE}, ${MESSAGE_PAGE} by default).`),
 });
 const turn = (description: string) => json(AgentExecuteResponse, description);
+/** With `Prefer: respond-async`: the turn's ids, `Location` its status, `Preference-Applied: respond-async`. */
+const accepted = {
+  202: json(
+    TurnAccepted,
+    "With `Prefer: respond-async`: the turn was admitted and stored and runs on; poll `Location` for its status.",
+  ),
+};
 
 /** A turn that failed because the model service rate limited us says how long it asked us to wait, as HTTP does. */
 function turnHeaders(response: AgentExecuteResponse): Record<string, string> {
@@ -227,6 +235,8 @@ export const contextSessionRoutes = routes()
       path: "/context/sessions/{sessionId}/messages",
       summary: "Runs one turn; with Accept: text/event-stream, streams its frames as server-sent events",
       description:
+        "With `Prefer: respond-async` the answer is 202 as soon as the turn is admitted and stored, and the turn " +
+        "runs on (poll `Location`; the WebSocket and SSE see it live). " +
         "The message may carry attachments: text files (`{name, mediaType, text}`) and images " +
         "(`{name, mediaType, data}`, base64) for a mode whose model route reads images (`inputModalities`); " +
         "an image on any other mode is refused, 400 `attachment_not_accepted` naming it.",
@@ -240,12 +250,16 @@ export const contextSessionRoutes = routes()
           },
           description: "The turn: completed, failed, cancelled, or paused for approvals or client results.",
         },
+        ...accepted,
         ...errors(400, 401, 403, 404, 409, 413, 429),
       },
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
       const { content, attachments = [] } = c.req.valid("json");
+      if (prefersRespondAsync(c.req.header("prefer"))) {
+        return acceptedTurn(c, unwrap(await stub.startTurn(caller(c), { kind: "message", content, attachments })));
+      }
       if (c.req.header("accept")?.includes("text/event-stream")) {
         const stream = unwrap(await stub.sendMessageStream(caller(c), content, attachments));
         return new Response(stream, {
@@ -273,11 +287,15 @@ export const contextSessionRoutes = routes()
       summary: "Decisions on calls that wait for approval; the turn resumes when the batch is decided",
       ...chat,
       request: { params: SessionId, ...jsonBody(ApprovalsBody, "The decisions.") },
-      responses: { 200: turn("The resumed turn."), ...errors(400, 401, 403, 404, 409, 429) },
+      responses: { 200: turn("The resumed turn."), ...accepted, ...errors(400, 401, 403, 404, 409, 429) },
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
-      return c.json(...turnAnswer(unwrap(await stub.submitApprovals(caller(c), c.req.valid("json").decisions))));
+      const { decisions } = c.req.valid("json");
+      if (prefersRespondAsync(c.req.header("prefer"))) {
+        return acceptedTurn(c, unwrap(await stub.startTurn(caller(c), { kind: "approvals", decisions })));
+      }
+      return c.json(...turnAnswer(unwrap(await stub.submitApprovals(caller(c), decisions))));
     },
   )
   .openapi(
@@ -288,11 +306,15 @@ export const contextSessionRoutes = routes()
         "Results of client-executed calls (up to MAX_TOOL_RESULT_BYTES); the turn resumes when the batch settles",
       ...chat,
       request: { params: SessionId, ...jsonBody(ToolResultsBody, "The results.") },
-      responses: { 200: turn("The resumed turn."), ...errors(400, 401, 403, 404, 409, 413, 429) },
+      responses: { 200: turn("The resumed turn."), ...accepted, ...errors(400, 401, 403, 404, 409, 413, 429) },
     }),
     async (c) => {
       const stub = sessionStub(c.env, c.req.valid("param").sessionId);
-      return c.json(...turnAnswer(unwrap(await stub.submitToolResults(caller(c), c.req.valid("json").results))));
+      const { results } = c.req.valid("json");
+      if (prefersRespondAsync(c.req.header("prefer"))) {
+        return acceptedTurn(c, unwrap(await stub.startTurn(caller(c), { kind: "tool_results", results })));
+      }
+      return c.json(...turnAnswer(unwrap(await stub.submitToolResults(caller(c), results))));
     },
   )
   .openapi(

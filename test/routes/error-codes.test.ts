@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createBrowserSession } from "../../src/auth/browser-sessions";
 import { ERROR_CODES, type ErrorCode } from "../../src/errors";
 import { anthropicErrorTypeOf } from "../../src/translate/anthropic-to-chat";
+import { holdKey, keyed } from "../fixtures/idempotency";
 import { beginSignIn, callback, signInAtProvider, ssoWorker } from "../fixtures/idp";
 import { expirePauseNow } from "../fixtures/in-object";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
@@ -409,6 +410,28 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   },
   request_too_large: {
     http: () => request("POST", "/context/sessions", { mode: "x".repeat(1_100_000) }),
+  },
+  invalid_idempotency_key: { http: () => keyed("POST", "/context/sessions", {}, "k".repeat(256)) },
+  idempotency_key_reused: {
+    http: async () => {
+      const key = crypto.randomUUID();
+      await keyed("POST", "/context/sessions", {}, key);
+      return keyed("POST", "/context/sessions", { mode: "workspace" }, key);
+    },
+  },
+  idempotency_key_in_flight: {
+    http: async () => {
+      const key = crypto.randomUUID();
+      await holdKey("/context/sessions", {}, key);
+      return keyed("POST", "/context/sessions", {}, key);
+    },
+  },
+  idempotency_answer_not_kept: {
+    http: async () => {
+      const key = crypto.randomUUID();
+      await holdKey("/context/sessions", {}, key, { status: 201, headers: {}, body: "", tooLarge: true });
+      return keyed("POST", "/context/sessions", {}, key);
+    },
   },
   unsupported_media_type: {
     http: () =>

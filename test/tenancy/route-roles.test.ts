@@ -212,6 +212,12 @@ const REQUESTS: Record<string, Request> = {
     send(key, "GET", `/context/sessions/${await memberSession()}/messages`),
   "POST /context/sessions/{sessionId}/messages (the member's)": async (key) =>
     send(key, "POST", `/context/sessions/${await memberSession()}/messages`, { content: say("hi") }),
+  "GET /context/sessions/{sessionId}/turns (the member's)": async (key) =>
+    send(key, "GET", `/context/sessions/${await memberSession()}/turns`),
+  "GET /context/sessions/{sessionId}/turns/{turnId} (the member's)": async (key) => {
+    const { session, turnId } = await memberTurn();
+    return send(key, "GET", `/context/sessions/${session}/turns/${turnId}`);
+  },
   "GET /context/sessions/{sessionId}/turns/{turnId}/timeline (the member's)": async (key) => {
     const { session, turnId } = await memberTurn();
     return send(key, "GET", `/context/sessions/${session}/turns/${turnId}/timeline`);
