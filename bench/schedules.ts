@@ -4,7 +4,9 @@
 // ahead that they are all made before it), each its own ScheduleRunner whose alarm starts a turn in a new session.
 // Each run's record says when its turn started (`at`, once the session object admitted and stored it) and when it
 // was due: the delay is the difference. Reported: the delays' median, p95 and max; how many started within the
-// minute they were due in; each as a ratio of the lone schedule's delay, measured in the same run.
+// minute they were due in; each as a ratio of the lone schedule's delay, measured in the same run. Then the same
+// work sent by clients at one instant, for comparison: COUNT new sessions each given a message with
+// `Prefer: respond-async` (answered 202 once the turn is admitted and stored), timed from the burst's start.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,7 +131,29 @@ async function main(): Promise<void> {
       `${runs.length} of ${COUNT} ran; ${within} started within the minute they were due in (goal: all); ` +
         `${failed.length} failed or skipped${failed[0] ? ` (first reason: ${failed[0].reason})` : ""}.`,
     );
-    if (process.env.BENCH_DUMP) console.log(worker.output().split("\n").filter((l) => l.includes("BENCHTIMING")).join("\n"));
+    // The same turns started by clients at one instant: a new session and a message answered 202 each.
+    await sleep(20_000);
+    const burst = performance.now();
+    const clients = await Promise.all(
+      Array.from({ length: COUNT }, async () => {
+        const { sessionId } = await api<{ sessionId: string }>(url, "POST", "/context/sessions", {});
+        const response = await fetch(`${url}/context/sessions/${sessionId}/messages`, {
+          method: "POST",
+          headers: { ...headers, prefer: "respond-async" },
+          body: JSON.stringify({ content: "hello" }),
+        });
+        await response.arrayBuffer();
+        if (response.status !== 202) throw new Error(`a client's message answered ${response.status}`);
+        return performance.now() - burst;
+      }),
+    );
+    const c50 = percentile(clients, 50);
+    const cMax = Math.max(...clients);
+    console.log("");
+    console.log(`| the same ${COUNT} turns sent by clients at once | ms after the burst | schedules ÷ clients |`);
+    console.log("| --- | ---: | ---: |");
+    console.log(`| median 202 | ${fixed(c50, 0)} | ${fixed(p50 / c50)}x |`);
+    console.log(`| last 202 | ${fixed(cMax, 0)} | ${fixed(max / cMax)}x |`);
   } finally {
     await stop();
   }
