@@ -137,6 +137,8 @@ export class TurnDriver {
   ): Promise<Outcome<AgentExecuteResponse> | null> {
     const turn = this.deps.store.turn();
     if (!this.interrupted() || !turn) return null;
+    // The turn's frames and stop event carry its id, whether it resumes or ends here (no run of this instance set it).
+    this.activeTurnId = turn.turnId;
     const caller: Caller | undefined = turn.caller && { ...turn.caller, requestId: `resume-${turn.turnId}` };
     // A turn stored by code that kept no caller (before resumption existed) would run unmetered: it ends instead.
     const maxResumes = caller ? this.deps.resume.maxResumes : 0;
@@ -162,6 +164,7 @@ export class TurnDriver {
    * takes messages again, and the alarm follows.
    */
   async failedToResume(): Promise<void> {
+    this.activeTurnId = this.deps.store.turn()?.turnId ?? this.activeTurnId;
     if (this.interrupted()) failBrokenTurn(this.deps.reasoners.ending());
     await this.syncAlarm();
   }

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { TurnAccepted, TurnPage, TurnStatus } from "../../src/wire/turn";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, sendMessage } from "../fixtures/sessions";
+import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
 
 const stubOf = (id: string) => env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
@@ -103,6 +104,18 @@ describe("a background turn", () => {
     await runDurableObjectAlarm(stubOf(id));
     const done = await polled(locationOf(turn));
     expect([done.status, done.answer]).toEqual(["completed", "Back again."]);
+  });
+
+  it("is seen live on the session's WebSocket, from turn_started to turn_completed", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Live." }]);
+    const id = await createSession();
+    const socket = await openSocket(id);
+    const turn = await accepted(await preferAsync(`/context/sessions/${id}/messages`, { content: script.marker }));
+    const started = await socket.waitForType("turn_started");
+    const completed = await socket.waitForType("turn_completed");
+    socket.close();
+    expect([started.turnId, completed.turnId]).toEqual([turn.turnId, turn.turnId]);
+    expect(completed.response).toMatchObject({ status: "completed", text: "Live." });
   });
 
   it("is refused as every door's turn is, storing nothing: a busy session answers 409 and no turn", async () => {

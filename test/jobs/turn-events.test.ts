@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
 import type { WebhookEvent } from "../../src/webhooks/events";
 import { approve, createSession, sendMessage } from "../fixtures/sessions";
+import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
 
 const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "a.txt", content: "A" }) };
@@ -62,6 +63,18 @@ describe("turn events", () => {
       "Skipped.",
       pause?.data.turnId,
     ]);
+  });
+
+  it("publishes a paused turn cancelled by a person as turn.failed with status cancelled, for that turn", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write] }]);
+    const { id, events } = await recordedSession("workspace");
+    await sendMessage(id, `w ${script.marker}`);
+    const socket = await openSocket(id);
+    socket.send({ type: "cancel" });
+    const [pause, end] = await published(events, 2);
+    socket.close();
+    expect([end?.type, end?.data.status, end?.data.errorCode]).toEqual(["turn.failed", "cancelled", "cancelled"]);
+    expect(end?.data.turnId).toBe(pause?.data.turnId);
   });
 
   it("publishes turn.failed with the error's code and message as the summary", async () => {

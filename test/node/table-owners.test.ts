@@ -18,6 +18,7 @@ const OWNERS: Record<string, string> = {
   audit_log: "src/tenancy/audit-log.ts",
   browser_sessions: "src/auth/browser-sessions.ts",
   hidden_modes: "src/modes/catalog-service.ts",
+  idempotency_keys: "src/jobs/idempotency-store.ts",
   mcp_servers: "src/mcp/mcp-server-registry.ts",
   model_routes: "src/routing/model-route-store.ts",
   modes: "src/modes/catalog-service.ts",
