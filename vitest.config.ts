@@ -139,10 +139,6 @@ export default defineConfig(async () => ({
     // Two test files at a time (Vitest's default is one fewer than the cores: one on these 2-core machines, which
     // left a core idle while a file waited on workerd or an upstream).
     maxWorkers: 2,
-    // Each transformed module is kept on disk (.cache/vitest, by its content and the config) and read back by the
-    // next run and by every project: the three Workers projects load the same src/, which Vite transformed three
-    // times a run. A module that changed is transformed again; `npx vitest --clearCache` empties the cache.
-    experimental: { fsModuleCache: true, fsModuleCachePath: ".cache/vitest" },
     projects: [
       await workersProject({
         name: "workers",
