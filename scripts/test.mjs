@@ -6,10 +6,11 @@
 // machine has a core idle about half the time; three things fill it:
 // - the four type checks run beside the suite instead of first (about 30 s of every run on these machines), and
 //   check again only what changed since the last run;
-// - the `node` project runs in a Vitest of its own beside the other three: its two longest files each start
-//   `npm start` and mostly wait on it (test/node/restart-example.test.ts about 50 s, most of it the demo's slow
-//   answer and the polls of the docs' script), and in one Vitest they held both of its workers before any Workers
-//   file could start, since Vitest runs projects one after another. Its report is printed when both are done;
+// - the `node` project runs in a Vitest of its own beside the other three, once the type checks are done: its two
+//   longest files each start `npm start` and mostly wait on it (test/node/restart-example.test.ts about 50 s, most
+//   of it the demo's slow answer and the polls of the docs' script), and in one Vitest they held both of its
+//   workers before any Workers file could start, since Vitest runs projects one after another. Its report is
+//   printed when both are done;
 // - the suite itself keeps two files running (vitest.config.ts).
 // A run narrowed by the arguments (a file filter or `--project`) is one Vitest, as before.
 import { spawn } from "node:child_process";
@@ -62,11 +63,16 @@ const [checked, ...suites] = await Promise.all([
     ? [run(npx, ["vitest", "run", ...args])]
     : [
         run(npx, ["vitest", "run", "--project", "!node", ...args]),
+        // After the type checks, whatever they found: started with them, its two `npm start`s, the type check, and
+        // the other Vitest's own start (its upstreams, identity providers and MCP servers, two workerd) all wanted
+        // the CPU at once, and on a loaded machine `npm run create-key` in local-start.test.ts outlasted its 120 s.
         // Colours as the terminal would have had them, though the output is kept until the end.
-        run(npx, ["vitest", "run", "--project", "node", ...nodeArgs], {
-          keep: true,
-          env: process.stdout.isTTY ? { ...process.env, FORCE_COLOR: "1" } : process.env,
-        }),
+        typecheck.then(() =>
+          run(npx, ["vitest", "run", "--project", "node", ...nodeArgs], {
+            keep: true,
+            env: process.stdout.isTTY ? { ...process.env, FORCE_COLOR: "1" } : process.env,
+          }),
+        ),
       ]),
 ]);
 const [suite, nodeSuite] = suites;
