@@ -10,6 +10,7 @@ import type { AdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import type { Caller } from "../session/caller";
 import { createSession, sessionStubOrNull } from "../session/session-client";
+import { indexSession } from "../session/session-index";
 import type { WebhookEvent } from "../webhooks/events";
 import type { ScheduleRun } from "../wire/schedule";
 import { recordRun } from "./schedule-rows";
@@ -80,6 +81,32 @@ async function creatorProblem(db: Db, schedule: RunSpec, now: number): Promise<s
   }
 }
 
+/**
+ * The session of a run that starts a new one, made ahead of its slot (the runner does it a little before the run is
+ * due, so the object, its storage and its schema are made before the due second, not in it): titled by the
+ * schedule's name, and unlisted until its run lists it, so an empty session never shows in a person's list.
+ */
+export async function prepareSession(env: Cloudflare.Env, schedule: RunSpec): Promise<string> {
+  const id = env.AGENT_SESSION.newUniqueId();
+  const sessionId = id.toString();
+  await env.AGENT_SESSION.get(id).initialize({
+    sessionId,
+    org: schedule.org,
+    user: schedule.user,
+    mode: schedule.mode,
+    parentSessionId: null,
+    title: schedule.name,
+    unlisted: true,
+  });
+  return sessionId;
+}
+
+/** Deletes a session made ahead that no run will use (the schedule changed, was deleted, or its run failed). */
+export async function discardPrepared(deps: RunDeps, schedule: RunSpec, sessionId: string): Promise<void> {
+  const deleted = await sessionStubOrNull(deps.env, sessionId)?.deleteSession(creatorOf(schedule));
+  if (!deleted?.ok) deps.logger.addError("[Schedule_Run]", "A session made ahead of its run was not deleted.", []);
+}
+
 /** Starts one run of `schedule`, due at `dueAt`; records it unless the session it continues is busy. */
 export async function attemptRun(
   deps: RunDeps,
@@ -88,6 +115,8 @@ export async function attemptRun(
   trigger: ScheduleRun["trigger"],
   /** The next run, written beside the record in one batch (the runner's; undefined: unchanged). */
   nextRunAt?: number | null,
+  /** A new session's id when the runner made it ahead (prepareSession): the run lists it and starts its turn there. */
+  prepared?: string | null,
 ): Promise<RunAttempt> {
   const caller = creatorOf(schedule);
   const base = {
@@ -117,10 +146,22 @@ export async function attemptRun(
   };
 
   const problem = await creatorProblem(deps.db, schedule, deps.now());
-  if (problem) return fail(problem, schedule.sessionId);
+  if (problem) {
+    if (prepared && schedule.sessionId === null) await discardPrepared(deps, schedule, prepared);
+    return fail(problem, schedule.sessionId);
+  }
 
   let sessionId = schedule.sessionId;
-  if (sessionId === null) {
+  if (sessionId === null && prepared) {
+    // Listed now, as its turn starts (the turn's own list updates need the row first).
+    const { org, user, mode, name } = schedule;
+    await indexSession(
+      deps.db,
+      { sessionId: prepared, org, user, mode, parentSessionId: null, title: name },
+      deps.logger,
+    );
+    sessionId = prepared;
+  } else if (sessionId === null) {
     // The mode is not read here: a mode gone from the catalog fails the turn, which says so (the run's status).
     const created = await createSession(deps.env, schedule, schedule.mode, undefined, undefined, schedule.name);
     sessionId = created.sessionId;

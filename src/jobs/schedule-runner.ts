@@ -17,11 +17,19 @@ import { settings } from "../settings";
 import { publishEvent, type WebhookEvent } from "../webhooks/events";
 import type { ScheduleRun } from "../wire/schedule";
 import { setNextRun } from "./schedule-rows";
-import { attemptRun, type RunDeps, RunSpec, skipRun } from "./schedule-run";
+import { attemptRun, discardPrepared, prepareSession, type RunDeps, RunSpec, skipRun } from "./schedule-run";
 import { nextRunAfter, ScheduleTiming } from "./schedule-timing";
 
 /** How long a run whose session is busy waits at most when the schedule has no next run (an `at`). */
 export const BUSY_WAIT_WITHOUT_NEXT_MS = 3_600_000;
+
+/**
+ * How long before its slot a run that starts a new session has that session made (prepareSession): making a
+ * session object (its storage, its schema) is about half of a run's work, and 1,000 runs due in the same second
+ * would otherwise all make theirs in it. Long enough for 1,000 to be made before they are due on a 2-core machine
+ * under `wrangler dev` (bench:schedules), short enough that a schedule changed meanwhile rarely discards one.
+ */
+export const PREPARE_AHEAD_MS = 120_000;
 
 /** What the object keeps: the timing, and a run that waits for its busy session. */
 export const RunnerState = z.object({
@@ -34,6 +42,8 @@ export const RunnerState = z.object({
   nextRunAt: z.number().nullable(),
   /** A run that found its session busy: it is tried again shortly, and skipped if still busy at the next slot. */
   waiting: z.object({ dueAt: z.number(), sessionId: z.string(), reason: z.string() }).nullable(),
+  /** The next run's new session, made ahead of its slot and not yet listed (null: none made yet, or not needed). */
+  prepared: z.string().nullable().default(null),
 });
 export type RunnerState = z.infer<typeof RunnerState>;
 
@@ -64,13 +74,21 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
       previous && config.enabled && JSON.stringify(previous.timing) === JSON.stringify(config.timing)
         ? previous.waiting
         : null;
-    await this.save({ ...config, waiting }, Date.now());
+    // A session made ahead keeps serving while what it was made from (owner, mode, title) is unchanged.
+    let prepared = previous?.prepared ?? null;
+    if (previous && prepared && (!config.enabled || JSON.stringify(previous.spec) !== JSON.stringify(config.spec))) {
+      await discardPrepared(this.deps(), previous.spec, prepared);
+      prepared = null;
+    }
+    await this.save({ ...config, waiting, prepared }, Date.now());
   }
 
-  /** The schedule was deleted: no alarm, nothing kept. */
+  /** The schedule was deleted: no alarm, nothing kept (a session made ahead of its run is deleted too). */
   async disarm(): Promise<void> {
+    const state = await this.state();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    if (state?.prepared) await discardPrepared(this.deps(), state.spec, state.prepared);
   }
 
   /** POST .../run: one run now, by hand; the timing is unchanged. A busy session's run is skipped, not waited for. */
@@ -99,7 +117,8 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
       // start its turn twice).
       this.logger.addException("[ScheduleRunner_Alarm]", error, [["ScheduleId", state.scheduleId]]);
       const nextRunAt = state.enabled ? nextRunAfter(state.timing, now) : null;
-      await this.save({ ...state, nextRunAt, waiting: null }, now);
+      // No session is made ahead after a failure (the next run makes its own): a failing one is not retried at once.
+      await this.save({ ...state, nextRunAt, waiting: null, prepared: null }, now, false);
     }
   }
 
@@ -122,26 +141,45 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
       waiting = null;
     }
     if (nextRunAt === null || !state.enabled || now < nextRunAt) {
-      // Nothing due (disabled, done, or woken early by a retry no longer needed): wait for the slot.
-      await this.save({ ...state, waiting }, now);
+      // Nothing due (disabled, done, or woken early by a retry no longer needed): wait for the slot, with the
+      // slot's new session made now when it is near.
+      const ahead = this.prepareAt(state, now);
+      const prepared = ahead !== null && ahead <= now ? await prepareSession(this.env, spec) : state.prepared;
+      await this.save({ ...state, waiting, prepared }, now);
       return;
     }
     const dueAt = nextRunAt;
     // Every slot up to now is this one run: the next is the first after now.
     nextRunAt = nextRunAfter(state.timing, now);
-    const attempt = await attemptRun(deps, spec, dueAt, "schedule", nextRunAt);
+    const attempt = await attemptRun(deps, spec, dueAt, "schedule", nextRunAt, state.prepared);
     waiting = attempt.kind === "busy" ? { dueAt, sessionId: attempt.sessionId, reason: attempt.reason } : null;
-    await this.save({ ...state, nextRunAt, waiting }, now);
+    await this.save({ ...state, nextRunAt, waiting, prepared: null }, now);
     // A run that waits wrote nothing yet: the list's next run is mirrored now.
     if (attempt.kind === "busy") await setNextRun(this.env.DB, spec.scheduleId, nextRunAt);
   }
 
-  /** Stores the state and sets the alarm: the next slot, or sooner to try a waiting run again. */
-  private async save(state: RunnerState, now: number): Promise<void> {
+  /**
+   * When the next slot's new session is to be made (PREPARE_AHEAD_MS before it, or now when that has passed), or
+   * null: the schedule continues a session, has no next slot, or has its session made already.
+   */
+  private prepareAt(state: RunnerState, now: number): number | null {
+    if (!state.enabled || state.nextRunAt === null || state.prepared !== null || state.spec.sessionId !== null) {
+      return null;
+    }
+    const at = Math.max(now, state.nextRunAt - PREPARE_AHEAD_MS);
+    return at < state.nextRunAt ? at : null;
+  }
+
+  /**
+   * Stores the state and sets the alarm: the next slot, sooner to make its session ahead (`prepare`, unless told
+   * not to), or sooner to try a waiting run again.
+   */
+  private async save(state: RunnerState, now: number, prepare = true): Promise<void> {
     await this.ctx.storage.put(STATE, state);
     const retry = state.waiting ? now + settings(this.env).schedules.busyRetryMs : null;
     const next = state.enabled ? state.nextRunAt : null;
-    const candidates = [retry, next].filter((at): at is number => at !== null);
+    const ahead = prepare ? this.prepareAt(state, now) : null;
+    const candidates = [retry, next, ahead].filter((at): at is number => at !== null);
     if (candidates.length === 0) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.min(...candidates));
   }

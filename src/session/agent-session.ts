@@ -68,6 +68,11 @@ export interface SessionInit {
   branch?: Pick<BranchSeed, "origin" | "messages">;
   /** The list's title from the start (a schedule's name), instead of one from the first message. */
   title?: string;
+  /**
+   * Made ahead of its first turn (a schedule's run, a minute or two before it is due): not in the org's list until
+   * whoever made it lists it when the turn starts, so a person never sees an empty session.
+   */
+  unlisted?: boolean;
 }
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {
@@ -207,6 +212,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
+    if (init.unlisted) return Promise.resolve();
     if (!init.branch) return indexSession(this.db, init, this.logger);
     seedBranch(this.ctx.storage, this.store, init.branch);
     const branch = { branchOf: init.branch.origin, title: firstMessageTitle(this.store) };
