@@ -9,7 +9,8 @@
 // is computed from now, so missed slots are not replayed. D1 keeps the list people read (`schedules`, with the next
 // run mirrored into it) and each run's record (`schedule_runs`); the object owns the timing, and keeps what a run
 // needs (the prompt, the mode, who it acts as; written at each create and change), so a due run reads nothing from D1
-// before its turn but whether its creator's key still stands: 1,000 runs due together start within their minute.
+// before its turn but whether its creator's key still stands; and a run that starts a new session has it made two
+// minutes ahead (unlisted until the run), so the due second holds only the admission and the turn's start.
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -49,6 +50,9 @@ export type RunnerState = z.infer<typeof RunnerState>;
 
 const STATE = "state";
 
+/** What a session made ahead is made from: a change of any of these discards it (a new prompt does not). */
+const madeFrom = (spec: RunSpec) => JSON.stringify([spec.org, spec.user, spec.mode, spec.name, spec.sessionId]);
+
 export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
   private readonly logger: JsonAdminLogger;
   /** Where events go: publishEvent; a test puts a recorder here (runInDurableObject). */
@@ -76,7 +80,7 @@ export class ScheduleRunner extends DurableObject<Cloudflare.Env> {
         : null;
     // A session made ahead keeps serving while what it was made from (owner, mode, title) is unchanged.
     let prepared = previous?.prepared ?? null;
-    if (previous && prepared && (!config.enabled || JSON.stringify(previous.spec) !== JSON.stringify(config.spec))) {
+    if (previous && prepared && (!config.enabled || madeFrom(previous.spec) !== madeFrom(config.spec))) {
       await discardPrepared(this.deps(), previous.spec, prepared);
       prepared = null;
     }

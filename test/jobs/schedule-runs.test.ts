@@ -1,7 +1,8 @@
 // Runs driven by each schedule's ScheduleRunner alarm (runDurableObjectAlarm; times in the object's storage moved into
 // the past instead of waiting): a run is a turn in a new session titled by the schedule's name; an `at` runs once; a
 // run missed while the object was down runs once on wake-up; a busy session's run waits, then is skipped with its
-// reason; a run the budget refuses is recorded and publishes schedule.failed.
+// reason; a run the budget refuses is recorded and publishes schedule.failed; a new session's run has its session
+// made ahead of its slot, out of the list until the run (and deleted with its schedule).
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -160,6 +161,39 @@ describe("schedule runs", () => {
     expect(runs[0]?.reason).toMatch(
       /^session_awaiting_input: .*still busy at the next run, so this run was skipped\.$/,
     );
+  });
+
+  it("makes a new session's run's session ahead of its slot, out of the list until the run starts its turn there", async () => {
+    const script = await scriptUpstream([{ type: "completion", content: "Made ahead." }]);
+    const schedule = await create({ name: "Ahead", prompt: `Ahead ${script.marker}`, cron: "0 9 * * *" });
+    await changeState(schedule.scheduleId, (s) => ({ ...s, nextRunAt: Date.now() + 60_000 }));
+    await runDurableObjectAlarm(runner(schedule.scheduleId));
+    const prepared = (await stateOf(schedule.scheduleId))?.prepared ?? "";
+    const listed = async () =>
+      ((await call("GET", "/context/sessions")).json as { sessions: { sessionId: string; title: string | null }[] })
+        .sessions;
+    expect([prepared.length > 0, (await listed()).some((s) => s.sessionId === prepared)]).toEqual([true, false]);
+
+    await changeState(schedule.scheduleId, (s) => ({ ...s, nextRunAt: Date.now() - 1_000 }));
+    await runDurableObjectAlarm(runner(schedule.scheduleId));
+    const [run] = await until(
+      () => runsOf(schedule.scheduleId),
+      (runs) => runs[0]?.status === "completed",
+      "the run's turn to complete",
+    );
+    expect(run?.sessionId).toBe(prepared);
+    expect((await listed()).find((s) => s.sessionId === prepared)?.title).toBe("Ahead");
+    expect((await stateOf(schedule.scheduleId))?.prepared).toBeNull();
+  });
+
+  it("deletes the session made ahead of a run when its schedule is deleted", async () => {
+    const schedule = await create({ name: "Gone", prompt: "hello", cron: "0 9 * * *" });
+    await changeState(schedule.scheduleId, (s) => ({ ...s, nextRunAt: Date.now() + 60_000 }));
+    await runDurableObjectAlarm(runner(schedule.scheduleId));
+    const prepared = (await stateOf(schedule.scheduleId))?.prepared ?? "";
+    expect((await call("GET", `/context/sessions/${prepared}`)).status).toBe(200);
+    expect((await call("DELETE", `/context/schedules/${schedule.scheduleId}`)).status).toBe(200);
+    expect((await call("GET", `/context/sessions/${prepared}`)).status).toBe(404);
   });
 
   it("records a run the org's budget refuses, publishes schedule.failed, and keeps no empty session", async () => {
