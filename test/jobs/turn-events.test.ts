@@ -1,10 +1,10 @@
-// Every turn that stops is published once (turn.completed, turn.failed, turn.paused) with its ids, mode, steps and a
+// Every turn that stops is published (once, when its send succeeds) (turn.completed, turn.failed, turn.paused) with its ids, mode, steps and a
 // short summary that holds no secret: read here through the session object's publisher, given a recorder.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
-import type { WebhookEvent } from "../../src/webhooks/events";
+import type { QueuedEvent } from "../../src/webhooks/queue-message";
 import { approve, createSession, sendMessage } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -12,17 +12,19 @@ import { scriptUpstream } from "../fixtures/upstream";
 const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "a.txt", content: "A" }) };
 
 /** A session whose object publishes into the returned list (the object stays in memory for the test). */
-async function recordedSession(mode?: string): Promise<{ id: string; events: WebhookEvent[] }> {
+async function recordedSession(mode?: string): Promise<{ id: string; events: QueuedEvent["event"][] }> {
   const id = await createSession(mode);
-  const events: WebhookEvent[] = [];
+  const events: QueuedEvent["event"][] = [];
   await runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id)), (instance: AgentSession) => {
-    instance.turnStops.publish = (event) => events.push(event);
+    instance.outbox.send = async (message) => {
+      events.push(message.event);
+    };
   });
   return { id, events };
 }
 
 /** The events once `count` have been published (they are published just after the answer). */
-async function published(events: WebhookEvent[], count: number): Promise<WebhookEvent[]> {
+async function published(events: QueuedEvent["event"][], count: number): Promise<QueuedEvent["event"][]> {
   while (events.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
   return events;
 }

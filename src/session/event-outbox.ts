@@ -1,0 +1,98 @@
+// The session's turn events, kept in its storage until the webhook queue has them, so each is sent at least once.
+// A stop's event is kept in the same synchronous step as the stop is stored (both are written, or neither), sent to
+// the queue after the reply, and deleted once the queue took it. Should the object stop between the two, or the queue
+// refuse it, the row stays: the object's alarm sends it again, the same message with the same event id, and the
+// queue's consumer delivers an event once per endpoint however often it comes (src/webhooks/consumer.ts).
+import type { JsonAdminLogger } from "../observability/admin-logger";
+import { QueuedEvent } from "../webhooks/queue-message";
+
+/** How long after a failed send (the first, the second, ...; the last repeats) the alarm tries again. */
+export const OUTBOX_RETRY_MS = [30_000, 300_000, 1_800_000] as const;
+
+type Row = Record<string, SqlStorageValue>;
+
+export interface EventOutboxDeps {
+  sql: SqlStorage;
+  logger: JsonAdminLogger;
+  /** Asks for the alarm again: a failed send wants it at dueAt(). */
+  rearm: () => void;
+  now?: () => number;
+}
+
+export class EventOutbox {
+  /** Where a kept event goes: the webhook queue in the object; a test may put a recorder, or a failing send, here. */
+  send: (message: QueuedEvent) => Promise<void>;
+  /** The ids being sent by this instance (the alarm leaves them to the send under way). */
+  private readonly sending = new Set<string>();
+  private failures = 0;
+  /** When the alarm should send what is kept: at once for rows an earlier instance left; after a failure, later. */
+  private due: number | null;
+
+  constructor(
+    private readonly deps: EventOutboxDeps,
+    send: (message: QueuedEvent) => Promise<void>,
+  ) {
+    this.send = send;
+    this.due = this.count() > 0 ? this.now() : null;
+  }
+
+  /** Keeps the event; called in the synchronous step that stores the turn's stop, before anything awaits. */
+  keep(message: QueuedEvent): void {
+    this.deps.sql.exec(
+      "INSERT OR IGNORE INTO event_outbox (id, message_json, kept_at) VALUES (?, ?, ?)",
+      message.id,
+      JSON.stringify(message),
+      this.now(),
+    );
+  }
+
+  /** Sends a kept event and deletes its row once the queue took it; a failure keeps the row for the alarm. Never throws. */
+  async deliver(message: QueuedEvent): Promise<void> {
+    if (this.sending.has(message.id)) return;
+    this.sending.add(message.id);
+    try {
+      await this.send(message);
+      this.deps.sql.exec("DELETE FROM event_outbox WHERE id = ?", message.id);
+      this.failures = 0;
+      if (this.count() === 0) this.due = null;
+    } catch (error) {
+      this.deps.logger.addException("[AgentSession_EventOutbox__Exception]", error, [
+        ["EventId", message.id],
+        ["Event", message.event.type],
+      ]);
+      const wait = OUTBOX_RETRY_MS[Math.min(this.failures, OUTBOX_RETRY_MS.length - 1)] ?? 0;
+      this.failures += 1;
+      this.due = this.now() + wait;
+      this.deps.rearm();
+    } finally {
+      this.sending.delete(message.id);
+    }
+  }
+
+  /** Sends every kept event not already being sent (the alarm's part), oldest first. */
+  async flush(): Promise<void> {
+    await Promise.all(this.kept().map((message) => this.deliver(message)));
+  }
+
+  /** When the alarm should wake the object to send what is kept, or null when nothing waits for it. */
+  dueAt(): number | null {
+    return this.due;
+  }
+
+  /** The kept events' messages, oldest first. */
+  kept(): QueuedEvent[] {
+    return this.deps.sql
+      .exec<Row>("SELECT message_json FROM event_outbox ORDER BY kept_at, id")
+      .toArray()
+      .map((row) => QueuedEvent.parse(JSON.parse(String(row.message_json))));
+  }
+
+  private count(): number {
+    const row = this.deps.sql.exec<Row>("SELECT COUNT(*) AS kept FROM event_outbox").one();
+    return Number(row.kept);
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+}
