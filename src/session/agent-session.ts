@@ -474,15 +474,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   override async alarm(): Promise<void> {
     this.alarmClock.fired();
     if (!this.store.record()) return;
-    // Kept events first, the same messages again (the consumer delivers each once per endpoint); a failure keeps
-    // them for a later alarm.
-    await this.outbox.flush();
-    if (this.driver.interrupted()) {
-      await this.resumeTurn();
-      return;
+    // Kept events go again beside the rest, the same messages (the consumer delivers each once per endpoint); a
+    // failure keeps them for a later alarm and never stops a turn from resuming.
+    const kept = this.outbox.flush();
+    try {
+      if (this.driver.interrupted()) {
+        await this.resumeTurn();
+        return;
+      }
+      this.driver.expirePause();
+      await this.driver.syncAlarm();
+    } finally {
+      await kept;
     }
-    this.driver.expirePause();
-    await this.driver.syncAlarm();
   }
 
   /**

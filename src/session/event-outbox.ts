@@ -11,6 +11,14 @@ export const OUTBOX_RETRY_MS = [30_000, 300_000, 1_800_000] as const;
 
 type Row = Record<string, SqlStorageValue>;
 
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
 export interface EventOutboxDeps {
   sql: SqlStorage;
   logger: JsonAdminLogger;
@@ -69,9 +77,16 @@ export class EventOutbox {
     }
   }
 
-  /** Sends every kept event not already being sent (the alarm's part), oldest first. */
+  /** Sends every kept event not already being sent (the alarm's part), oldest first. Never throws. */
   async flush(): Promise<void> {
-    await Promise.all(this.kept().map((message) => this.deliver(message)));
+    let kept: QueuedEvent[];
+    try {
+      kept = this.kept();
+    } catch (error) {
+      this.deps.logger.addException("[AgentSession_EventOutbox__Exception]", error);
+      return;
+    }
+    await Promise.all(kept.map((message) => this.deliver(message)));
   }
 
   /** When the alarm should wake the object to send what is kept, or null when nothing waits for it. */
@@ -79,12 +94,25 @@ export class EventOutbox {
     return this.due;
   }
 
-  /** The kept events' messages, oldest first. */
+  /**
+   * The kept events' messages, oldest first. A row that does not read as a message (none this code writes) is logged
+   * and dropped: the queue's consumer could not read it either, and it would be tried on every alarm.
+   */
   kept(): QueuedEvent[] {
-    return this.deps.sql
-      .exec<Row>("SELECT message_json FROM event_outbox ORDER BY kept_at, id")
-      .toArray()
-      .map((row) => QueuedEvent.parse(JSON.parse(String(row.message_json))));
+    const rows = this.deps.sql.exec<Row>("SELECT id, message_json FROM event_outbox ORDER BY kept_at, id").toArray();
+    const kept: QueuedEvent[] = [];
+    for (const row of rows) {
+      const parsed = QueuedEvent.safeParse(parseJson(String(row.message_json)));
+      if (parsed.success) {
+        kept.push(parsed.data);
+        continue;
+      }
+      this.deps.logger.addError("[AgentSession_EventOutbox]", "A kept event that reads as no event was dropped.", [
+        ["EventId", String(row.id)],
+      ]);
+      this.deps.sql.exec("DELETE FROM event_outbox WHERE id = ?", row.id);
+    }
+    return kept;
   }
 
   private count(): number {
