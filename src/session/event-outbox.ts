@@ -3,13 +3,21 @@
 // the queue after the reply, and deleted once the queue took it. Should the object stop between the two, or the queue
 // refuse it, the row stays: the object's alarm sends it again, the same message with the same event id, and the
 // queue's consumer delivers an event once per endpoint however often it comes (src/webhooks/consumer.ts).
+
+import { z } from "zod";
 import type { JsonAdminLogger } from "../observability/admin-logger";
+import { type EventMessage, WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { QueuedEvent } from "../webhooks/queue-message";
 
 /** How long after a failed send (the first, the second, ...; the last repeats) the alarm tries again. */
 export const OUTBOX_RETRY_MS = [30_000, 300_000, 1_800_000] as const;
 
 type Row = Record<string, SqlStorageValue>;
+
+/** A kept row's message: a queued event of a type the Worker publishes (never a test event, never for one endpoint). */
+const KeptEvent = QueuedEvent.omit({ only: true }).extend({
+  event: QueuedEvent.shape.event.extend({ type: z.enum(WEBHOOK_EVENT_TYPES) }),
+});
 
 const parseJson = (text: string): unknown => {
   try {
@@ -29,7 +37,7 @@ export interface EventOutboxDeps {
 
 export class EventOutbox {
   /** Where a kept event goes: the webhook queue in the object; a test may put a recorder, or a failing send, here. */
-  send: (message: QueuedEvent) => Promise<void>;
+  send: (message: EventMessage) => Promise<void>;
   /** The ids being sent by this instance (the alarm leaves them to the send under way). */
   private readonly sending = new Set<string>();
   private failures = 0;
@@ -38,14 +46,14 @@ export class EventOutbox {
 
   constructor(
     private readonly deps: EventOutboxDeps,
-    send: (message: QueuedEvent) => Promise<void>,
+    send: (message: EventMessage) => Promise<void>,
   ) {
     this.send = send;
     this.due = this.count() > 0 ? this.now() : null;
   }
 
   /** Keeps the event; called in the synchronous step that stores the turn's stop, before anything awaits. */
-  keep(message: QueuedEvent): void {
+  keep(message: EventMessage): void {
     this.deps.sql.exec(
       "INSERT OR IGNORE INTO event_outbox (id, message_json, kept_at) VALUES (?, ?, ?)",
       message.id,
@@ -55,7 +63,7 @@ export class EventOutbox {
   }
 
   /** Sends a kept event and deletes its row once the queue took it; a failure keeps the row for the alarm. Never throws. */
-  async deliver(message: QueuedEvent): Promise<void> {
+  async deliver(message: EventMessage): Promise<void> {
     if (this.sending.has(message.id)) return;
     this.sending.add(message.id);
     try {
@@ -79,7 +87,7 @@ export class EventOutbox {
 
   /** Sends every kept event not already being sent (the alarm's part), oldest first. Never throws. */
   async flush(): Promise<void> {
-    let kept: QueuedEvent[];
+    let kept: EventMessage[];
     try {
       kept = this.kept();
     } catch (error) {
@@ -98,11 +106,11 @@ export class EventOutbox {
    * The kept events' messages, oldest first. A row that does not read as a message (none this code writes) is logged
    * and dropped: the queue's consumer could not read it either, and it would be tried on every alarm.
    */
-  kept(): QueuedEvent[] {
+  kept(): EventMessage[] {
     const rows = this.deps.sql.exec<Row>("SELECT id, message_json FROM event_outbox ORDER BY kept_at, id").toArray();
-    const kept: QueuedEvent[] = [];
+    const kept: EventMessage[] = [];
     for (const row of rows) {
-      const parsed = QueuedEvent.safeParse(parseJson(String(row.message_json)));
+      const parsed = KeptEvent.safeParse(parseJson(String(row.message_json)));
       if (parsed.success) {
         kept.push(parsed.data);
         continue;

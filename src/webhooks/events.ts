@@ -2,7 +2,6 @@
 // that publishes one. Publishing is off every request's path: the event is queued, and the queue's consumer finds
 // the endpoints that subscribe to it and delivers (src/webhooks/consumer.ts).
 import { JsonAdminLogger } from "../observability/admin-logger";
-import type { QueuedEvent } from "./queue-message";
 
 export const WEBHOOK_EVENT_TYPES = [
   "turn.completed",
@@ -45,7 +44,7 @@ export function eventMessage(event: WebhookEvent, now: number = Date.now()): Eve
 }
 
 /** Queues one event's message; rejects when the queue does not take it (for a caller that keeps it to send again). */
-export async function sendEventMessage(env: Cloudflare.Env, message: QueuedEvent): Promise<void> {
+export async function sendEventMessage(env: Cloudflare.Env, message: EventMessage): Promise<void> {
   await env.WEBHOOK_QUEUE.send(message);
 }
 

@@ -5,7 +5,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
-import type { QueuedEvent } from "../../src/webhooks/queue-message";
+import type { EventMessage } from "../../src/webhooks/events";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 import { ADMIN, consume, createEndpoint, eventMessage, received, receiverUrl } from "../webhooks/fixtures";
@@ -24,7 +24,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 /** A session whose turn has completed while the object's sends went to `send`. */
-async function completedTurn(send: (message: QueuedEvent) => Promise<void>): Promise<string> {
+async function completedTurn(send: (message: EventMessage) => Promise<void>): Promise<string> {
   const script = await scriptUpstream([{ type: "completion", content: "Done." }]);
   const id = await createSession();
   await inObject(id, (instance) => {
@@ -35,8 +35,8 @@ async function completedTurn(send: (message: QueuedEvent) => Promise<void>): Pro
 }
 
 /** Records what the object sends from now on. */
-async function recordSends(id: string): Promise<QueuedEvent[]> {
-  const sent: QueuedEvent[] = [];
+async function recordSends(id: string): Promise<EventMessage[]> {
+  const sent: EventMessage[] = [];
   await inObject(id, (instance) => {
     instance.outbox.send = async (message) => {
       sent.push(message);
@@ -71,7 +71,7 @@ describe("turn events kept until the queue has them", () => {
   });
 
   it("sends the event an object stopped before sending from the next instance's alarm, with the same id", async () => {
-    const held: QueuedEvent[] = [];
+    const held: EventMessage[] = [];
     // The send never answers: the object is stopped with the event kept but not sent.
     const id = await completedTurn((message) => {
       held.push(message);

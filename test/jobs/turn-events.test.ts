@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
-import type { QueuedEvent } from "../../src/webhooks/queue-message";
+import type { WebhookEvent } from "../../src/webhooks/events";
 import { approve, createSession, sendMessage } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -12,9 +12,9 @@ import { scriptUpstream } from "../fixtures/upstream";
 const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "a.txt", content: "A" }) };
 
 /** A session whose object publishes into the returned list (the object stays in memory for the test). */
-async function recordedSession(mode?: string): Promise<{ id: string; events: QueuedEvent["event"][] }> {
+async function recordedSession(mode?: string): Promise<{ id: string; events: WebhookEvent[] }> {
   const id = await createSession(mode);
-  const events: QueuedEvent["event"][] = [];
+  const events: WebhookEvent[] = [];
   await runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id)), (instance: AgentSession) => {
     instance.outbox.send = async (message) => {
       events.push(message.event);
@@ -24,7 +24,7 @@ async function recordedSession(mode?: string): Promise<{ id: string; events: Que
 }
 
 /** The events once `count` have been published (they are published just after the answer). */
-async function published(events: QueuedEvent["event"][], count: number): Promise<QueuedEvent["event"][]> {
+async function published(events: WebhookEvent[], count: number): Promise<WebhookEvent[]> {
   while (events.length < count) await new Promise((resolve) => setTimeout(resolve, 10));
   return events;
 }
