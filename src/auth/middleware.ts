@@ -67,7 +67,7 @@ async function principalOfCookie(c: Context<AppBindings>, secret: string): Promi
  * and handed its props to /mcp; aptix's own record says whether the grant still stands.
  */
 async function principalOfToken(c: Context<AppBindings>): Promise<Principal | null> {
-  if (c.req.path !== "/mcp" || !checkedByOAuth(c.executionCtx)) return null;
+  if (!checkedByOAuth(c.executionCtx, c.req.path)) return null;
   const props = GrantProps.safeParse(Reflect.get(c.executionCtx, "props"));
   if (!props.success) return null;
   // Read where grants are written: a replica a moment behind would take a grant just revoked.
