@@ -1,19 +1,22 @@
-// OAuth 2.1 for /mcp, by Cloudflare's @cloudflare/workers-oauth-provider. It covers the protocol: the 401 with
-// WWW-Authenticate and resource_metadata, protected resource metadata (RFC 9728, at
-// /.well-known/oauth-protected-resource/mcp), authorization server metadata (RFC 8414), the token endpoint (code
-// with PKCE S256, refresh tokens rotated, revocation per RFC 7009), resource indicators (RFC 8707: a token is bound
-// to <origin>/mcp and refused elsewhere), dynamic client registration (RFC 7591) and Client ID Metadata
-// Documents, exact redirect URI matching (http: to loopback only), and its records in KV (OAUTH_KV) hashed and
-// encrypted. aptix adds: the authorize step (sign-in and the consent page, src/routes/authorize.ts), PKCE for every
-// client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as before,
-// its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so revoking a
-// grant or disabling its user ends the client's access at once, and errors in aptix's shape on /mcp
-// (src/auth/mcp-guard.ts). In front of the provider: what it reads bounded (src/auth/oauth-bounds.ts; registration:
-// src/auth/client-registration.ts), revocation at /oauth/revoke, and a reused refresh token refused, ending its
-// grant (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered without it.
+// OAuth 2.1 for /mcp and the A2A door (/a2a), by Cloudflare's @cloudflare/workers-oauth-provider. It covers the
+// protocol: the 401 with WWW-Authenticate and resource_metadata, protected resource metadata (RFC 9728, at
+// /.well-known/oauth-protected-resource/mcp and /a2a), authorization server metadata (RFC 8414), the token endpoint
+// (code with PKCE S256, refresh tokens rotated, revocation per RFC 7009), resource indicators (RFC 8707: a token is
+// bound to <origin>/mcp or <origin>/a2a and refused at the other), dynamic client registration (RFC 7591) and Client
+// ID Metadata Documents, exact redirect URI matching (http: to loopback only), and its records in KV (OAUTH_KV)
+// hashed and encrypted. aptix adds: the authorize step (sign-in and the consent page, src/routes/authorize.ts), PKCE
+// for every client (the library lets a confidential client skip it), API keys accepted as bearer tokens on /mcp as
+// before, its own record of each grant (src/auth/oauth-grants.ts) checked on every request and at refresh, so
+// revoking a grant or disabling its user ends the client's access at once, and errors in aptix's shape on both
+// resources (src/auth/mcp-guard.ts). In front of the server: what it reads bounded (src/auth/oauth-bounds.ts;
+// registration: src/auth/client-registration.ts), revocation at /oauth/revoke, and a reused refresh token refused,
+// ending its grant (src/auth/token-endpoint.ts); a failure it did not expect is logged with its stack and answered
+// without it.
 //
-// The provider is built per origin (its resource is `<origin>/mcp`); an origin it cannot serve (plain http: off
-// loopback) has no OAuth, and API keys work there as everywhere.
+// The library's combined OAuthProvider protects one resource; its role-based classes (the same code, the same KV
+// records) protect several: an OAuthAuthorizationServer per origin (its issuer the origin, its resources /mcp and
+// /a2a, /mcp the default for a client that names none), and an OAuthResourceServer per resource whose token check
+// asks it. An origin it cannot serve (plain http: off loopback) has no OAuth, and API keys work there as everywhere.
 import {
   OAuthAuthorizationServer,
   OAuthError,
@@ -47,9 +50,9 @@ const REGISTER_PATH = "/oauth/register";
 const METADATA_PATH = "/.well-known/oauth-authorization-server";
 
 /**
- * The paths the provider answers itself (the rest reach the app directly). The metadata, token, revocation and
+ * The paths the OAuth servers answer (the rest reach the app directly). The metadata, token, revocation and
  * registration endpoints are for MCP clients of any origin (browser-based ones too: they carry no cookie to abuse);
- * /mcp checks Origin as every route does.
+ * /mcp and /a2a check Origin as every route does.
  */
 const PROVIDER_PATHS =
   /^\/(mcp|a2a(\/.*)?|oauth\/(token|revoke|register)|\.well-known\/oauth-(authorization-server|protected-resource)(\/.*)?)$/;
