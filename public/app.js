@@ -10,6 +10,7 @@ import { openTimeline } from "./js/dialogs.js";
 import { byId, h } from "./js/dom.js";
 import { el } from "./js/elements.js";
 import { refreshSessions } from "./js/list.js";
+import "./js/schedules.js";
 import { markdownReady } from "./js/markdown.js";
 import { describe, say } from "./js/status.js";
 import { SESSION_STORAGE, state } from "./js/store.js";

@@ -41,6 +41,7 @@ import { contextSessionRoutes } from "./routes/context-sessions";
 import { grantRoutes } from "./routes/grants";
 import { healthRoutes } from "./routes/health";
 import { modeRoutes } from "./routes/modes";
+import { scheduleRoutes } from "./routes/schedules";
 import { sessionManagementRoutes } from "./routes/session-management";
 import { sessionSocketRoutes } from "./routes/session-socket";
 import { sessionTurnRoutes } from "./routes/session-turns";
@@ -144,6 +145,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", sessionTurnRoutes);
   app.route("/", workflowRoutes);
   app.route("/", webhookRoutes);
+  app.route("/", scheduleRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);
   app.route("/", agentMessagesRoutes);

@@ -79,6 +79,7 @@ export const ERROR_CODES = {
   secret_not_found: missing,
   webhook_not_found: missing,
   webhook_delivery_not_found: missing,
+  schedule_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -90,6 +91,7 @@ export const ERROR_CODES = {
   mcp_server_in_use: conflict,
   model_route_in_use: conflict,
   secret_in_use: conflict,
+  schedule_limit_reached: conflict,
   idempotency_key_in_flight: conflict,
   idempotency_answer_not_kept: conflict,
   webhook_disabled: conflict,

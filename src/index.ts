@@ -1,6 +1,7 @@
 // Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
 // hourly cron's retention run (src/session/retention.ts; and the idempotency keys past their window), the webhook
-// queue's consumer (src/webhooks/consumer.ts), and the Durable Object classes (a session each, a meter per org).
+// queue's consumer (src/webhooks/consumer.ts), and the Durable Object classes (a session each, a meter per org, a
+// runner per schedule).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
 import { deleteExpiredKeys } from "./jobs/idempotency-store";
@@ -8,6 +9,7 @@ import { JsonAdminLogger } from "./observability/admin-logger";
 import { expireIdleSessions } from "./session/retention";
 import { consumeWebhooks } from "./webhooks/consumer";
 
+export { ScheduleRunner } from "./jobs/schedule-runner";
 export { OrgMeter } from "./metering/org-meter";
 export { AgentSession } from "./session/agent-session";
 

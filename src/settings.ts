@@ -262,6 +262,10 @@ const SettingsShape = z.object({
    */
   SECRETS_KEY: secretsKey,
   SECRETS_KEY_PREVIOUS: secretsKey,
+  /** Schedules (docs/schedules.md): how many one person, and one org, may have; how soon a busy session's run retries. */
+  SCHEDULES_MAX_PER_USER: nonNegativeInt(50),
+  SCHEDULES_MAX_PER_ORG: nonNegativeInt(1_000),
+  SCHEDULE_BUSY_RETRY_MS: positiveInt(30_000),
   /** OpenTelemetry traces (src/observability/tracing/tracing-settings.ts; docs/observability.md). */
   ...TRACING_VARS,
 });
@@ -346,6 +350,8 @@ export interface Settings {
   workspace: { protectedPaths: readonly string[] };
   /** Retention: sessions idle longer than `retentionDays` (0: never) are deleted, at most `retentionBatch` a run. */
   sessions: { retentionDays: number; retentionBatch: number };
+  /** Schedules: the most a person and an org may have; how soon a run whose session is busy is tried again. */
+  schedules: { maxPerUser: number; maxPerOrg: number; busyRetryMs: number };
   /** Idempotency-Key: how long a key's first answer is kept and replayed. */
   idempotency: { windowMs: number };
   /** The host names requests may name; empty: any. */
@@ -427,6 +433,11 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
     },
     workspace: { protectedPaths: v.WORKSPACE_PROTECTED_PATHS },
     sessions: { retentionDays: v.SESSION_RETENTION_DAYS, retentionBatch: v.SESSION_RETENTION_BATCH },
+    schedules: {
+      maxPerUser: v.SCHEDULES_MAX_PER_USER,
+      maxPerOrg: v.SCHEDULES_MAX_PER_ORG,
+      busyRetryMs: v.SCHEDULE_BUSY_RETRY_MS,
+    },
     idempotency: { windowMs: v.IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },

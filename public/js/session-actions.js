@@ -51,6 +51,9 @@ export function sessionActions(deps) {
   /** @param {Entry} shown */
   const draw = (shown) => {
     entry = shown;
+    // "Run this every…" (schedules.js) schedules the conversation the dialog is about.
+    dialog.dataset.sessionId = shown.sessionId;
+    dialog.dataset.title = shown.title ?? "";
     title.textContent = shown.title ?? "New conversation";
     renameInput.value = shown.title ?? "";
     archive.textContent = shown.archivedAt ? "Unarchive" : "Archive";

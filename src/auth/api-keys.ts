@@ -81,14 +81,56 @@ export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
   return row ? ExpiryRow.parse(row).expiresAt : null;
 }
 
+const StandingRow = z.object({
+  revoked_at: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  disabled_at: z.string().nullable(),
+});
+
+/**
+ * Whether the key `keyId` of `org` still acts for `user`, for work that runs with no request (a schedule's run), in one
+ * read: "revoked", "expired", "user_disabled", or null when it does (a `keyId` that is no key of this table, a
+ * signed-in person's own bucket, is answered by the person's state alone).
+ */
+export function keyStanding(db: Db, org: string, user: string, keyId: string, now = Date.now()): Promise<Standing> {
+  // Trusted for AUTH_CACHE_TTL_MS, as a request's key is: runs due together (one person's many schedules) read once.
+  const cacheKey = `${org}\n${user}\n${keyId}`;
+  const known = standings.get(cacheKey, now);
+  if (known) return known;
+  const read = readStanding(db, org, user, keyId, now);
+  standings.set(cacheKey, read, now + AUTH_CACHE_TTL_MS);
+  read.catch(() => standings.delete(cacheKey));
+  return read;
+}
+
+type Standing = "revoked" | "expired" | "user_disabled" | null;
+const standings = new ExpiringMap<string, Promise<Standing>>(1_000);
+
+async function readStanding(db: Db, org: string, user: string, keyId: string, now: number): Promise<Standing> {
+  const row = await db
+    .prepare(
+      `SELECT (SELECT revoked_at FROM api_keys WHERE id = ?1 AND org = ?2) AS revoked_at,
+         (SELECT expires_at FROM api_keys WHERE id = ?1 AND org = ?2) AS expires_at,
+         (SELECT disabled_at FROM users WHERE org = ?2 AND id = ?3) AS disabled_at`,
+    )
+    .bind(keyId, org, user)
+    .first();
+  const standing = StandingRow.parse(row);
+  if (standing.revoked_at !== null) return "revoked";
+  if (standing.expires_at !== null && Date.parse(standing.expires_at) <= now) return "expired";
+  return standing.disabled_at !== null ? "user_disabled" : null;
+}
+
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */
 export function forgetApiKey(keyId: string): void {
   cache.deleteWhere((known) => known.principal.keyId === keyId);
+  standings.deleteWhere(() => true);
 }
 
 /** Forgets what this isolate knows of the keys of `user` in `org` (disabled or enabled here: at once). */
 export function forgetKeysOfUser(org: string, user: string): void {
   cache.deleteWhere((known) => known.principal.org === org && known.principal.user === user);
+  standings.deleteWhere(() => true);
 }
 
 /** A live key as an admin sees it (never its hash). */

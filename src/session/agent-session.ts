@@ -67,6 +67,8 @@ export interface SessionInit {
   parentSessionId: string | null;
   /** A branch a person starts: where it came from, and the conversation it starts with. */
   branch?: Pick<BranchSeed, "origin" | "messages">;
+  /** The list's title from the start (a schedule's name), instead of one from the first message. */
+  title?: string;
 }
 
 export class AgentSession extends DurableObject<Cloudflare.Env> implements AgentSessionManager {

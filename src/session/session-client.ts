@@ -34,7 +34,8 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
 
 /**
  * A new session's object, initialised for the principal in `mode` and placed by `locationHint` (near the
- * user, src/session/location-hint.ts); its view. A branch a person starts is seeded with its source's conversation.
+ * user, src/session/location-hint.ts); its view. A branch a person starts is seeded with its source's conversation;
+ * a schedule's run titles its session by the schedule's name (the list's automatic title then never replaces it).
  */
 export async function createSession(
   env: Cloudflare.Env,
@@ -42,6 +43,7 @@ export async function createSession(
   mode: string,
   locationHint?: DurableObjectLocationHint,
   branch?: SessionInit["branch"],
+  title?: string,
 ): Promise<SessionView> {
   const id = env.AGENT_SESSION.newUniqueId();
   return env.AGENT_SESSION.get(id, placement(locationHint)).initialize({
@@ -51,6 +53,7 @@ export async function createSession(
     mode,
     parentSessionId: null,
     ...(branch ? { branch } : {}),
+    ...(title ? { title } : {}),
   });
 }
 

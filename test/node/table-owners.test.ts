@@ -26,6 +26,8 @@ const OWNERS: Record<string, string> = {
   oauth_grants: "src/auth/oauth-grants.ts",
   oauth_rotated_refresh_tokens: "src/auth/refresh-token-reuse.ts",
   org_secrets: "src/tenancy/org-secrets.ts",
+  schedule_runs: "src/jobs/schedule-rows.ts",
+  schedules: "src/jobs/schedule-rows.ts",
   session_index: "src/session/session-index.ts",
   sign_in_flows: "src/auth/oidc.ts",
   system_prompts: "src/prompts/system-prompt-store.ts",

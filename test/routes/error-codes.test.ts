@@ -271,6 +271,18 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       return request("POST", `/context/webhooks/${endpoint.id}/test`, undefined, admin);
     },
   },
+  schedule_not_found: { http: () => request("GET", "/context/schedules/sch_none") },
+  schedule_limit_reached: {
+    http: () =>
+      request(
+        "POST",
+        "/context/schedules",
+        { name: "over the cap", prompt: "hi", every: "1h" },
+        {
+          through: workerWith({ SCHEDULES_MAX_PER_USER: "0" }).fetch,
+        },
+      ),
+  },
   secret_in_use: {
     http: async () => {
       const admin = { key: TEST_KEYS.admin.key };

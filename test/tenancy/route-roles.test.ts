@@ -92,6 +92,12 @@ async function memberWebhook(): Promise<string> {
   return `/context/webhooks/${((await setUp(MEMBER, "POST", "/context/webhooks", webhookBody)) as { endpoint: { id: string } }).endpoint.id}`;
 }
 
+/** The member's schedule (hourly), made for each request; its runs say hi to the scripted upstream. */
+async function memberSchedule(): Promise<string> {
+  const body = { name: "The member's", prompt: say("hi"), every: "1h" };
+  return ((await setUp(MEMBER, "POST", "/context/schedules", body)) as { scheduleId: string }).scheduleId;
+}
+
 async function memberTurn(): Promise<{ session: string; turnId: string }> {
   const session = await memberSession();
   await setUp(MEMBER, "POST", `/context/sessions/${session}/messages`, { content: say("hi") });
@@ -171,6 +177,8 @@ const REQUESTS: Record<string, Request> = {
   "GET /.well-known/oauth-authorization-server": (key) => send(key, "GET", "/.well-known/oauth-authorization-server"),
   "GET /.well-known/oauth-protected-resource/mcp": (key) =>
     send(key, "GET", "/.well-known/oauth-protected-resource/mcp"),
+  "GET /.well-known/oauth-protected-resource/a2a": (key) =>
+    send(key, "GET", "/.well-known/oauth-protected-resource/a2a"),
   "GET /modes": (key) => send(key, "GET", "/modes"),
   "GET /workflows": (key) => send(key, "GET", "/workflows"),
   "GET /workflows/categories": (key) => send(key, "GET", "/workflows/categories"),
@@ -321,6 +329,19 @@ const REQUESTS: Record<string, Request> = {
     send(key, "POST", `/context/sessions/${await memberSession()}/workflows/switch_mode`, {
       parameters: { mode: "workspace" },
     }),
+  "POST /context/schedules": (key) =>
+    send(key, "POST", "/context/schedules", { name: "Table", prompt: "hi", every: "1h" }),
+  "GET /context/schedules": (key) => send(key, "GET", "/context/schedules"),
+  "GET /context/schedules/{scheduleId} (the member's)": async (key) =>
+    send(key, "GET", `/context/schedules/${await memberSchedule()}`),
+  "PATCH /context/schedules/{scheduleId} (the member's)": async (key) =>
+    send(key, "PATCH", `/context/schedules/${await memberSchedule()}`, { enabled: false }),
+  "DELETE /context/schedules/{scheduleId} (the member's)": async (key) =>
+    send(key, "DELETE", `/context/schedules/${await memberSchedule()}`),
+  "POST /context/schedules/{scheduleId}/run (the member's)": async (key) =>
+    send(key, "POST", `/context/schedules/${await memberSchedule()}/run`),
+  "GET /context/schedules/{scheduleId}/runs (the member's)": async (key) =>
+    send(key, "GET", `/context/schedules/${await memberSchedule()}/runs`),
   "GET /admin/modes": (key) => send(key, "GET", "/admin/modes"),
   "PUT /admin/modes/{key} (the deployment's)": (key) =>
     send(key, "PUT", `/admin/modes/${fresh("dmode")}?owner=deployment`, modeBody),
@@ -445,6 +466,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   user_not_found: "404",
   mode_not_found: "404",
   webhook_not_found: "404",
+  schedule_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
