@@ -82,7 +82,8 @@ server.listen(port, "127.0.0.1", () => {
     `Webhook receiver at ${url} (Ctrl-C stops it). Subscribe it (npm start sets WEBHOOK_ALLOW_HTTP_LOOPBACK):\n`,
   );
   console.log(
-    `  curl -s $APTIX/context/webhooks -H "authorization: Bearer $KEY" -H 'content-type: application/json' \\\n` +
+    `  curl -s \${APTIX_URL:-http://localhost:8787}/context/webhooks -H "authorization: Bearer \${APTIX_KEY:-dev-key}" \\\n` +
+      `    -H 'content-type: application/json' \\\n` +
       `    -d '{"url": "${url}", "events": ["turn.completed", "turn.failed", "turn.paused", "schedule.failed"]}'\n`,
   );
   console.log(webhook ? "Verifying signatures with WEBHOOK_SECRET.\n" : "No WEBHOOK_SECRET: printing unverified.\n");

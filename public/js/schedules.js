@@ -1,6 +1,6 @@
 // @ts-check
-// Schedules in the console: the person's schedules (name, next run, last run with a link to its conversation,
-// enable or disable, run now, delete), and "Run this every…" from a conversation, which makes a schedule that
+// Schedules in the console: the person's schedules (name, next run, last run with a link to its conversation, its
+// runs, enable or disable, run now, delete), and "Run this every…" from a conversation, which makes a schedule that
 // continues that conversation with its last message as the prompt (an interval, a cron expression or one time, in the
 // browser's time zone unless another is typed). docs/schedules.md.
 import { ApiError } from "./api.js";
@@ -58,6 +58,45 @@ function lastRunOf(schedule) {
   );
 }
 
+/** A run in the list of runs: when, how it went, and its conversation. @param {any} run */
+function runItem(run) {
+  const text = `${when(run.at)}: ${run.status}${run.reason ? ` (${run.reason})` : ""}`;
+  if (!run.sessionId) return h("li", { text });
+  return h(
+    "li",
+    {},
+    `${text} `,
+    h("button", {
+      type: "button",
+      class: "link",
+      text: "Open",
+      "aria-label": `Open the conversation of the run of ${when(run.at)}`,
+      onclick: async () => {
+        listDialog.close();
+        await openSession(run.sessionId);
+      },
+    }),
+  );
+}
+
+/** The schedule's runs, newest first, read when the person opens them. @param {any} schedule @param {string} path */
+function runsOf(schedule, path) {
+  const items = h("ul", { class: "schedule-runs" });
+  const details = h("details", {}, h("summary", { text: "Runs" }), items);
+  details.addEventListener("toggle", async () => {
+    if (!(/** @type {HTMLDetailsElement} */ (details).open)) return;
+    items.replaceChildren(h("li", { text: "Loading…" }));
+    try {
+      const { runs } = await state.api.request("GET", `${path}/runs?limit=20`);
+      items.replaceChildren(...runs.map(runItem));
+      if (runs.length === 0) items.replaceChildren(h("li", { text: `${schedule.name} has not run yet.` }));
+    } catch (error) {
+      items.replaceChildren(h("li", { text: describe(error) }));
+    }
+  });
+  return details;
+}
+
 /** @param {any} schedule */
 function scheduleItem(schedule) {
   const act = async (/** @type {() => Promise<unknown>} */ action, /** @type {string} */ done) => {
@@ -81,6 +120,7 @@ function scheduleItem(schedule) {
       text: `Next run: ${schedule.enabled ? when(schedule.nextRunAt) : "disabled"}`,
     }),
     lastRunOf(schedule),
+    runsOf(schedule, path),
     h(
       "span",
       { class: "schedule-actions" },

@@ -1,8 +1,12 @@
 // The A2A agent card: who aptix is to another agent, the modes as its skills, where its two interfaces are (JSON-RPC
-// and HTTP+JSON, A2A 1.0) and how a caller authenticates (an aptix API key as a bearer token). The public card, at
+// and HTTP+JSON, A2A 1.0) and how a caller authenticates: an aptix API key as a bearer token, or (on an origin that
+// has OAuth: https:, or http: on loopback) an OAuth access token for the resource /a2a, got by the authorization
+// code flow with PKCE from aptix's own authorization server (src/auth/oauth.ts). The public card, at
 // /.well-known/agent-card.json, shows the deployment's own modes, which every org sees; an org's own modes are its
 // business, shown only in the extended card a signed-in caller asks for (GetExtendedAgentCard).
-import type { AgentCard, AgentSkill } from "@a2a-js/sdk";
+import type { AgentCard, AgentSkill, SecurityRequirement, SecurityScheme } from "@a2a-js/sdk";
+import { AUTHORIZE_PATH, OAUTH_SCOPES, servesOAuth } from "../auth/oauth";
+import { TOKEN_PATH } from "../auth/token-endpoint";
 import type { Db } from "../db";
 import type { AgentMode } from "../modes/agent-mode";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
@@ -28,6 +32,54 @@ function skillOf(mode: AgentMode): AgentSkill {
   };
 }
 
+const BEARER_KEY: SecurityScheme = {
+  scheme: {
+    $case: "httpAuthSecurityScheme",
+    value: { description: "An aptix API key: `Authorization: Bearer <key>`.", scheme: "Bearer", bearerFormat: "" },
+  },
+};
+
+/** aptix's authorization server: the authorization code flow with PKCE (S256), tokens for the resource /a2a. */
+function oauthScheme(origin: string): SecurityScheme {
+  return {
+    scheme: {
+      $case: "oauth2SecurityScheme",
+      value: {
+        description:
+          `An OAuth access token for the resource ${origin}/a2a (RFC 8707: send it as \`resource\` when authorizing ` +
+          "and at the token endpoint), as `Authorization: Bearer <token>`. Protected resource metadata (RFC 9728): " +
+          `${origin}/.well-known/oauth-protected-resource/a2a.`,
+        flows: {
+          flow: {
+            $case: "authorizationCode",
+            value: {
+              authorizationUrl: `${origin}${AUTHORIZE_PATH}`,
+              tokenUrl: `${origin}${TOKEN_PATH}`,
+              refreshUrl: `${origin}${TOKEN_PATH}`,
+              scopes: { chat: "Talk to the agent: send messages, read and cancel your tasks." },
+              pkceRequired: true,
+            },
+          },
+        },
+        oauth2MetadataUrl: `${origin}/.well-known/oauth-authorization-server`,
+      },
+    },
+  };
+}
+
+/** How a caller of `origin` authenticates: either scheme will do (an OAuth token only where OAuth is served). */
+function securityOf(origin: string): {
+  securitySchemes: Record<string, SecurityScheme>;
+  securityRequirements: SecurityRequirement[];
+} {
+  const bearer: SecurityRequirement = { schemes: { bearer: { list: [] } } };
+  if (!servesOAuth(new URL(origin))) return { securitySchemes: { bearer: BEARER_KEY }, securityRequirements: [bearer] };
+  return {
+    securitySchemes: { bearer: BEARER_KEY, oauth: oauthScheme(origin) },
+    securityRequirements: [bearer, { schemes: { oauth: { list: [...OAUTH_SCOPES] } } }],
+  };
+}
+
 /** The card for `origin`, listing `modes` as skills. */
 export function agentCard(origin: string, modes: readonly AgentMode[]): AgentCard {
   return {
@@ -43,19 +95,7 @@ export function agentCard(origin: string, modes: readonly AgentMode[]): AgentCar
     version: "1",
     documentationUrl: `${origin}/docs`,
     capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: true },
-    securitySchemes: {
-      bearer: {
-        scheme: {
-          $case: "httpAuthSecurityScheme",
-          value: {
-            description: "An aptix API key: `Authorization: Bearer <key>`.",
-            scheme: "Bearer",
-            bearerFormat: "",
-          },
-        },
-      },
-    },
-    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    ...securityOf(origin),
     defaultInputModes: TEXT,
     defaultOutputModes: TEXT,
     skills: modes.map(skillOf),

@@ -1,7 +1,8 @@
-// The guard of /mcp behind the OAuth provider (src/auth/oauth.ts): an access token the provider verified is kept by
-// the isolate for AUTH_CACHE_TTL_MS, the request contexts whose props the provider (or this cache) filled are the
-// only ones /mcp trusts, a token shaped as the provider's but naming ids longer than any it issues is refused before
-// it reaches KV, and /mcp's refusals are answered in aptix's error shape, with the challenge that starts OAuth.
+// The guard of the OAuth protected resources (/mcp, and /a2a for a token of the server's shape) behind their resource
+// servers (src/auth/oauth.ts): an access token the server verified for a resource is kept by the isolate for
+// AUTH_CACHE_TTL_MS, the request contexts whose props the server (or this cache) filled for a resource are the only
+// ones that resource trusts, a token shaped as the server's but naming ids longer than any it issues is refused
+// before it reaches KV, and the refusals are answered in aptix's error shape, with the challenge that starts OAuth.
 import { z } from "zod";
 import { errorBody } from "../errors";
 import { ExpiringMap } from "../isolate-cache";
@@ -11,21 +12,25 @@ import { namesTooLong } from "./oauth-bounds";
 import { oauthError } from "./oauth-error";
 import { GrantProps } from "./oauth-grants";
 
-/** What /mcp is handed: the request, the provider's handling of it, the app behind it. */
-export interface McpCall {
+/** What a protected resource is handed: the request, its resource server's handling of it, the app behind it. */
+export interface ResourceCall {
   request: Request;
   url: URL;
   env: Cloudflare.Env;
   ctx: ExecutionContext;
-  /** The provider: checks the token, then hands the request to the app. */
+  /** The resource server: checks the token (its audience must be this resource), then hands the request to the app. */
   server: (request: Request) => Promise<Response>;
   app: { fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => Response | Promise<Response> };
-  /** The scopes /mcp needs (named in the challenge). */
-  scopes: readonly string[];
+  /** The resource's path under the origin (/mcp, /a2a). */
+  path: string;
 }
 
+/** The scopes any access to a resource needs (named in the challenge). */
+const REQUIRED_SCOPES = ["chat"] as const;
+
 /**
- * Access tokens the provider verified, by origin and the token's SHA-256: for AUTH_CACHE_TTL_MS (never past the
+ * Access tokens the server verified, by resource (origin and path) and the token's SHA-256 (a token verified for
+ * /mcp is not one for /a2a): for AUTH_CACHE_TTL_MS (never past the
  * token's own expiry) an isolate hands a token it knows to /mcp without the provider's KV read and decryption, as it
  * trusts a key it read. aptix's own grant check still runs on every request (revoking a grant ends it at once);
  * a token revoked at the token endpoint (RFC 7009) stops within the same bound as a revoked key.
@@ -36,12 +41,18 @@ const verifiedTokens = new ExpiringMap<string, { props: unknown; auth: unknown }
 const BEARER = /^Bearer[\t ]+([^\s,]+)$/i;
 
 /** The provider's tokens are `userId:grantId:secret`; anything else is an API key (or nothing it knows). */
-const ISSUED_TOKEN = /^[^\s:,]+:[^\s:,]+:[^\s:,]+$/;
+export const ISSUED_TOKEN = /^[^\s:,]+:[^\s:,]+:[^\s:,]+$/;
 
-/** The key `token` is kept under, or null for one not shaped as the provider's. */
-async function tokenCacheKey(token: string | undefined, url: URL): Promise<string | null> {
+/** Whether `request` carries a bearer shaped as the server's tokens. */
+export function issuedBearer(request: Request): boolean {
+  const bearer = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
+  return bearer !== undefined && ISSUED_TOKEN.test(bearer);
+}
+
+/** The key `token` is kept under for the resource at `path`, or null for one not shaped as the provider's. */
+async function tokenCacheKey(token: string | undefined, url: URL, path: string): Promise<string | null> {
   if (!token || !ISSUED_TOKEN.test(token)) return null;
-  return `${url.origin} ${await sha256Hex(token)}`;
+  return `${url.origin}${path} ${await sha256Hex(token)}`;
 }
 
 /** Keeps what the provider verified of a token /mcp just served (its props and auth, on the context). */
@@ -54,60 +65,73 @@ function rememberVerified(key: string, ctx: ExecutionContext, now: number): void
 }
 
 /**
- * The requests whose context the provider (or this guard, from what the provider verified) filled: only
- * theirs carry props /mcp may trust. Any other context's props (a service binding's, say) are not a grant's.
+ * The requests whose context the server (or this guard, from what the server verified) filled, with the resource
+ * (its path) they were checked for: only theirs carry props that resource may trust. Any other context's props (a
+ * service binding's, say) are not a grant's.
  */
-const checkedContexts = new WeakSet<object>();
+const checkedContexts = new WeakMap<object, string>();
 
-export function checkedByOAuth(ctx: object): boolean {
-  return checkedContexts.has(ctx);
+/** Whether the props on `ctx` are of a token checked for the resource `path` is under. */
+export function checkedByOAuth(ctx: object, path: string): boolean {
+  const resource = checkedContexts.get(ctx);
+  return resource !== undefined && (path === resource || path.startsWith(`${resource}/`));
 }
 
-/** A token being revoked (RFC 7009) is forgotten here at once. */
+/** The resources whose verified tokens are kept here. */
+const RESOURCE_PATHS = ["/mcp", "/a2a"] as const;
+
+/** A token being revoked (RFC 7009) is forgotten here at once, for every resource. */
 export async function forgetVerifiedToken(token: string, url: URL): Promise<void> {
-  const key = await tokenCacheKey(token, url);
-  if (key) verifiedTokens.delete(key);
+  for (const path of RESOURCE_PATHS) {
+    const key = await tokenCacheKey(token, url, path);
+    if (key) verifiedTokens.delete(key);
+  }
 }
 
-/** /mcp: a token this isolate verified goes straight to the app; others are the provider's to check. */
-export async function mcpThroughProvider({ request, url, env, ctx, server, app, scopes }: McpCall): Promise<Response> {
-  checkedContexts.add(ctx);
+/** A protected resource: a token this isolate verified for it goes straight to the app; others are the server's. */
+export async function throughResourceServer({ request, url, env, ctx, server, app, path }: ResourceCall) {
+  checkedContexts.set(ctx, path);
   const bearer = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
-  if (bearer && namesTooLong(bearer)) return inAptixShape(request, notIssuedHere(url, scopes));
+  if (bearer && namesTooLong(bearer)) return inAptixShape(request, notIssuedHere(url, path), path);
   const now = Date.now();
-  const key = await tokenCacheKey(bearer, url);
+  const key = await tokenCacheKey(bearer, url, path);
   const known = key ? verifiedTokens.get(key, now) : undefined;
   if (known) {
     Reflect.set(ctx, "props", known.props);
     Reflect.set(ctx, "auth", known.auth);
-    return inAptixShape(request, await app.fetch(request, env, ctx));
+    return inAptixShape(request, await app.fetch(request, env, ctx), path);
   }
   const response = await server(request);
   if (key && response.ok) rememberVerified(key, ctx, now);
-  return inAptixShape(request, response);
+  return inAptixShape(request, response, path);
+}
+
+/** The Bearer challenge of the resource at `path`: where its metadata is, and the scopes to ask for. */
+export function challengeOf(url: URL, path: string, scopes: readonly string[], invalidToken: boolean): string {
+  return [
+    'Bearer realm="OAuth"',
+    `resource_metadata="${url.origin}/.well-known/oauth-protected-resource${path}"`,
+    ...(invalidToken ? ['error="invalid_token"'] : []),
+    `scope="${scopes.join(" ")}"`,
+    ...(invalidToken ? ['error_description="Invalid access token"'] : []),
+  ].join(", ");
 }
 
 /**
  * The provider's answer to a token it does not know, for one shaped as its tokens but naming ids longer than any it
  * issues (it would look it up in KV under a key KV cannot hold): 401 with the challenge that starts OAuth.
  */
-function notIssuedHere(url: URL, scopes: readonly string[]): Response {
-  const challenge = [
-    'Bearer realm="OAuth"',
-    `resource_metadata="${url.origin}/.well-known/oauth-protected-resource/mcp"`,
-    'error="invalid_token"',
-    `scope="${scopes.join(" ")}"`,
-    'error_description="Invalid access token"',
-  ].join(", ");
+function notIssuedHere(url: URL, path: string): Response {
+  const challenge = challengeOf(url, path, REQUIRED_SCOPES, true);
   return oauthError(401, "invalid_token", "Invalid access token", { "www-authenticate": challenge });
 }
 
 /**
- * /mcp's refusals in aptix's error shape: the provider answers a request without a token with an empty 401, and a
+ * A resource's refusals in aptix's error shape: the server answers a request without a token with an empty 401, and a
  * token it does not know with OAuth's `{"error": "invalid_token"}`; their challenge (WWW-Authenticate) stays.
  * The OAuth endpoints keep RFC 6749's shape, which OAuth clients read.
  */
-async function inAptixShape(request: Request, response: Response): Promise<Response> {
+async function inAptixShape(request: Request, response: Response, path: string): Promise<Response> {
   if (response.status !== 401 && response.status !== 403) return response;
   const text = await response.clone().text();
   const refusal = z
@@ -117,7 +141,7 @@ async function inAptixShape(request: Request, response: Response): Promise<Respo
   const description = refusal.success ? refusal.data.error_description : undefined;
   const body =
     response.status === 403
-      ? errorBody("insufficient_scope", description ?? "This token lacks the scope /mcp needs.")
+      ? errorBody("insufficient_scope", description ?? `This token lacks the scope ${path} needs.`)
       : request.headers.has("authorization")
         ? errorBody("invalid_access_token", `${description ?? "Invalid access token"}.`.replace(/\.\.$/, "."))
         : errorBody(

@@ -63,11 +63,12 @@ async function principalOfCookie(c: Context<AppBindings>, secret: string): Promi
 }
 
 /**
- * The grant an MCP client's OAuth token stands for: the authorization server (src/auth/oauth.ts) checked the token
- * and handed its props to /mcp; aptix's own record says whether the grant still stands.
+ * The grant an OAuth client's token stands for: the resource server (src/auth/oauth.ts) checked the token for the
+ * resource the request is on (/mcp, /a2a) and handed its props on; aptix's own record says whether the grant still
+ * stands.
  */
 async function principalOfToken(c: Context<AppBindings>): Promise<Principal | null> {
-  if (c.req.path !== "/mcp" || !checkedByOAuth(c.executionCtx)) return null;
+  if (!checkedByOAuth(c.executionCtx, c.req.path)) return null;
   const props = GrantProps.safeParse(Reflect.get(c.executionCtx, "props"));
   if (!props.success) return null;
   // Read where grants are written: a replica a moment behind would take a grant just revoked.
@@ -82,7 +83,7 @@ async function principalOfToken(c: Context<AppBindings>): Promise<Principal | nu
 /** The database where credentials are written (revocations, sign-outs, new sessions), not a replica. */
 const primary = (c: Context<AppBindings>) => c.env.DB.withSession("first-primary");
 
-/** The caller of a request, by OAuth token (on /mcp), key or cookie; throws the refusal when there is none. */
+/** The caller of a request, by OAuth token (on the resource it is for: /mcp, /a2a), key or cookie; throws the refusal when there is none. */
 export async function authenticate(c: Context<AppBindings>): Promise<Principal> {
   const granted = await principalOfToken(c);
   if (granted) return granted;

@@ -170,6 +170,7 @@ function describeOAuth(app: OpenAPIHono<AppBindings>): OpenAPIHono<AppBindings> 
     ["post", "/oauth/register", "OAuth dynamic client registration (RFC 7591)", "The client."],
     ["get", "/.well-known/oauth-authorization-server", "Authorization server metadata (RFC 8414)", "Metadata."],
     ["get", "/.well-known/oauth-protected-resource/mcp", "Protected resource metadata of /mcp (RFC 9728)", "Metadata."],
+    ["get", "/.well-known/oauth-protected-resource/a2a", "Protected resource metadata of /a2a (RFC 9728)", "Metadata."],
   ];
   for (const [method, path, summary, answer] of paths) {
     app.openAPIRegistry.registerPath({ method, path, summary, ...open, responses: { 200: { description: answer } } });

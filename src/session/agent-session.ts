@@ -15,7 +15,7 @@ import { type Outcome, refuse, sessionNotFound, turnNotFound } from "../refusal"
 import { settings } from "../settings";
 import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
-import { publishEvent } from "../webhooks/events";
+import { sendEventMessage } from "../webhooks/events";
 import type { MessageAttachment } from "../wire/attachments";
 import type { ElicitationAnswer } from "../wire/elicitation";
 import type { LoggedFrame } from "../wire/frames";
@@ -36,6 +36,7 @@ import { type ChatTurn, type ChatTurnAnswer, ChatTurns } from "./chat-turns";
 import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
+import { EventOutbox } from "./event-outbox";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { streamMessage } from "./message-stream";
@@ -101,8 +102,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   readonly calibration: TokenCalibration;
   private questions?: ElicitationDesk;
-  /** Publishes every turn's stop (turn.completed, turn.failed, turn.paused); tests may record what it publishes. */
+  /** Publishes every turn's stop (turn.completed, turn.failed, turn.paused) through the event outbox. */
   readonly turnStops: TurnStops;
+  /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
+  readonly outbox: EventOutbox;
   private readonly history: TurnHistory;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -127,13 +130,32 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       questionWaiting: () => this.desk().pending() !== undefined,
       waitUntil,
     });
-    this.alarmClock = new SessionAlarm(ctx.storage);
     // The loop's events become frames; the driver knows which turn they belong to.
     let driver: TurnDriver | undefined;
-    this.turnStops = new TurnStops(
-      { store: this.store, env, turnId: () => driver?.turnId() ?? "", waitUntil, logger: this.logger },
-      (event) => publishEvent(env, event, waitUntil),
+    const logger = this.logger;
+    this.outbox = new EventOutbox(
+      {
+        sql: ctx.storage.sql,
+        logger,
+        rearm: () =>
+          ctx.waitUntil(
+            (driver?.syncAlarm() ?? Promise.resolve()).catch((error: unknown) =>
+              logger.addException("[AgentSession_Alarm__Exception]", error),
+            ),
+          ),
+      },
+      (message) => sendEventMessage(env, message),
     );
+    const outbox = this.outbox;
+    this.alarmClock = new SessionAlarm(ctx.storage, () => outbox.dueAt());
+    this.turnStops = new TurnStops({
+      store: this.store,
+      env,
+      turnId: () => driver?.turnId() ?? "",
+      waitUntil,
+      logger: this.logger,
+      outbox,
+    });
     this.history = new TurnHistory(this.store, ctx.storage.sql);
     const frameEvents = turnFrames((frame) => this.emit(frame), {
       turnId: () => driver?.turnId() ?? "",
@@ -192,8 +214,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       waitUntil,
     });
     this.keeper = new SessionKeeper({ ctx, store, db: this.db, driver: this.driver, frames, logger: this.logger });
-    // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()).
-    if (this.store.record() && this.driver.interrupted()) {
+    // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()); events an
+    // earlier instance kept but did not send are sent from it too.
+    if ((this.store.record() && this.driver.interrupted()) || this.outbox.dueAt() !== null) {
       ctx.waitUntil(this.alarmClock.sync(Date.now()));
     }
   }
@@ -459,12 +482,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   override async alarm(): Promise<void> {
     this.alarmClock.fired();
     if (!this.store.record()) return;
-    if (this.driver.interrupted()) {
-      await this.resumeTurn();
-      return;
+    // Kept events go again beside the rest, the same messages (the consumer delivers each once per endpoint); a
+    // failure keeps them for a later alarm and never stops a turn from resuming.
+    const kept = this.outbox.flush();
+    try {
+      if (this.driver.interrupted()) {
+        await this.resumeTurn();
+        return;
+      }
+      this.driver.expirePause();
+      await this.driver.syncAlarm();
+    } finally {
+      await kept;
     }
-    this.driver.expirePause();
-    await this.driver.syncAlarm();
   }
 
   /**

@@ -1,11 +1,15 @@
 // The session object's one alarm: while a turn works, a little ahead (an object that stops mid-turn wakes by then
-// and resumes it); at a paused turn's expiry; deleted while nothing runs or waits. Storage is touched only when the
-// time changes.
+// and resumes it); at a paused turn's expiry; when the event outbox has an event to send again; deleted while nothing
+// runs or waits. Storage is touched only when the time changes.
 export class SessionAlarm {
   /** The alarm as this object last read or set it (undefined: not read since the object started). */
   private at: number | null | undefined;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
+  /** `also`: another part's wish for the alarm (the event outbox's next send); the earlier time wins. */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly also: () => number | null = () => null,
+  ) {}
 
   /** The alarm fired: it is no longer set. */
   fired(): void {
@@ -13,10 +17,13 @@ export class SessionAlarm {
   }
 
   /**
-   * One alarm at `at`, or none. The time is noted before the write is made, so a later call (made while this one
-   * waits) compares with it, and the writes reach storage in the order of the calls.
+   * One alarm at `wanted` (or earlier, should `also` want it), or none. The time is noted before the write is made,
+   * so a later call (made while this one waits) compares with it, and the writes reach storage in the order of the
+   * calls.
    */
-  async sync(at: number | null): Promise<void> {
+  async sync(wanted: number | null): Promise<void> {
+    const other = this.also();
+    const at = wanted === null ? other : other === null ? wanted : Math.min(wanted, other);
     if (this.at === undefined) {
       const stored = await this.storage.getAlarm();
       // A call made while this one read (or the alarm firing) knows better.

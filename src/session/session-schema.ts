@@ -132,6 +132,18 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       sql.exec("CREATE INDEX IF NOT EXISTS messages_by_turn ON messages (turn_id)");
     },
   },
+  {
+    version: 9,
+    name: "turn events kept until the webhook queue has them (the event outbox)",
+    apply(sql) {
+      // A row is written in the same step as a turn's stop and deleted once its queue message is sent: the table
+      // holds no more than the events not yet sent (none, mostly), so it needs no index.
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS event_outbox (
+           id TEXT PRIMARY KEY, message_json TEXT NOT NULL, kept_at INTEGER NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -1,14 +1,15 @@
-// Every turn that stops, whichever door started it, is told to the org's subscribers once: `turn.completed`,
+// Every turn that stops, whichever door started it, is told to the org's subscribers at least once: `turn.completed`,
 // `turn.failed` (a cancelled turn too, with status `cancelled`) or `turn.paused` (an approval or a client's results
-// are awaited), through publishEvent (src/webhooks/events.ts). The loop's own events are the one place a turn ends
-// or pauses (turn-ending.ts), so the session's TurnEvents are wrapped here, and the event is built and published
-// after the loop's handler has run, in the object's waitUntil: nothing on the turn's path waits for it, and it reads
-// nothing but the object's own storage.
+// are awaited). The loop's own events are the one place a turn ends or pauses (turn-ending.ts), so the session's
+// TurnEvents are wrapped here: after the loop's handler, in the same synchronous step as the stop was stored, the
+// event is built (from the object's own storage; no D1) and kept in the session's event outbox, then sent to the
+// webhook queue in the object's waitUntil, so nothing on the turn's path waits for it (event-outbox.ts).
 import type { TurnEvents } from "../agent/turn-events";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { secretRedactor } from "../secret-redaction";
-import type { WebhookEvent } from "../webhooks/events";
+import { eventMessage, type WebhookEvent } from "../webhooks/events";
 import type { AgentExecuteResponse } from "../wire/turn";
+import type { EventOutbox } from "./event-outbox";
 import type { SessionStore } from "./session-store";
 
 /** The summary's length at most: a first part of the answer or the error, enough for a notification. */
@@ -21,20 +22,14 @@ export interface TurnStopsDeps {
   turnId: () => string;
   waitUntil: (work: Promise<unknown>) => void;
   logger: JsonAdminLogger;
+  /** Keeps each event until the queue has it (its `send` is the seam tests record or fail). */
+  outbox: EventOutbox;
 }
 
 export class TurnStops {
-  /** Where a stop's event goes: publishEvent in the object; a test may put a recorder here. */
-  publish: (event: WebhookEvent) => void;
+  constructor(private readonly deps: TurnStopsDeps) {}
 
-  constructor(
-    private readonly deps: TurnStopsDeps,
-    publish: (event: WebhookEvent) => void,
-  ) {
-    this.publish = publish;
-  }
-
-  /** The loop's events, each stop also published (after the loop's own handler). */
+  /** The loop's events, each stop's event also kept and sent (after the loop's own handler). */
   wrap(events: TurnEvents): TurnEvents {
     return {
       ...events,
@@ -71,25 +66,26 @@ export class TurnStops {
     this.later(type, turnId, data, response.error?.code);
   }
 
-  /** Builds the event off the turn's path (the summary redacted of every secret the Worker knows) and publishes it. */
+  /**
+   * Builds the event (its summary redacted of every secret the Worker knows) and keeps it, synchronously, in the step
+   * that stored the stop; sends it after. A failure to build is logged and never breaks the turn.
+   */
   private later(
     type: WebhookEvent["type"],
     turnId: string,
     fields: { status: string; mode: string; steps: number; text: string; waitingFor?: string },
     errorCode?: string,
   ): void {
-    const { org, user, sessionId } = this.deps.store.identity();
-    const { text, ...rest } = fields;
-    this.deps.waitUntil(
-      Promise.resolve()
-        .then(() => {
-          const summary = secretRedactor(this.deps.env)(text).slice(0, SUMMARY_CHARS);
-          const data = { sessionId, turnId, ...rest, ...(errorCode ? { errorCode } : {}), summary };
-          this.publish({ type, org, user, sessionId, data });
-        })
-        .catch((error: unknown) =>
-          this.deps.logger.addException("[AgentSession_TurnEvent__Exception]", error, [["TurnId", turnId]]),
-        ),
-    );
+    try {
+      const { org, user, sessionId } = this.deps.store.identity();
+      const { text, ...rest } = fields;
+      const summary = secretRedactor(this.deps.env)(text).slice(0, SUMMARY_CHARS);
+      const data = { sessionId, turnId, ...rest, ...(errorCode ? { errorCode } : {}), summary };
+      const message = eventMessage({ type, org, user, sessionId, data });
+      this.deps.outbox.keep(message);
+      this.deps.waitUntil(this.deps.outbox.deliver(message));
+    } catch (error) {
+      this.deps.logger.addException("[AgentSession_TurnEvent__Exception]", error, [["TurnId", turnId]]);
+    }
   }
 }

@@ -29,6 +29,26 @@ export interface WebhookEvent {
 export const newEventId = () => `evt_${crypto.randomUUID().replaceAll("-", "")}`;
 
 /**
+ * An event's queue message (QueuedEvent in queue-message.ts). Its id and time are fixed here, once: a message kept
+ * and sent again (the session's event outbox) is the same event, and the consumer delivers it once per endpoint.
+ */
+export interface EventMessage {
+  kind: "event";
+  id: string;
+  at: string;
+  event: WebhookEvent;
+}
+
+export function eventMessage(event: WebhookEvent, now: number = Date.now()): EventMessage {
+  return { kind: "event", id: newEventId(), at: new Date(now).toISOString(), event };
+}
+
+/** Queues one event's message; rejects when the queue does not take it (for a caller that keeps it to send again). */
+export async function sendEventMessage(env: Cloudflare.Env, message: EventMessage): Promise<void> {
+  await env.WEBHOOK_QUEUE.send(message);
+}
+
+/**
  * Queues `event` for delivery to the endpoints that subscribe to it: one queue message, sent in `waitUntil` (off the
  * reply's path; nothing here reads D1). Never throws: a failure to queue is logged.
  */
@@ -37,15 +57,14 @@ export function publishEvent(
   event: WebhookEvent,
   waitUntil: (work: Promise<unknown>) => void,
 ): void {
-  // The queue's message as src/webhooks/queue-message.ts parses it (QueuedEvent).
-  const message = { kind: "event", id: newEventId(), at: new Date().toISOString(), event };
+  const message = eventMessage(event);
   const failed = (error: unknown) =>
     new JsonAdminLogger({}).addException("[webhooks_publish]", error, [
       ["event", event.type],
       ["org", event.org],
     ]);
   try {
-    waitUntil(env.WEBHOOK_QUEUE.send(message).catch(failed));
+    waitUntil(sendEventMessage(env, message).catch(failed));
   } catch (error) {
     failed(error);
   }

@@ -31,10 +31,23 @@ export function a2aClient(binding: Binding, key: string, options: { polling?: bo
   return known;
 }
 
+/**
+ * A client of the agent at `origin` over `binding`, sending `token` (an API key or an OAuth access token) as its
+ * bearer; a new one each call.
+ */
+export function a2aClientAt(origin: string, binding: Binding, token: string): Promise<Client> {
+  return newClient(binding, token, {}, origin);
+}
+
 /** The clients made so far: a client holds no state between calls but its card, read once. */
 const clients = new Map<string, Promise<Client>>();
 
-async function newClient(binding: Binding, key: string, options: { polling?: boolean }): Promise<Client> {
+async function newClient(
+  binding: Binding,
+  key: string,
+  options: { polling?: boolean },
+  origin = ORIGIN,
+): Promise<Client> {
   const fetchImpl = createAuthenticatingFetchWithRetry(workerFetch, {
     headers: async () => ({ authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
@@ -47,7 +60,7 @@ async function newClient(binding: Binding, key: string, options: { polling?: boo
       ...(options.polling ? { clientConfig: { polling: true } } : {}),
     }),
   );
-  return factory.createFromUrl(ORIGIN);
+  return factory.createFromUrl(origin);
 }
 
 let messages = 0;

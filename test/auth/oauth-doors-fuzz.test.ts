@@ -334,6 +334,28 @@ describe("the OAuth and sign-in doors, given any request", () => {
     );
   });
 
+  it("/a2a/* answers below 500, without stack text, whatever token is sent", async () => {
+    const path = fc.constantFrom("/a2a/jsonrpc", "/a2a/rest/tasks", "/a2a/rest/message:send", "/a2a");
+    const authorization = fc.oneof(
+      fc.constant<Record<string, string>>({}),
+      headerToken.map((token) => ({ authorization: `Bearer ${token}` })),
+      headerText.map((text) => ({ authorization: text })),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        path,
+        bodyOf(fieldsOf(["jsonrpc", "method", "id"], anyText), "json"),
+        authorization,
+        fc.oneof(fc.constant("POST"), oddMethod),
+        async (at, body, auth, method) => {
+          const headers = { "a2a-version": "1.0", ...body.headers, ...auth };
+          await keepsItsShape({ method, path: at, headers, body: body.body });
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
   it("/auth/* answers below 500, without stack text", async () => {
     const path = fc.constantFrom(
       "/auth/login",

@@ -1,7 +1,7 @@
 // Schedules in the console, in a real browser (Debian's Chromium) against `wrangler dev` with the offline demo model:
 // "Run this every…" from a conversation makes a schedule that continues it; the Schedules dialog lists it with its
-// next run, runs it now (its last run links to the conversation), disables and deletes it; axe-core finds no serious
-// or critical violation in either dialog. Screenshots go to test-results/e2e/.
+// next run, runs it now (its last run links to the conversation, its runs list it), disables and deletes it;
+// axe-core finds no serious or critical violation in either dialog. Screenshots go to test-results/e2e/.
 import assert from "node:assert/strict";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -105,6 +105,10 @@ describe("schedules in the console", () => {
       .locator("span", { hasText: /^Last run: (running|completed)/ })
       .first()
       .waitFor();
+    // Its runs, read when opened: the one run now, with its conversation.
+    await item.locator("summary", { hasText: "Runs" }).click();
+    await item.locator(".schedule-runs > li", { hasText: /: (running|completed)/ }).waitFor();
+    assert.equal(await item.locator(".schedule-runs > li").count(), 1);
 
     await item.getByRole("checkbox", { name: "Enabled" }).uncheck();
     await page.locator("#schedules-status", { hasText: "Modes digest is disabled." }).waitFor();

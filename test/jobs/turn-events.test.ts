@@ -1,4 +1,4 @@
-// Every turn that stops is published once (turn.completed, turn.failed, turn.paused) with its ids, mode, steps and a
+// Every turn that stops is published (once, when its send succeeds) (turn.completed, turn.failed, turn.paused) with its ids, mode, steps and a
 // short summary that holds no secret: read here through the session object's publisher, given a recorder.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -16,7 +16,9 @@ async function recordedSession(mode?: string): Promise<{ id: string; events: Web
   const id = await createSession(mode);
   const events: WebhookEvent[] = [];
   await runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id)), (instance: AgentSession) => {
-    instance.turnStops.publish = (event) => events.push(event);
+    instance.outbox.send = async (message) => {
+      events.push(message.event);
+    };
   });
   return { id, events };
 }

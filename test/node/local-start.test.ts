@@ -1,8 +1,8 @@
 // What a new user runs first, run as they run it: `npm run create-key` before any `npm start`, and `npm start` with
 // wrangler dev flags after `--` on a fresh state directory (offline, with nothing alarming in its output), and a
 // second `npm start` on the port the first one serves.
-import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -68,6 +68,33 @@ async function runCommand(command: string, args: string[], timeoutMs: number) {
   return ended;
 }
 
+/** The webhook and the schedule the README's "Work that runs on its own" creates, read from its one sh block. */
+async function readmeScheduleBodies(): Promise<{
+  webhook: Record<string, unknown>;
+  schedule: Record<string, unknown>;
+}> {
+  const readme = await readFile("README.md", "utf8");
+  const section = readme.split("### 5. Work that runs on its own")[1]?.split("```sh")[1]?.split("```")[0] ?? "";
+  const webhook = /context\/webhooks[\s\S]*?-d '(\{[^']+\})'/.exec(section)?.[1];
+  const schedule = /context\/schedules[\s\S]*?-d "(\{[^"]*(?:\\"[^"]*)*\})"/.exec(section)?.[1];
+  if (!webhook || !schedule) throw new Error("The README's schedule example has no webhook or schedule body.");
+  return {
+    webhook: JSON.parse(webhook) as Record<string, unknown>,
+    schedule: JSON.parse(schedule.replaceAll('\\"', '"').replace("$AT", "")) as Record<string, unknown>,
+  };
+}
+
+/** `found()`'s first value that is not undefined, asked every 50 ms for at most `timeoutMs`. */
+async function until<T>(found: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = found();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Nothing came within ${timeoutMs} ms.`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** The body limit the Worker is started with (`--var MAX_BODY_BYTES:...`): its default is 1 MiB. */
 const BODY_LIMIT = 2048;
 
@@ -80,6 +107,56 @@ describe("npm start, as a user runs it", () => {
   afterAll(async () => {
     await worker?.stop();
   });
+
+  it("runs the README's schedule offline and its turn.completed reaches npm run webhooks:dev, verified", async () => {
+    const { webhook, schedule } = await readmeScheduleBodies();
+    const headers = { authorization: "Bearer dev-key", "content-type": "application/json" };
+    const receiver = spawn(process.execPath, ["scripts/webhooks-dev.ts"], {
+      env: { ...process.env, PORT: "0" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      let printed = "";
+      receiver.stdout.on("data", (chunk: Buffer) => {
+        printed += chunk.toString();
+      });
+      const receiverUrl = await until(() => /Webhook receiver at (http:\/\/\S+\/)/.exec(printed)?.[1]);
+      receiver.kill();
+      const created = await fetch(`${worker.url}/context/webhooks`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ ...webhook, url: receiverUrl }),
+      });
+      expect(created.status).toBe(201);
+      const { secret } = (await created.json()) as { secret: string };
+      // As the README says: the receiver starts again with the secret aptix answered (on the port it was given).
+      const verifying = spawn(process.execPath, ["scripts/webhooks-dev.ts"], {
+        env: { ...process.env, PORT: new URL(receiverUrl).port, WEBHOOK_SECRET: secret },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      try {
+        let lines = "";
+        verifying.stdout.on("data", (chunk: Buffer) => {
+          lines += chunk.toString();
+        });
+        await until(() => lines.includes("Verifying signatures"));
+        // Two seconds ahead rather than the README's minute: the same request, sooner.
+        const at = new Date(Date.now() + 2_000).toISOString();
+        const scheduled = await fetch(`${worker.url}/context/schedules`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ ...schedule, at }),
+        });
+        expect(scheduled.status).toBe(201);
+        const line = await until(() => lines.split("\n").find((l) => /^\S+ turn\.completed /.test(l)), 60_000);
+        expect(line).toMatch(/ turn\.completed msg_\S+ verified$/);
+      } finally {
+        verifying.kill();
+      }
+    } finally {
+      receiver.kill();
+    }
+  }, 90_000);
 
   it("starts offline with no stack trace in its output", async () => {
     const health = await fetch(`${worker.url}/healthz`);

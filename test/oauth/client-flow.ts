@@ -112,11 +112,14 @@ export function answerConsent(door: OAuthDoor, handle: string, cookies: string[]
   });
 }
 
-/** A code the person signed in with `apiKey` allowed `clientId`, with the PKCE verifier it was asked with. */
-export async function allowedCode(door: OAuthDoor, apiKey: string, clientId: string) {
+/**
+ * A code the person signed in with `apiKey` allowed `clientId` (for the door's /mcp unless `resource` says
+ * otherwise), with the PKCE verifier it was asked with.
+ */
+export async function allowedCode(door: OAuthDoor, apiKey: string, clientId: string, resource?: string) {
   const { verifier, challenge } = await pkce();
   const cookie = await browserSignedIn(door, apiKey);
-  const page = await consentPage(door, { clientId, challenge }, cookie);
+  const page = await consentPage(door, { clientId, challenge, ...(resource ? { resource } : {}) }, cookie);
   if (!page.handle) throw new Error(`no consent page: ${page.response.status}`);
   const answered = await answerConsent(door, page.handle, [cookie, ...page.cookies], "allow");
   const code = new URL(answered.headers.get("location") ?? "http://x").searchParams.get("code");
@@ -155,11 +158,14 @@ export interface Tokens {
   resource?: string;
 }
 
-/** The whole flow for a new client, the person signed in with `apiKey`: its tokens, and the browser's cookie. */
-export async function authorizedClient(door: OAuthDoor, apiKey: string, name?: string) {
+/**
+ * The whole flow for a new client, the person signed in with `apiKey`, for the door's /mcp unless `resource` says
+ * otherwise: its tokens, and the browser's cookie.
+ */
+export async function authorizedClient(door: OAuthDoor, apiKey: string, name?: string, resource?: string) {
   const clientId = await registerClient(door, name);
-  const { code, verifier, cookie } = await allowedCode(door, apiKey, clientId);
-  const response = await exchangeCode(door, { clientId, code, verifier });
+  const { code, verifier, cookie } = await allowedCode(door, apiKey, clientId, resource);
+  const response = await exchangeCode(door, { clientId, code, verifier, ...(resource ? { resource } : {}) });
   if (response.status !== 200) throw new Error(`the token endpoint answered ${response.status}`);
   return { clientId, tokens: (await response.json()) as Tokens, cookie };
 }

@@ -60,6 +60,7 @@ describe("GET /openapi.json", () => {
     expect(open.sort()).toEqual([
       "get /.well-known/agent-card.json",
       "get /.well-known/oauth-authorization-server",
+      "get /.well-known/oauth-protected-resource/a2a",
       "get /.well-known/oauth-protected-resource/mcp",
       "get /auth/callback",
       "get /auth/login",

@@ -177,6 +177,8 @@ const REQUESTS: Record<string, Request> = {
   "GET /.well-known/oauth-authorization-server": (key) => send(key, "GET", "/.well-known/oauth-authorization-server"),
   "GET /.well-known/oauth-protected-resource/mcp": (key) =>
     send(key, "GET", "/.well-known/oauth-protected-resource/mcp"),
+  "GET /.well-known/oauth-protected-resource/a2a": (key) =>
+    send(key, "GET", "/.well-known/oauth-protected-resource/a2a"),
   "GET /modes": (key) => send(key, "GET", "/modes"),
   "GET /workflows": (key) => send(key, "GET", "/workflows"),
   "GET /workflows/categories": (key) => send(key, "GET", "/workflows/categories"),
