@@ -1,7 +1,7 @@
 // Turns that run on in the session object after their request is answered (`Prefer: respond-async`, schedules,
 // A2A tasks): the turn is admitted as every door's is (busy, budget, the key's limit, input that does not fit the
 // session's state are refused and store nothing), its first state is stored, and the caller is answered with the
-// turn's id while the turn goes on. It runs as any turn does: its frames reach the WebSocket and SSE, approvals
+// turn's id while the turn goes on. It runs like every other turn: its frames reach the WebSocket and SSE, approvals
 // pause it, and the session's alarm resumes it should the object stop mid-turn.
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import type { Outcome } from "../refusal";
