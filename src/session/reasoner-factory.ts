@@ -23,6 +23,7 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
+import { ownerMemoryRecall } from "./memory-recall";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
@@ -68,6 +69,7 @@ type SharedDeps = Pick<
   | "events"
   | "remoteTools"
   | "elicit"
+  | "memory"
 >;
 
 export class ReasonerFactory {
@@ -120,6 +122,8 @@ export class ReasonerFactory {
       events,
       remoteTools: (names, base) => mcp.forTools(names, base),
       elicit,
+      // The session owner's memories, whoever sends the message (an org admin acting on the session included).
+      memory: ownerMemoryRecall(env, db, () => store.identity(), logger),
     };
     return this.shared;
   }
