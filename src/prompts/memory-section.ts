@@ -25,8 +25,11 @@ export function memorySectionBudget(promptBudgetTokens: number): number {
   return Math.floor(promptBudgetTokens * MEMORY_PROMPT_SHARE);
 }
 
-/** The fewest characters a memory's line can take: `- [mem_…] x` and its line break. */
-const MIN_LINE_CHARS = "- [mem_] x\n".length;
+/** The length of a memory's id as src/memory/memory-store.ts makes it: `mem_` and 32 hex digits (a test holds them together). */
+export const MEMORY_ID_CHARS = 36;
+
+/** The fewest characters a memory's line can take: `- [<id>] x` and its line break. */
+const MIN_LINE_CHARS = "- [] x\n".length + MEMORY_ID_CHARS;
 
 /**
  * How many memories to read for a section of `budgetTokens`: one more than could ever fit, so that reading fewer

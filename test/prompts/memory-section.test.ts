@@ -1,7 +1,9 @@
 // The "What you know about this person" section: whole memories within its budget, pinned first, the same bytes
 // whatever recall's order when all of them fit, relevance choosing only when they do not.
 import { describe, expect, it } from "vitest";
+import { newMemoryId } from "../../src/memory/memory-store";
 import {
+  MEMORY_ID_CHARS,
   MEMORY_RECALL_CAP,
   MEMORY_SECTION_HEADING,
   memoryRecallLimit,
@@ -77,7 +79,8 @@ describe("the memory section", () => {
   it("reads one memory more than could fit in the budget, so fewer read means all of them", () => {
     const budget = memorySectionBudget(6_000);
     const limit = memoryRecallLimit(budget);
-    const tiny = Array.from({ length: limit }, (_, n) => memory(n, { id: `mem_${n}`, text: "x" }));
+    expect(newMemoryId()).toHaveLength(MEMORY_ID_CHARS);
+    const tiny = Array.from({ length: limit }, (_, n) => memory(n, { id: newMemoryId(), text: "x" }));
     expect(renderMemorySection(tiny, budget)?.shown.length).toBeLessThan(limit);
     expect(memoryRecallLimit(1_000_000)).toBe(MEMORY_RECALL_CAP);
   });
