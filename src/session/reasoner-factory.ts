@@ -9,6 +9,7 @@ import type { TurnEndingDeps } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
+import { memoryAccess } from "../memory/memory-access";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
@@ -114,6 +115,7 @@ export class ReasonerFactory {
         sessionManager: this.deps.sessionManager,
         catalog,
         workspace: config.workspace,
+        memory: memoryAccess(env, db),
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),
