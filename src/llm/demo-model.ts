@@ -16,7 +16,7 @@ const HELP =
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
   `("use get-sum with 2 and 40", "echo 'hi'"); any other tool of the mode answers words of its name or its ` +
   `description ("what time is it?" in a mode with clock_current_time). With memory on, "remember that my ` +
-  `favourite colour is teal", then in a new conversation "what is my favourite colour?" or "what do you know about me?".`;
+  `name is Ada", then in a new conversation "what is my name?" or "what do you know about me?".`;
 
 /** The demo's Markdown answer (a table, code and a mermaid diagram), so the console's drawing shows offline. */
 export const DEMO_TOUR = [

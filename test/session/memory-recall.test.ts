@@ -17,9 +17,9 @@ type Sent = { messages: { role: string; content: string }[]; tools?: { function:
 
 /** A person of `org` with a key of their own (each test its own people, so one's memories never reach another). */
 async function person(org: string, user: string, scopes: string[] = ["chat"]): Promise<string> {
-  const key = `test-recall-key-${user}`;
+  const key = `test-recall-key-${org}-${user}`;
   await env.DB.prepare("INSERT INTO api_keys (id, key_hash, name, org, user_id, scopes) VALUES (?, ?, ?, ?, ?, ?)")
-    .bind(`recall_${user}`, await hashApiKey(key), user, org, user, JSON.stringify(scopes))
+    .bind(`recall_${org}_${user}`, await hashApiKey(key), user, org, user, JSON.stringify(scopes))
     .run();
   return key;
 }
@@ -82,15 +82,25 @@ describe("what the agent knows about the person, in the prompt", () => {
   });
 
   it("leaves a memory forgotten with memory_forget out of the next prompt", async () => {
-    const key = await person("org-a", "recall-fern");
+    const key = await person("org-a", "recall-fern", ["chat", "admin"]);
+    // The general mode offers saving and searching; forgetting is a mode's choice.
+    await ok("PUT", "/admin/modes/recall_forgetful", key, {
+      displayName: "Forgetful",
+      description: "Forgets on request.",
+      systemPrompt: "Help.",
+      tools: ["memory_forget"],
+    });
     const { memory } = await new MemoryStore(env.DB, "org-a", "recall-fern").save({
       text: "Fern is allergic to peanuts.",
       source: null,
     });
-    const forgot = await turnInNewSession(key, "Forget my allergy.", [
-      toolCall("memory_forget", { id: memory.id }),
-      { type: "completion", content: "Forgotten." },
-    ]);
+    const forgot = await turnInNewSession(
+      key,
+      "Forget my allergy.",
+      [toolCall("memory_forget", { id: memory.id }), { type: "completion", content: "Forgotten." }],
+      "recall_forgetful",
+    );
+    expect(forgot.response.toolCalls[0]?.wasExecuted).toBe(true);
     expect(sectionOf(forgot.sent)).toContain(memory.id);
 
     const next = await turnInNewSession(key, "Any allergies I told you about?");
