@@ -142,8 +142,11 @@ const BUILT_IN_INTENTS = new Set([
   "agent_hello_world",
   "workspace_read_file",
   "workspace_write_file",
+  // Memory by its own phrasings (demo-memory.ts): plain words like "write" or "find" would otherwise call them.
   "memory_save",
+  "memory_search",
   "memory_forget",
+  "conversation_search",
 ]);
 
 const PROPOSALS: [RegExp, string, string][] = [
