@@ -150,7 +150,8 @@ export class AgentReasoner {
       // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
       this.deps.meter?.reserve(
         this.firstCallChars(content) + attachments.reduce((sum, a) => sum + (a.text?.length ?? 0), 0),
-        prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
+        // The mode read the prefetch started (kept by withStepCache), not the memory read beside it.
+        this.modeRoute().catch(() => DEFAULT_ROUTE),
       ),
       prefetched,
     ]);
