@@ -1,7 +1,7 @@
 // Recall without a tool call: what the agent knows about the session's owner is in the system prompt the model is
 // sent at a turn's start (the next session's too), never another person's or org's; forgetting takes it out; the
 // section keeps to its budget and its bytes; memory off (org or mode) leaves no section, no memory tool, nothing stored.
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { MEMORY_TOOL_NAMES } from "../../src/memory/memory-policy";
@@ -112,7 +112,11 @@ describe("what the agent knows about the person, in the prompt", () => {
     const store = new MemoryStore(env.DB, "org-a", "recall-gus");
     const kept = (await store.save({ text: "Gus works in Lisbon.", source: null })).memory;
     const gone = (await store.save({ text: "Gus drives a red bicycle.", source: null })).memory;
-    await ok("DELETE", `/context/memories/${gone.id}`, key);
+    const deleted = await exports.default.fetch(`http://aptix.test/context/memories/${gone.id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(deleted.status).toBe(204);
 
     const next = await turnInNewSession(key, "Where do I work?");
     expect(sectionOf(next.sent)?.split("\n").slice(2)).toEqual([`- [${kept.id}] Gus works in Lisbon.`]);
