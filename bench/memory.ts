@@ -6,7 +6,7 @@
 // through POST /context/sessions/:id/messages, one at a time, the two modes taking turns (which goes first
 // alternates); a session starts over every MESSAGES_PER_SESSION messages. Reported: median and p95 of a turn's
 // round trip in each mode and on ÷ off (goal: at most GOAL_RATIO). The first turn of each mode is checked: the
-// model was sent the section with every memory (on), and none and no memory tool (off).
+// model was sent the section and the memory tools (on), and no section and no memory tool (off).
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,21 +40,13 @@ async function api(url: string, method: string, path: string, body?: unknown): P
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
-/** Facts of the length people state them, each different (so a duplicate does not update another). */
+/**
+ * Facts of the length people state them, each sharing few words with the others (a save that overlaps an old memory
+ * updates it instead of adding one: src/memory/memory-match.ts).
+ */
 function fact(n: number): string {
-  const topics = [
-    "project",
-    "team",
-    "editor",
-    "language",
-    "deadline",
-    "timezone",
-    "coffee",
-    "framework",
-    "pet",
-    "city",
-  ];
-  return `My ${topics[n % topics.length]} note number ${n} says I prefer option ${n * 7} and review it every ${n % 6} weeks.`;
+  const places = ["north", "south", "harbour", "garden", "station", "library", "market", "tower", "bridge", "castle"];
+  return `Code ${n}a opens room ${n}b on floor ${n}c of the ${places[n % places.length]} building.`;
 }
 
 interface Side {
@@ -138,7 +130,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WARMUP; i++) for (const s of [on, off]) await turn(url, s, i);
     const seenOn = firstRequest(upstream, on);
     const seenOff = firstRequest(upstream, off);
-    if (seenOn.lines !== MEMORIES || !MEMORY_TOOLS.every((t) => seenOn.tools.includes(t))) {
+    if (!seenOn.lines || !MEMORY_TOOLS.every((t) => seenOn.tools.includes(t))) {
       throw new Error(`memory on: the model saw ${seenOn.lines} memories and ${seenOn.tools.join(", ")}`);
     }
     if (seenOff.lines !== null || MEMORY_TOOLS.some((t) => seenOff.tools.includes(t))) {
@@ -158,7 +150,8 @@ async function main(): Promise<void> {
       [
         "",
         `Memory benchmark: ${SAMPLES} turns in each mode after ${WARMUP} warm-up, one at a time, the modes taking turns;`,
-        `dev-user holds ${MEMORIES} memories (${PINNED} pinned); a new session every ${MESSAGES_PER_SESSION} messages.`,
+        `dev-user holds ${MEMORIES} memories (${PINNED} pinned), of which the section showed ${seenOn.lines} (its budget:`,
+        `0.15 of the prompt budget); a new session every ${MESSAGES_PER_SESSION} messages.`,
         `Load average (1 min) over the run: ${load.map((l) => fixed(l)).join(", ")} on ${cpus().length} cores.`,
         "",
         table(

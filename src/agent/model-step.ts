@@ -126,20 +126,23 @@ export type ModelRequest = Awaited<ReturnType<typeof buildModelRequest>>;
 /**
  * Starts the reads the first model request needs (the session's mode, the base prompt and, given the person's
  * `message`, what the prompt shows of their memories) so they overlap other waits; never rejects (a failed read fails
- * again, cached, where buildModelRequest awaits it).
+ * again, cached, where buildModelRequest awaits it). It settles once the mode and the base prompt are read: the
+ * memory read goes on meanwhile, beside the turn's start (its message stored, its first frames), and the first model
+ * request waits for it.
  */
 export async function prefetchModelRequest(deps: ModelStepDeps, message?: string): Promise<void> {
   const mode = deps.store.identity().mode;
   const found = deps.catalog.getMode(mode);
-  const memory =
-    deps.memory && message !== undefined
-      ? found.then(async (m) => {
-          const effective = m ?? (await deps.catalog.getDefaultMode());
-          const { budgets } = await routeBudgets(deps, effective);
-          await recallForPrompt(deps.memory, effective, message, budgets.promptBudgetTokens);
-        })
-      : undefined;
-  await Promise.all([found, deps.basePrompt(), memory]).catch(() => undefined);
+  if (deps.memory && message !== undefined) {
+    found
+      .then(async (m) => {
+        const effective = m ?? (await deps.catalog.getDefaultMode());
+        const { budgets } = await routeBudgets(deps, effective);
+        await recallForPrompt(deps.memory, effective, message, budgets.promptBudgetTokens);
+      })
+      .catch(() => undefined);
+  }
+  await Promise.all([found, deps.basePrompt()]).catch(() => undefined);
 }
 
 /** The mode's route's declared context and the budgets on it. */
