@@ -97,6 +97,7 @@ export const ERROR_CODES = {
   idempotency_answer_not_kept: conflict,
   webhook_disabled: conflict,
   memory_disabled: conflict,
+  user_not_disabled: conflict,
   memory_limit_reached: conflict,
   // 405, 413, 415, 422, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],

@@ -156,6 +156,14 @@ export async function setUserDisabled(
 }
 
 /**
+ * The statement that forgets what we hold of a deleted person (their email and name), keeping their row, disabled:
+ * the row is what refuses their keys, browser sessions and grants from then on.
+ */
+export function forgetUserDetailsStatement(db: Db, org: string, id: string): D1PreparedStatement {
+  return db.prepare("UPDATE users SET email = NULL, name = NULL WHERE org = ? AND id = ?").bind(org, id);
+}
+
+/**
  * The user is an operator: a live key of theirs carries the `operator` scope, or they signed in as one (a browser
  * session, past or present, with it: single sign-on's OIDC_OPERATOR_GROUPS). Only an operator changes an operator.
  */

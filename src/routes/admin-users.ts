@@ -13,7 +13,9 @@ import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetPersonStatement } from "../memory/memory-store";
 import { quoted } from "../quote";
+import { callerOf } from "../session/session-client";
 import { isOperator } from "../tenancy/roles";
+import { deletePerson, SESSIONS_A_REQUEST } from "./person-deletion";
 import { changeRow } from "./record-change";
 
 const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
@@ -24,6 +26,20 @@ const UserChangeBody = z.strictObject({
   disabled: z.boolean({ error: "must be true or false" }),
   /** With `disabled: true`: the person's own memories are forgotten too, in the same change (docs/memory.md). */
   forget: z.boolean({ error: "must be true or false" }).optional(),
+});
+
+const PersonDeletedView = z.object({
+  userId: z.string(),
+  deleted: z.object({
+    sessions: z.number().int(),
+    memories: z.number().int(),
+    schedules: z.number().int(),
+    webhooks: z.number().int(),
+  }),
+  sessionsLeft: z
+    .number()
+    .int()
+    .describe(`Sessions still to delete (${SESSIONS_A_REQUEST} go a request): DELETE again until it is 0.`),
 });
 
 export const adminUserRoutes = routes()
@@ -111,5 +127,42 @@ export const adminUserRoutes = routes()
       );
       const forgotten = forget ? { forgotten: { memories: written.at(-1)?.results.length ?? 0 } } : {};
       return c.json({ user: user as UserView, ...forgotten }, 200);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "delete",
+      path: "/admin/users/{id}",
+      summary: "Deletes a disabled user's data for good: sessions, memories, schedules, webhooks, email and name",
+      description:
+        "The user must be disabled first (409 user_not_disabled). Their row stays, disabled and without email or " +
+        `name: it refuses their keys from then on. Sessions go ${SESSIONS_A_REQUEST} a request; \`sessionsLeft\` says ` +
+        "how many remain (DELETE again). docs/memory.md.",
+      ...admin,
+      request: { params: UserId },
+      responses: { 200: json(PersonDeletedView, "Deleted."), ...errors(401, 403, 404, 409) },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { org } = c.var.principal;
+      const user = await findUser(c.var.db, org, id);
+      if (!user && !(await hasKeyFor(c.var.db, org, id))) {
+        throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
+      }
+      if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
+        throw new ApiError("insufficient_scope", "Only an operator deletes an operator.");
+      }
+      if (!user?.disabled) {
+        throw new ApiError(
+          "user_not_disabled",
+          `User ${quoted(id)} is not disabled: disable them first (PATCH /admin/users/{id} {"disabled": true}).`,
+        );
+      }
+      const deleted = await deletePerson(c.env, c.var.db, callerOf(c), org, id, [
+        changeRow(c, { org, action: "user.delete", target: id, before: user }),
+      ]);
+      const { sessionsLeft, ...counts } = deleted;
+      c.var.logger.addCustomEvent("Message", "[admin_users_delete]", "User deleted.", [["target_user", id]]);
+      return c.json({ userId: id, deleted: counts, sessionsLeft }, 200);
     },
   );

@@ -277,6 +277,23 @@ export async function unindexSession(db: Db, sessionId: string): Promise<void> {
   ]);
 }
 
+/** How many sessions `user` has in `org`, and the ids of up to `limit` of them (a person being deleted). */
+export async function sessionsOfUser(
+  db: Db,
+  org: string,
+  user: string,
+  limit: number,
+): Promise<{ count: number; ids: string[] }> {
+  const [count, ids] = await db.batch([
+    db.prepare("SELECT COUNT(*) AS n FROM session_index WHERE org = ? AND user_id = ?").bind(org, user),
+    db.prepare("SELECT session_id FROM session_index WHERE org = ? AND user_id = ? LIMIT ?").bind(org, user, limit),
+  ]);
+  return {
+    count: z.object({ n: z.number() }).parse(count?.results[0]).n,
+    ids: (ids?.results ?? []).map((r) => z.object({ session_id: z.string() }).parse(r).session_id),
+  };
+}
+
 /** The ids of sessions idle since before `cutoff` (an ISO time), the longest idle first, at most `limit`. */
 export async function idleSessions(db: Db, cutoff: string, limit: number): Promise<string[]> {
   const { results } = await db

@@ -141,6 +141,16 @@ describe("the org's switch", () => {
     forgetOrgMemoryPolicy(env.DB);
   });
 
+  it("is a mode's too: the admin modes API writes and reads its memory flag", async () => {
+    const mode = { displayName: "Quiet", description: "No memory here.", systemPrompt: "Be brief.", memory: false };
+    const put = await call(ADMIN, "PUT", "/admin/modes/quiet", mode);
+    expect(put.status).toBe(201);
+    expect(put.body.mode).toMatchObject({ key: "quiet", memory: false });
+    const listed = (await call(ADMIN, "GET", "/admin/modes")).body.modes as { key: string; memory: boolean }[];
+    expect(listed.find((m) => m.key === "quiet")?.memory).toBe(false);
+    expect(listed.find((m) => m.key === "general")?.memory).toBe(true);
+  });
+
   it("is an admin's: a member is refused", async () => {
     expect((await call(BOB, "PUT", "/admin/memory", { enabled: false })).status).toBe(403);
     expect((await call(BOB, "GET", "/admin/memory")).status).toBe(403);

@@ -284,6 +284,7 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       ),
   },
   memory_not_found: { http: () => request("GET", "/context/memories/mem_none") },
+  user_not_disabled: { http: () => request("DELETE", `/admin/users/${TEST_KEYS.otherMember.user}`) },
   memory_disabled: {
     http: async () => {
       const admin = { key: TEST_KEYS.admin.key };

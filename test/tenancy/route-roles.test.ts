@@ -432,6 +432,9 @@ const REQUESTS: Record<string, Request> = {
   "GET /admin/users": (key) => send(key, "GET", "/admin/users"),
   "PATCH /admin/users/{id} (a member of org A)": (key) =>
     send(key, "PATCH", `/admin/users/${TEST_KEYS.otherMember.user}`, { disabled: false }),
+  // Refused 409 user_not_disabled by whoever may ask: the route was reached, and nothing of the member's goes.
+  "DELETE /admin/users/{id} (a member of org A, not disabled)": (key) =>
+    send(key, "DELETE", `/admin/users/${TEST_KEYS.otherMember.user}`),
   "GET /admin/memory": (key) => send(key, "GET", "/admin/memory"),
   // On, as it is: the table's other memory rows run with the org's memory on.
   "PUT /admin/memory": (key) => send(key, "PUT", "/admin/memory", { enabled: true }),
