@@ -51,6 +51,8 @@ export async function searchMessages(
   scope: SearchScope,
   q: string,
   page: { limit: number; offset: number },
+  /** A session whose messages are left out (the tool's own: its conversation is in the model's context already). */
+  exceptSession: string | null = null,
 ): Promise<{ hits: MessageHit[]; more: boolean }> {
   const token = "all" in scope ? await orgToken(scope.org) : await personToken(scope.org, scope.user);
   const match = matchExpression(q, token);
@@ -59,7 +61,9 @@ export async function searchMessages(
     .prepare(
       `WITH ranked AS (
          SELECT rowid AS id, bm25(message_fts, 0.0, 1.0) AS score FROM message_fts
-         WHERE message_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3)
+         WHERE message_fts MATCH ?1
+           AND (?8 IS NULL OR rowid NOT IN (SELECT id FROM message_index WHERE session_id = ?8))
+         ORDER BY score, rowid LIMIT ?2 OFFSET ?3)
        SELECT m.session_id, s.title, s.archived_at, m.seq, m.role, m.created_at, m.user_id,
          snippet(message_fts, 1, ?4, ?5, '…', ${SNIPPET_TOKENS}) AS snippet
        FROM ranked
@@ -77,6 +81,7 @@ export async function searchMessages(
       SNIPPET_CLOSE,
       scope.org,
       "all" in scope ? null : scope.user,
+      exceptSession,
     )
     .all();
   const hits = results.map((row): MessageHit => {

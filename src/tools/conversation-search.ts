@@ -1,6 +1,7 @@
 // conversation_search: the agent looks up what was said in the person's earlier conversations ("what did we decide
 // about X last week?"), with the same results and the same authorization as GET /context/search without `all`: the
-// session owner's own sessions only, whoever the tool's caller.
+// session owner's own sessions only, whoever the tool's caller. The session it runs in is left out: its conversation
+// is in the model's context already.
 import { z } from "zod";
 import type { Db } from "../db";
 import { searchMessages } from "../search/message-search";
@@ -60,12 +61,11 @@ export function conversationSearchTool(db: Db | undefined): AgentTool {
     execute: async ({ query, limit }, context) => {
       if (!context) return InvokeResult.fromError("ConversationSearchTool needs a session: it searches its owner's.");
       if (!db) return InvokeResult.fromError("ConversationSearchTool has no conversation index here.");
-      const page = await searchMessages(db, { org: context.org, user: context.user }, query, {
-        limit: limit ?? CONVERSATION_SEARCH_DEFAULT_RESULTS,
-        offset: 0,
-      });
+      const owner = { org: context.org, user: context.user };
+      const page = { limit: limit ?? CONVERSATION_SEARCH_DEFAULT_RESULTS, offset: 0 };
+      const found = await searchMessages(db, owner, query, page, context.sessionId);
       return {
-        results: page.hits.map((hit) => ({
+        results: found.hits.map((hit) => ({
           sessionId: hit.sessionId,
           title: hit.title,
           archived: hit.archived,
