@@ -5,8 +5,8 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import { orgToken, personToken } from "./owner-token";
-import { matchExpression } from "./search-query";
-import { SNIPPET_CLOSE, SNIPPET_OPEN } from "./snippet";
+import { matchExpression, searchWords } from "./search-query";
+import { markedSnippet } from "./snippet";
 
 /** Whose messages a search looks at: one person's in an org, or (an org admin's `all=true`) the whole org's. */
 export type SearchScope = { org: string; user: string } | { org: string; all: true };
@@ -27,8 +27,13 @@ export interface MessageHit {
 export const SEARCH_PAGE_MAX = 50;
 /** How deep pages go (a cursor is an offset into the ranking: past this, a person narrows the words instead). */
 export const SEARCH_DEPTH_MAX = 1000;
-/** Tokens of context a snippet shows around its matches (FTS5's snippet(): at most 64). */
-const SNIPPET_TOKENS = 16;
+/**
+ * Matches ranked by BM25 at most. A search that matches more of the person's messages answers with its newest
+ * RANKED_MATCHES_MAX, newest first: BM25 tells such matches apart by little (the word is everywhere), and scoring
+ * them costs FTS5 a walk over every row holding the word, whoever's (150 ms for a word in half of 200,000 messages
+ * under `npm run bench:search`). Another word narrows it, and is ranked again.
+ */
+export const RANKED_MATCHES_MAX = 2000;
 
 const HitRow = z.object({
   session_id: z.string(),
@@ -36,15 +41,17 @@ const HitRow = z.object({
   archived_at: z.string().nullable(),
   seq: z.number().int(),
   role: z.enum(["user", "assistant"]),
-  snippet: z.string(),
+  text: z.string(),
   created_at: z.string(),
   user_id: z.string(),
 });
 
 /**
- * Up to `limit` messages from `offset` on, best first, and whether more follow. The inner query ranks the matches
- * and keeps one page of ids (BM25 over the text alone: the owner column weighs nothing); only that page's snippets
- * are made, by the outer query (CROSS JOIN: the page's ids first, each looked up in the full-text index), which also checks the org and person of each row as stored (the tokens are hashes).
+ * Up to `limit` messages from `offset` on, best first, and whether more follow. `newest` is the newest
+ * RANKED_MATCHES_MAX matches (FTS5 walks the doclists newest first without scoring them): when it is full, the
+ * matches are ordered newest first from its oldest on, else all are ranked by BM25 over the text (the owner column
+ * weighs nothing; the CASE calls bm25() only on that branch). One page of ids is joined to its rows, whose org and
+ * person are checked as stored (the tokens are hashes), and to the sessions' list entries (title, archived).
  */
 export async function searchMessages(
   db: Db,
@@ -55,30 +62,32 @@ export async function searchMessages(
   exceptSession: string | null = null,
 ): Promise<{ hits: MessageHit[]; more: boolean }> {
   const token = "all" in scope ? await orgToken(scope.org) : await personToken(scope.org, scope.user);
-  const match = matchExpression(q, token);
+  const words = searchWords(q);
+  const match = matchExpression(words, token);
   if (match === null) return { hits: [], more: false };
   const { results } = await db
     .prepare(
-      `WITH ranked AS (
-         SELECT rowid AS id, bm25(message_fts, 0.0, 1.0) AS score FROM message_fts
-         WHERE message_fts MATCH ?1
-           AND (?8 IS NULL OR rowid NOT IN (SELECT id FROM message_index WHERE session_id = ?8))
+      `WITH newest AS (
+         SELECT rowid AS id FROM message_fts WHERE message_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?4),
+       ranked AS (
+         SELECT rowid AS id,
+           CASE WHEN (SELECT COUNT(*) FROM newest) >= ?4 THEN -rowid ELSE bm25(message_fts, 0.0, 1.0) END AS score
+         FROM message_fts
+         WHERE message_fts MATCH ?1 AND rowid >= (SELECT COALESCE(MIN(id), 0) FROM newest)
+           AND (?7 IS NULL OR rowid NOT IN (SELECT id FROM message_index WHERE session_id = ?7))
          ORDER BY score, rowid LIMIT ?2 OFFSET ?3)
-       SELECT m.session_id, s.title, s.archived_at, m.seq, m.role, m.created_at, m.user_id,
-         snippet(message_fts, 1, ?4, ?5, '…', ${SNIPPET_TOKENS}) AS snippet
+       SELECT m.session_id, s.title, s.archived_at, m.seq, m.role, m.created_at, m.user_id, m.text
        FROM ranked
-       CROSS JOIN message_fts ON message_fts.rowid = ranked.id AND message_fts MATCH ?1
        JOIN message_index m ON m.id = ranked.id
        JOIN session_index s ON s.session_id = m.session_id AND s.org = m.org_id
-       WHERE m.org_id = ?6 AND (?7 IS NULL OR m.user_id = ?7)
+       WHERE m.org_id = ?5 AND (?6 IS NULL OR m.user_id = ?6)
        ORDER BY ranked.score, ranked.id`,
     )
     .bind(
       match,
       page.limit + 1,
       page.offset,
-      SNIPPET_OPEN,
-      SNIPPET_CLOSE,
+      RANKED_MATCHES_MAX,
       scope.org,
       "all" in scope ? null : scope.user,
       exceptSession,
@@ -92,7 +101,7 @@ export async function searchMessages(
       archived: r.archived_at !== null,
       seq: r.seq,
       role: r.role,
-      snippet: r.snippet,
+      snippet: markedSnippet(r.text, words),
       createdAt: r.created_at,
       userId: r.user_id,
     };
