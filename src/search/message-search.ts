@@ -65,33 +65,29 @@ export async function searchMessages(
   const words = searchWords(q);
   const match = matchExpression(words, token);
   if (match === null) return { hits: [], more: false };
+  // The limits are written into the statement, not bound: with them bound, SQLite plans the ranked page without
+  // them (measured in the Workers runtime: 195 ms against 23 for the same rare word). All are whole numbers.
+  const rows = Math.min(Math.max(Math.trunc(page.limit), 1), SEARCH_PAGE_MAX) + 1;
+  const skip = Math.min(Math.max(Math.trunc(page.offset), 0), SEARCH_DEPTH_MAX);
   const { results } = await db
     .prepare(
       `WITH newest AS (
-         SELECT rowid AS id FROM message_fts WHERE message_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?4),
+         SELECT rowid AS id FROM message_fts WHERE message_fts MATCH ?1 ORDER BY rowid DESC LIMIT ${RANKED_MATCHES_MAX}),
        ranked AS (
          SELECT rowid AS id,
-           CASE WHEN (SELECT COUNT(*) FROM newest) >= ?4 THEN -rowid ELSE bm25(message_fts, 0.0, 1.0) END AS score
+           CASE WHEN (SELECT COUNT(*) FROM newest) >= ${RANKED_MATCHES_MAX} THEN -rowid ELSE bm25(message_fts, 0.0, 1.0) END AS score
          FROM message_fts
          WHERE message_fts MATCH ?1 AND rowid >= (SELECT COALESCE(MIN(id), 0) FROM newest)
-           AND (?7 IS NULL OR rowid NOT IN (SELECT id FROM message_index WHERE session_id = ?7))
-         ORDER BY score, rowid LIMIT ?2 OFFSET ?3)
+           AND (?4 IS NULL OR rowid NOT IN (SELECT id FROM message_index WHERE session_id = ?4))
+         ORDER BY score, rowid LIMIT ${rows} OFFSET ${skip})
        SELECT m.session_id, s.title, s.archived_at, m.seq, m.role, m.created_at, m.user_id, m.text
        FROM ranked
        JOIN message_index m ON m.id = ranked.id
        JOIN session_index s ON s.session_id = m.session_id AND s.org = m.org_id
-       WHERE m.org_id = ?5 AND (?6 IS NULL OR m.user_id = ?6)
+       WHERE m.org_id = ?2 AND (?3 IS NULL OR m.user_id = ?3)
        ORDER BY ranked.score, ranked.id`,
     )
-    .bind(
-      match,
-      page.limit + 1,
-      page.offset,
-      RANKED_MATCHES_MAX,
-      scope.org,
-      "all" in scope ? null : scope.user,
-      exceptSession,
-    )
+    .bind(match, scope.org, "all" in scope ? null : scope.user, exceptSession)
     .all();
   const hits = results.map((row): MessageHit => {
     const r = HitRow.parse(row);
@@ -106,5 +102,5 @@ export async function searchMessages(
       userId: r.user_id,
     };
   });
-  return { hits: hits.slice(0, page.limit), more: hits.length > page.limit };
+  return { hits: hits.slice(0, rows - 1), more: hits.length >= rows };
 }
