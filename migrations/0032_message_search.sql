@@ -1,6 +1,6 @@
 -- Issue 44: search across a person's conversations (GET /context/search, the conversation_search tool). A session's
 -- object writes the text of its conversation's messages here when its list entry is written after a turn (in the
--- same D1 batch, src/search/message-feed.ts); a deleted or expired session's rows go in the same batch as its list
+-- same D1 batch, src/session/message-feed.ts); a deleted or expired session's rows go in the same batch as its list
 -- entry (src/session/session-index.ts). The rows are an index of the conversation, which lives in the object.
 CREATE TABLE message_index (
   id INTEGER PRIMARY KEY,
@@ -10,7 +10,7 @@ CREATE TABLE message_index (
   seq INTEGER NOT NULL,
   role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
   created_at TEXT NOT NULL,
-  -- The message's text, its first MESSAGE_INDEX_CHARS characters (src/search/message-feed.ts).
+  -- The message's text, its first MESSAGE_INDEX_CHARS characters (src/session/message-feed.ts).
   text TEXT NOT NULL,
   -- Whose it is, as full-text tokens: `o<hash of org and user>` and `g<hash of org>` (src/search/owner-token.ts). A
   -- search matches its owner's token AND the words, so FTS5 intersects the owner's doclist with the words' instead

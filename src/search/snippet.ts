@@ -1,5 +1,5 @@
 // A found message's snippet: up to SNIPPET_WORDS words of its text around the first match, `…` where it is cut,
-// each matching word between two marks (control characters no indexed text holds: message-feed.ts takes them out),
+// each matching word between two marks (control characters no indexed text holds: src/session/message-feed.ts takes them out),
 // and the two ways it is shown: HTML-safe with <mark> for the route, plain text with « » for the model. Made here
 // from the row's text rather than by FTS5's snippet(), which would run the query again for each row of the page
 // (a prefix query's doclists merged 20 times over).

@@ -12,7 +12,6 @@ import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, refuse, sessionNotFound, turnNotFound } from "../refusal";
-import { MessageFeed } from "../search/message-feed";
 import { settings } from "../settings";
 import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
@@ -40,6 +39,7 @@ import { EventLog } from "./event-log";
 import { EventOutbox } from "./event-outbox";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
+import { MessageFeed } from "./message-feed";
 import { streamMessage } from "./message-stream";
 import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";

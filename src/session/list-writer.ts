@@ -1,11 +1,11 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
 // change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
-// index the messages written since (src/search/message-feed.ts), so a turn's end is one D1 write.
+// index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write.
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { MessageFeed } from "../search/message-feed";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
+import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";
 

@@ -3,7 +3,7 @@
 // a 400 naming `q` and never a 500.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MESSAGE_INDEX_CHARS } from "../../src/search/message-feed";
+import { MESSAGE_INDEX_CHARS } from "../../src/session/message-feed";
 import { sessionStubOrNull } from "../../src/session/session-client";
 import type { SearchPage } from "../../src/wire/search";
 import { TEST_KEYS } from "../fixtures/keys";

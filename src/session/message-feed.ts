@@ -4,9 +4,10 @@
 // kept in the object's storage (`search_feed`, session schema version 10), so an evicted object carries on where it
 // was, and a session written before search existed is indexed from its first message at its next change.
 import type { Db } from "../db";
-import type { SessionStore } from "../session/session-store";
+import { indexMessages } from "../search/message-index";
+import { ownerColumn } from "../search/owner-token";
 import type { ConversationMessage } from "../wire/turn";
-import { ownerColumn } from "./owner-token";
+import type { SessionStore } from "./session-store";
 
 /** Characters of a message the index keeps (its first 8 KB or so: a search finds what a message is about early). */
 export const MESSAGE_INDEX_CHARS = 8192;
@@ -80,14 +81,13 @@ export class MessageFeed {
       return role && text ? [{ seq: message.seq, role, createdAt: message.createdAt, text }] : [];
     });
     this.owner ??= ownerColumn(record.org, record.user);
-    const statement = db
-      .prepare(
-        `INSERT OR IGNORE INTO message_index (org_id, user_id, session_id, seq, role, created_at, text, owner)
-         SELECT ?1, ?2, ?3, json_extract(value, '$.seq'), json_extract(value, '$.role'),
-           json_extract(value, '$.createdAt'), json_extract(value, '$.text'), ?4
-         FROM json_each(?5) WHERE EXISTS (SELECT 1 FROM session_index WHERE session_id = ?3)`,
-      )
-      .bind(record.org, record.user, record.sessionId, await this.owner, JSON.stringify(rows));
+    const statement = indexMessages(db, {
+      org: record.org,
+      user: record.user,
+      sessionId: record.sessionId,
+      owner: await this.owner,
+      rows,
+    });
     return { statement, through: last.seq, more: read.length === FEED_BATCH_MESSAGES };
   }
 
