@@ -85,8 +85,15 @@ export class SessionListWriter {
       updatedAt: new Date().toISOString(),
       seq: events.lastSeq(),
     };
-    const fed = await feed.next(db);
-    if (!(await updateSessionIndex(db, entry, logger, fed ? [fed.statement] : []))) return;
+    const fed = await feed.next(db).catch((error: unknown) => {
+      logger.addException("[message_index]", error, [["SessionId", record.sessionId]]);
+      return null;
+    });
+    if (!(await updateSessionIndex(db, entry, logger, fed ? [fed.statement] : []))) {
+      // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what
+      // failed (messages D1 refuses), and they are passed over rather than holding back every later write.
+      if (!fed || !(await updateSessionIndex(db, entry, logger))) return;
+    }
     if (!fed || store.record() === null) return;
     feed.done(fed);
     if (fed.more) this.schedule();

@@ -281,8 +281,9 @@ export async function changeSessionEntry(
 
 /**
  * A deleted session leaves the index and takes its kept responses (the Responses door's, which hold its text) and
- * its messages' rows in the search index (migration 0032) with it, in one batch. Its usage rows and its head on the agent's door (a fingerprint, no text) stay: a client that resends the
- * deleted conversation's history is told the session is gone rather than starting it again.
+ * its messages' rows in the search index (migration 0032) with it, in one batch. Its usage rows and its head on the
+ * agent's door (a fingerprint, no text) stay: a client that resends the deleted conversation's history is told the
+ * session is gone rather than starting it again.
  */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
   await db.batch([
