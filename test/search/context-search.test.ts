@@ -173,6 +173,21 @@ describe("GET /context/search", () => {
     expect((await found(bob, `q=${late}`)).results).toEqual([]);
   });
 
+  it("indexes the person's words and the answers, not tool results", async () => {
+    const bob = TEST_KEYS.chat.key;
+    const [asked, called] = [word("asked"), word("Called")];
+    const script = await scriptUpstream([
+      { type: "completion", toolCalls: [{ name: "agent_hello_world", arguments: JSON.stringify({ name: called }) }] },
+      { type: "completion", content: "Greeted." },
+    ]);
+    const content = `say hello ${asked} ${script.marker}`;
+    expect((await call("POST", `/context/sessions/${await newSession(bob)}/messages`, { content }, bob)).status).toBe(
+      200,
+    );
+    expect((await foundOnce(bob, `q=${asked}`, 1)).results).toHaveLength(1);
+    expect((await found(bob, `q=${called}`)).results).toEqual([]);
+  });
+
   it("escapes the snippet's text as HTML around its marks", async () => {
     const bob = TEST_KEYS.chat.key;
     const topic = word("tag");
