@@ -39,6 +39,7 @@ import { EventLog } from "./event-log";
 import { EventOutbox } from "./event-outbox";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
+import { MessageFeed } from "./message-feed";
 import { streamMessage } from "./message-stream";
 import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";
@@ -127,6 +128,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       events: this.events,
       db: this.db,
       logger: this.logger,
+      feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
       questionWaiting: () => this.desk().pending() !== undefined,
       waitUntil,
     });

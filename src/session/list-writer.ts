@@ -1,9 +1,11 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
-// change of status, mode or title, off the reply path, several changes in one write.
+// change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
+// index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write.
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
+import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";
 
@@ -24,6 +26,8 @@ export interface ListWriterDeps {
   events: EventLog;
   db: Db;
   logger: AdminLogger;
+  /** The search index's feed, written in the entry's batch. */
+  feed: MessageFeed;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
   /** Keeps the object alive until the write is done. */
@@ -62,11 +66,14 @@ export class SessionListWriter {
     this.deps.waitUntil(write);
   }
 
-  /** The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). */
-  private write(): Promise<void> {
-    const { store, events, db, logger } = this.deps;
+  /**
+   * The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). The messages
+   * since the last write go to the search index in the same batch; a backlog longer than one feed writes again.
+   */
+  private async write(): Promise<void> {
+    const { store, events, db, logger, feed } = this.deps;
     const record = store.record();
-    if (!record) return Promise.resolve();
+    if (!record) return;
     const waitingForUser = record.status !== "idle" && record.status !== "running";
     this.title ??= firstMessageTitle(store);
     const entry = {
@@ -78,7 +85,18 @@ export class SessionListWriter {
       updatedAt: new Date().toISOString(),
       seq: events.lastSeq(),
     };
-    return updateSessionIndex(db, entry, logger);
+    const fed = await feed.next(db).catch((error: unknown) => {
+      logger.addException("[message_index]", error, [["SessionId", record.sessionId]]);
+      return null;
+    });
+    if (!(await updateSessionIndex(db, entry, logger, fed ? [fed.statement] : []))) {
+      // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what
+      // failed (messages D1 refuses), and they are passed over rather than holding back every later write.
+      if (!fed || !(await updateSessionIndex(db, entry, logger))) return;
+    }
+    if (!fed || store.record() === null) return;
+    feed.done(fed);
+    if (fed.more) this.schedule();
   }
 }
 

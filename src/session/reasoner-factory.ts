@@ -116,6 +116,7 @@ export class ReasonerFactory {
         catalog,
         workspace: config.workspace,
         memory: memoryAccess(env, db),
+        db,
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),

@@ -22,6 +22,7 @@ const OWNERS: Record<string, string> = {
   idempotency_keys: "src/jobs/idempotency-store.ts",
   mcp_servers: "src/mcp/mcp-server-registry.ts",
   memories: "src/memory/memory-store.ts",
+  message_index: "src/search/message-index.ts",
   model_routes: "src/routing/model-route-store.ts",
   modes: "src/modes/catalog-service.ts",
   oauth_grants: "src/auth/oauth-grants.ts",
@@ -50,6 +51,8 @@ const JOINED_READS: Record<string, readonly string[]> = {
   "src/auth/oauth-grants.ts": ["users"],
   // A kept response is its session owner's, and is the latest while its head is its thread's head.
   "src/session/response-store.ts": ["session_index", "agent_threads"],
+  // A search's page carries its sessions' titles, and a session's messages are indexed only while it is listed.
+  "src/search/message-index.ts": ["session_index"],
   // The modes that name a route or a server, but for an org with its own of that name.
   "src/modes/catalog-service.ts": ["model_routes", "mcp_servers"],
 };

@@ -97,6 +97,7 @@ describe("GET /v1/system-prompts/:id/enhanced", () => {
       "agent_hello_world",
       "memory_save",
       "memory_search",
+      "conversation_search",
     ]);
   });
 

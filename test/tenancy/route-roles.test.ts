@@ -296,6 +296,8 @@ const REQUESTS: Record<string, Request> = {
     send(key, "DELETE", `/context/grants/${await memberGrant()}`),
   "POST /context/sessions": (key) => send(key, "POST", "/context/sessions", {}),
   "GET /context/sessions": (key) => send(key, "GET", "/context/sessions"),
+  "GET /context/search (the caller's own sessions)": (key) => send(key, "GET", "/context/search?q=table"),
+  "GET /context/search (all=true: the org's sessions)": (key) => send(key, "GET", "/context/search?q=table&all=true"),
   "GET /context/sessions/{sessionId} (the member's)": async (key) =>
     send(key, "GET", `/context/sessions/${await memberSession()}`),
   "PATCH /context/sessions/{sessionId} (the member's)": async (key) =>
