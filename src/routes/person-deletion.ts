@@ -4,11 +4,13 @@
 // held. Their user row stays, disabled: it is what refuses their keys, browser sessions and grants from then on.
 // Sessions go SESSIONS_A_REQUEST at a time (each is a request to its object); the answer says how many are left,
 // and the admin asks again.
+
 import { forgetUserDetailsStatement } from "../auth/users";
 import type { Db } from "../db";
 import { deleteSchedule, listSchedules } from "../jobs/schedule-rows";
 import { runnerOf } from "../jobs/schedule-runner";
 import { forgetPersonStatement } from "../memory/memory-store";
+import { unindexPersonMessages } from "../search/message-index";
 import type { Caller } from "../session/caller";
 import { sessionStubOrNull } from "../session/session-client";
 import { sessionsOfUser } from "../session/session-index";
@@ -52,6 +54,8 @@ export async function deletePerson(
   const owned = await endpoints.list(org, user);
   const results = await db.batch([
     forgetPersonStatement(db, org, user),
+    // Their messages leave the search index at once, the sessions still to delete (sessionsLeft) among them.
+    unindexPersonMessages(db, org, user),
     ...owned.flatMap((endpoint) => [
       endpoints.deleteStatement(org, endpoint.id),
       ...deliveries.deleteOfEndpointStatements(endpoint.id),

@@ -4,6 +4,8 @@
 // is in the model's context already.
 import { z } from "zod";
 import type { Db } from "../db";
+import { type MemoryAccess, memoryForContext } from "../memory/memory-access";
+import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { searchMessages } from "../search/message-search";
 import { SEARCH_QUERY_MAX_CHARS } from "../search/search-query";
 import { plainSnippet } from "../search/snippet";
@@ -40,8 +42,15 @@ const ConversationSearchArgs = z.object({
     ),
 });
 
-/** The tool, given the D1 database it reads the index from (absent: every call fails cleanly). */
-export function conversationSearchTool(db: Db | undefined): AgentTool {
+/**
+ * The tool, given the D1 database it reads the index from (absent: every call fails cleanly) and, where the memory
+ * policy applies (a session's tools), the memory access and catalog: looking back across conversations is part of
+ * what an org or a mode turns off with memory, so a call made anyway refuses as the memory tools do.
+ */
+export function conversationSearchTool(
+  db: Db | undefined,
+  policy?: { memory: MemoryAccess | undefined; catalog: AgentModeCatalogService },
+): AgentTool {
   return defineTool({
     name: CONVERSATION_SEARCH_TOOL_NAME,
     label: "ConversationSearchTool",
@@ -61,6 +70,10 @@ export function conversationSearchTool(db: Db | undefined): AgentTool {
     execute: async ({ query, limit }, context) => {
       if (!context) return InvokeResult.fromError("ConversationSearchTool needs a session: it searches its owner's.");
       if (!db) return InvokeResult.fromError("ConversationSearchTool has no conversation index here.");
+      if (policy) {
+        const allowed = await memoryForContext(policy.memory, policy.catalog, context);
+        if (!allowed.ok) return InvokeResult.fromError(allowed.message);
+      }
       const owner = { org: context.org, user: context.user };
       const page = { limit: limit ?? CONVERSATION_SEARCH_DEFAULT_RESULTS, offset: 0 };
       const found = await searchMessages(db, owner, query, page, context.sessionId);

@@ -45,7 +45,7 @@ const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependenci
   { name: MEMORY_SAVE_TOOL_NAME, create: (d) => memorySaveTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_SEARCH_TOOL_NAME, create: (d) => memorySearchTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_FORGET_TOOL_NAME, create: (d) => memoryForgetTool(d.memory, d.catalog, d.logger) },
-  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db) },
+  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db, { memory: d.memory, catalog: d.catalog }) },
 ];
 
 /** Every production tool's ToolName (what a mode's `tools` list may name), known without making the tools. */

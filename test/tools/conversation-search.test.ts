@@ -2,6 +2,9 @@
 // results and authorization (the owner's own sessions only), and a bad query is refused in words the model can use.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { memoryAccess } from "../../src/memory/memory-access";
+import { forgetOrgMemoryPolicy, orgMemoryStatement } from "../../src/memory/memory-policy";
+import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
 import { conversationSearchTool } from "../../src/tools/conversation-search";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, sendMessage } from "../fixtures/sessions";
@@ -74,5 +77,15 @@ describe("conversation_search", () => {
     expect([blank.successful, long.successful]).toEqual([false, false]);
     expect(blank.errorMessage).toContain("ConversationSearchTool requires a non-empty 'query'");
     expect(long.errorMessage).toContain("at most 200 characters");
+  });
+
+  it("refuses, as the memory tools do, in an org whose memory is off", async () => {
+    const org = `org-${crypto.randomUUID()}`;
+    await orgMemoryStatement(env.DB, org, false).run();
+    forgetOrgMemoryPolicy(env.DB);
+    const catalog = new D1AgentModeCatalogService(env.DB, org);
+    const tool = conversationSearchTool(env.DB, { memory: memoryAccess(env, env.DB), catalog });
+    const result = await tool.execute(JSON.stringify({ query: "anything" }), toolContext({ org }));
+    expect([result.successful, result.errorMessage]).toEqual([false, "Memory is off for this organization."]);
   });
 });
