@@ -10,6 +10,8 @@ import { openTimeline } from "./js/dialogs.js";
 import { byId, h } from "./js/dom.js";
 import { el } from "./js/elements.js";
 import { refreshSessions } from "./js/list.js";
+import "./js/memory.js";
+import "./js/message-search.js";
 import "./js/schedules.js";
 import { markdownReady } from "./js/markdown.js";
 import { describe, say } from "./js/status.js";
@@ -44,6 +46,7 @@ async function signIn(api) {
   api.request("GET", "/admin/budget").then(
     () => {
       byId("open-admin").hidden = false;
+      state.isAdmin = true;
     },
     () => {},
   );
@@ -76,7 +79,7 @@ byId("sign-out").addEventListener("click", async () => {
 
 // --- The header's menu (a phone's) ------------------------------------------------------------------
 
-// On a phone the header's actions (Workflows, Connected apps, Admin, Sign out) fold behind one Menu button: one tap
+// On a phone the header's actions (Workflows, Schedules, Memory, Connected apps, Admin, Sign out) fold behind one Menu button: one tap
 // opens them, one more runs one. Choosing one, Esc, or a tap elsewhere folds them again.
 const menuButton = byId("open-menu", HTMLButtonElement);
 const menu = byId("header-actions");

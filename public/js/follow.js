@@ -80,5 +80,9 @@ export function followConversation(watched, jump, latest, lastLine, bar, pane) {
     opened() {
       requestAnimationFrame(toEnd);
     },
+    /** The reader was taken to a message further up (a search's): the view stays there, as if they scrolled. */
+    hold() {
+      following = false;
+    },
   };
 }
