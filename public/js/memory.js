@@ -81,8 +81,8 @@ function editItem(item, memory) {
     event.preventDefault();
     void act(() => state.api.request("PATCH", pathOf(memory.id), { text: input.value }), "The memory is corrected.");
   });
-  item.querySelector(".memory-text")?.replaceWith(form);
   item.querySelector(".memory-actions")?.remove();
+  item.querySelector(".memory-text")?.replaceWith(form);
   input.focus();
 }
 
