@@ -37,6 +37,7 @@ import { adminUsageCallRoutes } from "./routes/admin-usage-calls";
 import { adminUserRoutes } from "./routes/admin-users";
 import { keySignInRoutes, sessionAuthRoutes, signInRoutes } from "./routes/auth";
 import { authorizeRoutes } from "./routes/authorize";
+import { contextSearchRoutes } from "./routes/context-search";
 import { contextSessionRoutes } from "./routes/context-sessions";
 import { grantRoutes } from "./routes/grants";
 import { healthRoutes } from "./routes/health";
@@ -141,6 +142,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", systemPromptRoutes);
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);
+  app.route("/", contextSearchRoutes);
   app.route("/", sessionManagementRoutes);
   app.route("/", sessionTurnRoutes);
   app.route("/", workflowRoutes);

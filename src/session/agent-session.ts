@@ -12,6 +12,7 @@ import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import { type Outcome, refuse, sessionNotFound, turnNotFound } from "../refusal";
+import { MessageFeed } from "../search/message-feed";
 import { settings } from "../settings";
 import { mayActOnSession } from "../tenancy/ownership";
 import { type AgentSessionManager, SessionModeError } from "../tools/session-manager";
@@ -127,6 +128,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       events: this.events,
       db: this.db,
       logger: this.logger,
+      feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
       questionWaiting: () => this.desk().pending() !== undefined,
       waitUntil,
     });

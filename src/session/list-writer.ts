@@ -1,7 +1,9 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
-// change of status, mode or title, off the reply path, several changes in one write.
+// change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
+// index the messages written since (src/search/message-feed.ts), so a turn's end is one D1 write.
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { MessageFeed } from "../search/message-feed";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
 import { sessionTitle, updateSessionIndex } from "./session-index";
@@ -24,6 +26,8 @@ export interface ListWriterDeps {
   events: EventLog;
   db: Db;
   logger: AdminLogger;
+  /** The search index's feed, written in the entry's batch. */
+  feed: MessageFeed;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
   /** Keeps the object alive until the write is done. */
@@ -62,11 +66,14 @@ export class SessionListWriter {
     this.deps.waitUntil(write);
   }
 
-  /** The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). */
-  private write(): Promise<void> {
-    const { store, events, db, logger } = this.deps;
+  /**
+   * The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). The messages
+   * since the last write go to the search index in the same batch; a backlog longer than one feed writes again.
+   */
+  private async write(): Promise<void> {
+    const { store, events, db, logger, feed } = this.deps;
     const record = store.record();
-    if (!record) return Promise.resolve();
+    if (!record) return;
     const waitingForUser = record.status !== "idle" && record.status !== "running";
     this.title ??= firstMessageTitle(store);
     const entry = {
@@ -78,7 +85,11 @@ export class SessionListWriter {
       updatedAt: new Date().toISOString(),
       seq: events.lastSeq(),
     };
-    return updateSessionIndex(db, entry, logger);
+    const fed = await feed.next(db);
+    if (!(await updateSessionIndex(db, entry, logger, fed ? [fed.statement] : []))) return;
+    if (!fed || store.record() === null) return;
+    feed.done(fed);
+    if (fed.more) this.schedule();
   }
 }
 

@@ -112,6 +112,7 @@ export class ReasonerFactory {
         sessionManager: this.deps.sessionManager,
         catalog,
         workspace: config.workspace,
+        db,
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),

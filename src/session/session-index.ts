@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
+import { unindexSessionMessages } from "../search/message-index";
 import { asTypedName } from "../typed-name";
 import type { BranchOrigin, SessionListEntry } from "../wire/session";
 import { SessionStatus } from "../wire/turn";
@@ -84,31 +85,44 @@ export interface SessionIndexUpdate {
 }
 
 /**
- * Writes a session's list entry, unless a newer one (a higher seq) is there already; the automatic title is kept
- * once set, and never replaces a title a person chose. A failure is logged, never thrown: the list lags until the
- * session's next change.
+ * The statement that writes a session's list entry, unless a newer one (a higher seq) is there already; the automatic
+ * title is kept once set, and never replaces a title a person chose.
  */
-export async function updateSessionIndex(db: Db, entry: SessionIndexUpdate, logger: AdminLogger): Promise<void> {
+export function sessionIndexUpdate(db: Db, entry: SessionIndexUpdate): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?,
+         title = CASE WHEN title_set_by_user = 1 THEN title ELSE COALESCE(title, ?) END,
+         updated_at = ?, index_seq = ? WHERE session_id = ? AND index_seq < ?`,
+    )
+    .bind(
+      entry.mode,
+      entry.status,
+      entry.waitingForUser ? 1 : 0,
+      entry.title,
+      entry.updatedAt,
+      entry.seq,
+      entry.sessionId,
+      entry.seq,
+    );
+}
+
+/**
+ * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed). A
+ * failure is logged, never thrown: the list lags until the session's next change. True when the batch was written.
+ */
+export async function updateSessionIndex(
+  db: Db,
+  entry: SessionIndexUpdate,
+  logger: AdminLogger,
+  alongside: readonly D1PreparedStatement[] = [],
+): Promise<boolean> {
   try {
-    await db
-      .prepare(
-        `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?,
-           title = CASE WHEN title_set_by_user = 1 THEN title ELSE COALESCE(title, ?) END,
-           updated_at = ?, index_seq = ? WHERE session_id = ? AND index_seq < ?`,
-      )
-      .bind(
-        entry.mode,
-        entry.status,
-        entry.waitingForUser ? 1 : 0,
-        entry.title,
-        entry.updatedAt,
-        entry.seq,
-        entry.sessionId,
-        entry.seq,
-      )
-      .run();
+    await db.batch([sessionIndexUpdate(db, entry), ...alongside]);
+    return true;
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", entry.sessionId]]);
+    return false;
   }
 }
 
@@ -266,14 +280,15 @@ export async function changeSessionEntry(
 }
 
 /**
- * A deleted session leaves the index and takes its kept responses (the Responses door's, which hold its text) with
- * it. Its usage rows and its head on the agent's door (a fingerprint, no text) stay: a client that resends the
+ * A deleted session leaves the index and takes its kept responses (the Responses door's, which hold its text) and
+ * its messages' rows in the search index (migration 0032) with it, in one batch. Its usage rows and its head on the agent's door (a fingerprint, no text) stay: a client that resends the
  * deleted conversation's history is told the session is gone rather than starting it again.
  */
 export async function unindexSession(db: Db, sessionId: string): Promise<void> {
   await db.batch([
     db.prepare("DELETE FROM session_index WHERE session_id = ?").bind(sessionId),
     deleteSessionResponses(db, sessionId),
+    unindexSessionMessages(db, sessionId),
   ]);
 }
 

@@ -144,6 +144,16 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 10,
+    name: "how far the search index (D1 message_index) has the conversation",
+    apply(sql) {
+      // One row, written after each feed of the index (src/search/message-feed.ts); none yet: nothing indexed.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS search_feed (id INTEGER PRIMARY KEY CHECK (id = 1), indexed_seq INTEGER NOT NULL)",
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

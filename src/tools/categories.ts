@@ -23,4 +23,10 @@ export const TOOL_CATEGORIES: readonly ToolCategory[] = [
     description: "The user's files, read and written by the user's own client (IDE or console).",
     order: 30,
   },
+  {
+    id: "history",
+    name: "History",
+    description: "The user's earlier conversations, searched by their words.",
+    order: 40,
+  },
 ];

@@ -1,4 +1,5 @@
 // The production tool list: the one place every tool the model can call is named.
+import type { Db } from "../db";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { MODE_CHANGE_TOOL_NAME, modeChangeTool } from "./agent-change-mode";
@@ -6,6 +7,7 @@ import { helloWorldTool } from "./agent-hello-world";
 import { agentListModesTool, LIST_MODES_TOOL_NAME } from "./agent-list-modes";
 import { currentTimeTool } from "./clock-current-time";
 import type { AgentTool } from "./contract";
+import { CONVERSATION_SEARCH_TOOL_NAME, conversationSearchTool } from "./conversation-search";
 import { AgentToolRegistry } from "./registry";
 import type { AgentSessionManager } from "./session-manager";
 import type { WorkspacePolicy } from "./workspace-path";
@@ -19,6 +21,8 @@ export interface AgentToolDependencies {
   catalog: AgentModeCatalogService;
   /** Which workspace paths the file tools refuse (WORKSPACE_PROTECTED_PATHS); the defaults when absent. */
   workspace?: WorkspacePolicy;
+  /** D1, where conversation_search reads the index of the owner's messages; absent, its calls fail cleanly. */
+  db?: Db;
 }
 
 /** Offered in every mode, whatever the mode's own list says (TUL-007 §3.1). */
@@ -32,6 +36,7 @@ const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependenci
   { name: WORKSPACE_READ_FILE_TOOL_NAME, create: (d) => workspaceReadFileTool(d.logger, d.workspace) },
   { name: WORKSPACE_WRITE_FILE_TOOL_NAME, create: (d) => workspaceWriteFileTool(d.logger, d.workspace) },
   { name: currentTimeTool.name, create: () => currentTimeTool },
+  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db) },
 ];
 
 /** Every production tool's ToolName (what a mode's `tools` list may name), known without making the tools. */
