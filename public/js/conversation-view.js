@@ -282,7 +282,7 @@ export async function revealMessage(seq) {
   drawConversation();
   const item = el.conversation.querySelector(`[data-seq="${seq}"]`);
   if (!(item instanceof HTMLElement)) return false;
-  follow.hold();
+  follow.hold(() => el.conversation.querySelector(`[data-seq="${seq}"]`));
   item.scrollIntoView({ block: "center" });
   item.tabIndex = -1;
   item.focus({ preventScroll: true });
@@ -290,6 +290,7 @@ export async function revealMessage(seq) {
   window.setTimeout(() => {
     if (state.foundMessage !== shown) return;
     state.foundMessage = null;
+    follow.release();
     el.conversation.querySelector(".message.found")?.classList.remove("found");
   }, FOUND_MS);
   return true;

@@ -60,6 +60,7 @@ function resultItem(result) {
         class: "session-meta",
         text: `${who(result.role)} · ${new Date(result.createdAt).toLocaleDateString()}`,
       }),
+      result.archived ? h("span", { class: "badge quiet", text: "Archived" }) : null,
       snippet,
     ),
   );
