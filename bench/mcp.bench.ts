@@ -99,6 +99,7 @@ beforeAll(async () => {
     tools: [`mcp:${SERVER}`],
     approvalRequiredTools: [],
     modelRoute: "default",
+    memory: true,
   });
   client = new Client({ name: "bench", version: "1" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   await client.connect(new StreamableHTTPClientTransport(new URL(env.TEST_MCP_EVERYTHING_URL)));

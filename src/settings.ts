@@ -266,6 +266,8 @@ const SettingsShape = z.object({
   SCHEDULES_MAX_PER_USER: nonNegativeInt(50),
   SCHEDULES_MAX_PER_ORG: nonNegativeInt(1_000),
   SCHEDULE_BUSY_RETRY_MS: positiveInt(30_000),
+  /** Memories (docs/memory.md): how many one person may have (and their org, of its own). */
+  MEMORY_MAX_PER_USER: positiveInt(1_000),
   /** OpenTelemetry traces (src/observability/tracing/tracing-settings.ts; docs/observability.md). */
   ...TRACING_VARS,
 });
@@ -352,6 +354,7 @@ export interface Settings {
   sessions: { retentionDays: number; retentionBatch: number };
   /** Schedules: the most a person and an org may have; how soon a run whose session is busy is tried again. */
   schedules: { maxPerUser: number; maxPerOrg: number; busyRetryMs: number };
+  memory: { maxPerUser: number };
   /** Idempotency-Key: how long a key's first answer is kept and replayed. */
   idempotency: { windowMs: number };
   /** The host names requests may name; empty: any. */
@@ -438,6 +441,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       maxPerOrg: v.SCHEDULES_MAX_PER_ORG,
       busyRetryMs: v.SCHEDULE_BUSY_RETRY_MS,
     },
+    memory: { maxPerUser: v.MEMORY_MAX_PER_USER },
     idempotency: { windowMs: v.IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },

@@ -18,6 +18,7 @@ import type { AgentExecuteResponse } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import { askModel, limitStep, workedMs } from "./ask-model";
+import type { MemoryRecallSource } from "./memory-step";
 import type { CallReservation, ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {
   buildModelRequest,
@@ -68,6 +69,8 @@ export interface AgentReasonerDeps {
   calibration?: TokenCalibration | undefined;
   /** Hears what each run of a turn does (the turn's timeline, its trace). */
   observer?: TurnObserver | undefined;
+  /** The session owner's memories for the prompt (read once per request), and whether memory is on. */
+  memory?: MemoryRecallSource | undefined;
   now?: () => number;
 }
 
@@ -141,13 +144,14 @@ export class AgentReasoner {
    */
   async payFirstCall(content: string, files: readonly MessageAttachment[]): Promise<Outcome<FirstCall>> {
     const attachments = files.map(storedAttachment);
-    const prefetched = prefetchModelRequest(this.stepDeps);
+    const prefetched = prefetchModelRequest(this.stepDeps, content);
     const [grant, admission] = await Promise.all([
       this.deps.budget?.take(),
       // A mode that cannot be read is priced as `default`: the turn then fails on it, stored, like every failed turn.
       this.deps.meter?.reserve(
         this.firstCallChars(content) + attachments.reduce((sum, a) => sum + (a.text?.length ?? 0), 0),
-        prefetched.then(() => this.modeRoute()).catch(() => DEFAULT_ROUTE),
+        // The mode read the prefetch started (kept by withStepCache), not the memory read beside it.
+        this.modeRoute().catch(() => DEFAULT_ROUTE),
       ),
       prefetched,
     ]);

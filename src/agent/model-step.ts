@@ -4,6 +4,7 @@ import type { ChatResponse, ModelToolCall } from "../llm/chat-model";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { isRemoteToolReference } from "../modes/tool-references";
+import type { RecalledMemory } from "../prompts/memory-section";
 import { type EnhancedPrompt, enhanceSystemPrompt, type ToolCallFormat } from "../prompts/system-prompt-enhancer";
 import type { FormattedRequest, ModelRouter, RouteInput } from "../routing/model-router";
 import type { ToolCategory } from "../tools/categories";
@@ -16,6 +17,13 @@ import { withoutImages } from "./attachment-content";
 import { contextBudgets, type RouteBudgets } from "./context-budgets";
 import { boundedHistory, currentTurnLength, historyInFormat } from "./conversation";
 import { parseModelText } from "./json-tool-call";
+import {
+  latestUserMessage,
+  type MemoryRecallSource,
+  memoryOncePerMode,
+  recallForPrompt,
+  withoutWithheld,
+} from "./memory-step";
 import { type RequestFit, roomForHistory } from "./request-fit";
 import { requestEstimate, type TokenCalibration } from "./token-calibration";
 import type { TurnState, TurnStore } from "./turn-store";
@@ -36,6 +44,8 @@ export interface ModelStepDeps {
   calibration?: TokenCalibration | undefined;
   /** The prompt and tools made for a mode, kept by withStepCache for the rest of the request. */
   prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
+  /** The session owner's memories for the prompt, and whether memory is on; absent, no memory. */
+  memory?: MemoryRecallSource | undefined;
 }
 
 /**
@@ -78,7 +88,7 @@ interface PromptForMode {
  * The same deps, reading the catalog's modes and the base prompt from D1 once for the life of `deps` (one
  * request to the session: a turn, or its continuation) instead of on every iteration of the loop.
  */
-export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePrompt">>(deps: D): D {
+export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePrompt" | "memory">>(deps: D): D {
   const modes = new Map<string, Promise<AgentMode | null>>();
   let defaultMode: Promise<AgentMode> | null = null;
   let basePrompt: Promise<string> | null = null;
@@ -106,18 +116,42 @@ export function withStepCache<D extends Pick<ModelStepDeps, "catalog" | "basePro
     // The enhanced prompt is a pure function of the base prompt and the mode, both read once here: made once
     // per mode (a mode change mid-turn makes the new mode's) rather than on every iteration.
     prompts: new WeakMap<AgentMode, Promise<PromptForMode>>(),
+    // The owner's memories, read once per mode: the prefetch's read is the one the prompt is made with.
+    ...(deps.memory ? { memory: memoryOncePerMode(deps.memory) } : {}),
   };
 }
 
 export type ModelRequest = Awaited<ReturnType<typeof buildModelRequest>>;
 
 /**
- * Starts the reads the first model request needs (the session's mode, the base prompt) so they overlap other
- * waits; never rejects (a failed read fails again, cached, where buildModelRequest awaits it).
+ * Starts the reads the first model request needs (the session's mode, the base prompt and, given the person's
+ * `message`, what the prompt shows of their memories) so they overlap other waits; never rejects (a failed read fails
+ * again, cached, where buildModelRequest awaits it).
  */
-export async function prefetchModelRequest(deps: ModelStepDeps): Promise<void> {
+export async function prefetchModelRequest(deps: ModelStepDeps, message?: string): Promise<void> {
   const mode = deps.store.identity().mode;
-  await Promise.all([deps.catalog.getMode(mode), deps.basePrompt()]).catch(() => undefined);
+  const found = deps.catalog.getMode(mode);
+  const memory =
+    deps.memory && message !== undefined
+      ? found.then(async (m) => {
+          const effective = m ?? (await deps.catalog.getDefaultMode());
+          const { budgets } = await routeBudgets(deps, effective);
+          await recallForPrompt(deps.memory, effective, message, budgets.promptBudgetTokens);
+        })
+      : undefined;
+  await Promise.all([found, deps.basePrompt(), memory]).catch(() => undefined);
+}
+
+/** The mode's route's declared context and the budgets on it. */
+async function routeBudgets(
+  deps: Pick<ModelStepDeps, "router" | "config" | "calibration">,
+  mode: AgentMode,
+): Promise<{ contextTokens: number | null; budgets: RouteBudgets }> {
+  const contextTokens = (await deps.router?.contextTokens?.(mode.modelRoute)) ?? null;
+  return {
+    contextTokens,
+    budgets: contextBudgets(deps.config, contextTokens, deps.calibration?.ratio(mode.modelRoute) ?? 1),
+  };
 }
 
 /**
@@ -239,6 +273,7 @@ function enhanceWith(
   found: { mode: AgentMode; registry: AgentToolRegistry },
   format: ToolCallFormat,
   budgetTokens: number,
+  memories: readonly RecalledMemory[],
 ): EnhancedPrompt {
   return enhanceSystemPrompt({
     basePrompt,
@@ -247,6 +282,7 @@ function enhanceWith(
     format,
     budgetTokens,
     ...(found.registry !== base ? { categories: found.registry.categories } : {}),
+    ...(memories.length > 0 ? { memories } : {}),
   });
 }
 
@@ -259,22 +295,31 @@ export async function enhanceForMode(input: {
   clientTools?: ClientToolSet | undefined;
   format: ToolCallFormat;
   config: Pick<AgentConfig, "promptBudgetTokens">;
+  /** The caller's memories, as a turn of theirs would show them for `message` (absent: no memory). */
+  memory?: MemoryRecallSource | undefined;
+  message?: string;
 }): Promise<{ enhanced: EnhancedPrompt; registry: AgentToolRegistry }> {
-  const found = await toolsForMode(input);
-  const enhanced = enhanceWith(input.basePrompt, input.registry, found, input.format, input.config.promptBudgetTokens);
+  const budget = input.config.promptBudgetTokens;
+  const [found, recall] = await Promise.all([
+    toolsForMode(input),
+    recallForPrompt(input.memory, input.mode, input.message ?? "", budget),
+  ]);
+  const offered = { ...found, mode: withoutWithheld(found.mode, recall) };
+  const enhanced = enhanceWith(input.basePrompt, input.registry, offered, input.format, budget, recall.memories);
   return { enhanced, registry: found.registry };
 }
 
 async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: string): Promise<PromptForMode> {
-  const found = await toolsForMode({
-    mode,
-    registry: deps.registry,
-    remoteTools: deps.remoteTools,
-    clientTools: deps.clientTools,
-  });
+  const [tools, { contextTokens, budgets, recall }] = await Promise.all([
+    toolsForMode({ mode, registry: deps.registry, remoteTools: deps.remoteTools, clientTools: deps.clientTools }),
+    routeBudgets(deps, mode).then(async (sized) => ({
+      ...sized,
+      recall: await recallForPrompt(deps.memory, mode, latestUserMessage(deps.store), sized.budgets.promptBudgetTokens),
+    })),
+  ]);
+  // Memory off: its tools are neither described nor offered, so the model cannot call them.
+  const found = { ...tools, mode: withoutWithheld(tools.mode, recall) };
   const formats = new Map<ToolCallFormat, PromptInFormat>();
-  const contextTokens = (await deps.router?.contextTokens?.(mode.modelRoute)) ?? null;
-  const budgets = contextBudgets(deps.config, contextTokens, deps.calibration?.ratio(mode.modelRoute) ?? 1);
   return {
     route: mode.modelRoute,
     contextTokens,
@@ -282,7 +327,14 @@ async function promptForMode(deps: ModelStepDeps, mode: AgentMode, basePrompt: s
     inFormat(format) {
       let made = formats.get(format);
       if (!made) {
-        const enhanced = enhanceWith(basePrompt, deps.registry, found, format, budgets.promptBudgetTokens);
+        const enhanced = enhanceWith(
+          basePrompt,
+          deps.registry,
+          found,
+          format,
+          budgets.promptBudgetTokens,
+          recall.memories,
+        );
         made = {
           prompt: enhanced.prompt,
           chatTools: enhanced.tools.map((tool): ChatTool => {

@@ -241,6 +241,8 @@ export class ToolBatch {
       user: identity.user,
       mode: identity.mode,
       logger: this.deps.logger,
+      // What a tool's work is recorded against (a saved memory's source).
+      ...(turn ? { turnId: turn.turnId } : {}),
     };
     const elicit = this.deps.elicit;
     if (!run || !toolCallId || !elicit) return context;

@@ -5,6 +5,7 @@ import { estimateTokens } from "../token-estimate";
 import { type ChatMessage, type ChatTool, userText } from "../wire/openai";
 import type { ChatModel, ChatRequest, ChatResponse, ModelToolCall } from "./chat-model";
 import { sampleValue } from "./demo-arguments";
+import { answerFromMemory, describeMemoryResult, memoryCall, promptMemories } from "./demo-memory";
 import { ownName, toolForPlainWords } from "./demo-tool-words";
 
 const PREFIX = "[offline demo model]";
@@ -14,7 +15,8 @@ const HELP =
   `"what modes are there?", "say hello to Dana", "help me write a DDR" (then answer 1, 2 or 3), "tell me a slow story", and in the Workspace ` +
   `mode "read README.md" or "write a.txt with hello and write b.txt with bye"; in a mode with MCP tools, name one ` +
   `("use get-sum with 2 and 40", "echo 'hi'"); any other tool of the mode answers words of its name or its ` +
-  `description ("what time is it?" in a mode with clock_current_time).`;
+  `description ("what time is it?" in a mode with clock_current_time). With memory on, "remember that my ` +
+  `name is Ada", then in a new conversation "what is my name?" or "what do you know about me?".`;
 
 /** The demo's Markdown answer (a table, code and a mermaid diagram), so the console's drawing shows offline. */
 export const DEMO_TOUR = [
@@ -111,6 +113,8 @@ function describeResult(name: string, content: string): string {
     return `${PREFIX} These modes are available:\n${lines.join("\n")}\nTell me if one of them fits your work better.`;
   }
   if (name === "agent_hello_world") return `${PREFIX} ${String(value.message)}`;
+  const memory = describeMemoryResult(name, value);
+  if (memory) return memory;
   if (name === "agent_change_mode") {
     const branch = content.match(/new session ([0-9a-f]+)/)?.[1];
     return `${PREFIX} Done: the session is now in the ${String(value.mode)} mode${branch ? `, and the new work continues in session ${branch}` : ""}.`;
@@ -138,6 +142,11 @@ const BUILT_IN_INTENTS = new Set([
   "agent_hello_world",
   "workspace_read_file",
   "workspace_write_file",
+  // Memory by its own phrasings (demo-memory.ts): plain words like "write" or "find" would otherwise call them.
+  "memory_save",
+  "memory_search",
+  "memory_forget",
+  "conversation_search",
 ]);
 
 const PROPOSALS: [RegExp, string, string][] = [
@@ -257,6 +266,12 @@ function decide(request: ChatRequest): Intent {
       };
     }
   }
+  // What the person asks the agent to remember or forget, and questions its memory section answers.
+  const remembering = memoryCall(said, tools);
+  if (remembering) return remembering;
+  const system = request.messages[0]?.role === "system" ? request.messages[0].content : "";
+  const recalled = answerFromMemory(said, promptMemories(system));
+  if (recalled) return { text: recalled };
   // A built-in tool's own phrasing first (they have intents below); any other tool the user names is called.
   const named = namedTool(request, said);
   if (named && !BUILT_IN_INTENTS.has(named.tool)) return named;

@@ -25,6 +25,8 @@ export const AgentMode = AgentModeSummary.extend({
   approvalRequiredTools: z.array(z.string()),
   /** The model route its turns use (`default`: the one the LLM_* vars make). */
   modelRoute: z.string(),
+  /** Memory in this mode (docs/memory.md): its memory tools and the prompt's section, when the org's memory is on too. */
+  memory: z.boolean(),
   /** The org that made it (visible to that org only), or null: the deployment's, visible to every org. */
   org: z.string().nullable(),
   createdAt: z.string(),
@@ -61,6 +63,7 @@ export const AgentModeRow = z
     tools: jsonStringArray,
     approval_required_tools: jsonStringArray,
     model_route: z.string().min(1),
+    memory: z.union([z.literal(0), z.literal(1)]),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -78,6 +81,7 @@ export const AgentModeRow = z
       tools: row.tools,
       approvalRequiredTools: row.approval_required_tools,
       modelRoute: row.model_route,
+      memory: row.memory === 1,
       org: row.org === "" ? null : row.org,
       createdAt: row.created_at,
       updatedAt: row.updated_at,

@@ -32,6 +32,8 @@ export const ModeUpsertBody = z.strictObject({
     .string()
     .regex(ROUTE_NAME_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter")
     .default(DEFAULT_ROUTE),
+  /** Memory in this mode (docs/memory.md): on unless turned off; the org's switch must be on too. */
+  memory: z.boolean({ error: "must be true or false" }).default(true),
 });
 export type ModeUpsertBody = z.output<typeof ModeUpsertBody>;
 

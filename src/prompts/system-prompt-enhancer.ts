@@ -1,10 +1,12 @@
 // SystemPromptEnhancer: base prompt + mode prompt + the mode's tools by category (within a token budget)
-// + the JSON tool-call format when the model uses it + diagram instructions. Same inputs, same bytes.
+// + the JSON tool-call format when the model uses it + diagram instructions + what the agent knows about the person
+// (memory-section.ts, last, so the part every session of a mode shares comes first). Same inputs, same bytes.
 import type { AgentMode } from "../modes/agent-mode";
 import { estimateTokens } from "../token-estimate";
 import { TOOL_CATEGORIES, type ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
 import { ALWAYS_OFFERED_TOOLS } from "../tools/index";
+import { type MemorySection, memorySectionBudget, type RecalledMemory, renderMemorySection } from "./memory-section";
 import { JSON_TOOL_CALL_INSTRUCTIONS, MERMAID_INSTRUCTIONS } from "./prompt-texts";
 
 export type ToolCallFormat = "native" | "json";
@@ -19,6 +21,11 @@ export interface EnhanceInput {
   budgetTokens: number;
   /** The categories the tools are grouped by (the built-in ones, and one per MCP server the mode offers). */
   categories?: readonly ToolCategory[];
+  /**
+   * The session owner's memories as recall gave them (pinned first, then the most relevant); absent or empty, the
+   * prompt has no memory section. The section fills at most MEMORY_PROMPT_SHARE of the budget; the tools, the rest.
+   */
+  memories?: readonly RecalledMemory[] | undefined;
 }
 
 export interface EnhancedPrompt {
@@ -31,6 +38,8 @@ export interface EnhancedPrompt {
   compressedTools: string[];
   /** Mode tools that are not registered (a catalog naming a tool that does not exist). */
   unknownTools: string[];
+  /** The ids of the memories the prompt shows, in its order. */
+  memories: string[];
   estimatedTokens: number;
 }
 
@@ -53,7 +62,12 @@ function renderTool(tool: AgentTool, compressed: boolean): string {
   return `#### ${tool.name}\n${body}\n${params}`;
 }
 
-function render(input: EnhanceInput, tools: AgentTool[], compressed: ReadonlySet<string>): string {
+function render(
+  input: EnhanceInput,
+  tools: AgentTool[],
+  compressed: ReadonlySet<string>,
+  memory: MemorySection | null,
+): string {
   const sections = [
     input.basePrompt.trim(),
     `## Mode: ${input.mode.displayName} (${input.mode.key})\n${input.mode.systemPrompt.trim()}`,
@@ -71,6 +85,7 @@ function render(input: EnhanceInput, tools: AgentTool[], compressed: ReadonlySet
   sections.push(toolLines.join("\n\n"));
   if (input.format === "json") sections.push(`## Tool call format\n${JSON_TOOL_CALL_INSTRUCTIONS}`);
   sections.push(`## Diagrams\n${MERMAID_INSTRUCTIONS}`);
+  if (memory) sections.push(memory.text);
   return `${sections.join("\n\n")}\n`;
 }
 
@@ -90,18 +105,22 @@ export function enhanceSystemPrompt(input: EnhanceInput): EnhancedPrompt {
   const compressed = new Set<string>();
   const omitted = new Set<string>();
   const offered = () => tools.filter((t) => !omitted.has(t.name));
-  let prompt = render(input, offered(), compressed);
+  // Made once, within its own share: the tools are trimmed to what the rest of the budget leaves.
+  const memory = input.memories?.length
+    ? renderMemorySection(input.memories, memorySectionBudget(input.budgetTokens))
+    : null;
+  let prompt = render(input, offered(), compressed, memory);
 
   for (const tool of trimmable) {
     if (estimateTokens(prompt) <= input.budgetTokens) break;
     compressed.add(tool.name);
-    prompt = render(input, offered(), compressed);
+    prompt = render(input, offered(), compressed, memory);
   }
   for (const tool of trimmable) {
     if (estimateTokens(prompt) <= input.budgetTokens) break;
     compressed.delete(tool.name);
     omitted.add(tool.name);
-    prompt = render(input, offered(), compressed);
+    prompt = render(input, offered(), compressed, memory);
   }
 
   return {
@@ -110,6 +129,7 @@ export function enhanceSystemPrompt(input: EnhanceInput): EnhancedPrompt {
     omittedTools: trimmable.filter((t) => omitted.has(t.name)).map((t) => t.name),
     compressedTools: trimmable.filter((t) => compressed.has(t.name)).map((t) => t.name),
     unknownTools,
+    memories: memory?.shown ?? [],
     estimatedTokens: estimateTokens(prompt),
   };
 }

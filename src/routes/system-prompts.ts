@@ -1,4 +1,5 @@
-// GET /v1/system-prompts/:id/enhanced?mode=KEY: the prompt our context endpoints send, with its tools.
+// GET /v1/system-prompts/:id/enhanced?mode=KEY: the prompt our context endpoints send the caller, with its tools (and
+// what the agent knows about the caller, as a turn of theirs shows it: with no message, the pinned and the newest).
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { enhanceForMode } from "../agent/model-step";
@@ -10,6 +11,7 @@ import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { getSystemPrompt } from "../prompts/system-prompt-store";
 import { quoted } from "../quote";
 import { envRouteTable } from "../routing/env-router";
+import { ownerMemoryRecall } from "../session/memory-recall";
 import { DurableObjectSessionManager } from "../session/session-client";
 import { settings } from "../settings";
 import { createAgentToolRegistry } from "../tools";
@@ -64,6 +66,7 @@ export const systemPromptRoutes = routes().openapi(
       remoteTools: (names, builtIn) => mcpTools.forTools(names, builtIn),
       format: route?.toolFormat ?? "native",
       config: agent,
+      memory: ownerMemoryRecall(c.env, c.var.db, () => c.var.principal, c.var.logger),
     }).finally(() => mcpTools.closeConnections());
     return c.json(
       {

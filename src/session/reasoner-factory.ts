@@ -9,6 +9,7 @@ import type { TurnEndingDeps } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
+import { memoryAccess } from "../memory/memory-access";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
@@ -23,6 +24,7 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
+import { ownerMemoryRecall } from "./memory-recall";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
@@ -68,6 +70,7 @@ type SharedDeps = Pick<
   | "events"
   | "remoteTools"
   | "elicit"
+  | "memory"
 >;
 
 export class ReasonerFactory {
@@ -113,6 +116,7 @@ export class ReasonerFactory {
         catalog,
         workspace: config.workspace,
         db,
+        memory: memoryAccess(env, db),
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),
@@ -121,6 +125,8 @@ export class ReasonerFactory {
       events,
       remoteTools: (names, base) => mcp.forTools(names, base),
       elicit,
+      // The session owner's memories, whoever sends the message (an org admin acting on the session included).
+      memory: ownerMemoryRecall(env, db, () => store.identity(), logger),
     };
     return this.shared;
   }

@@ -18,6 +18,12 @@ export const TOOL_CATEGORIES: readonly ToolCategory[] = [
     order: 20,
   },
   {
+    id: "memory",
+    name: "Memory",
+    description: "What the person told you in earlier conversations: save, search and forget facts about them.",
+    order: 25,
+  },
+  {
     id: "workspace",
     name: "Workspace",
     description: "The user's files, read and written by the user's own client (IDE or console).",

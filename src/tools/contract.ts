@@ -41,6 +41,8 @@ export interface AgentToolExecutionContext {
   elicit?: (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationAnswer>;
   /** The tool call this context is for (its id), when a turn runs it. */
   toolCallId?: string;
+  /** The turn the call is part of, when a turn runs it (a saved memory's source is its session and turn). */
+  turnId?: string;
 }
 
 /** OpenAI-style function tool schema (TUL-011 §4). */

@@ -158,6 +158,25 @@ describe("npm start, as a user runs it", () => {
     }
   }, 90_000);
 
+  it("remembers offline: the demo model saves what it is told to remember and knows it in a new conversation", async () => {
+    const headers = { authorization: "Bearer dev-key", "content-type": "application/json" };
+    /** One message in a new session, as the README's curl examples send it; the turn's parsed answer. */
+    const inNewSession = async (content: string) => {
+      const created = await fetch(`${worker.url}/context/sessions`, { method: "POST", headers, body: "{}" });
+      const { sessionId } = (await created.json()) as { sessionId: string };
+      const answered = await fetch(`${worker.url}/context/sessions/${sessionId}/messages`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ content }),
+      });
+      return (await answered.json()) as { status: string; text: string; toolCalls: { name: string }[] };
+    };
+    const saved = await inNewSession("remember that my favourite colour is teal");
+    const asked = await inNewSession("what is my favourite colour?");
+    expect([saved.status, saved.toolCalls.map((c) => c.name)]).toEqual(["completed", ["memory_save"]]);
+    expect(asked.text).toContain('From what you asked me to remember: "My favourite colour is teal."');
+  });
+
   it("starts offline with no stack trace in its output", async () => {
     const health = await fetch(`${worker.url}/healthz`);
     expect(health.status).toBe(200);

@@ -91,7 +91,13 @@ describe("GET /v1/system-prompts/:id/enhanced", () => {
       "workspace_write_file",
     ]);
     const general = await enhanced("/v1/system-prompts/default/enhanced?mode=general");
-    expect(general.tools).toEqual(["agent_change_mode", "agent_list_modes", "agent_hello_world"]);
+    expect(general.tools).toEqual([
+      "agent_change_mode",
+      "agent_list_modes",
+      "agent_hello_world",
+      "memory_save",
+      "memory_search",
+    ]);
   });
 
   it("offers agent_change_mode and agent_list_modes in a mode whose list is empty", async () => {
