@@ -10,8 +10,9 @@ import { drawSessions } from "./list.js";
 import { describe } from "./status.js";
 import { state } from "./store.js";
 
-/** A page of the list; the server's own bound is higher. */
+/** A page of the list (the server's default), and of the count before "Forget everything" (its most). */
 const PAGE = 50;
+const COUNT_PAGE = 100;
 
 const dialog = byId("memory-dialog", HTMLDialogElement);
 const list = byId("memory-list");
@@ -249,7 +250,7 @@ async function countOwn() {
   /** @type {string | null} */
   let cursor = null;
   do {
-    const query = new URLSearchParams({ limit: String(PAGE) });
+    const query = new URLSearchParams({ limit: String(COUNT_PAGE) });
     if (cursor) query.set("cursor", cursor);
     const page = await state.api.request("GET", `/context/memories?${query}`);
     count += page.memories.filter((/** @type {any} */ m) => m.scope === "user").length;

@@ -90,6 +90,15 @@ async function say(page: Page, content: string): Promise<void> {
   await waitForTurnAfter(page, turns);
 }
 
+/** Opens a new conversation (or the empty one there is) and waits until it is open. */
+async function newConversation(page: Page): Promise<void> {
+  await page.locator("#status-line").evaluate((line) => {
+    line.textContent = "";
+  });
+  await page.locator("#new-session").click();
+  await page.locator("#status-line", { hasText: /new conversation/i }).waitFor();
+}
+
 const openSessionId = async (page: Page) => (await page.locator("#session-id").innerText()).trim();
 
 describe("the console's memory and message search", () => {
@@ -206,30 +215,52 @@ describe("the console's memory and message search", () => {
     await dialog.waitFor({ state: "hidden" });
   });
 
-  it("marks where the agent saved a memory, and Undo forgets it", async () => {
+  it("marks where the agent saved or updated a memory; Undo puts the old text back, then forgets it", async () => {
     await forgetAllByApi();
-    await page.locator("#new-session").click();
+    await newConversation(page);
     await say(page, "Remember that my favourite colour is teal.");
-    const mark = page.locator("#conversation .memory-mark");
-    await mark.waitFor();
-    assert.match(await mark.innerText(), /Saved to memory: .*teal/i);
-    const saved = await memories();
-    assert.equal(saved.length, 1);
-    assert.match(saved[0]?.text ?? "", /teal/i);
-    assert.equal(saved[0]?.source?.sessionId, await openSessionId(page));
-    assert.deepEqual(await seriousViolations(page), []);
+    const added = page.locator("#conversation .memory-mark").first();
+    await added.waitFor();
+    assert.equal(await added.locator(".memory-mark-text").innerText(), "Saved to memory: My favourite colour is teal.");
+    const [saved] = await memories();
+    assert.deepEqual(
+      [saved?.text, saved?.source?.sessionId],
+      ["My favourite colour is teal.", await openSessionId(page)],
+    );
 
-    await mark.getByRole("button", { name: /^Undo/ }).click();
+    // A contradiction updates the memory rather than adding one.
+    await say(page, "Remember that my favourite colour is green.");
+    const updated = page.locator("#conversation .memory-mark").nth(1);
+    assert.equal(
+      await updated.locator(".memory-mark-text").innerText(),
+      "Memory updated: My favourite colour is green.",
+    );
+    assert.deepEqual(
+      (await memories()).map((m) => [m.id, m.text]),
+      [[saved?.id, "My favourite colour is green."]],
+    );
+    assert.deepEqual(await seriousViolations(page), []);
+    await page.screenshot({ path: `${SHOTS}/memory-marks.png` });
+
+    // Undo of the update puts the old text back; undo of the addition forgets it.
+    await updated.getByRole("button", { name: /^Undo/ }).click();
     await page.locator("#conversation .memory-mark.undone").waitFor();
+    assert.deepEqual(
+      (await memories()).map((m) => m.text),
+      ["My favourite colour is teal."],
+    );
+    await added.getByRole("button", { name: /^Undo/ }).click();
+    await page.locator("#conversation .memory-mark.undone").nth(1).waitFor();
     assert.deepEqual(await memories(), []);
-    // The next turn redraws the conversation: the mark stays undone.
+
+    // The next turn redraws the conversation: the marks stay undone.
     await say(page, "What modes are there?");
-    assert.equal(await page.locator("#conversation .memory-mark.undone").count(), 1);
+    assert.equal(await page.locator("#conversation .memory-mark.undone").count(), 2);
     assert.equal(await page.locator("#conversation .memory-mark button").count(), 0);
   });
 
   it("finds a message of another conversation with Ctrl+K and opens that conversation at it", async () => {
-    await page.locator("#new-session").click();
+    await newConversation(page);
     await say(page, "Our launch codename is Quokka Harbour, keep it in mind.");
     await say(page, "What modes are there?");
     await say(page, "Show me how aptix works");
@@ -240,8 +271,8 @@ describe("the console's memory and message search", () => {
       if (body.results.some((r) => r.sessionId === first)) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await page.locator("#new-session").click();
-    await page.waitForFunction((id) => document.querySelector("#session-id")?.textContent !== id, first);
+    await newConversation(page);
+    assert.notEqual(await openSessionId(page), first);
 
     await page.locator("#composer-input").focus();
     await page.keyboard.press("Control+k");
@@ -259,9 +290,14 @@ describe("the console's memory and message search", () => {
     const message = page.locator(`#conversation > li[data-seq="${seq}"]`);
     await message.and(page.locator(".found")).waitFor();
     assert.match(await message.innerText(), /Quokka Harbour/);
-    // In sight, though the conversation's end is further down.
-    const [box, pane] = await Promise.all([message.boundingBox(), page.locator("#chat-scroll").boundingBox()]);
-    assert.ok(box && pane && box.y >= pane.y && box.y + Math.min(box.height, 40) <= pane.y + pane.height, "in sight");
+    // In sight in the conversation's pane (which scrolls), though the conversation's end is further down.
+    const sight = await message.evaluate((item) => {
+      const box = item.getBoundingClientRect();
+      const pane = document.querySelector("#chat-scroll")?.getBoundingClientRect();
+      return pane ? { top: box.top >= pane.top - 1, bottom: Math.min(box.bottom, box.top + 40) <= pane.bottom } : null;
+    });
+    assert.deepEqual(sight, { top: true, bottom: true });
+    assert.equal(await page.locator("#jump-latest").isVisible(), true, "the end is further down");
     // Nothing failed in the page (the undo and the searches included).
     assert.deepEqual(problems, []);
   });
