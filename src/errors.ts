@@ -80,6 +80,7 @@ export const ERROR_CODES = {
   webhook_not_found: missing,
   webhook_delivery_not_found: missing,
   schedule_not_found: missing,
+  memory_not_found: missing,
   // 409: the session cannot take this now.
   session_busy: conflict,
   session_awaiting_input: conflict,
@@ -95,6 +96,8 @@ export const ERROR_CODES = {
   idempotency_key_in_flight: conflict,
   idempotency_answer_not_kept: conflict,
   webhook_disabled: conflict,
+  memory_disabled: conflict,
+  memory_limit_reached: conflict,
   // 405, 413, 415, 422, 426, 429.
   method_not_allowed: [405, "invalid_request_error"],
   idempotency_key_reused: [422, "invalid_request_error"],

@@ -139,7 +139,7 @@ export async function setUserDisabled(
   id: string,
   disabled: boolean,
   also: D1PreparedStatement[] = [],
-): Promise<void> {
+): Promise<D1Result[]> {
   const now = new Date().toISOString();
   const statements = [
     db
@@ -152,7 +152,7 @@ export async function setUserDisabled(
   if (disabled) {
     statements.push(endSessionsOfUserStatement(db, org, id, now));
   }
-  await db.batch([...statements, ...also]);
+  return db.batch([...statements, ...also]);
 }
 
 /**

@@ -4,7 +4,6 @@
 import type { Db } from "../db";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { settings } from "../settings";
-import type { AgentToolExecutionContext } from "../tools/contract";
 import { orgMemoryEnabled } from "./memory-policy";
 import { MemoryStore } from "./memory-store";
 
@@ -37,7 +36,7 @@ export const MEMORY_OFF = {
 export async function memoryForContext(
   access: MemoryAccess | undefined,
   catalog: AgentModeCatalogService,
-  context: AgentToolExecutionContext,
+  context: { org: string; user: string; mode: string },
   signal?: AbortSignal,
 ): Promise<{ ok: true; store: MemoryStore } | { ok: false; message: string }> {
   if (!access) return { ok: false, message: MEMORY_OFF.unavailable };

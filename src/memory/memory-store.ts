@@ -109,6 +109,14 @@ export function memoryText(text: string, param = "text"): string {
   throw new MemoryProblem("invalid_request", `Invalid '${param}': ${firstProblem(parsed.error).detail}.`, param);
 }
 
+/**
+ * The statement that forgets every memory of `user`'s own in `org` (a disabled person forgotten: PATCH
+ * /admin/users/{id} with `forget`), for the batch that also disables them; it returns one row a memory.
+ */
+export function forgetPersonStatement(db: Db, org: string, user: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM memories WHERE org = ? AND user_id = ? RETURNING seq").bind(org, user);
+}
+
 export function newMemoryId(): string {
   return `mem_${crypto.randomUUID().replaceAll("-", "")}`;
 }
@@ -236,13 +244,19 @@ export class MemoryStore {
     return old.memory;
   }
 
+  /** Every memory of the person's own (never the org's), oldest first: their data export. */
+  async own(): Promise<Memory[]> {
+    const { results } = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM memories m WHERE m.org = ? AND m.user_id = ? ORDER BY m.seq`)
+      .bind(this.org, this.user)
+      .all();
+    return results.map((row) => MemoryRow.parse(row).memory);
+  }
+
   /** Forgets every memory of the person's own (never the org's); how many went. */
   async removeAll(): Promise<number> {
     // Counted from the rows it returns: D1's `changes` counts the index's trigger writes as well.
-    const { results } = await this.db
-      .prepare("DELETE FROM memories WHERE org = ? AND user_id = ? RETURNING seq")
-      .bind(this.org, this.user)
-      .all();
+    const { results } = await forgetPersonStatement(this.db, this.org, this.user).all();
     return results.length;
   }
 

@@ -1,6 +1,6 @@
 // /admin/users (admin scope): the people of the admin's org, most recently seen first, and disabling one: their
 // keys are refused, their browser sessions end (and their MCP clients' OAuth grants), at once in this isolate and
-// within AUTH_CACHE_TTL_MS everywhere, as a revoked key.
+// within AUTH_CACHE_TTL_MS everywhere, as a revoked key. Disabled with `forget`, their memories go in the same change.
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { forgetKeysOfUser, hasKeyFor } from "../auth/api-keys";
@@ -11,6 +11,7 @@ import { revokeGrants } from "../auth/oauth-grants";
 import { findUser, forgetUserState, isOperatorUser, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { forgetPersonStatement } from "../memory/memory-store";
 import { quoted } from "../quote";
 import { isOperator } from "../tenancy/roles";
 import { changeRow } from "./record-change";
@@ -21,6 +22,8 @@ const UserId = z.object({ id: z.string().min(1).max(200) });
 
 const UserChangeBody = z.strictObject({
   disabled: z.boolean({ error: "must be true or false" }),
+  /** With `disabled: true`: the person's own memories are forgotten too, in the same change (docs/memory.md). */
+  forget: z.boolean({ error: "must be true or false" }).optional(),
 });
 
 export const adminUserRoutes = routes()
@@ -42,17 +45,38 @@ export const adminUserRoutes = routes()
         "Disables a user of your organization (their keys, browser sessions and OAuth grants end), or enables them",
       ...admin,
       request: { params: UserId, ...jsonBody(UserChangeBody, "What changes.") },
-      responses: { 200: json(z.object({ user: UserView }), "Changed."), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: json(
+          z.object({
+            user: UserView,
+            forgotten: z
+              .object({ memories: z.number().int() })
+              .optional()
+              .describe("With `forget`: what of the person's was forgotten."),
+          }),
+          "Changed.",
+        ),
+        ...errors(400, 401, 403, 404),
+      },
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const { disabled } = c.req.valid("json");
+      const { disabled, forget } = c.req.valid("json");
       const { org, user: self } = c.var.principal;
       // A user is one the org has seen, or one a key of the org acts for (disabled before their first request).
       const known = (await findUser(c.var.db, org, id)) ?? (await hasKeyFor(c.var.db, org, id));
       if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
       if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
         throw new ApiError("insufficient_scope", "Only an operator disables or enables an operator.");
+      }
+      if (forget && !disabled) {
+        throw new ApiError(
+          "invalid_request",
+          "'forget' goes with 'disabled': true (a person is forgotten when disabled).",
+          {
+            param: "forget",
+          },
+        );
       }
       if (disabled && id === self) {
         throw new ApiError("invalid_request", "You cannot disable yourself; ask another admin of your organization.", {
@@ -61,8 +85,10 @@ export const adminUserRoutes = routes()
       }
       const before = await findUser(c.var.db, org, id);
       const action = disabled ? "user.disable" : "user.enable";
-      await setUserDisabled(c.var.db, org, id, disabled, [
-        changeRow(c, { org, action, target: id, before, after: { id, disabled } }),
+      const forgetting = forget ? [forgetPersonStatement(c.var.db, org, id)] : [];
+      const written = await setUserDisabled(c.var.db, org, id, disabled, [
+        changeRow(c, { org, action, target: id, before, after: { id, disabled, ...(forget ? { forget } : {}) } }),
+        ...forgetting,
       ]);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
@@ -83,6 +109,7 @@ export const adminUserRoutes = routes()
         disabled ? "User disabled." : "User enabled.",
         [["target_user", id]],
       );
-      return c.json({ user: user as UserView }, 200);
+      const forgotten = forget ? { forgotten: { memories: written.at(-1)?.results.length ?? 0 } } : {};
+      return c.json({ user: user as UserView, ...forgotten }, 200);
     },
   );

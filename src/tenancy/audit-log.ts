@@ -31,6 +31,8 @@ export const AUDIT_ACTIONS = [
   "webhook.create",
   "webhook.change",
   "webhook.delete",
+  "memory.put",
+  "user.delete",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

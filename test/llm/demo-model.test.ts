@@ -58,7 +58,7 @@ describe("offline demo model", () => {
     const { proposal, change, mode } = await inSessionObject(
       {},
       async ({ reasoner, store }) => ({
-        proposal: value(await reasoner.startTurn("help me write a DDR for a search tool")),
+        proposal: value(await reasoner.startTurn("help me write a DDR for a weather tool")),
         change: value(await reasoner.startTurn("2")),
         mode: store.identity().mode,
       }),

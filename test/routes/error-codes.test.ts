@@ -283,6 +283,23 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
         },
       ),
   },
+  memory_not_found: { http: () => request("GET", "/context/memories/mem_none") },
+  memory_disabled: {
+    http: async () => {
+      const admin = { key: TEST_KEYS.admin.key };
+      await request("PUT", "/admin/memory", { enabled: false }, admin);
+      const refused = await request("POST", "/context/memories", { text: "Lives in Oslo" });
+      await request("PUT", "/admin/memory", { enabled: true }, admin);
+      return refused;
+    },
+  },
+  memory_limit_reached: {
+    http: async () => {
+      const through = workerWith({ MEMORY_MAX_PER_USER: "1" }).fetch;
+      await request("POST", "/context/memories", { text: "Has two cats" }, { through });
+      return request("POST", "/context/memories", { text: "Plays the oboe" }, { through });
+    },
+  },
   secret_in_use: {
     http: async () => {
       const admin = { key: TEST_KEYS.admin.key };

@@ -98,6 +98,19 @@ async function memberSchedule(): Promise<string> {
   return ((await setUp(MEMBER, "POST", "/context/schedules", body)) as { scheduleId: string }).scheduleId;
 }
 
+/** The member's memory, made for each request: its id. */
+async function memberMemory(): Promise<string> {
+  return (
+    (await setUp(MEMBER, "POST", "/context/memories", { text: fresh("The member's fact numbered ") })) as { id: string }
+  ).id;
+}
+
+/** An org memory of org A (an admin's), made for each request: its id. */
+async function orgMemory(): Promise<string> {
+  const body = { text: fresh("Org A's fact numbered "), scope: "org" };
+  return ((await setUp(ADMIN, "POST", "/context/memories", body)) as { id: string }).id;
+}
+
 async function memberTurn(): Promise<{ session: string; turnId: string }> {
   const session = await memberSession();
   await setUp(MEMBER, "POST", `/context/sessions/${session}/messages`, { content: say("hi") });
@@ -342,6 +355,20 @@ const REQUESTS: Record<string, Request> = {
     send(key, "POST", `/context/schedules/${await memberSchedule()}/run`),
   "GET /context/schedules/{scheduleId}/runs (the member's)": async (key) =>
     send(key, "GET", `/context/schedules/${await memberSchedule()}/runs`),
+  "GET /context/memories": (key) => send(key, "GET", "/context/memories"),
+  "POST /context/memories": (key) => send(key, "POST", "/context/memories", { text: fresh("A fact numbered ") }),
+  "POST /context/memories (an org memory)": (key) =>
+    send(key, "POST", "/context/memories", { text: fresh("An org fact numbered "), scope: "org" }),
+  "DELETE /context/memories": (key) => send(key, "DELETE", "/context/memories"),
+  "GET /context/memories/{memoryId} (the member's)": async (key) =>
+    send(key, "GET", `/context/memories/${await memberMemory()}`),
+  "GET /context/memories/{memoryId} (an org memory of org A)": async (key) =>
+    send(key, "GET", `/context/memories/${await orgMemory()}`),
+  "PATCH /context/memories/{memoryId} (the member's)": async (key) =>
+    send(key, "PATCH", `/context/memories/${await memberMemory()}`, { pinned: true }),
+  "DELETE /context/memories/{memoryId} (the member's)": async (key) =>
+    send(key, "DELETE", `/context/memories/${await memberMemory()}`),
+  "GET /context/export": (key) => send(key, "GET", "/context/export"),
   "GET /admin/modes": (key) => send(key, "GET", "/admin/modes"),
   "PUT /admin/modes/{key} (the deployment's)": (key) =>
     send(key, "PUT", `/admin/modes/${fresh("dmode")}?owner=deployment`, modeBody),
@@ -405,6 +432,9 @@ const REQUESTS: Record<string, Request> = {
   "GET /admin/users": (key) => send(key, "GET", "/admin/users"),
   "PATCH /admin/users/{id} (a member of org A)": (key) =>
     send(key, "PATCH", `/admin/users/${TEST_KEYS.otherMember.user}`, { disabled: false }),
+  "GET /admin/memory": (key) => send(key, "GET", "/admin/memory"),
+  // On, as it is: the table's other memory rows run with the org's memory on.
+  "PUT /admin/memory": (key) => send(key, "PUT", "/admin/memory", { enabled: true }),
 };
 
 async function memberResponse(): Promise<string> {
@@ -467,6 +497,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   mode_not_found: "404",
   webhook_not_found: "404",
   schedule_not_found: "404",
+  memory_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
