@@ -43,12 +43,13 @@ async function signIn(api) {
   if (linked.has("session")) history.replaceState(null, "", location.pathname);
   if (turnId && linked.get("session") === state.sessionId) void openTimeline(turnId, null);
   // The admin page is for keys with the admin scope: the link shows when the key may read the org's budget.
-  api.request("GET", "/admin/budget").then(
+  state.adminCheck = api.request("GET", "/admin/budget").then(
     () => {
       byId("open-admin").hidden = false;
       state.isAdmin = true;
+      return true;
     },
-    () => {},
+    () => false,
   );
 }
 

@@ -39,7 +39,7 @@ const day = (iso) => new Date(iso).toLocaleDateString(undefined, { dateStyle: "m
 
 /** Whether memory is on for the org: an admin can read the switch; anyone else learns it when adding is refused. */
 async function readPolicy() {
-  if (!state.isAdmin) return;
+  if (!(await state.adminCheck)) return;
   try {
     const { enabled } = await state.api.request("GET", "/admin/memory");
     offNote.hidden = enabled !== false;
@@ -295,11 +295,14 @@ forgetDialog.addEventListener("close", async () => {
 
 /** Opens the panel at its first page. */
 export function openMemory() {
-  newOrgLabel.hidden = !state.isAdmin;
   status.textContent = "";
   dialog.showModal();
   void readPolicy();
-  void showMemories();
+  // Whether the org's memories can be changed here is known once the admin check is in (a moment after sign-in).
+  void state.adminCheck.then((admin) => {
+    newOrgLabel.hidden = !admin;
+    return showMemories();
+  });
 }
 
 byId("open-memory").addEventListener("click", openMemory);

@@ -12,7 +12,15 @@ import { after, before, describe, it } from "node:test";
 import type { AxeResults } from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { type LocalWorker, startLocalWorker } from "../../bench/support/local-worker.ts";
-import { collectProblems, completedTurns, launchChromium, signInWithDevKey, waitForTurnAfter } from "./support.ts";
+import {
+  adminPageReady,
+  adminPut,
+  collectProblems,
+  completedTurns,
+  launchChromium,
+  signInWithDevKey,
+  waitForTurnAfter,
+} from "./support.ts";
 
 const SHOTS = "test-results/e2e";
 const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
@@ -305,5 +313,48 @@ describe("the console's memory and message search", () => {
     assert.equal(endBelow, true, "the conversation's end is further down, out of sight");
     // Nothing failed in the page (the undo and the searches included).
     assert.deepEqual(problems, []);
+  });
+  it("turns memory off for the org and a mode off on the admin page; off, the panel says so and adding is refused", async () => {
+    await adminPut(worker.url, "/admin/modes/notes", {
+      displayName: "Notes",
+      description: "Short notes.",
+      systemPrompt: "Take notes.",
+      tools: [],
+      modelRoute: "default",
+    });
+    await page.goto(`${worker.url}/admin.html`);
+    await adminPageReady(page);
+    const memorySwitch = page.getByLabel("Memory on for the organization");
+    assert.equal(await memorySwitch.isChecked(), true);
+    await memorySwitch.uncheck();
+    await page.locator("#memory-admin-status", { hasText: "Memory is off" }).waitFor();
+    assert.deepEqual((await api("GET", "/admin/memory")).body, { enabled: false });
+
+    // A mode's own switch, in the mode editor (on by default).
+    await page.getByRole("button", { name: "Edit Notes" }).click();
+    const modeMemory = page.locator("#mode-editor").getByRole("checkbox", { name: /^Memory/ });
+    assert.equal(await modeMemory.isChecked(), true);
+    await modeMemory.uncheck();
+    await page.locator("#mode-editor").getByRole("button", { name: "Save" }).click();
+    await page.locator("#modes-status", { hasText: "Saved the mode Notes" }).waitFor();
+    const { body } = await api<{ modes: { key: string; memory: boolean }[] }>("GET", "/admin/modes");
+    assert.equal(body.modes.find((m) => m.key === "notes")?.memory, false);
+
+    await page.goto(worker.url);
+    await page.locator("#app").waitFor({ state: "visible" });
+    await page.locator("#open-memory").click();
+    await page.locator("#memory-off").waitFor({ state: "visible" });
+    await page.getByLabel("Add a memory").fill("I like tea");
+    await page.locator("#memory-dialog").getByRole("button", { name: "Add", exact: true }).click();
+    await page.locator("#memory-status", { hasText: /off/i }).waitFor();
+    assert.deepEqual(await memories(), []);
+    assert.deepEqual(await seriousViolations(page), []);
+    await page.locator("#close-memory").click();
+    assert.equal((await api("PUT", "/admin/memory", { enabled: true })).status, 200);
+    // The one refused request (adding while memory is off); nothing else went wrong.
+    assert.deepEqual(
+      problems.filter((problem) => !problem.includes("status of 409")),
+      [],
+    );
   });
 });
