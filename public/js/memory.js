@@ -48,8 +48,12 @@ async function readPolicy() {
   }
 }
 
-/** Runs a change, then draws the list again and says `done` (or what went wrong). */
-async function act(/** @type {() => Promise<unknown>} */ change, /** @type {string} */ done) {
+/**
+ * Runs a change, then draws the list again and says `done` (or what went wrong). The focus, whose button the redraw
+ * replaced, goes to the same memory's first action (or, the memory gone, the search box).
+ * @param {() => Promise<unknown>} change @param {string} done @param {string} id the memory changed
+ */
+async function act(change, done, id) {
   try {
     await change();
     await showMemories();
@@ -57,6 +61,9 @@ async function act(/** @type {() => Promise<unknown>} */ change, /** @type {stri
   } catch (error) {
     status.textContent = describe(error);
   }
+  if (dialog.contains(document.activeElement) && document.activeElement !== document.body) return;
+  const again = list.querySelector(`li[data-memory-id="${CSS.escape(id)}"] .memory-actions button`);
+  (again instanceof HTMLElement ? again : search).focus();
 }
 
 /** A short form of a memory's text, for the names of its buttons. @param {string} text */
@@ -75,12 +82,21 @@ function editItem(item, memory) {
       "span",
       { class: "memory-actions" },
       h("button", { type: "submit", text: "Save" }),
-      h("button", { type: "button", class: "quiet", text: "Cancel", onclick: () => void showMemories() }),
+      h("button", {
+        type: "button",
+        class: "quiet",
+        text: "Cancel",
+        onclick: () => void act(async () => {}, "", memory.id),
+      }),
     ),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    void act(() => state.api.request("PATCH", pathOf(memory.id), { text: input.value }), "The memory is corrected.");
+    void act(
+      () => state.api.request("PATCH", pathOf(memory.id), { text: input.value }),
+      "The memory is corrected.",
+      memory.id,
+    );
   });
   item.querySelector(".memory-actions")?.remove();
   item.querySelector(".memory-text")?.replaceWith(form);
@@ -149,6 +165,7 @@ function memoryItem(memory) {
           act(
             () => state.api.request("PATCH", pathOf(memory.id), { pinned: !memory.pinned }),
             memory.pinned ? "The memory is no longer pinned." : "The memory is pinned: the agent always uses it.",
+            memory.id,
           ),
       }),
       h("button", {
@@ -156,7 +173,7 @@ function memoryItem(memory) {
         class: "danger",
         text: "Delete",
         "aria-label": `Delete: ${short(memory.text)}`,
-        onclick: () => act(() => state.api.request("DELETE", pathOf(memory.id)), "The memory is deleted."),
+        onclick: () => act(() => state.api.request("DELETE", pathOf(memory.id)), "The memory is deleted.", memory.id),
       }),
     ),
   );
