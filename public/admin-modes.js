@@ -11,7 +11,7 @@ import { byId, h } from "./js/dom.js";
  * @typedef {{ key: string, org: string | null, displayName: string, description: string, systemPrompt: string,
  *   systemPromptSummary: string, isDefault: boolean, humanRoleHints: string[] | null,
  *   exampleUtterances: string[] | null, tools: string[], approvalRequiredTools: string[], modelRoute: string,
- *   enabled: boolean }} ManagedMode
+ *   enabled: boolean, memory?: boolean }} ManagedMode
  */
 
 const el = {
@@ -29,6 +29,7 @@ const el = {
   approvals: byId("mode-approvals"),
   route: byId("mode-route", HTMLSelectElement),
   isDefault: byId("mode-default", HTMLInputElement),
+  memory: byId("mode-memory", HTMLInputElement),
   cancel: byId("mode-cancel", HTMLButtonElement),
 };
 
@@ -91,6 +92,8 @@ function openForm(mode) {
   toolBoxes(el.approvals, "approval", mode?.approvalRequiredTools ?? []);
   el.route.value = mode?.modelRoute ?? "default";
   el.isDefault.checked = mode?.isDefault ?? false;
+  // A mode has memory unless it was turned off (the default for a new one, and for a server that predates the flag).
+  el.memory.checked = mode?.memory ?? true;
   el.form.hidden = false;
   (mode ? el.displayName : el.key).focus();
 }
@@ -117,6 +120,7 @@ async function save(event) {
     approvalRequiredTools: ticked(el.approvals),
     modelRoute: el.route.value,
     isDefault: el.isDefault.checked,
+    memory: el.memory.checked,
   };
   // An org's own mode is changed as the org's; a new one is the caller's (an operator's: the deployment's).
   const owner = editing?.org ? "?owner=org" : "";

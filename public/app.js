@@ -10,6 +10,8 @@ import { openTimeline } from "./js/dialogs.js";
 import { byId, h } from "./js/dom.js";
 import { el } from "./js/elements.js";
 import { refreshSessions } from "./js/list.js";
+import "./js/memory.js";
+import "./js/message-search.js";
 import "./js/schedules.js";
 import { markdownReady } from "./js/markdown.js";
 import { describe, say } from "./js/status.js";
@@ -41,11 +43,13 @@ async function signIn(api) {
   if (linked.has("session")) history.replaceState(null, "", location.pathname);
   if (turnId && linked.get("session") === state.sessionId) void openTimeline(turnId, null);
   // The admin page is for keys with the admin scope: the link shows when the key may read the org's budget.
-  api.request("GET", "/admin/budget").then(
+  state.adminCheck = api.request("GET", "/admin/budget").then(
     () => {
       byId("open-admin").hidden = false;
+      state.isAdmin = true;
+      return true;
     },
-    () => {},
+    () => false,
   );
 }
 
@@ -76,7 +80,7 @@ byId("sign-out").addEventListener("click", async () => {
 
 // --- The header's menu (a phone's) ------------------------------------------------------------------
 
-// On a phone the header's actions (Workflows, Connected apps, Admin, Sign out) fold behind one Menu button: one tap
+// On a phone the header's actions (Workflows, Schedules, Memory, Connected apps, Admin, Sign out) fold behind one Menu button: one tap
 // opens them, one more runs one. Choosing one, Esc, or a tap elsewhere folds them again.
 const menuButton = byId("open-menu", HTMLButtonElement);
 const menu = byId("header-actions");

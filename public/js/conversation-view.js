@@ -11,6 +11,7 @@ import { el } from "./elements.js";
 import { followConversation } from "./follow.js";
 import { drawSessions, refreshSessionsSoon } from "./list.js";
 import { renderMarkdown } from "./markdown.js";
+import { MEMORY_SAVE, memoryMarkItem, savedMemory } from "./memory-marks.js";
 import { describe, say } from "./status.js";
 import { forgetDecisions, state } from "./store.js";
 import { artifactItem, loadEarlierItem, messageItem, summaryItem, toolCallItem } from "./views.js";
@@ -106,6 +107,9 @@ export function drawConversation() {
   const regenerate = lastAnswerAsked(sorted);
   const { sessionId } = state.conversation;
   const wholeSummary = async () => (await state.api.getSummary(sessionId)).summary?.text ?? "";
+  // Each call's name by its id: a `memory_save` call's result is followed by its mark.
+  const callNames = new Map(sorted.flatMap((m) => (m.toolCalls ?? []).map((call) => [call.id, call.name])));
+  const found = state.foundMessage?.sessionId === sessionId ? state.foundMessage.seq : null;
   for (const message of sorted) {
     if (!marked && summary && message.seq > summary.toSeq) {
       items.push(summaryItem(summary, wholeSummary));
@@ -119,11 +123,16 @@ export function drawConversation() {
         : {}),
     });
     if (!item) continue;
+    item.dataset.seq = String(message.seq);
+    if (message.seq === found) item.classList.add("found");
     branches.decorate(item, message, {
       sessionId,
       ...(regenerate?.answer === message ? { regenerate: regenerate.asked } : {}),
     });
     items.push(item);
+    const saved =
+      message.role === "tool" && callNames.get(message.toolCallId) === MEMORY_SAVE && savedMemory(message.content);
+    if (saved) items.push(memoryMarkItem(message.toolCallId, saved));
   }
   if (!marked && summary) items.push(summaryItem(summary, wholeSummary));
   el.conversation.replaceChildren(...items);
@@ -251,4 +260,38 @@ export function clearToolCalls() {
   state.turnCalls.clear();
   el.toolCalls.replaceChildren();
   el.workingCount.textContent = "";
+}
+
+/** How long a message a search opened stays highlighted. */
+const FOUND_MS = 4_000;
+
+/**
+ * Shows message `seq` of the open conversation (earlier pages are loaded until it is drawn), scrolled into view and
+ * highlighted for a moment; the view stops following the end meanwhile. Whether it was found.
+ * @param {number} seq
+ */
+export async function revealMessage(seq) {
+  const held = state.conversation;
+  while (!held.messages.has(seq) && held.hasEarlier && state.conversation === held) {
+    const before = held.messages.size;
+    await loadEarlier();
+    if (held.messages.size === before) break;
+  }
+  if (state.conversation !== held) return false;
+  state.foundMessage = { sessionId: held.sessionId, seq };
+  drawConversation();
+  const item = el.conversation.querySelector(`[data-seq="${seq}"]`);
+  if (!(item instanceof HTMLElement)) return false;
+  follow.hold(() => el.conversation.querySelector(`[data-seq="${seq}"]`));
+  item.scrollIntoView({ block: "center" });
+  item.tabIndex = -1;
+  item.focus({ preventScroll: true });
+  const shown = state.foundMessage;
+  window.setTimeout(() => {
+    if (state.foundMessage !== shown) return;
+    state.foundMessage = null;
+    follow.release();
+    el.conversation.querySelector(".message.found")?.classList.remove("found");
+  }, FOUND_MS);
+  return true;
 }

@@ -28,7 +28,12 @@ export function followConversation(watched, jump, latest, lastLine, bar, pane) {
   };
   let following = true;
   let pending = false;
+  /** @type {(() => Element | null) | null} The message a search opened, kept in view across redraws. */
+  let held = null;
+  // The reader's own scrolling lets go of that message.
+  for (const event of ["wheel", "touchmove"]) window.addEventListener(event, () => (held = null), { passive: true });
   const toEnd = () => {
+    held = null;
     following = true;
     jump.hidden = true;
     scrollToEnd();
@@ -56,7 +61,8 @@ export function followConversation(watched, jump, latest, lastLine, bar, pane) {
     pending = true;
     requestAnimationFrame(() => {
       pending = false;
-      if (following) scrollToEnd();
+      if (held) held()?.scrollIntoView({ block: "center" });
+      else if (following) scrollToEnd();
       // Offered only when what grew is out of sight below (earlier messages drawn above are not "latest").
       else if ((latest()?.getBoundingClientRect().bottom ?? 0) > bar.getBoundingClientRect().top) jump.hidden = false;
     });
@@ -79,6 +85,19 @@ export function followConversation(watched, jump, latest, lastLine, bar, pane) {
     /** A conversation was opened: its end is shown, and followed. */
     opened() {
       requestAnimationFrame(toEnd);
+    },
+    /**
+     * The reader was taken to a message further up (a search's): the view stays there, as if they scrolled, and a
+     * redraw meanwhile (the socket's first frames redraw the conversation) brings that message back into view until
+     * the reader scrolls themselves or `release` is called.
+     * @param {() => Element | null} anchor the message to keep in view
+     */
+    hold(anchor) {
+      following = false;
+      held = anchor;
+    },
+    release() {
+      held = null;
     },
   };
 }

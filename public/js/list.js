@@ -184,7 +184,8 @@ byId("new-session").addEventListener("click", async () => {
 });
 
 // Ctrl+K (Cmd+K on a Mac) searches the conversations, as in the chat apps people know: the list unfolds (on a
-// phone it starts folded) and its search box takes the focus, its text selected for a new search.
+// phone it starts folded) and its search box takes the focus, its text selected for a new search. The same words
+// find messages too (js/message-search.js).
 document.addEventListener("keydown", (event) => {
   if (event.key.toLowerCase() !== "k" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
   if (el.app.hidden || document.querySelector("dialog[open]")) return;

@@ -68,6 +68,16 @@ export const state = {
   /** The question an MCP server asks the user mid-call, as the dialog shows it (null: none). @type {any} */
   shownElicitation: null,
   /** @type {any} */ shownArtifact: null,
+  /**
+   * Whether the person is an org admin (the admin page's link shows): the org's memories are theirs to change. Known
+   * a moment after signing in: `adminCheck` settles with it.
+   */
+  isAdmin: false,
+  /** @type {Promise<boolean>} */ adminCheck: Promise.resolve(false),
+  /** Memory marks undone on this page, by tool call id (a redraw keeps them undone). @type {Set<string>} */
+  undoneMemories: new Set(),
+  /** A message a search opened, highlighted for a moment: its session, its seq (null: none). @type {{sessionId: string, seq: number} | null} */
+  foundMessage: null,
   /** The button that opened the timeline: the focus goes back to it when the dialog closes. @type {HTMLElement | null} */
   timelineOpener: null,
 };

@@ -1,6 +1,6 @@
 // The production tool list: the one place every tool the model can call is named.
-import type { MemoryAccess } from "../memory/memory-access";
 import type { Db } from "../db";
+import type { MemoryAccess } from "../memory/memory-access";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import type { AdminLogger } from "../observability/admin-logger";
 import { MODE_CHANGE_TOOL_NAME, modeChangeTool } from "./agent-change-mode";
@@ -8,10 +8,10 @@ import { helloWorldTool } from "./agent-hello-world";
 import { agentListModesTool, LIST_MODES_TOOL_NAME } from "./agent-list-modes";
 import { currentTimeTool } from "./clock-current-time";
 import type { AgentTool } from "./contract";
+import { CONVERSATION_SEARCH_TOOL_NAME, conversationSearchTool } from "./conversation-search";
 import { MEMORY_FORGET_TOOL_NAME, memoryForgetTool } from "./memory-forget";
 import { MEMORY_SAVE_TOOL_NAME, memorySaveTool } from "./memory-save";
 import { MEMORY_SEARCH_TOOL_NAME, memorySearchTool } from "./memory-search";
-import { CONVERSATION_SEARCH_TOOL_NAME, conversationSearchTool } from "./conversation-search";
 import { AgentToolRegistry } from "./registry";
 import type { AgentSessionManager } from "./session-manager";
 import type { WorkspacePolicy } from "./workspace-path";
@@ -25,10 +25,10 @@ export interface AgentToolDependencies {
   catalog: AgentModeCatalogService;
   /** Which workspace paths the file tools refuse (WORKSPACE_PROTECTED_PATHS); the defaults when absent. */
   workspace?: WorkspacePolicy;
-  /** The session owner's memories (the memory tools); absent, they refuse ("Memory is not available here."). */
-  memory?: MemoryAccess;
   /** D1, where conversation_search reads the index of the owner's messages; absent, its calls fail cleanly. */
   db?: Db;
+  /** The session owner's memories (the memory tools); absent, they refuse ("Memory is not available here."). */
+  memory?: MemoryAccess;
 }
 
 /** Offered in every mode, whatever the mode's own list says (TUL-007 §3.1). */
@@ -42,10 +42,10 @@ const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependenci
   { name: WORKSPACE_READ_FILE_TOOL_NAME, create: (d) => workspaceReadFileTool(d.logger, d.workspace) },
   { name: WORKSPACE_WRITE_FILE_TOOL_NAME, create: (d) => workspaceWriteFileTool(d.logger, d.workspace) },
   { name: currentTimeTool.name, create: () => currentTimeTool },
+  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db, { memory: d.memory, catalog: d.catalog }) },
   { name: MEMORY_SAVE_TOOL_NAME, create: (d) => memorySaveTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_SEARCH_TOOL_NAME, create: (d) => memorySearchTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_FORGET_TOOL_NAME, create: (d) => memoryForgetTool(d.memory, d.catalog, d.logger) },
-  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db, { memory: d.memory, catalog: d.catalog }) },
 ];
 
 /** Every production tool's ToolName (what a mode's `tools` list may name), known without making the tools. */

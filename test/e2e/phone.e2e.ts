@@ -135,7 +135,7 @@ describe("the console on a phone (390x844)", () => {
     );
     assert.deepEqual(
       actions.map((action) => action.name),
-      ["Workflows", "Schedules", "Connected apps", "API reference", "Admin", "Sign out"],
+      ["Workflows", "Schedules", "Memory", "Connected apps", "API reference", "Admin", "Sign out"],
     );
     assert.deepEqual(
       actions.filter((action) => action.left < 0 || action.right > PHONE.width || action.bottom > PHONE.height),
