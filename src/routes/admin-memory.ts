@@ -8,7 +8,7 @@ import { forgetOrgMemoryPolicy, orgMemoryEnabled, orgMemoryStatement } from "../
 import { MemoryPolicy } from "../wire/memory";
 import { changeRow } from "./record-change";
 
-const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin", "memory"] };
+const admin = { security: BEARER, middleware: [requireScope("admin")], tags: ["admin"] };
 
 export const adminMemoryRoutes = routes()
   .openapi(
