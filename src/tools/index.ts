@@ -42,7 +42,10 @@ const PRODUCTION_TOOLS: readonly { name: string; create: (d: AgentToolDependenci
   { name: WORKSPACE_READ_FILE_TOOL_NAME, create: (d) => workspaceReadFileTool(d.logger, d.workspace) },
   { name: WORKSPACE_WRITE_FILE_TOOL_NAME, create: (d) => workspaceWriteFileTool(d.logger, d.workspace) },
   { name: currentTimeTool.name, create: () => currentTimeTool },
-  { name: CONVERSATION_SEARCH_TOOL_NAME, create: (d) => conversationSearchTool(d.db, { memory: d.memory, catalog: d.catalog }) },
+  {
+    name: CONVERSATION_SEARCH_TOOL_NAME,
+    create: (d) => conversationSearchTool(d.db, { memory: d.memory, catalog: d.catalog }),
+  },
   { name: MEMORY_SAVE_TOOL_NAME, create: (d) => memorySaveTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_SEARCH_TOOL_NAME, create: (d) => memorySearchTool(d.memory, d.catalog, d.logger) },
   { name: MEMORY_FORGET_TOOL_NAME, create: (d) => memoryForgetTool(d.memory, d.catalog, d.logger) },
