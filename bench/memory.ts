@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WARMUP; i++) for (const s of [on, off]) await turn(url, s, i);
     const seenOn = firstRequest(upstream, on);
     const seenOff = firstRequest(upstream, off);
-    if (!seenOn.lines || !MEMORY_TOOLS.every((t) => seenOn.tools.includes(t))) {
+    if ((MEMORIES > 0 && !seenOn.lines) || !MEMORY_TOOLS.every((t) => seenOn.tools.includes(t))) {
       throw new Error(`memory on: the model saw ${seenOn.lines} memories and ${seenOn.tools.join(", ")}`);
     }
     if (seenOff.lines !== null || MEMORY_TOOLS.some((t) => seenOff.tools.includes(t))) {
