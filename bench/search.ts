@@ -9,13 +9,12 @@
 // person's messages), a middling one, an uncommon one, a rare one, a prefix, two words. Reported: each one's median and p95 in ms
 // (the route's time as a client sees it), and as a ratio of a baseline measured in the same run: GET
 // /context/sessions?limit=20, the person's list (one indexed D1 read) on the same Worker.
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchConfig } from "./support/bench-config.ts";
-import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { type LocalWorker, runWrangler, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile } from "./support/stats.ts";
 
 const MESSAGES = Number(process.env.BENCH_SEARCH_MESSAGES ?? 100_000);
@@ -90,24 +89,9 @@ DROP TABLE bench_words;
 `;
 }
 
+/** A wrangler command as the bench's Worker sees it (no metrics, no colour). */
 function wrangler(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("wrangler", args, {
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.once("error", reject);
-    child.once("exit", (code) =>
-      code === 0 ? resolve() : reject(new Error(`wrangler ${args.join(" ")} exited ${code}:\n${output}`)),
-    );
-  });
+  return runWrangler(args, { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" });
 }
 
 /**

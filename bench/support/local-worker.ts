@@ -63,7 +63,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+/** Runs one wrangler command to its end; its output is in the error when it fails. */
+export function runWrangler(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn("wrangler", args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -109,8 +110,8 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     ...(options.localObservability === false ? { X_LOCAL_OBSERVABILITY: "false" } : {}),
   };
   if (!options.throughNpmStart && (options.database ?? !options.stateDir)) {
-    await run(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...databaseConfig], env);
-    await run(
+    await runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...databaseConfig], env);
+    await runWrangler(
       ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", "seeds/local.sql", ...databaseConfig],
       env,
     );
