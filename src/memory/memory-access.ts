@@ -3,7 +3,9 @@
 // whose memory is off refuses (the recall side does not offer it then, but a model may call it anyway).
 import type { Db } from "../db";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
+import { type AdminLogger, JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
+import { notifyMemoryChange } from "./memory-notify";
 import { orgMemoryEnabled } from "./memory-policy";
 import { MemoryStore } from "./memory-store";
 
@@ -12,14 +14,28 @@ export interface MemoryAccess {
   store(org: string, user: string): MemoryStore;
   /** The org's switch (PUT /admin/memory). */
   orgEnabled(org: string): Promise<boolean>;
+  /** A tool changed `user`'s memories: every session of theirs drops its copy (this one too) before it answers. */
+  changed(org: string, user: string): Promise<void>;
+}
+
+/** The session a tool runs in, which drops its own copy of the memories itself (it is not called over RPC). */
+export interface MemoryToolSession {
+  sessionId: string;
+  dropCopy: () => void;
+  logger: AdminLogger;
 }
 
 /** Memory access over the deployment's D1 (`db`: the reader of the object or request that runs the tool). */
-export function memoryAccess(env: Cloudflare.Env, db: Db): MemoryAccess {
+export function memoryAccess(env: Cloudflare.Env, db: Db, session?: MemoryToolSession): MemoryAccess {
   const maxPerUser = settings(env).memory.maxPerUser;
   return {
     store: (org, user) => new MemoryStore(db, org, user, { maxPerUser }),
     orgEnabled: (org) => orgMemoryEnabled(env, db, org),
+    changed: async (org, user) => {
+      session?.dropCopy();
+      const logger = session?.logger ?? new JsonAdminLogger();
+      await notifyMemoryChange(env, db, org, user, logger, session ? { except: session.sessionId } : {});
+    },
   };
 }
 

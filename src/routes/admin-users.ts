@@ -11,6 +11,7 @@ import { revokeGrants } from "../auth/oauth-grants";
 import { findUser, forgetUserState, isOperatorUser, listUsers, setUserDisabled, UserView } from "../auth/users";
 import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { notifyMemoryChange } from "../memory/memory-notify";
 import { forgetPersonStatement } from "../memory/memory-store";
 import { quoted } from "../quote";
 import { callerOf } from "../session/session-client";
@@ -106,6 +107,8 @@ export const adminUserRoutes = routes()
         changeRow(c, { org, action, target: id, before, after: { id, disabled, ...(forget ? { forget } : {}) } }),
         ...forgetting,
       ]);
+      // Their sessions drop their copies of the memories forgotten, before the answer goes out.
+      if (forget) await notifyMemoryChange(c.env, c.var.db, org, id, c.var.logger);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
       forgetUserState(org, id);

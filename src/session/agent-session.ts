@@ -8,6 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
+import { MemoryCopy } from "../memory/memory-copy";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
@@ -108,6 +109,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
   readonly outbox: EventOutbox;
   private readonly history: TurnHistory;
+  /** The owner's memories as the session's last list write read them (src/memory/memory-copy.ts). */
+  readonly memoryCopy = new MemoryCopy();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -130,6 +133,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       logger: this.logger,
       feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
       questionWaiting: () => this.desk().pending() !== undefined,
+      memoryRead: () => this.reasoners.memoryRead(),
       waitUntil,
     });
     // The loop's events become frames; the driver knows which turn they belong to.
@@ -183,6 +187,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       waitUntil,
       steps: this.steps,
       calibration: this.calibration,
+      memoryCopy: this.memoryCopy,
     });
     const reasoners = this.reasoners;
     this.compaction = new Compactor({
@@ -442,6 +447,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async exportSession(caller: Caller, format: ExportFormat): Promise<Outcome<ExportFile>> {
     if (!this.owned(caller)) return this.notFound();
     return { ok: true, value: await this.keeper.export(format) };
+  }
+
+  /**
+   * A memory of the owner's, or of their org's, changed somewhere (src/memory/memory-notify.ts): the copy goes, so
+   * the next prompt reads them anew. Touches no storage.
+   */
+  async memoriesChanged(): Promise<void> {
+    this.memoryCopy.drop();
   }
 
   /** Retention (the Worker's cron): deletes the session if it has been idle since before `cutoff`. */

@@ -10,6 +10,7 @@ import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { memoryAccess } from "../memory/memory-access";
+import type { CopyRead, MemoryCopy } from "../memory/memory-copy";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
@@ -24,7 +25,7 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
-import { ownerMemoryRecall } from "./memory-recall";
+import { ownerCopyRead, ownerMemoryRecall } from "./memory-recall";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
@@ -57,6 +58,8 @@ export interface ReasonerFactoryDeps {
   steps?: TimelineSink | undefined;
   /** The session's token estimate, calibrated per route from reported usage. */
   calibration?: TokenCalibration | undefined;
+  /** The session's copy of its owner's memories (src/memory/memory-copy.ts). */
+  memoryCopy?: MemoryCopy | undefined;
 }
 
 type SharedDeps = Pick<
@@ -116,7 +119,11 @@ export class ReasonerFactory {
         catalog,
         workspace: config.workspace,
         db,
-        memory: memoryAccess(env, db),
+        memory: memoryAccess(env, db, {
+          sessionId: store.identity().sessionId,
+          dropCopy: () => this.deps.memoryCopy?.drop(),
+          logger,
+        }),
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),
@@ -126,7 +133,7 @@ export class ReasonerFactory {
       remoteTools: (names, base) => mcp.forTools(names, base),
       elicit,
       // The session owner's memories, whoever sends the message (an org admin acting on the session included).
-      memory: ownerMemoryRecall(env, db, () => store.identity(), logger),
+      memory: ownerMemoryRecall(env, db, () => store.identity(), logger, this.deps.memoryCopy),
     };
     return this.shared;
   }
@@ -153,6 +160,18 @@ export class ReasonerFactory {
    * How the caller's model calls reach a model: the router (each upstream call a usage row, under `endpoint`), the
    * org's meter when budgets are on, and the logger with the caller's request on its lines.
    */
+  /**
+   * The read of the owner's memories for the session's copy, carried by its list write: when memory is on for the
+   * session's mode (read as a turn reads it) and org; else none.
+   */
+  async memoryRead(): Promise<CopyRead | null> {
+    const { env, db, store, memoryCopy } = this.deps;
+    if (!memoryCopy) return null;
+    const owner = store.identity();
+    const { mode } = await cachedTurnReads(env.DB, db, owner.org, owner.mode, settings(env).modes.cacheMs);
+    return ownerCopyRead(env, db, owner, mode, memoryCopy);
+  }
+
   modelAccess(
     caller: Caller | undefined,
     endpoint: "agent" | "agent_compaction" = "agent",

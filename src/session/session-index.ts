@@ -108,21 +108,21 @@ export function sessionIndexUpdate(db: Db, entry: SessionIndexUpdate): D1Prepare
 }
 
 /**
- * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed). A
- * failure is logged, never thrown: the list lags until the session's next change. True when the batch was written.
+ * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed, the
+ * read of the session's copy of its owner's memories). A failure is logged, never thrown: the list lags until the
+ * session's next change. The results of `alongside`, in order, when the batch was written; else null.
  */
 export async function updateSessionIndex(
   db: Db,
   entry: SessionIndexUpdate,
   logger: AdminLogger,
   alongside: readonly D1PreparedStatement[] = [],
-): Promise<boolean> {
+): Promise<D1Result[] | null> {
   try {
-    await db.batch([sessionIndexUpdate(db, entry), ...alongside]);
-    return true;
+    return (await db.batch([sessionIndexUpdate(db, entry), ...alongside])).slice(1);
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", entry.sessionId]]);
-    return false;
+    return null;
   }
 }
 
