@@ -89,7 +89,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly logger: JsonAdminLogger;
   /** The object's reads of D1 (catalog, prompts, MCP servers), as new as its callers' bookmarks. */
   private readonly db: BookmarkedDb;
-  private readonly list: SessionListWriter;
+  /** The session's entry in its owner's list (tests wait on its settled()). */
+  readonly list: SessionListWriter;
   private readonly alarmClock: SessionAlarm;
   private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;

@@ -45,6 +45,8 @@ export class SessionListWriter {
   private listed = "";
   /** A write of the entry is scheduled. */
   private pending = false;
+  /** The write scheduled or under way, if any (what settled() waits for). */
+  private current: Promise<void> | null = null;
 
   constructor(private readonly deps: ListWriterDeps) {}
 
@@ -63,11 +65,21 @@ export class SessionListWriter {
   private schedule(): void {
     if (this.pending) return;
     this.pending = true;
-    const write = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS)).then(() => {
-      this.pending = false;
-      return this.write();
-    });
+    const write: Promise<void> = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS))
+      .then(() => {
+        this.pending = false;
+        return this.write();
+      })
+      .finally(() => {
+        if (this.current === write) this.current = null;
+      });
+    this.current = write;
     this.deps.waitUntil(write);
+  }
+
+  /** Resolves when no write of the entry is scheduled or under way (tests run inside the object wait on it). */
+  async settled(): Promise<void> {
+    while (this.current) await this.current.catch(() => {});
   }
 
   /**
