@@ -27,9 +27,10 @@ interface Copy {
 
 /** A read for the copy, started with the batch: it is kept only if no change was announced meanwhile. */
 export interface CopyRead {
-  statement: D1PreparedStatement;
-  /** Keeps the batch's result as the copy (unless dropped since the read began). */
-  keep(rows: readonly unknown[], refreshedAt: number): void;
+  /** For the batch, after the entry's write: whether the session has an entry, then the memories. */
+  statements: D1PreparedStatement[];
+  /** Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began). */
+  keep(results: readonly D1Result[], refreshedAt: number): void;
 }
 
 export class MemoryCopy {
@@ -38,15 +39,22 @@ export class MemoryCopy {
   private generation = 0;
 
   /** The statement for the list write's batch (all the memories the owner sees, one more than a copy holds). */
-  read(db: Db, org: string, user: string): CopyRead {
+  read(db: Db, org: string, user: string, sessionId: string): CopyRead {
     const generation = this.generation;
     return {
-      statement: visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
-      keep: (rows, refreshedAt) => {
+      statements: [
+        db.prepare("SELECT 1 AS listed FROM session_index WHERE session_id = ?").bind(sessionId),
+        visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
+      ],
+      keep: ([listed, memories], refreshedAt) => {
         if (generation !== this.generation) return;
-        // More than a copy holds: none is kept, and every turn reads D1 as it would without a copy.
+        const rows = memories?.results ?? [];
+        // A session with no entry (not listed yet) is one a writer cannot find to tell: it keeps no copy. More
+        // memories than a copy holds: none is kept either, and every turn reads D1 as it would without a copy.
         this.copy =
-          rows.length > MEMORY_COPY_MAX ? null : { memories: rows.map((row) => parseMemoryRow(row)), refreshedAt };
+          !listed?.results.length || rows.length > MEMORY_COPY_MAX
+            ? null
+            : { memories: rows.map((row) => parseMemoryRow(row)), refreshedAt };
       },
     };
   }

@@ -109,14 +109,14 @@ export class SessionListWriter {
       logger.addException("[memory_copy]", error, [["SessionId", record.sessionId]]);
       return null;
     });
-    const alongside = [...(memory ? [memory.statement] : []), ...(fed ? [fed.statement] : [])];
+    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : [])];
     const written = await updateSessionIndex(db, entry, logger, alongside);
     if (written && memory) {
       // The copy is as new as the entry's updated_at: D1 ran the read in the batch that wrote it, so a change made
       // after it finds this session by that stamp (src/memory/memory-notify.ts). When the entry's UPDATE changed
       // nothing (a newer write's seq is there), the row holds a later updated_at still: a writer looking for
       // sessions to tell finds it all the same, so the copy is never older than what the row claims.
-      memory.keep(written[0]?.results ?? [], Date.parse(entry.updatedAt));
+      memory.keep(written.slice(0, memory.statements.length), Date.parse(entry.updatedAt));
     }
     if (!written) {
       // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what

@@ -48,7 +48,7 @@ export function ownerMemoryRecall(
 export async function ownerCopyRead(
   env: Cloudflare.Env,
   db: Db,
-  owner: MemoryOwner,
+  owner: MemoryOwner & { sessionId: string },
   mode: Pick<AgentMode, "memory"> | null,
   copy: MemoryCopy,
 ): Promise<CopyRead | null> {
@@ -56,5 +56,5 @@ export async function ownerCopyRead(
     copy.drop();
     return null;
   }
-  return copy.read(db, owner.org, owner.user);
+  return copy.read(db, owner.org, owner.user, owner.sessionId);
 }
