@@ -3,9 +3,7 @@
 // whose memory is off refuses (the recall side does not offer it then, but a model may call it anyway).
 import type { Db } from "../db";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
-import { type AdminLogger, JsonAdminLogger } from "../observability/admin-logger";
 import { settings } from "../settings";
-import { notifyMemoryChange } from "./memory-notify";
 import { orgMemoryEnabled } from "./memory-policy";
 import { MemoryStore } from "./memory-store";
 
@@ -18,11 +16,12 @@ export interface MemoryAccess {
   changed(org: string, user: string): Promise<void>;
 }
 
-/** The session a tool runs in, which drops its own copy of the memories itself (it is not called over RPC). */
+/**
+ * What the session a tool runs in does when the tool changed its owner's memories: drops its own copy and tells the
+ * person's other sessions (src/session/memory-notify.ts), before the tool's result goes back.
+ */
 export interface MemoryToolSession {
-  sessionId: string;
-  dropCopy: () => void;
-  logger: AdminLogger;
+  changed: (org: string, user: string) => Promise<void>;
 }
 
 /** Memory access over the deployment's D1 (`db`: the reader of the object or request that runs the tool). */
@@ -32,9 +31,7 @@ export function memoryAccess(env: Cloudflare.Env, db: Db, session?: MemoryToolSe
     store: (org, user) => new MemoryStore(db, org, user, { maxPerUser }),
     orgEnabled: (org) => orgMemoryEnabled(env, db, org),
     changed: async (org, user) => {
-      session?.dropCopy();
-      const logger = session?.logger ?? new JsonAdminLogger();
-      await notifyMemoryChange(env, db, org, user, logger, session ? { except: session.sessionId } : {});
+      await session?.changed(org, user);
     },
   };
 }

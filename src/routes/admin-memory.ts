@@ -4,8 +4,8 @@
 import { createRoute } from "@hono/zod-openapi";
 import { requireScope } from "../auth/middleware";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
-import { notifyMemoryChange } from "../memory/memory-notify";
 import { forgetOrgMemoryPolicy, orgMemoryEnabled, orgMemoryStatement } from "../memory/memory-policy";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { MemoryPolicy } from "../wire/memory";
 import { changeRow } from "./record-change";
 

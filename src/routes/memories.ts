@@ -6,10 +6,10 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
-import { notifyMemoryChange } from "../memory/memory-notify";
 import { orgMemoryEnabled } from "../memory/memory-policy";
 import { MemoryProblem, MemoryStore } from "../memory/memory-store";
 import { quoted } from "../quote";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { callerOf } from "../session/session-client";
 import { settings } from "../settings";
 import {
@@ -45,7 +45,7 @@ export async function answering<T>(work: Promise<T>): Promise<T> {
 
 /**
  * Every session that may hold a copy of the changed memories drops it before the answer goes out: the person's own
- * sessions, or every member's when an org memory changed (src/memory/memory-notify.ts).
+ * sessions, or every member's when an org memory changed (src/session/memory-notify.ts).
  */
 async function announce(c: AppContext, scope: "user" | "org"): Promise<void> {
   const caller = callerOf(c);

@@ -8,7 +8,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { BookmarkedDb } from "../db";
-import { MemoryCopy } from "../memory/memory-copy";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
@@ -40,6 +39,7 @@ import { EventLog } from "./event-log";
 import { EventOutbox } from "./event-outbox";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
+import { MemoryCopy } from "./memory-copy";
 import { MessageFeed } from "./message-feed";
 import { streamMessage } from "./message-stream";
 import { ReasonerFactory } from "./reasoner-factory";
@@ -110,7 +110,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
   readonly outbox: EventOutbox;
   private readonly history: TurnHistory;
-  /** The owner's memories as the session's last list write read them (src/memory/memory-copy.ts). */
+  /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
   readonly memoryCopy = new MemoryCopy();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
@@ -451,7 +451,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   /**
-   * A memory of the owner's, or of their org's, changed somewhere (src/memory/memory-notify.ts): the copy goes, so
+   * A memory of the owner's, or of their org's, changed somewhere (src/session/memory-notify.ts): the copy goes, so
    * the next prompt reads them anew. Touches no storage.
    */
   async memoriesChanged(): Promise<void> {

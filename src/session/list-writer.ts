@@ -1,12 +1,12 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
 // change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
 // index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write; and, when memory is
-// on, reads the owner's memories for the session's copy of them (src/memory/memory-copy.ts).
+// on, reads the owner's memories for the session's copy of them (src/session/memory-copy.ts).
 import type { Db } from "../db";
-import type { CopyRead } from "../memory/memory-copy";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
+import type { CopyRead } from "./memory-copy";
 import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";
@@ -113,7 +113,7 @@ export class SessionListWriter {
     const written = await updateSessionIndex(db, entry, logger, alongside);
     if (written && memory) {
       // The copy is as new as the entry's updated_at: D1 ran the read in the batch that wrote it, so a change made
-      // after it finds this session by that stamp (src/memory/memory-notify.ts). When the entry's UPDATE changed
+      // after it finds this session by that stamp (src/session/memory-notify.ts). When the entry's UPDATE changed
       // nothing (a newer write's seq is there), the row holds a later updated_at still: a writer looking for
       // sessions to tell finds it all the same, so the copy is never older than what the row claims.
       memory.keep(written.slice(0, memory.statements.length), Date.parse(entry.updatedAt));

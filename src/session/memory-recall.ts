@@ -1,13 +1,13 @@
 // What a turn's prompt reads of its session owner's memories (src/memory): nothing at all when the org or the mode
 // has memory off, and then the memory tools are withheld; else recall's pick of the person's memories and their org's,
-// from the session's copy of them while it is valid (src/memory/memory-copy.ts), else from D1.
+// from the session's copy of them while it is valid (src/session/memory-copy.ts), else from D1.
 import type { MemoryRecallSource } from "../agent/memory-step";
 import type { Db } from "../db";
-import type { CopyRead, MemoryCopy } from "../memory/memory-copy";
 import { MEMORY_TOOL_NAMES, memoryOn } from "../memory/memory-policy";
 import { MemoryStore } from "../memory/memory-store";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AdminLogger } from "../observability/admin-logger";
+import type { CopyRead, MemoryCopy } from "./memory-copy";
 
 /** Whose memories: the session's owner (never the caller's, who may be an org admin acting on it). */
 export interface MemoryOwner {

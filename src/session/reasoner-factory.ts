@@ -10,7 +10,6 @@ import type { TurnEvents } from "../agent/turn-events";
 import type { BookmarkedDb } from "../db";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { memoryAccess } from "../memory/memory-access";
-import type { CopyRead, MemoryCopy } from "../memory/memory-copy";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
@@ -25,6 +24,8 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
+import type { CopyRead, MemoryCopy } from "./memory-copy";
+import { notifyMemoryChange } from "./memory-notify";
 import { ownerCopyRead, ownerMemoryRecall } from "./memory-recall";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
@@ -58,7 +59,7 @@ export interface ReasonerFactoryDeps {
   steps?: TimelineSink | undefined;
   /** The session's token estimate, calibrated per route from reported usage. */
   calibration?: TokenCalibration | undefined;
-  /** The session's copy of its owner's memories (src/memory/memory-copy.ts). */
+  /** The session's copy of its owner's memories (src/session/memory-copy.ts). */
   memoryCopy?: MemoryCopy | undefined;
 }
 
@@ -120,9 +121,11 @@ export class ReasonerFactory {
         workspace: config.workspace,
         db,
         memory: memoryAccess(env, db, {
-          sessionId: store.identity().sessionId,
-          dropCopy: () => this.deps.memoryCopy?.drop(),
-          logger,
+          changed: async (org, user) => {
+            // This session drops its own copy; the person's others are told over RPC (never this one: it is busy).
+            this.deps.memoryCopy?.drop();
+            await notifyMemoryChange(env, db, org, user, logger, { except: store.identity().sessionId });
+          },
         }),
       }),
       catalog,

@@ -126,6 +126,26 @@ export async function updateSessionIndex(
   }
 }
 
+/**
+ * The sessions of `user` in `org` (every member's when `user` is null) whose entry was written at or after `since`
+ * (ISO): those that may hold a copy of the memories (src/session/memory-notify.ts).
+ */
+export async function sessionsWrittenSince(db: Db, org: string, user: string | null, since: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT session_id FROM session_index WHERE org = ?1 AND (?2 IS NULL OR user_id = ?2)
+         AND COALESCE(updated_at, created_at) >= ?3`,
+    )
+    .bind(org, user, since)
+    .all<{ session_id: string }>();
+  return results.map((row) => row.session_id);
+}
+
+/** The statement that returns one row when the session has an entry (for a batch: src/session/memory-copy.ts). */
+export function sessionListedStatement(db: Db, sessionId: string): D1PreparedStatement {
+  return db.prepare("SELECT 1 AS listed FROM session_index WHERE session_id = ?").bind(sessionId);
+}
+
 const ListRow = z.object({
   session_id: z.string(),
   mode: z.string(),

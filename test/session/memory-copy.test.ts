@@ -1,4 +1,4 @@
-// The session's copy of its owner's memories (src/memory/memory-copy.ts): a warm session's turn reads no D1 for
+// The session's copy of its owner's memories (src/session/memory-copy.ts): a warm session's turn reads no D1 for
 // recall, and a memory changed or forgotten anywhere (the routes, another session's tool, an org admin) is out of the
 // very next prompt of the person's sessions; a copy past its life is not used; a person with more memories than a
 // copy holds is read from D1 every turn.
@@ -6,12 +6,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys";
-import { MEMORY_CACHE_TTL_MS, MEMORY_COPY_MAX } from "../../src/memory/memory-copy";
-import { notifyMemoryChange } from "../../src/memory/memory-notify";
 import { MemoryStore } from "../../src/memory/memory-store";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
 import { MEMORY_SECTION_HEADING } from "../../src/prompts/memory-section";
 import type { AgentSession } from "../../src/session/agent-session";
+import { MEMORY_CACHE_TTL_MS, MEMORY_COPY_MAX } from "../../src/session/memory-copy";
+import { notifyMemoryChange } from "../../src/session/memory-notify";
 import { ownerMemoryRecall } from "../../src/session/memory-recall";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { authHeaders } from "../fixtures/keys";

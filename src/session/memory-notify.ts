@@ -7,8 +7,8 @@
 // for clocks, is found here by its entry's updated_at and told; one written earlier holds an expired copy.
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
-import { sessionStubOrNull } from "../session/session-client";
 import { MEMORY_CACHE_TTL_MS } from "./memory-copy";
+import { sessionsWrittenSince } from "./session-index";
 
 /** How far the clocks of the session objects and of the writer may disagree. */
 export const MEMORY_NOTIFY_SKEW_MS = 60_000;
@@ -35,14 +35,7 @@ export async function notifyMemoryChange(
   const since = new Date((options.now ?? Date.now()) - MEMORY_CACHE_TTL_MS - MEMORY_NOTIFY_SKEW_MS).toISOString();
   let sessions: string[];
   try {
-    const { results } = await db
-      .prepare(
-        `SELECT session_id FROM session_index WHERE org = ?1 AND (?2 IS NULL OR user_id = ?2)
-           AND COALESCE(updated_at, created_at) >= ?3`,
-      )
-      .bind(org, user, since)
-      .all<{ session_id: string }>();
-    sessions = results.map((row) => row.session_id);
+    sessions = await sessionsWrittenSince(db, org, user, since);
   } catch (error) {
     // The change is made: it is answered, and the copies end with their life (MEMORY_CACHE_TTL_MS).
     logger.addException("[memory_notify]", error, [["Org", org]]);
@@ -52,8 +45,9 @@ export async function notifyMemoryChange(
     sessions
       .filter((sessionId) => sessionId !== options.except)
       .map(async (sessionId) => {
-        // Only sessions listed in D1: an id of a session that exists (the call never makes a new one).
-        const stub = sessionStubOrNull(env, sessionId);
+        // Only sessions listed in D1, so an object that exists: the call never makes a new one. (Addressed here, not
+        // through session-client.ts, which the session object's own modules may not import.)
+        const stub = stubOf(env, sessionId, logger);
         if (!stub) return;
         try {
           await stub.memoriesChanged();
@@ -66,4 +60,14 @@ export async function notifyMemoryChange(
         }
       }),
   );
+}
+
+/** The object of a listed session (null, logged, for an id that cannot be one). */
+function stubOf(env: Cloudflare.Env, sessionId: string, logger: Pick<AdminLogger, "addException">) {
+  try {
+    return env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+  } catch (error) {
+    logger.addException("[memory_notify]", error, [["SessionId", sessionId]]);
+    return null;
+  }
 }

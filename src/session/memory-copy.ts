@@ -5,10 +5,11 @@
 // hold a copy older than its change. A copy is used for at most MEMORY_CACHE_TTL_MS after that stamp; a change
 // anywhere drops it (AgentSession.memoriesChanged) before the change's answer goes out.
 import type { Db } from "../db";
+import { words } from "../memory/memory-match";
+import { parseMemoryRow, visibleMemoriesStatement } from "../memory/memory-store";
 import { MEMORY_RECALL_CAP } from "../prompts/memory-section";
 import type { Memory } from "../wire/memory";
-import { words } from "./memory-match";
-import { parseMemoryRow, visibleMemoriesStatement } from "./memory-store";
+import { sessionListedStatement } from "./session-index";
 
 /**
  * How long a copy serves turns after the batch that read it. A notification that fails twice leaves a copy that
@@ -42,10 +43,7 @@ export class MemoryCopy {
   read(db: Db, org: string, user: string, sessionId: string): CopyRead {
     const generation = this.generation;
     return {
-      statements: [
-        db.prepare("SELECT 1 AS listed FROM session_index WHERE session_id = ?").bind(sessionId),
-        visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
-      ],
+      statements: [sessionListedStatement(db, sessionId), visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1)],
       keep: ([listed, memories], refreshedAt) => {
         if (generation !== this.generation) return;
         const rows = memories?.results ?? [];
