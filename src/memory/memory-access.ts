@@ -12,14 +12,27 @@ export interface MemoryAccess {
   store(org: string, user: string): MemoryStore;
   /** The org's switch (PUT /admin/memory). */
   orgEnabled(org: string): Promise<boolean>;
+  /** A tool changed `user`'s memories: every session of theirs drops its copy (this one too) before it answers. */
+  changed(org: string, user: string): Promise<void>;
+}
+
+/**
+ * What the session a tool runs in does when the tool changed its owner's memories: drops its own copy and tells the
+ * person's other sessions (src/session/memory-notify.ts), before the tool's result goes back.
+ */
+export interface MemoryToolSession {
+  changed: (org: string, user: string) => Promise<void>;
 }
 
 /** Memory access over the deployment's D1 (`db`: the reader of the object or request that runs the tool). */
-export function memoryAccess(env: Cloudflare.Env, db: Db): MemoryAccess {
+export function memoryAccess(env: Cloudflare.Env, db: Db, session?: MemoryToolSession): MemoryAccess {
   const maxPerUser = settings(env).memory.maxPerUser;
   return {
     store: (org, user) => new MemoryStore(db, org, user, { maxPerUser }),
     orgEnabled: (org) => orgMemoryEnabled(env, db, org),
+    changed: async (org, user) => {
+      await session?.changed(org, user);
+    },
   };
 }
 

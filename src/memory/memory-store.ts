@@ -79,6 +79,11 @@ const MemoryRow = z
   }));
 type Stored = z.output<typeof MemoryRow>;
 
+/** A row of `visibleMemoriesStatement` as a memory. */
+export function parseMemoryRow(row: unknown): Memory {
+  return MemoryRow.parse(row).memory;
+}
+
 const COLUMNS = "m.seq, m.id, m.scope, m.text, m.pinned, m.source_session, m.source_turn, m.created_at, m.updated_at";
 /** The memories the person sees: their own, and their org's (user_id ''). ?1 the org, ?2 the person. */
 const VISIBLE = "m.org = ?1 AND m.user_id IN (?2, '')";
@@ -115,6 +120,14 @@ export function memoryText(text: string, param = "text"): string {
  */
 export function forgetPersonStatement(db: Db, org: string, user: string): D1PreparedStatement {
   return db.prepare("DELETE FROM memories WHERE org = ? AND user_id = ? RETURNING seq").bind(org, user);
+}
+
+/**
+ * The statement that reads every memory `user` sees in `org` (their own and the org's), newest change first, at most
+ * `limit`: a session's copy of them (memory-copy.ts) is read with it, in its list entry's batch.
+ */
+export function visibleMemoriesStatement(db: Db, org: string, user: string, limit: number): D1PreparedStatement {
+  return db.prepare(`SELECT ${COLUMNS} FROM memories m WHERE ${VISIBLE} ${NEWEST} LIMIT ?3`).bind(org, user, limit);
 }
 
 export function newMemoryId(): string {

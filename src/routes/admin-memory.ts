@@ -5,6 +5,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { requireScope } from "../auth/middleware";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetOrgMemoryPolicy, orgMemoryEnabled, orgMemoryStatement } from "../memory/memory-policy";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { MemoryPolicy } from "../wire/memory";
 import { changeRow } from "./record-change";
 
@@ -44,6 +45,9 @@ export const adminMemoryRoutes = routes()
         changeRow(c, { org, action: "memory.put", target: "memory", before, after: { enabled } }),
       ]);
       forgetOrgMemoryPolicy(c.env.DB);
+      // The org's live sessions drop their copies: switched off, none is refilled (other isolates still keep the
+      // switch itself for MODES_CACHE_MS, as before).
+      await notifyMemoryChange(c.env, c.var.db, org, null, c.var.logger);
       return c.json({ enabled }, 200);
     },
   );

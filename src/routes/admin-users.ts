@@ -13,6 +13,7 @@ import { ApiError } from "../errors";
 import { BEARER, errors, json, jsonBody, routes } from "../http";
 import { forgetPersonStatement } from "../memory/memory-store";
 import { quoted } from "../quote";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { callerOf } from "../session/session-client";
 import { isOperator } from "../tenancy/roles";
 import { deletePerson, SESSIONS_A_REQUEST } from "./person-deletion";
@@ -106,6 +107,8 @@ export const adminUserRoutes = routes()
         changeRow(c, { org, action, target: id, before, after: { id, disabled, ...(forget ? { forget } : {}) } }),
         ...forgetting,
       ]);
+      // Their sessions drop their copies of the memories forgotten, before the answer goes out.
+      if (forget) await notifyMemoryChange(c.env, c.var.db, org, id, c.var.logger);
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
       forgetUserState(org, id);

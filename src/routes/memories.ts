@@ -9,6 +9,7 @@ import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http
 import { orgMemoryEnabled } from "../memory/memory-policy";
 import { MemoryProblem, MemoryStore } from "../memory/memory-store";
 import { quoted } from "../quote";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { callerOf } from "../session/session-client";
 import { settings } from "../settings";
 import {
@@ -40,6 +41,15 @@ export async function answering<T>(work: Promise<T>): Promise<T> {
     if (error instanceof MemoryProblem) throw new ApiError(error.code, error.message, { param: error.param });
     throw error;
   }
+}
+
+/**
+ * Every session that may hold a copy of the changed memories drops it before the answer goes out: the person's own
+ * sessions, or every member's when an org memory changed (src/session/memory-notify.ts).
+ */
+async function announce(c: AppContext, scope: "user" | "org"): Promise<void> {
+  const caller = callerOf(c);
+  await notifyMemoryChange(c.env, c.var.db, caller.org, scope === "org" ? null : caller.user, c.var.logger);
 }
 
 export function memoryNotFound(memoryId: string): ApiError {
@@ -104,6 +114,7 @@ export const memoryRoutes = routes()
           ...(body.scope !== undefined ? { scope: body.scope } : {}),
         }),
       );
+      await announce(c, saved.memory.scope);
       return c.json(saved.memory, 201);
     },
   )
@@ -140,6 +151,7 @@ export const memoryRoutes = routes()
       await requireMemoryOn(c);
       const memory = await answering(store.update(memoryId, body));
       if (!memory) throw memoryNotFound(memoryId);
+      await announce(c, memory.scope);
       return c.json(memory, 200);
     },
   )
@@ -156,6 +168,7 @@ export const memoryRoutes = routes()
       const { memoryId } = c.req.valid("param");
       const gone = await answering(callerMemories(c).remove(memoryId));
       if (!gone) throw memoryNotFound(memoryId);
+      await announce(c, gone.scope);
       return c.body(null, 204);
     },
   )
@@ -167,5 +180,9 @@ export const memoryRoutes = routes()
       ...chat,
       responses: { 200: json(MemoriesDeleted, "How many went."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ deleted: await callerMemories(c).removeAll() }, 200),
+    async (c) => {
+      const deleted = await callerMemories(c).removeAll();
+      await announce(c, "user");
+      return c.json({ deleted }, 200);
+    },
   );

@@ -10,8 +10,10 @@ import type { Db } from "../db";
 import { deleteSchedule, listSchedules } from "../jobs/schedule-rows";
 import { runnerOf } from "../jobs/schedule-runner";
 import { forgetPersonStatement } from "../memory/memory-store";
+import { JsonAdminLogger } from "../observability/admin-logger";
 import { unindexPersonMessages } from "../search/message-index";
 import type { Caller } from "../session/caller";
+import { notifyMemoryChange } from "../session/memory-notify";
 import { sessionStubOrNull } from "../session/session-client";
 import { sessionsOfUser } from "../session/session-index";
 import { WebhookDeliveries } from "../webhooks/delivery-store";
@@ -63,6 +65,8 @@ export async function deletePerson(
     forgetUserDetailsStatement(db, org, user),
     ...also,
   ]);
+  // Their sessions not deleted yet (sessionsLeft) drop their copies of the memories forgotten, before the answer.
+  await notifyMemoryChange(env, db, org, user, new JsonAdminLogger({ org }));
   return {
     sessions,
     memories: results[0]?.results.length ?? 0,

@@ -39,6 +39,7 @@ import { EventLog } from "./event-log";
 import { EventOutbox } from "./event-outbox";
 import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
+import { MemoryCopy } from "./memory-copy";
 import { MessageFeed } from "./message-feed";
 import { streamMessage } from "./message-stream";
 import { ReasonerFactory } from "./reasoner-factory";
@@ -88,7 +89,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly logger: JsonAdminLogger;
   /** The object's reads of D1 (catalog, prompts, MCP servers), as new as its callers' bookmarks. */
   private readonly db: BookmarkedDb;
-  private readonly list: SessionListWriter;
+  /** The session's entry in its owner's list (tests wait on its settled()). */
+  readonly list: SessionListWriter;
   private readonly alarmClock: SessionAlarm;
   private readonly reasoners: ReasonerFactory;
   private readonly driver: TurnDriver;
@@ -108,6 +110,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
   readonly outbox: EventOutbox;
   private readonly history: TurnHistory;
+  /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
+  readonly memoryCopy = new MemoryCopy();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -130,6 +134,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       logger: this.logger,
       feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
       questionWaiting: () => this.desk().pending() !== undefined,
+      memoryRead: () => this.reasoners.memoryRead(),
       waitUntil,
     });
     // The loop's events become frames; the driver knows which turn they belong to.
@@ -183,6 +188,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       waitUntil,
       steps: this.steps,
       calibration: this.calibration,
+      memoryCopy: this.memoryCopy,
     });
     const reasoners = this.reasoners;
     this.compaction = new Compactor({
@@ -442,6 +448,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   async exportSession(caller: Caller, format: ExportFormat): Promise<Outcome<ExportFile>> {
     if (!this.owned(caller)) return this.notFound();
     return { ok: true, value: await this.keeper.export(format) };
+  }
+
+  /**
+   * A memory of the owner's, or of their org's, changed somewhere (src/session/memory-notify.ts): the copy goes, so
+   * the next prompt reads them anew. Touches no storage.
+   */
+  async memoriesChanged(): Promise<void> {
+    this.memoryCopy.drop();
   }
 
   /** Retention (the Worker's cron): deletes the session if it has been idle since before `cutoff`. */

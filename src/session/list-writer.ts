@@ -1,10 +1,12 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
 // change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
-// index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write.
+// index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write; and, when memory is
+// on, reads the owner's memories for the session's copy of them (src/session/memory-copy.ts).
 import type { Db } from "../db";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
+import type { CopyRead } from "./memory-copy";
 import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";
@@ -30,6 +32,8 @@ export interface ListWriterDeps {
   feed: MessageFeed;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
+  /** The read of the owner's memories for the session's copy, when memory is on for it (else null). */
+  memoryRead?: () => Promise<CopyRead | null>;
   /** Keeps the object alive until the write is done. */
   waitUntil: (work: Promise<unknown>) => void;
 }
@@ -41,6 +45,8 @@ export class SessionListWriter {
   private listed = "";
   /** A write of the entry is scheduled. */
   private pending = false;
+  /** The write scheduled or under way, if any (what settled() waits for). */
+  private current: Promise<void> | null = null;
 
   constructor(private readonly deps: ListWriterDeps) {}
 
@@ -59,11 +65,21 @@ export class SessionListWriter {
   private schedule(): void {
     if (this.pending) return;
     this.pending = true;
-    const write = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS)).then(() => {
-      this.pending = false;
-      return this.write();
-    });
+    const write: Promise<void> = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS))
+      .then(() => {
+        this.pending = false;
+        return this.write();
+      })
+      .finally(() => {
+        if (this.current === write) this.current = null;
+      });
+    this.current = write;
     this.deps.waitUntil(write);
+  }
+
+  /** Resolves when no write of the entry is scheduled or under way (tests run inside the object wait on it). */
+  async settled(): Promise<void> {
+    while (this.current) await this.current.catch(() => {});
   }
 
   /**
@@ -89,7 +105,20 @@ export class SessionListWriter {
       logger.addException("[message_index]", error, [["SessionId", record.sessionId]]);
       return null;
     });
-    if (!(await updateSessionIndex(db, entry, logger, fed ? [fed.statement] : []))) {
+    const memory = await (this.deps.memoryRead?.() ?? Promise.resolve(null)).catch((error: unknown) => {
+      logger.addException("[memory_copy]", error, [["SessionId", record.sessionId]]);
+      return null;
+    });
+    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : [])];
+    const written = await updateSessionIndex(db, entry, logger, alongside);
+    if (written && memory) {
+      // The copy is as new as the entry's updated_at: D1 ran the read in the batch that wrote it, so a change made
+      // after it finds this session by that stamp (src/session/memory-notify.ts). When the entry's UPDATE changed
+      // nothing (a newer write's seq is there), the row holds a later updated_at still: a writer looking for
+      // sessions to tell finds it all the same, so the copy is never older than what the row claims.
+      memory.keep(written.slice(0, memory.statements.length), Date.parse(entry.updatedAt));
+    }
+    if (!written) {
       // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what
       // failed (messages D1 refuses), and they are passed over rather than holding back every later write.
       if (!fed || !(await updateSessionIndex(db, entry, logger))) return;

@@ -24,7 +24,9 @@ import { clientFunctionTool } from "../tools/client-function-tool";
 import type { AgentSessionManager } from "../tools/session-manager";
 import type { ChatTool } from "../wire/openai";
 import { type Caller, callLogger } from "./caller";
-import { ownerMemoryRecall } from "./memory-recall";
+import type { CopyRead, MemoryCopy } from "./memory-copy";
+import { notifyMemoryChange } from "./memory-notify";
+import { ownerCopyRead, ownerMemoryRecall } from "./memory-recall";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
@@ -57,6 +59,8 @@ export interface ReasonerFactoryDeps {
   steps?: TimelineSink | undefined;
   /** The session's token estimate, calibrated per route from reported usage. */
   calibration?: TokenCalibration | undefined;
+  /** The session's copy of its owner's memories (src/session/memory-copy.ts). */
+  memoryCopy?: MemoryCopy | undefined;
 }
 
 type SharedDeps = Pick<
@@ -116,7 +120,13 @@ export class ReasonerFactory {
         catalog,
         workspace: config.workspace,
         db,
-        memory: memoryAccess(env, db),
+        memory: memoryAccess(env, db, {
+          changed: async (org, user) => {
+            // This session drops its own copy; the person's others are told over RPC (never this one: it is busy).
+            this.deps.memoryCopy?.drop();
+            await notifyMemoryChange(env, db, org, user, logger, { except: store.identity().sessionId });
+          },
+        }),
       }),
       catalog,
       basePrompt: () => sessionBasePrompt(db),
@@ -126,7 +136,7 @@ export class ReasonerFactory {
       remoteTools: (names, base) => mcp.forTools(names, base),
       elicit,
       // The session owner's memories, whoever sends the message (an org admin acting on the session included).
-      memory: ownerMemoryRecall(env, db, () => store.identity(), logger),
+      memory: ownerMemoryRecall(env, db, () => store.identity(), logger, this.deps.memoryCopy),
     };
     return this.shared;
   }
@@ -153,6 +163,18 @@ export class ReasonerFactory {
    * How the caller's model calls reach a model: the router (each upstream call a usage row, under `endpoint`), the
    * org's meter when budgets are on, and the logger with the caller's request on its lines.
    */
+  /**
+   * The read of the owner's memories for the session's copy, carried by its list write: when memory is on for the
+   * session's mode (read as a turn reads it) and org; else none.
+   */
+  async memoryRead(): Promise<CopyRead | null> {
+    const { env, db, store, memoryCopy } = this.deps;
+    if (!memoryCopy) return null;
+    const owner = store.identity();
+    const { mode } = await cachedTurnReads(env.DB, db, owner.org, owner.mode, settings(env).modes.cacheMs);
+    return ownerCopyRead(env, db, owner, mode, memoryCopy);
+  }
+
   modelAccess(
     caller: Caller | undefined,
     endpoint: "agent" | "agent_compaction" = "agent",

@@ -108,22 +108,42 @@ export function sessionIndexUpdate(db: Db, entry: SessionIndexUpdate): D1Prepare
 }
 
 /**
- * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed). A
- * failure is logged, never thrown: the list lags until the session's next change. True when the batch was written.
+ * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed, the
+ * read of the session's copy of its owner's memories). A failure is logged, never thrown: the list lags until the
+ * session's next change. The results of `alongside`, in order, when the batch was written; else null.
  */
 export async function updateSessionIndex(
   db: Db,
   entry: SessionIndexUpdate,
   logger: AdminLogger,
   alongside: readonly D1PreparedStatement[] = [],
-): Promise<boolean> {
+): Promise<D1Result[] | null> {
   try {
-    await db.batch([sessionIndexUpdate(db, entry), ...alongside]);
-    return true;
+    return (await db.batch([sessionIndexUpdate(db, entry), ...alongside])).slice(1);
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", entry.sessionId]]);
-    return false;
+    return null;
   }
+}
+
+/**
+ * The sessions of `user` in `org` (every member's when `user` is null) whose entry was written at or after `since`
+ * (ISO): those that may hold a copy of the memories (src/session/memory-notify.ts).
+ */
+export async function sessionsWrittenSince(db: Db, org: string, user: string | null, since: string): Promise<string[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT session_id FROM session_index WHERE org = ?1 AND (?2 IS NULL OR user_id = ?2)
+         AND COALESCE(updated_at, created_at) >= ?3`,
+    )
+    .bind(org, user, since)
+    .all<{ session_id: string }>();
+  return results.map((row) => row.session_id);
+}
+
+/** The statement that returns one row when the session has an entry (for a batch: src/session/memory-copy.ts). */
+export function sessionListedStatement(db: Db, sessionId: string): D1PreparedStatement {
+  return db.prepare("SELECT 1 AS listed FROM session_index WHERE session_id = ?").bind(sessionId);
 }
 
 const ListRow = z.object({

@@ -59,14 +59,15 @@ export function memoryForgetTool(
       const memory = await memoryForContext(access, catalog, context, signal);
       if (!memory.ok) return InvokeResult.fromError(memory.message);
       const { store } = memory;
+      const forgotten: { id: string; text: string }[] = [];
       try {
         if (id !== undefined) {
           const gone = await store.remove(id);
           if (!gone) return InvokeResult.fromError(`MemoryForgetTool found no memory '${id.slice(0, 100)}'.`);
-          return { forgotten: [{ id: gone.id, text: gone.text }] };
+          forgotten.push({ id: gone.id, text: gone.text });
+          return { forgotten };
         }
         const found = await store.list({ q: query ?? "", limit: FORGET_AT_MOST });
-        const forgotten: { id: string; text: string }[] = [];
         for (const candidate of found.memories) {
           if (candidate.scope !== "user") continue;
           const gone = await store.remove(candidate.id);
@@ -76,6 +77,9 @@ export function memoryForgetTool(
       } catch (error) {
         if (error instanceof MemoryProblem) return InvokeResult.fromError(`MemoryForgetTool: ${error.message}`);
         throw error;
+      } finally {
+        // What was forgotten (even when a later removal failed) is out of every session's next prompt, this one's too.
+        if (forgotten.length > 0) await access?.changed(context.org, context.user);
       }
     },
   });

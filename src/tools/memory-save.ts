@@ -52,7 +52,10 @@ export function memorySaveTool(
       if (!memory.ok) return InvokeResult.fromError(memory.message);
       const source = context.turnId ? { sessionId: context.sessionId, turnId: context.turnId } : null;
       try {
-        return await memory.store.save({ text, source, ...(replaces !== undefined ? { replaces } : {}) });
+        const saved = await memory.store.save({ text, source, ...(replaces !== undefined ? { replaces } : {}) });
+        // Every session of the person (this one too) shows it from the next prompt on.
+        await access?.changed(context.org, context.user);
+        return saved;
       } catch (error) {
         if (error instanceof MemoryProblem) return InvokeResult.fromError(`MemorySaveTool: ${error.message}`);
         throw error;

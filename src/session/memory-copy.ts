@@ -1,0 +1,100 @@
+// A session's copy of its owner's memories (their own and their org's), so a warm session's turn reads no D1 for
+// recall (docs/memory.md, "The session's copy"). The copy is filled only by the session's list-entry write
+// (src/session/list-writer.ts), whose D1 batch also stamps the entry's updated_at: the one SELECT rides in that
+// batch, so D1 orders it with every memory write, and the stamp tells a writer (memory-notify.ts) which sessions may
+// hold a copy older than its change. A copy is used for at most MEMORY_CACHE_TTL_MS after that stamp; a change
+// anywhere drops it (AgentSession.memoriesChanged) before the change's answer goes out.
+import type { Db } from "../db";
+import { words } from "../memory/memory-match";
+import { parseMemoryRow, visibleMemoriesStatement } from "../memory/memory-store";
+import { MEMORY_RECALL_CAP } from "../prompts/memory-section";
+import type { Memory } from "../wire/memory";
+import { sessionListedStatement } from "./session-index";
+
+/**
+ * How long a copy serves turns after the batch that read it. A notification that fails twice leaves a copy that
+ * may show a changed or forgotten memory for at most this long; the writers' search for sessions to tell looks
+ * back this long and MEMORY_NOTIFY_SKEW_MS more.
+ */
+export const MEMORY_CACHE_TTL_MS = 5 * 60_000;
+
+/** The most memories a copy holds (the recall read's cap): a person who sees more is read from D1 every turn. */
+export const MEMORY_COPY_MAX = MEMORY_RECALL_CAP;
+
+interface Copy {
+  memories: Memory[];
+  refreshedAt: number;
+}
+
+/** A read for the copy, started with the batch: it is kept only if no change was announced meanwhile. */
+export interface CopyRead {
+  /** For the batch, after the entry's write: whether the session has an entry, then the memories. */
+  statements: D1PreparedStatement[];
+  /** Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began). */
+  keep(results: readonly D1Result[], refreshedAt: number): void;
+}
+
+export class MemoryCopy {
+  private copy: Copy | null = null;
+  /** Counts the drops: a read that began before a drop is not kept (it may have read what was changed since). */
+  private generation = 0;
+
+  /** The statement for the list write's batch (all the memories the owner sees, one more than a copy holds). */
+  read(db: Db, org: string, user: string, sessionId: string): CopyRead {
+    const generation = this.generation;
+    return {
+      statements: [sessionListedStatement(db, sessionId), visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1)],
+      keep: ([listed, memories], refreshedAt) => {
+        if (generation !== this.generation) return;
+        const rows = memories?.results ?? [];
+        // A session with no entry (not listed yet) is one a writer cannot find to tell: it keeps no copy. More
+        // memories than a copy holds: none is kept either, and every turn reads D1 as it would without a copy.
+        this.copy =
+          !listed?.results.length || rows.length > MEMORY_COPY_MAX
+            ? null
+            : { memories: rows.map((row) => parseMemoryRow(row)), refreshedAt };
+      },
+    };
+  }
+
+  /** A memory of the owner's (or their org's) changed: the copy goes, and a read under way is not kept. */
+  drop(): void {
+    this.generation++;
+    this.copy = null;
+  }
+
+  /** When the copy now held was read (ms), or null when there is none. */
+  refreshedAt(): number | null {
+    return this.copy?.refreshedAt ?? null;
+  }
+
+  /**
+   * What recall would pick for `message` from the copy (at most `limit`: the pinned ones newest first, then those
+   * sharing the most words with the message, then the newest), or null when no copy is valid at `now`.
+   */
+  recall(message: string, limit: number, now: number): Memory[] | null {
+    const copy = this.copy;
+    if (!copy || now >= copy.refreshedAt + MEMORY_CACHE_TTL_MS) return null;
+    if (limit <= 0) return [];
+    return pick(copy.memories, message, limit);
+  }
+}
+
+/** Recall's order over the copy, in code: pinned, then relevance (shared words, as memory-match.ts splits them), then newest. */
+function pick(memories: readonly Memory[], message: string, limit: number): Memory[] {
+  const asked = new Set(words(message));
+  const shared = (memory: Memory) => new Set(words(memory.text).filter((word) => asked.has(word))).size;
+  // The copy keeps its read's order: the newest change first (as the store's recall pages are).
+  const newest = memories;
+  const relevant = newest
+    .map((memory) => ({ memory, score: shared(memory) }))
+    .filter((scored) => scored.score > 0)
+    .sort((a, b) => b.score - a.score) // stable: equal scores stay newest first
+    .map((scored) => scored.memory);
+  const picked = new Map<string, Memory>();
+  for (const memory of [...newest.filter((m) => m.pinned), ...relevant, ...newest]) {
+    if (picked.size >= limit) break;
+    picked.set(memory.id, memory);
+  }
+  return [...picked.values()];
+}
