@@ -370,6 +370,10 @@ const REQUESTS: Record<string, Request> = {
     send(key, "PATCH", `/context/memories/${await memberMemory()}`, { pinned: true }),
   "DELETE /context/memories/{memoryId} (the member's)": async (key) =>
     send(key, "DELETE", `/context/memories/${await memberMemory()}`),
+  "PATCH /context/memories/{memoryId} (an org memory of org A)": async (key) =>
+    send(key, "PATCH", `/context/memories/${await orgMemory()}`, { pinned: true }),
+  "DELETE /context/memories/{memoryId} (an org memory of org A)": async (key) =>
+    send(key, "DELETE", `/context/memories/${await orgMemory()}`),
   "GET /context/export": (key) => send(key, "GET", "/context/export"),
   "GET /admin/modes": (key) => send(key, "GET", "/admin/modes"),
   "PUT /admin/modes/{key} (the deployment's)": (key) =>
