@@ -1,26 +1,18 @@
 // /context/memories and /admin/memory through the Worker: who may read and change which memory (another person's or
 // another org's is 404 and unchanged; org memories are every member's to read and an admin's to write), bad input
 // named and changing nothing, the org's switch (audited), and a person's export and forgetting.
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { forgetOrgMemoryPolicy } from "../../src/memory/memory-policy";
 import { TEST_KEYS } from "../fixtures/keys";
+import { callAs } from "../fixtures/sessions";
 
 const ADMIN = TEST_KEYS.admin.key;
 const BOB = TEST_KEYS.chat.key;
 const CAROL = TEST_KEYS.otherMember.key;
 const MALLORY = TEST_KEYS.otherOrg.key;
 
-async function call(key: string, method: string, path: string, sent?: unknown) {
-  const response = await exports.default.fetch(`https://aptix.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(sent === undefined ? {} : { "content-type": "application/json" }) },
-    ...(sent === undefined ? {} : { body: JSON.stringify(sent) }),
-  });
-  const text = await response.text();
-  const body: Record<string, unknown> = text ? JSON.parse(text) : {};
-  return { status: response.status, body };
-}
+const call = callAs;
 
 interface MemoryJson {
   id: string;

@@ -1,24 +1,16 @@
 // DELETE /admin/users/{id}: a disabled person's data goes for good (sessions through the session deletion, memories,
 // schedules, webhook endpoints, email and name), their row stays disabled so their key stays refused; a person not
 // disabled first is refused and keeps everything.
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TEST_KEYS } from "../fixtures/keys";
+import { callAs } from "../fixtures/sessions";
 
 const ADMIN = TEST_KEYS.admin.key;
 const CAROL = TEST_KEYS.otherMember.key;
 const carol = TEST_KEYS.otherMember.user;
 
-async function call(key: string, method: string, path: string, sent?: unknown) {
-  const response = await exports.default.fetch(`https://aptix.test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(sent === undefined ? {} : { "content-type": "application/json" }) },
-    ...(sent === undefined ? {} : { body: JSON.stringify(sent) }),
-  });
-  const text = await response.text();
-  const body: Record<string, unknown> = text ? JSON.parse(text) : {};
-  return { status: response.status, body };
-}
+const call = callAs;
 
 const count = (table: string, column: string) =>
   env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE org = 'org-a' AND ${column} = ?`).bind(carol).first("n");
