@@ -45,9 +45,11 @@ export const adminMemoryRoutes = routes()
         changeRow(c, { org, action: "memory.put", target: "memory", before, after: { enabled } }),
       ]);
       forgetOrgMemoryPolicy(c.env.DB);
-      // The org's live sessions drop their copies: switched off, none is refilled (other isolates still keep the
-      // switch itself for MODES_CACHE_MS, as before).
-      await notifyMemoryChange(c.env, c.var.db, org, null, c.var.logger);
+      // The org's live sessions drop their copies (the admin's own before this answer, the others' just after it):
+      // switched off, none is refilled (other isolates still keep the switch itself for MODES_CACHE_MS, as before).
+      await notifyMemoryChange(c.env, c.var.db, org, null, c.var.logger, {
+        actor: { user: c.var.principal.user, waitUntil: (work) => c.executionCtx.waitUntil(work) },
+      });
       return c.json({ enabled }, 200);
     },
   );

@@ -44,12 +44,15 @@ export async function answering<T>(work: Promise<T>): Promise<T> {
 }
 
 /**
- * Every session that may hold a copy of the changed memories drops it before the answer goes out: the person's own
- * sessions, or every member's when an org memory changed (src/session/memory-notify.ts).
+ * Every session that may hold a copy of the changed memories drops it: the person's own sessions before the answer
+ * goes out; when an org memory changed, the changer's own before it and every other member's just after it
+ * (src/session/memory-notify.ts).
  */
 async function announce(c: AppContext, scope: "user" | "org"): Promise<void> {
   const caller = callerOf(c);
-  await notifyMemoryChange(c.env, c.var.db, caller.org, scope === "org" ? null : caller.user, c.var.logger);
+  await notifyMemoryChange(c.env, c.var.db, caller.org, scope === "org" ? null : caller.user, c.var.logger, {
+    actor: { user: caller.user, waitUntil: (work) => c.executionCtx.waitUntil(work) },
+  });
 }
 
 export function memoryNotFound(memoryId: string): ApiError {

@@ -134,7 +134,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       logger: this.logger,
       feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
       questionWaiting: () => this.desk().pending() !== undefined,
-      memoryRead: () => this.reasoners.memoryRead(),
+      memoryRead: (at) => this.reasoners.memoryRead(at),
       waitUntil,
     });
     // The loop's events become frames; the driver knows which turn they belong to.

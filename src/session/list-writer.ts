@@ -32,8 +32,8 @@ export interface ListWriterDeps {
   feed: MessageFeed;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
-  /** The read of the owner's memories for the session's copy, when memory is on for it (else null). */
-  memoryRead?: () => Promise<CopyRead | null>;
+  /** The read of the owner's memories for the session's copy made at `at` (ISO), when memory is on for it (else null). */
+  memoryRead?: (at: string) => Promise<CopyRead | null>;
   /** Keeps the object alive until the write is done. */
   waitUntil: (work: Promise<unknown>) => void;
 }
@@ -105,18 +105,16 @@ export class SessionListWriter {
       logger.addException("[message_index]", error, [["SessionId", record.sessionId]]);
       return null;
     });
-    const memory = await (this.deps.memoryRead?.() ?? Promise.resolve(null)).catch((error: unknown) => {
+    const memory = await (this.deps.memoryRead?.(entry.updatedAt) ?? Promise.resolve(null)).catch((error: unknown) => {
       logger.addException("[memory_copy]", error, [["SessionId", record.sessionId]]);
       return null;
     });
     const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : [])];
     const written = await updateSessionIndex(db, entry, logger, alongside);
     if (written && memory) {
-      // The copy is as new as the entry's updated_at: D1 ran the read in the batch that wrote it, so a change made
-      // after it finds this session by that stamp (src/session/memory-notify.ts). When the entry's UPDATE changed
-      // nothing (a newer write's seq is there), the row holds a later updated_at still: a writer looking for
-      // sessions to tell finds it all the same, so the copy is never older than what the row claims.
-      memory.keep(written.slice(0, memory.statements.length), Date.parse(entry.updatedAt));
+      // The copy is as new as the entry's memory_copy_at: D1 ran the read in the batch that stamped it (never moving
+      // it back), so a change made after it finds this session by that stamp (src/session/memory-notify.ts).
+      memory.keep(written.slice(0, memory.statements.length));
     }
     if (!written) {
       // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what

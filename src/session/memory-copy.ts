@@ -9,7 +9,7 @@ import { words } from "../memory/memory-match";
 import { parseMemoryRow, visibleMemoriesStatement } from "../memory/memory-store";
 import { MEMORY_RECALL_CAP } from "../prompts/memory-section";
 import type { Memory } from "../wire/memory";
-import { sessionListedStatement } from "./session-index";
+import { memoryCopyStampStatement } from "./session-index";
 
 /**
  * How long a copy serves turns after the batch that read it. A notification that fails twice leaves a copy that
@@ -28,10 +28,10 @@ interface Copy {
 
 /** A read for the copy, started with the batch: it is kept only if no change was announced meanwhile. */
 export interface CopyRead {
-  /** For the batch, after the entry's write: whether the session has an entry, then the memories. */
+  /** For the batch, after the entry's write: the entry's stamp (a row when the session has an entry), then the memories. */
   statements: D1PreparedStatement[];
   /** Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began). */
-  keep(results: readonly D1Result[], refreshedAt: number): void;
+  keep(results: readonly D1Result[]): void;
 }
 
 export class MemoryCopy {
@@ -39,12 +39,20 @@ export class MemoryCopy {
   /** Counts the drops: a read that began before a drop is not kept (it may have read what was changed since). */
   private generation = 0;
 
-  /** The statement for the list write's batch (all the memories the owner sees, one more than a copy holds). */
-  read(db: Db, org: string, user: string, sessionId: string): CopyRead {
+  /**
+   * The statements for the list write's batch, made at `at` (ISO, the entry's updated_at): the entry's stamp of the
+   * copy's time, which is what lets a writer find this session to tell, then all the memories the owner sees (one
+   * more than a copy holds).
+   */
+  read(db: Db, org: string, user: string, sessionId: string, at: string): CopyRead {
     const generation = this.generation;
+    const refreshedAt = Date.parse(at);
     return {
-      statements: [sessionListedStatement(db, sessionId), visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1)],
-      keep: ([listed, memories], refreshedAt) => {
+      statements: [
+        memoryCopyStampStatement(db, sessionId, at),
+        visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
+      ],
+      keep: ([listed, memories]) => {
         if (generation !== this.generation) return;
         const rows = memories?.results ?? [];
         // A session with no entry (not listed yet) is one a writer cannot find to tell: it keeps no copy. More

@@ -43,7 +43,7 @@ export function ownerMemoryRecall(
 
 /**
  * The read for the session's copy that its list write carries, when memory is on for the session's org and mode
- * (`mode`: the session's mode, as the turn reads it); else none, and the copy goes.
+ * (`mode`: the session's mode, as the turn reads it; `at`: the list write's time, ISO); else none, and the copy goes.
  */
 export async function ownerCopyRead(
   env: Cloudflare.Env,
@@ -51,10 +51,11 @@ export async function ownerCopyRead(
   owner: MemoryOwner & { sessionId: string },
   mode: Pick<AgentMode, "memory"> | null,
   copy: MemoryCopy,
+  at: string,
 ): Promise<CopyRead | null> {
   if (!mode || !(await memoryOn(env, db, owner.org, mode))) {
     copy.drop();
     return null;
   }
-  return copy.read(db, owner.org, owner.user, owner.sessionId);
+  return copy.read(db, owner.org, owner.user, owner.sessionId, at);
 }

@@ -160,21 +160,21 @@ export class ReasonerFactory {
   }
 
   /**
-   * How the caller's model calls reach a model: the router (each upstream call a usage row, under `endpoint`), the
-   * org's meter when budgets are on, and the logger with the caller's request on its lines.
-   */
-  /**
    * The read of the owner's memories for the session's copy, carried by its list write: when memory is on for the
    * session's mode (read as a turn reads it) and org; else none.
    */
-  async memoryRead(): Promise<CopyRead | null> {
+  async memoryRead(at: string): Promise<CopyRead | null> {
     const { env, db, store, memoryCopy } = this.deps;
     if (!memoryCopy) return null;
     const owner = store.identity();
     const { mode } = await cachedTurnReads(env.DB, db, owner.org, owner.mode, settings(env).modes.cacheMs);
-    return ownerCopyRead(env, db, owner, mode, memoryCopy);
+    return ownerCopyRead(env, db, owner, mode, memoryCopy, at);
   }
 
+  /**
+   * How the caller's model calls reach a model: the router (each upstream call a usage row, under `endpoint`), the
+   * org's meter when budgets are on, and the logger with the caller's request on its lines.
+   */
   modelAccess(
     caller: Caller | undefined,
     endpoint: "agent" | "agent_compaction" = "agent",

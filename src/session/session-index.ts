@@ -127,23 +127,38 @@ export async function updateSessionIndex(
 }
 
 /**
- * The sessions of `user` in `org` (every member's when `user` is null) whose entry was written at or after `since`
- * (ISO): those that may hold a copy of the memories (src/session/memory-notify.ts).
+ * The sessions of `user` in `org` (every member's when `user` is null) whose copy of the memories was read at or after
+ * `since` (ISO), newest first, at most `limit`: those that may hold a copy now (src/session/memory-notify.ts).
  */
-export async function sessionsWrittenSince(db: Db, org: string, user: string | null, since: string): Promise<string[]> {
+export async function sessionsHoldingCopySince(
+  db: Db,
+  org: string,
+  user: string | null,
+  since: string,
+  limit: number,
+): Promise<{ sessionId: string; user: string }[]> {
   const { results } = await db
     .prepare(
-      `SELECT session_id FROM session_index WHERE org = ?1 AND (?2 IS NULL OR user_id = ?2)
-         AND COALESCE(updated_at, created_at) >= ?3`,
+      `SELECT session_id, user_id FROM session_index
+       WHERE org = ?1 AND memory_copy_at IS NOT NULL AND memory_copy_at >= ?3 AND (?2 IS NULL OR user_id = ?2)
+       ORDER BY memory_copy_at DESC LIMIT ?4`,
     )
-    .bind(org, user, since)
-    .all<{ session_id: string }>();
-  return results.map((row) => row.session_id);
+    .bind(org, user, since, limit)
+    .all<{ session_id: string; user_id: string }>();
+  return results.map((row) => ({ sessionId: row.session_id, user: row.user_id }));
 }
 
-/** The statement that returns one row when the session has an entry (for a batch: src/session/memory-copy.ts). */
-export function sessionListedStatement(db: Db, sessionId: string): D1PreparedStatement {
-  return db.prepare("SELECT 1 AS listed FROM session_index WHERE session_id = ?").bind(sessionId);
+/**
+ * For the batch that reads a session's copy of the memories: stamps the entry with the read's time (never moving it
+ * back) and returns one row when the session has an entry, none when it has not (src/session/memory-copy.ts).
+ */
+export function memoryCopyStampStatement(db: Db, sessionId: string, at: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE session_index SET memory_copy_at = MAX(COALESCE(memory_copy_at, ''), ?2) WHERE session_id = ?1
+       RETURNING 1 AS listed`,
+    )
+    .bind(sessionId, at);
 }
 
 const ListRow = z.object({

@@ -2,9 +2,10 @@
 // recall, and a memory changed or forgotten anywhere (the routes, another session's tool, an org admin) is out of the
 // very next prompt of the person's sessions; a copy past its life is not used; a person with more memories than a
 // copy holds is read from D1 every turn.
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { MemoryStore } from "../../src/memory/memory-store";
 import { D1AgentModeCatalogService } from "../../src/modes/catalog-service";
@@ -13,6 +14,7 @@ import type { AgentSession } from "../../src/session/agent-session";
 import { MEMORY_CACHE_TTL_MS, MEMORY_COPY_MAX } from "../../src/session/memory-copy";
 import { notifyMemoryChange } from "../../src/session/memory-notify";
 import { ownerMemoryRecall } from "../../src/session/memory-recall";
+import { sessionsHoldingCopySince } from "../../src/session/session-index";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { authHeaders } from "../fixtures/keys";
 import { RecordingAdminLogger } from "../fixtures/recording-logger";
@@ -147,7 +149,7 @@ describe("the session's copy of its owner's memories", () => {
     expect([after.section.includes(id), after.section.includes("cello")]).toEqual([false, true]);
   });
 
-  it("shows an org memory an admin adds in another member's warm session's next prompt", async () => {
+  it("shows an org memory an admin adds in another member's warm session's next prompt, once the answer's after-work is done", async () => {
     // An org of their own: its memory reaches every member.
     const admin = await person("nia", ["chat", "admin"], "org-copy-b");
     const member = await person("oto", ["chat"], "org-copy-b");
@@ -155,13 +157,59 @@ describe("the session's copy of its owner's memories", () => {
     const session = await newSession(member);
     await turn(session, "Hello.");
 
-    const added = (await ok("POST", "/context/memories", admin, {
-      text: "The office shuts at 6pm.",
-      scope: "org",
-    })) as {
-      id: string;
-    };
+    const ctx = createExecutionContext();
+    const response = await createApp().fetch(
+      new Request("http://aptix.test/context/memories", {
+        method: "POST",
+        headers: { ...authHeaders(admin), "content-type": "application/json" },
+        body: JSON.stringify({ text: "The office shuts at 6pm.", scope: "org" }),
+      }),
+      env,
+      ctx,
+    );
+    const added = (await response.json()) as { id: string };
+    await waitOnExecutionContext(ctx);
     expect((await turn(session, "When do we close?")).section).toContain(`- [${added.id}] (the organization's)`);
+  });
+
+  it("tells the changer's own sessions of an org-wide change before returning, and every other member's in the work it leaves to waitUntil", async () => {
+    const admin = await person("ria", ["chat", "admin"], "org-copy-c");
+    const member = await person("sol", ["chat"], "org-copy-c");
+    const own = await newSession(admin);
+    const theirs = await newSession(member);
+    await turn(own, "Hello.");
+    await turn(theirs, "Hello.");
+    const held = (conversation: Conversation) =>
+      inSession(conversation.sessionId, async (instance) => instance.memoryCopy.refreshedAt() !== null);
+    expect([await held(own), await held(theirs)]).toEqual([true, true]);
+
+    const left: Promise<unknown>[] = [];
+    await notifyMemoryChange(env, env.DB, "org-copy-c", null, new RecordingAdminLogger(), {
+      actor: { user: "ria", waitUntil: (work) => left.push(work) },
+    });
+    // The other member's telling runs beside the answer (it may be done already): it is what was left to waitUntil.
+    expect([await held(own), left.length]).toEqual([false, 1]);
+    await Promise.all(left);
+    expect(await held(theirs)).toBe(false);
+  });
+
+  it("finds to tell only the sessions that read a copy: not one without a turn, nor one in a mode with memory off", async () => {
+    const key = await person("tam", ["chat", "admin"], "org-copy-d");
+    await ok("PUT", "/admin/modes/copy_off", key, {
+      displayName: "No memory",
+      description: "Keeps nothing.",
+      systemPrompt: "Help.",
+      tools: [],
+      memory: false,
+    });
+    const copying = await newSession(key);
+    await newSession(key); // never a turn: never a copy
+    const off = await newSession(key, "copy_off");
+    await turn(copying, "Hello.");
+    await turn(off, "Hello.");
+
+    const found = await sessionsHoldingCopySince(env.DB, "org-copy-d", null, "1970-01-01T00:00:00.000Z", 10);
+    expect(found).toEqual([{ sessionId: copying.sessionId, user: "tam" }]);
   });
 
   it("does not use a copy once MEMORY_CACHE_TTL_MS has passed since it was read: recall reads D1 then", async () => {
