@@ -22,7 +22,8 @@ export const MEMORY_CACHE_TTL_MS = 5 * 60_000;
 export const MEMORY_COPY_MAX = MEMORY_RECALL_CAP;
 
 interface Copy {
-  memories: Memory[];
+  /** Null: the owner sees more memories than a copy holds (recall reads D1 until `refreshedAt` + the copy's life). */
+  memories: Memory[] | null;
   refreshedAt: number;
 }
 
@@ -30,8 +31,11 @@ interface Copy {
 export interface CopyRead {
   /** For the batch, after the entry's write: the entry's stamp (a row when the session has an entry), then the memories. */
   statements: D1PreparedStatement[];
-  /** Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began). */
-  keep(results: readonly D1Result[]): void;
+  /**
+   * Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began); returns the
+   * memories read, or null when there were more than a copy holds.
+   */
+  keep(results: readonly D1Result[]): Memory[] | null;
 }
 
 export class MemoryCopy {
@@ -53,14 +57,12 @@ export class MemoryCopy {
         visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
       ],
       keep: ([listed, memories]) => {
-        if (generation !== this.generation) return;
         const rows = memories?.results ?? [];
+        const read = rows.length > MEMORY_COPY_MAX ? null : rows.map((row) => parseMemoryRow(row));
         // A session with no entry (not listed yet) is one a writer cannot find to tell: it keeps no copy. More
-        // memories than a copy holds: none is kept either, and every turn reads D1 as it would without a copy.
-        this.copy =
-          !listed?.results.length || rows.length > MEMORY_COPY_MAX
-            ? null
-            : { memories: rows.map((row) => parseMemoryRow(row)), refreshedAt };
+        // memories than a copy holds: that is what is kept, and every turn reads D1 as it would without a copy.
+        if (generation === this.generation) this.copy = listed?.results.length ? { memories: read, refreshedAt } : null;
+        return read;
       },
     };
   }
@@ -73,7 +75,12 @@ export class MemoryCopy {
 
   /** When the copy now held was read (ms), or null when there is none. */
   refreshedAt(): number | null {
-    return this.copy?.refreshedAt ?? null;
+    return this.copy?.memories ? this.copy.refreshedAt : null;
+  }
+
+  /** Whether the last read, still within the copy's life at `now`, found more memories than a copy holds. */
+  overflowing(now: number): boolean {
+    return this.copy !== null && this.copy.memories === null && now < this.copy.refreshedAt + MEMORY_CACHE_TTL_MS;
   }
 
   /**
@@ -82,14 +89,17 @@ export class MemoryCopy {
    */
   recall(message: string, limit: number, now: number): Memory[] | null {
     const copy = this.copy;
-    if (!copy || now >= copy.refreshedAt + MEMORY_CACHE_TTL_MS) return null;
-    if (limit <= 0) return [];
-    return pick(copy.memories, message, limit);
+    if (!copy?.memories || now >= copy.refreshedAt + MEMORY_CACHE_TTL_MS) return null;
+    return pickMemories(copy.memories, message, limit);
   }
 }
 
-/** Recall's order over the copy, in code: pinned, then relevance (shared words, as memory-match.ts splits them), then newest. */
-function pick(memories: readonly Memory[], message: string, limit: number): Memory[] {
+/**
+ * Recall's order over memories read whole (newest change first), in code: pinned, then relevance (shared words, as
+ * memory-match.ts splits them), then newest; at most `limit`.
+ */
+export function pickMemories(memories: readonly Memory[], message: string, limit: number): Memory[] {
+  if (limit <= 0) return [];
   const asked = new Set(words(message));
   const shared = (memory: Memory) => new Set(words(memory.text).filter((word) => asked.has(word))).size;
   // The copy keeps its read's order: the newest change first (as the store's recall pages are).

@@ -7,7 +7,7 @@ import { MEMORY_TOOL_NAMES, memoryOn } from "../memory/memory-policy";
 import { MemoryStore } from "../memory/memory-store";
 import type { AgentMode } from "../modes/agent-mode";
 import type { AdminLogger } from "../observability/admin-logger";
-import type { CopyRead, MemoryCopy } from "./memory-copy";
+import { type CopyRead, type MemoryCopy, pickMemories } from "./memory-copy";
 
 /** Whose memories: the session's owner (never the caller's, who may be an org admin acting on it). */
 export interface MemoryOwner {
@@ -15,23 +15,36 @@ export interface MemoryOwner {
   user: string;
 }
 
+/** The owner and the session whose copy a recall may fill. */
+export interface CopyOwner extends MemoryOwner {
+  sessionId: string;
+}
+
+/** Recall for the prompt of a turn of `owner()`'s session (the session's `copy` of the memories, when given, kept filled). */
 export function ownerMemoryRecall(
   env: Cloudflare.Env,
   db: Db,
-  owner: () => MemoryOwner,
+  owner: () => MemoryOwner & { sessionId?: string },
   logger: AdminLogger,
   copy?: MemoryCopy,
   now: () => number = Date.now,
 ): MemoryRecallSource {
   return async (mode, message, limit) => {
-    const { org, user } = owner();
+    const { org, user, sessionId } = owner();
     // The policy first (its org flag is kept per isolate): memory off reads no memory at all.
     if (!(await memoryOn(env, db, org, mode))) return { memories: [], withheldTools: MEMORY_TOOL_NAMES };
-    const copied = copy?.recall(message, limit, now());
+    const at = now();
+    const copied = copy?.recall(message, limit, at);
     if (copied) return { memories: copied, withheldTools: [] };
-    // No valid copy: D1, as without one. This read is not kept as the copy: it was not made in a batch that stamped
-    // the session's entry, so a change between it and the entry's next write would go unseen.
     try {
+      // No valid copy: one D1 batch that reads all the owner's memories and stamps the session's entry, as the list
+      // write's does, so what it read is kept as the copy and the session's next turn reads no D1. Someone with more
+      // memories than a copy holds (known for the copy's life) is read by recall's own query instead.
+      if (copy && sessionId && !copy.overflowing(at)) {
+        const read = copy.read(db, org, user, sessionId, new Date(at).toISOString());
+        const memories = read.keep(await db.batch(read.statements));
+        if (memories) return { memories: pickMemories(memories, message, limit), withheldTools: [] };
+      }
       return { memories: await new MemoryStore(db, org, user).recall(message, limit), withheldTools: [] };
     } catch (error) {
       // The person still gets an answer, without what the agent knows of them this once.
@@ -48,7 +61,7 @@ export function ownerMemoryRecall(
 export async function ownerCopyRead(
   env: Cloudflare.Env,
   db: Db,
-  owner: MemoryOwner & { sessionId: string },
+  owner: CopyOwner,
   mode: Pick<AgentMode, "memory"> | null,
   copy: MemoryCopy,
   at: string,
@@ -57,5 +70,8 @@ export async function ownerCopyRead(
     copy.drop();
     return null;
   }
+  // Someone known to see more memories than a copy holds is read by recall's query each turn: reading them all here
+  // too would only learn that again (it is learnt anew once the copy's life ends, or a change drops what was known).
+  if (copy.overflowing(Date.parse(at))) return null;
   return copy.read(db, owner.org, owner.user, owner.sessionId, at);
 }

@@ -239,6 +239,35 @@ describe("the session's copy of its owner's memories", () => {
     expect(texts).toEqual([["Pia bikes to work."], ["Pia takes the tram to work."]]);
   });
 
+  it("keeps the first turn's read as the copy, stamped on the session's entry, so the next turn reads no D1 even before a list write", async () => {
+    const key = await person("ray");
+    const { memory } = await new MemoryStore(env.DB, ORG, "ray").save({ text: "Ray codes in Rust.", source: null });
+    const { sessionId } = await newSession(key);
+    const mode = await new D1AgentModeCatalogService(env.DB, ORG).getMode("general");
+    if (!mode) throw new Error("no general mode");
+    const at = Date.parse("2026-06-01T10:00:00.000Z");
+
+    const texts = await inSession(sessionId, async (instance) => {
+      const source = ownerMemoryRecall(
+        env,
+        env.DB,
+        () => ({ org: ORG, user: "ray", sessionId }),
+        new RecordingAdminLogger(),
+        instance.memoryCopy,
+        () => at,
+      );
+      const first = (await source(mode, "language", 10)).memories.map((m) => m.text);
+      await setText(memory.id, "Ray codes in Zig.");
+      const second = (await source(mode, "language", 10)).memories.map((m) => m.text);
+      return [first, second, instance.memoryCopy.refreshedAt()];
+    });
+    expect(texts).toEqual([["Ray codes in Rust."], ["Ray codes in Rust."], at]);
+    const stamp = await env.DB.prepare("SELECT memory_copy_at FROM session_index WHERE session_id = ?")
+      .bind(sessionId)
+      .first("memory_copy_at");
+    expect(stamp).toBe("2026-06-01T10:00:00.000Z");
+  });
+
   it("keeps no copy for a person with more memories than a copy holds: every turn reads D1", async () => {
     const key = await person("quy");
     await env.DB.prepare(
