@@ -110,11 +110,16 @@ export class SessionListWriter {
       return null;
     });
     const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : [])];
-    const written = await updateSessionIndex(db, entry, logger, alongside);
+    const written = await updateSessionIndex(
+      db,
+      { ...entry, memoryCopyAt: memory ? entry.updatedAt : null },
+      logger,
+      alongside,
+    );
     if (written && memory) {
-      // The copy is as new as the entry's memory_copy_at: D1 ran the read in the batch that stamped it (never moving
-      // it back), so a change made after it finds this session by that stamp (src/session/memory-notify.ts).
-      memory.keep(written.slice(0, memory.statements.length));
+      // The copy is as new as the entry's memory_copy_at, stamped by this batch's own write of the entry (never moving
+      // it back), so a change made after the read finds this session by that stamp (src/session/memory-notify.ts).
+      memory.keep(written.alongside.slice(0, memory.statements.length), written.entryWritten);
     }
     if (!written) {
       // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what

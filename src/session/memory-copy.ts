@@ -27,15 +27,16 @@ interface Copy {
   refreshedAt: number;
 }
 
-/** A read for the copy, started with the batch: it is kept only if no change was announced meanwhile. */
+/** A read for the copy, started with a batch: it is kept only if no change was announced meanwhile. */
 export interface CopyRead {
-  /** For the batch, after the entry's write: the entry's stamp (a row when the session has an entry), then the memories. */
+  /** For the batch: the memories (after the entry's stamp, when the read carries it). */
   statements: D1PreparedStatement[];
   /**
-   * Keeps the batch's results (those of `statements`) as the copy (unless dropped since the read began); returns the
-   * memories read, or null when there were more than a copy holds.
+   * Keeps the batch's results (those of `statements`) as the copy when the session's entry took the read's stamp
+   * (`stamped`: given by the caller when the entry's own write carried it) and no change was announced since the read
+   * began; returns the memories read, or null when there were more than a copy holds.
    */
-  keep(results: readonly D1Result[]): Memory[] | null;
+  keep(results: readonly D1Result[], stamped?: boolean): Memory[] | null;
 }
 
 export class MemoryCopy {
@@ -44,24 +45,34 @@ export class MemoryCopy {
   private generation = 0;
 
   /**
-   * The statements for the list write's batch, made at `at` (ISO, the entry's updated_at): the entry's stamp of the
-   * copy's time, which is what lets a writer find this session to tell, then all the memories the owner sees (one
-   * more than a copy holds).
+   * A read made at `at` (ISO) that stamps the session's entry itself: the stamp (a row when the session has an
+   * entry), then all the memories the owner sees (one more than a copy holds). For a turn that finds no valid copy.
    */
   read(db: Db, org: string, user: string, sessionId: string, at: string): CopyRead {
+    const read = this.readBesideEntry(db, org, user, at);
+    return {
+      statements: [memoryCopyStampStatement(db, sessionId, at), ...read.statements],
+      keep: ([stamp, ...rest]) => read.keep(rest, (stamp?.results.length ?? 0) > 0),
+    };
+  }
+
+  /**
+   * A read made at `at` (ISO) for the batch that writes the session's list entry, which stamps `memory_copy_at`
+   * with the same `at` (sessionIndexUpdate's `memoryCopyAt`): all the memories the owner sees, one more than a copy
+   * holds. What lets a writer find this session to tell is that stamp, written in the same batch.
+   */
+  readBesideEntry(db: Db, org: string, user: string, at: string): CopyRead {
     const generation = this.generation;
     const refreshedAt = Date.parse(at);
     return {
-      statements: [
-        memoryCopyStampStatement(db, sessionId, at),
-        visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1),
-      ],
-      keep: ([listed, memories]) => {
+      statements: [visibleMemoriesStatement(db, org, user, MEMORY_COPY_MAX + 1)],
+      keep: ([memories], stamped = false) => {
         const rows = memories?.results ?? [];
         const read = rows.length > MEMORY_COPY_MAX ? null : rows.map((row) => parseMemoryRow(row));
-        // A session with no entry (not listed yet) is one a writer cannot find to tell: it keeps no copy. More
-        // memories than a copy holds: that is what is kept, and every turn reads D1 as it would without a copy.
-        if (generation === this.generation) this.copy = listed?.results.length ? { memories: read, refreshedAt } : null;
+        // Not stamped (a session with no entry, or a newer write of the entry there): a writer could not find this
+        // read, so it is not kept, and whatever copy the session holds stays as it is. More memories than a copy
+        // holds: that is what is kept, and every turn reads D1 as it would without a copy.
+        if (stamped && generation === this.generation) this.copy = { memories: read, refreshedAt };
         return read;
       },
     };

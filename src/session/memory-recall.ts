@@ -73,5 +73,5 @@ export async function ownerCopyRead(
   // Someone known to see more memories than a copy holds is read by recall's query each turn: reading them all here
   // too would only learn that again (it is learnt anew once the copy's life ends, or a change drops what was known).
   if (copy.overflowing(Date.parse(at))) return null;
-  return copy.read(db, owner.org, owner.user, owner.sessionId, at);
+  return copy.readBesideEntry(db, owner.org, owner.user, at);
 }

@@ -82,6 +82,8 @@ export interface SessionIndexUpdate {
   title: string | null;
   updatedAt: string;
   seq: number;
+  /** Stamps `memory_copy_at` (never moving it back) when the batch also reads the session's copy of the memories. */
+  memoryCopyAt?: string | null;
 }
 
 /**
@@ -91,9 +93,11 @@ export interface SessionIndexUpdate {
 export function sessionIndexUpdate(db: Db, entry: SessionIndexUpdate): D1PreparedStatement {
   return db
     .prepare(
-      `UPDATE session_index SET mode = ?, status = ?, waiting_for_user = ?,
-         title = CASE WHEN title_set_by_user = 1 THEN title ELSE COALESCE(title, ?) END,
-         updated_at = ?, index_seq = ? WHERE session_id = ? AND index_seq < ?`,
+      `UPDATE session_index SET mode = ?1, status = ?2, waiting_for_user = ?3,
+         title = CASE WHEN title_set_by_user = 1 THEN title ELSE COALESCE(title, ?4) END,
+         updated_at = ?5, index_seq = ?6,
+         memory_copy_at = CASE WHEN ?8 IS NULL THEN memory_copy_at ELSE MAX(COALESCE(memory_copy_at, ''), ?8) END
+       WHERE session_id = ?7 AND index_seq < ?6`,
     )
     .bind(
       entry.mode,
@@ -103,23 +107,25 @@ export function sessionIndexUpdate(db: Db, entry: SessionIndexUpdate): D1Prepare
       entry.updatedAt,
       entry.seq,
       entry.sessionId,
-      entry.seq,
+      entry.memoryCopyAt ?? null,
     );
 }
 
 /**
  * Writes a session's list entry (sessionIndexUpdate) with `alongside` in the same batch (the search index's feed, the
  * read of the session's copy of its owner's memories). A failure is logged, never thrown: the list lags until the
- * session's next change. The results of `alongside`, in order, when the batch was written; else null.
+ * session's next change. When the batch was written: whether the entry took this write (false when the session has
+ * no entry, or a newer write is there), and the results of `alongside`, in order; else null.
  */
 export async function updateSessionIndex(
   db: Db,
   entry: SessionIndexUpdate,
   logger: AdminLogger,
   alongside: readonly D1PreparedStatement[] = [],
-): Promise<D1Result[] | null> {
+): Promise<{ entryWritten: boolean; alongside: D1Result[] } | null> {
   try {
-    return (await db.batch([sessionIndexUpdate(db, entry), ...alongside])).slice(1);
+    const [written, ...rest] = await db.batch([sessionIndexUpdate(db, entry), ...alongside]);
+    return { entryWritten: (written?.meta.changes ?? 0) > 0, alongside: rest };
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", entry.sessionId]]);
     return null;
