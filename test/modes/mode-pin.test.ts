@@ -22,7 +22,7 @@ beforeAll(async () => {
   expect((await call("PUT", "/admin/modes/triage", triage("NEW PROMPT: sort by urgency."), admin)).status).toBe(200);
 });
 
-async function pinned(version: number, key = admin) {
+async function pinned(version: number, key: string = admin) {
   return call("POST", "/context/sessions", { mode: "triage", modeVersion: version }, key);
 }
 
