@@ -135,7 +135,7 @@ async function loadVersions(mode) {
                   type: "button",
                   class: "quiet",
                   text: "Diff",
-                  "aria-label": `What changed from version ${v.version} to the current one`,
+                  "aria-label": `Diff version ${v.version} against the current one`,
                   onclick: () => void showDiff(mode, v.version),
                 }),
             v.current
