@@ -11,7 +11,7 @@ import { D1AgentModeCatalogService, ownedModeStatement, parseModeRow } from "../
 import { diffModes, listVersions, ModeVersionEntry, readVersion } from "../modes/mode-versions";
 import { quoted } from "../quote";
 import { OwnerQuery, writeOwner } from "../tenancy/ownership";
-import { ModeBody, ModeKey, upsertFields, writeMode } from "./admin-modes";
+import { ModeBody, ModeKey, upsertFields, withGuardrails, writeMode } from "./admin-modes";
 
 const versionNumber = z
   .string()
@@ -126,7 +126,7 @@ export const adminModeVersionRoutes = routes()
       const restored = await versionOf(c, existing, version, "version");
       // Which mode is the default is not a version's to change: it stays as it is now.
       const fields = { ...upsertFields(restored), isDefault: existing.isDefault };
-      const body = parseWith(ModeBody, fields, `version ${version}`);
+      const body = withGuardrails(parseWith(ModeBody, fields, `version ${version}`));
       const mode = await writeMode(c, { owner, key, body, existing, action: "mode.restore" });
       return c.json({ mode }, 200);
     },

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
+import { parseGuardrails } from "../guardrails/guardrail-config";
 import { type AppContext, BEARER, errors, json, jsonBody, parseWith, routes } from "../http";
 import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
@@ -118,6 +119,13 @@ export async function writeMode(
   return mode;
 }
 
+/** A mode's body with its guardrails parsed (parseGuardrails: `invalid_guardrail` naming the entry and field). */
+export function withGuardrails(written: z.output<typeof ModeBody>): ModeUpsertBody {
+  const guardrails = parseGuardrails(written.guardrails, "guardrails");
+  if (!guardrails.ok) throw ApiError.from(guardrails);
+  return { ...written, guardrails: guardrails.value };
+}
+
 /** The fields of `mode` a PUT body carries, as it would send them (a PATCH or a restore starts from them). */
 export function upsertFields(mode: AgentMode): Record<string, unknown> {
   const fields: Record<string, unknown> = mode;
@@ -200,8 +208,9 @@ export const adminModeRoutes = routes()
     }),
     async (c) => {
       const { key } = c.req.valid("param");
-      const body = c.req.valid("json");
-      if (!("displayName" in body)) return setVisibility(c, key, body.enabled);
+      const written = c.req.valid("json");
+      if (!("displayName" in written)) return setVisibility(c, key, written.enabled);
+      const body = withGuardrails(written);
       const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
       const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
       const existingRow = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
@@ -233,7 +242,9 @@ export const adminModeRoutes = routes()
       const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
       if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
       const existing = parseModeRow(row);
-      const body = parseWith(ModeBody, { ...upsertFields(existing), ...c.req.valid("json") }, "request body");
+      const body = withGuardrails(
+        parseWith(ModeBody, { ...upsertFields(existing), ...c.req.valid("json") }, "request body"),
+      );
       const mode = await writeMode(c, { owner, key, body, existing, action: "mode.patch" });
       return c.json({ mode }, 200);
     },

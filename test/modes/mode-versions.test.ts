@@ -99,6 +99,17 @@ describe("mode versions", () => {
     expect(await usageVersions(sessionId)).toEqual([3]);
   });
 
+  it("keeps a mode's guardrails in its versions, and diffs them", async () => {
+    const pii = { kind: "pii", points: ["input"], action: "mask" };
+    await call("PATCH", "/admin/modes/triage", { guardrails: [pii] }, admin);
+    const { data } = (await versions()).json as { data: Entry[] };
+    const newest = data[0]?.version ?? 0;
+    const kept = (await version(newest)).json as AgentMode;
+    expect(kept.guardrails.map((g) => [g.name, g.kind, g.action])).toEqual([["pii", "pii", "mask"]]);
+    const diff = (await call("GET", `/admin/modes/triage/versions/${newest - 1}/diff`, undefined, admin)).json as Diff;
+    expect(diff.changes.map((c) => c.field)).toEqual(["guardrails"]);
+  });
+
   it("answers another org 404 for a mode of this org's", async () => {
     const answer = await versions("triage", TEST_KEYS.otherOrg.key);
     expect(answer.status).toBe(404);
