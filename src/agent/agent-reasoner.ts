@@ -34,6 +34,7 @@ import type { TokenCalibration } from "./token-calibration";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
+import { blockedError, type Checked, type TurnGuardrailSource, TurnGuardrails } from "./turn-guardrails";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
@@ -71,6 +72,8 @@ export interface AgentReasonerDeps {
   observer?: TurnObserver | undefined;
   /** The session owner's memories for the prompt (read once per request), and whether memory is on. */
   memory?: MemoryRecallSource | undefined;
+  /** The guardrails of the session's mode and org, and its mask vault; absent, nothing is checked. */
+  guardrails?: TurnGuardrailSource | undefined;
   now?: () => number;
 }
 
@@ -87,11 +90,21 @@ export class AgentReasoner {
   private readonly now: () => number;
   private readonly stepDeps: ModelStepDeps;
   private readonly tools: ToolBatch;
+  private readonly guard: TurnGuardrails | undefined;
 
   constructor(private readonly deps: AgentReasonerDeps) {
     this.now = deps.now ?? Date.now;
-    this.stepDeps = withStepCache(deps);
-    this.tools = new ToolBatch({ ...deps, now: this.now });
+    const cached = withStepCache(deps);
+    this.guard = deps.guardrails
+      ? new TurnGuardrails(
+          deps.guardrails,
+          async () =>
+            (await cached.catalog.getMode(deps.store.identity().mode)) ?? (await cached.catalog.getDefaultMode()),
+          () => deps.observer,
+        )
+      : undefined;
+    this.stepDeps = { ...cached, ...(this.guard ? { guard: this.guard } : {}) };
+    this.tools = new ToolBatch({ ...deps, guard: this.guard, now: this.now });
   }
 
   /**
@@ -110,6 +123,11 @@ export class AgentReasoner {
       : await this.payFirstCall(content, options.attachments ?? []);
     if (!paid.ok) return paid;
     const first = paid.value;
+    // The person's message is checked before anything of the turn is stored or sent: a block stores the refusal only.
+    const input = this.guard ? await this.guard.check("input", content, false) : null;
+    if (input?.blocked) return this.refuseInput(input, input.blocked, first);
+    // Stored as the person sees it: a mask's values restored (the model reads their placeholders), a redaction kept.
+    const stored = input && this.guard ? this.guard.restore(input.text) : content;
     const now = this.now();
     const turn: TurnState = {
       turnId: crypto.randomUUID(),
@@ -126,12 +144,13 @@ export class AgentReasoner {
     this.deps.store.appendMessage({
       turnId: turn.turnId,
       role: "user",
-      content,
+      content: stored,
       ...(attachments.length > 0 ? { attachments } : {}),
       kind: "message",
     });
     this.deps.events?.turnStarted?.(turn.turnId);
     this.deps.observer?.runStarted(turn.turnId, "start");
+    if (input) this.guard?.record(input.decisions);
     const run: Run = { since: now, signal, prepaid: first.prepaid };
     if (first.reservation) run.reservation = first.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
@@ -164,6 +183,22 @@ export class AgentReasoner {
     }
     const reservation = admission?.ok ? { reservation: admission.reservation } : {};
     return { ok: true, value: { prepaid: grant !== undefined, ...reservation } };
+  }
+
+  /**
+   * A message an `input` guardrail blocked: nothing of it is stored nor sent. The session keeps the refusal only:
+   * a turn that failed with `guardrail_blocked` at once, whose timeline holds the guardrail's decision.
+   */
+  private refuseInput(input: Checked, blocked: NonNullable<Checked["blocked"]>, first: FirstCall): Refusal {
+    first.reservation?.settle(null);
+    const turnId = crypto.randomUUID();
+    const at = new Date(this.now()).toISOString();
+    const error = blockedError(blocked);
+    this.deps.observer?.runStarted(turnId, "start");
+    this.guard?.record(input.decisions);
+    this.deps.observer?.runEnded("failed", { iterations: 0 });
+    this.deps.store.recordTurnOutcome({ turnId, status: "failed", startedAt: at, endedAt: at, iterations: 0, error });
+    return refuse("guardrail_blocked", error.message, { param: "content" });
   }
 
   /** Why the message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
@@ -339,7 +374,7 @@ export class AgentReasoner {
     const limited = await this.checkLimits(turn, run);
     if (limited.type !== "next_model_call") return limited;
     const request = await buildModelRequest(this.stepDeps, turn);
-    return askModel({ ...this.deps, now: this.now }, turn, run, request);
+    return askModel({ ...this.deps, guard: this.guard, now: this.now }, turn, run, request);
   }
 
   /** Before a model call: cancellation, the iteration and time limits, and the key's model call budget. */

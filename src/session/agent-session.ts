@@ -51,6 +51,7 @@ import { type Expiry, SessionKeeper } from "./session-keeper";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
+import { SessionVault } from "./session-vault";
 import { sessionView } from "./session-view";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
@@ -112,6 +113,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly history: TurnHistory;
   /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
   readonly memoryCopy = new MemoryCopy();
+  /** What the mask guardrails hid from the model in this session, by placeholder (src/session/session-vault.ts). */
+  private readonly vault: SessionVault;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -120,6 +123,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.store = new SessionStore(ctx.storage);
     this.calibration = new TokenCalibration(this.store);
     this.steps = new TurnSteps(ctx.storage.sql);
+    this.vault = new SessionVault(ctx.storage.sql);
     this.events = new EventLog(ctx.storage.sql);
     this.frames = new FrameHub(ctx, this.events);
     this.tickets = new TicketStore(ctx.storage.sql);
@@ -189,6 +193,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       steps: this.steps,
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,
+      vault: this.vault,
     });
     const reasoners = this.reasoners;
     this.compaction = new Compactor({

@@ -154,6 +154,16 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 11,
+    name: "the mask vault: what a mask guardrail hid from the model, by placeholder",
+    apply(sql) {
+      // One row, written when a check masks a new value (src/session/session-vault.ts); none while nothing is masked.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS mask_vault (id INTEGER PRIMARY KEY CHECK (id = 1), vault_json TEXT NOT NULL)",
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */
