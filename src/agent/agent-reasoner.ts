@@ -278,9 +278,15 @@ export class AgentReasoner {
         observer
           ?.toolCall({ id: call.id, name: call.name, ranOn: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) })
           .end(result.resultJson !== undefined ? { result: result.resultJson } : { error });
+        // A client's result is a tool's result too: the tool_result guardrails check it before the model reads it.
         this.tools.settle(
           result.resultJson !== undefined
-            ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
+            ? await this.tools.checkResult({
+                ...call,
+                state: "settled",
+                resultJson: result.resultJson,
+                errorMessage: null,
+              })
             : { ...call, state: "settled", errorMessage: error },
         );
       }

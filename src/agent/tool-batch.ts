@@ -237,7 +237,7 @@ export class ToolBatch {
    * A result as the model will read it, checked by the `tool_result` guardrails: withheld (the model reads why),
    * redacted, or stored whole with a mask's values (the model reads their placeholders, see turn-guardrails.ts).
    */
-  private async checkResult(done: StoredToolCall): Promise<StoredToolCall> {
+  async checkResult(done: StoredToolCall): Promise<StoredToolCall> {
     const { guard } = this.deps;
     if (!guard || done.resultJson === null) return done;
     const checked = await guard.check("tool_result", done.resultJson);

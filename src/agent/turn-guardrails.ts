@@ -126,14 +126,19 @@ export class TurnGuardrails {
    * (the conversation stores what the person wrote and saw; the model never reads a masked value).
    */
   forModel(messages: ChatMessage[]): ChatMessage[] {
-    if (!this.hasMasks()) return messages;
-    const values = this.source.vault.vault().toJSON();
-    return messages.map((message) => maskMessage(message, values));
+    return maskedForModel(this.source.vault.vault(), messages);
   }
 
   private hasMasks(): boolean {
     return this.source.vault.vault().size > 0;
   }
+}
+
+/** `messages` with every value `vault` hides replaced by its placeholder (the system prompt is ours: left as it is). */
+export function maskedForModel(vault: MaskVault, messages: ChatMessage[]): ChatMessage[] {
+  if (vault.size === 0) return messages;
+  const values = vault.toJSON();
+  return messages.map((message) => maskMessage(message, values));
 }
 
 function maskMessage(message: ChatMessage, values: Record<string, string>): ChatMessage {

@@ -7,6 +7,7 @@
 // WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
+import { maskedForModel } from "../agent/turn-guardrails";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -203,6 +204,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       access: (caller) => reasoners.modelAccess(caller, "agent_compaction"),
       calibration: this.calibration,
       waitUntil,
+      forModel: (messages) => maskedForModel(this.vault.vault(), messages),
     });
     const compaction = this.compaction;
     driver = new TurnDriver({
