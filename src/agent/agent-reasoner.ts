@@ -123,11 +123,6 @@ export class AgentReasoner {
       : await this.payFirstCall(content, options.attachments ?? []);
     if (!paid.ok) return paid;
     const first = paid.value;
-    // The person's message is checked before anything of the turn is stored or sent: a block stores the refusal only.
-    const input = this.guard ? await this.guard.check("input", content, false) : null;
-    if (input?.blocked) return this.refuseInput(input, input.blocked, first);
-    // Stored as the person sees it: a mask's values restored (the model reads their placeholders), a redaction kept.
-    const stored = input && this.guard ? this.guard.restore(input.text) : content;
     const now = this.now();
     const turn: TurnState = {
       turnId: crypto.randomUUID(),
@@ -141,6 +136,18 @@ export class AgentReasoner {
       ...(this.deps.door ? { door: this.deps.door } : {}),
     };
     this.deps.store.saveTurn("running", turn);
+    // The message is checked once the turn holds the session, before anything of it is stored or sent: a block
+    // leaves the refusal alone; a check that throws ends the turn as broken (the driver does), as the loop's steps do.
+    let input: Checked | null;
+    try {
+      input = this.guard ? await this.guard.check("input", content, false) : null;
+    } catch (error) {
+      first.reservation?.settle(null);
+      throw error;
+    }
+    if (input?.blocked) return this.refuseInput(turn, input, input.blocked, first);
+    // Stored as the person sees it: a mask's values restored (the model reads their placeholders), a redaction kept.
+    const stored = input && this.guard ? this.guard.restore(input.text) : content;
     this.deps.store.appendMessage({
       turnId: turn.turnId,
       role: "user",
@@ -189,15 +196,22 @@ export class AgentReasoner {
    * A message an `input` guardrail blocked: nothing of it is stored nor sent. The session keeps the refusal only:
    * a turn that failed with `guardrail_blocked` at once, whose timeline holds the guardrail's decision.
    */
-  private refuseInput(input: Checked, blocked: NonNullable<Checked["blocked"]>, first: FirstCall): Refusal {
+  private refuseInput(
+    turn: TurnState,
+    input: Checked,
+    blocked: NonNullable<Checked["blocked"]>,
+    first: FirstCall,
+  ): Refusal {
     first.reservation?.settle(null);
-    const turnId = crypto.randomUUID();
-    const at = new Date(this.now()).toISOString();
+    const { turnId } = turn;
     const error = blockedError(blocked);
     this.deps.observer?.runStarted(turnId, "start");
     this.guard?.record(input.decisions);
     this.deps.observer?.runEnded("failed", { iterations: 0 });
-    this.deps.store.recordTurnOutcome({ turnId, status: "failed", startedAt: at, endedAt: at, iterations: 0, error });
+    const at = (ms: number) => new Date(ms).toISOString();
+    const ended = { startedAt: at(turn.startedAt), endedAt: at(this.now()), iterations: 0, error };
+    this.deps.store.recordTurnOutcome({ turnId, status: "failed", ...ended });
+    this.deps.store.saveTurn("idle", null);
     return refuse("guardrail_blocked", error.message, { param: "content" });
   }
 
