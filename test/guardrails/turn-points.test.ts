@@ -1,5 +1,8 @@
 // The guardrails on an agent turn over REST: each point (the message, the answer, a tool call's arguments, a tool's
-// result) with each action, checked on what the scripted upstream was sent and what the session stored and answered.
+// result) with each action, checked on what the scripted upstream was sent and what the session stored and answered;
+// and the records of each decision: an instant on the turn's timeline (never the matched text), a count per
+// guardrail, point and action in the org's counters (written after the reply).
+import { env } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { call, createSession, getSession, sendMessage } from "../fixtures/sessions";
@@ -196,5 +199,59 @@ describe("a masked value", () => {
     expect(JSON.parse(answer.toolCalls[0]?.resultJson ?? "{}").message).toBe(`Hello, ${EMAIL}! Welcome to Aptix.`);
     expect(answer.text).toBe(`Greeted ${EMAIL}.`);
     expect((await sentText(script)).includes(EMAIL)).toBe(false);
+  });
+});
+
+interface CountRow {
+  guardrail: string;
+  point: string;
+  action: string;
+  count: number;
+}
+
+/** The org's counter rows once they add up to `total` decisions: the object writes them after its reply. */
+async function countRows(total: number): Promise<CountRow[]> {
+  const deadline = Date.now() + 3_000;
+  for (;;) {
+    const { results } = await env.DB.prepare(
+      "SELECT guardrail, point, action, count FROM guardrail_counts WHERE org = 'org-a' ORDER BY point, guardrail",
+    ).all<CountRow>();
+    const sum = results.reduce((n, r) => n + r.count, 0);
+    if (sum >= total || Date.now() > deadline) return results;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("a turn's guardrail decisions", () => {
+  it("are on its timeline in the order they fired, with what was found and never the text", async () => {
+    await setOrgGuardrails([
+      one("pii", "input", "mask", { name: "mail_in" }),
+      one("deny", "output", "flag", { name: "watch", words: ["today"] }),
+    ]);
+    const script = await scriptUpstream([{ type: "completion", content: "Mail [EMAIL_1] today." }]);
+    const sessionId = await createSession();
+    await sendMessage(sessionId, `mail ${EMAIL} ${script.marker}`);
+    const turnId = (await getSession(sessionId)).turns[0]?.turnId ?? "";
+    const view = await timeline(sessionId, turnId);
+    expect(decisions(view)).toEqual([
+      { guardrail: "mail_in", point: "input", action: "mask", found: ["email"] },
+      { guardrail: "watch", point: "output", action: "flag", found: ["deny"] },
+    ]);
+    expect(JSON.stringify(view)).not.toContain(EMAIL);
+  });
+
+  it("are counted per guardrail, point and action in the org's counters", async () => {
+    await setOrgGuardrails([one("pii", "input", "flag", { name: "counted" })]);
+    const script = await scriptUpstream([
+      { type: "completion", content: "one" },
+      { type: "completion", content: "two" },
+    ]);
+    const sessionId = await createSession();
+    await sendMessage(sessionId, `mail ${EMAIL} ${script.marker}`);
+    await sendMessage(sessionId, `again ${EMAIL} ${script.marker}`);
+    const rows = await countRows(2);
+    expect(rows.filter((r) => r.guardrail === "counted")).toEqual([
+      { guardrail: "counted", point: "input", action: "flag", count: 2 },
+    ]);
   });
 });
