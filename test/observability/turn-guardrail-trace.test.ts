@@ -1,18 +1,21 @@
 // A guardrail's decision on a turn is an event of the turn's run span (`invoke_agent`): the guardrail, the point,
 // the action and the kinds found, never the matched text.
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { callAs, createSession } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 import { newTrace, spansOfTrace } from "./spans";
 
+const putGuardrails = (guardrails: unknown[]) =>
+  callAs(TEST_KEYS.admin.key, "PUT", "/admin/guardrails", { guardrails, passthrough: false });
+
+// The org's list is kept per isolate: the file leaves none behind for another file the isolate may run.
+afterAll(() => putGuardrails([]));
+
 describe("a turn's trace", () => {
   it("carries each guardrail decision as a `guardrail` event of its run span", async () => {
-    const put = await callAs(TEST_KEYS.admin.key, "PUT", "/admin/guardrails", {
-      guardrails: [{ kind: "pii", points: ["input"], action: "mask", entities: ["email"] }],
-      passthrough: false,
-    });
+    const put = await putGuardrails([{ kind: "pii", points: ["input"], action: "mask", entities: ["email"] }]);
     expect(put.status).toBe(200);
     const script = await scriptUpstream([{ type: "completion", content: "ok" }]);
     const sessionId = await createSession();
