@@ -18,6 +18,7 @@ import type { AgentExecuteResponse } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import { askModel, limitStep, workedMs } from "./ask-model";
+import { refuseBlockedMessage } from "./blocked-message";
 import type { MemoryRecallSource } from "./memory-step";
 import type { CallReservation, ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {
@@ -34,7 +35,7 @@ import type { TokenCalibration } from "./token-calibration";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
-import { blockedError, type Checked, type TurnGuardrailSource, TurnGuardrails } from "./turn-guardrails";
+import { type Checked, type TurnGuardrailSource, TurnGuardrails } from "./turn-guardrails";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
@@ -145,7 +146,13 @@ export class AgentReasoner {
       first.reservation?.settle(null);
       throw error;
     }
-    if (input?.blocked) return this.refuseInput(turn, input, input.blocked, first);
+    if (input?.blocked && this.guard) {
+      first.reservation?.settle(null);
+      return refuseBlockedMessage({ ...this.deps, now: this.now }, this.guard, turn, {
+        ...input,
+        blocked: input.blocked,
+      });
+    }
     // Stored as the person sees it: a mask's values restored (the model reads their placeholders), a redaction kept.
     const stored = input && this.guard ? this.guard.restore(input.text) : content;
     this.deps.store.appendMessage({
@@ -190,29 +197,6 @@ export class AgentReasoner {
     }
     const reservation = admission?.ok ? { reservation: admission.reservation } : {};
     return { ok: true, value: { prepaid: grant !== undefined, ...reservation } };
-  }
-
-  /**
-   * A message an `input` guardrail blocked: nothing of it is stored nor sent. The session keeps the refusal only:
-   * a turn that failed with `guardrail_blocked` at once, whose timeline holds the guardrail's decision.
-   */
-  private refuseInput(
-    turn: TurnState,
-    input: Checked,
-    blocked: NonNullable<Checked["blocked"]>,
-    first: FirstCall,
-  ): Refusal {
-    first.reservation?.settle(null);
-    const { turnId } = turn;
-    const error = blockedError(blocked);
-    this.deps.observer?.runStarted(turnId, "start");
-    this.guard?.record(input.decisions);
-    this.deps.observer?.runEnded("failed", { iterations: 0 });
-    const at = (ms: number) => new Date(ms).toISOString();
-    const ended = { startedAt: at(turn.startedAt), endedAt: at(this.now()), iterations: 0, error };
-    this.deps.store.recordTurnOutcome({ turnId, status: "failed", ...ended });
-    this.deps.store.saveTurn("idle", null);
-    return refuse("guardrail_blocked", error.message, { param: "content" });
   }
 
   /** Why the message's files cannot go to the session's mode (an image, on a route that reads none), or null. */
