@@ -72,10 +72,10 @@ export async function askModel(
 /** How the model's streamed text reaches the turn's listeners: held, or with a mask's placeholders restored. */
 function textStream(deps: AskModelDeps, hold: boolean) {
   const { events, guard } = deps;
-  const send = events?.assistantDelta;
-  if (!send) return { options: {}, flush: () => undefined };
-  if (hold) return { options: { onTextDelta: () => undefined }, flush: () => undefined };
-  if (!guard) return { options: { onTextDelta: (t: string) => events.assistantDelta?.(t) }, flush: () => undefined };
+  const none = { flush: () => undefined, restart: () => undefined };
+  if (!events?.assistantDelta) return { options: {}, ...none };
+  if (hold) return { options: { onTextDelta: () => undefined }, ...none };
+  if (!guard) return { options: { onTextDelta: (t: string) => events.assistantDelta?.(t) }, ...none };
   return {
     options: {
       onTextDelta: (t: string) => {
@@ -86,6 +86,10 @@ function textStream(deps: AskModelDeps, hold: boolean) {
     flush: () => {
       const rest = guard.flushStream();
       if (rest) events.assistantDelta?.(rest);
+    },
+    // A stream that broke off is void: what it held back is dropped with it.
+    restart: () => {
+      guard.flushStream();
     },
   };
 }
@@ -151,7 +155,14 @@ async function callModel(
       },
       signal: timer.signal,
       ...stream.options,
-      ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
+      ...(events?.assistantRestarted
+        ? {
+            onRestart: (r) => {
+              stream.restart();
+              events.assistantRestarted?.(r);
+            },
+          }
+        : {}),
       ...(observer ? { observe: (route, input) => observer.modelCall(route, input) } : {}),
     });
     stream.flush();
