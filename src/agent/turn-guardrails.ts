@@ -35,7 +35,7 @@ export interface TurnGuardrailSource {
   count(decisions: readonly GuardrailDecision[]): void;
 }
 
-/** A checked text: what to pass on, and the block when one fired (the decisions are recorded already). */
+/** A checked text: what to pass on, the block when one fired, and every decision (recorded unless asked not to). */
 export interface Checked {
   text: string;
   blocked: GuardrailDecision | null;
