@@ -12,6 +12,7 @@ const BAD_INPUT: ReadonlySet<RefusalCode> = new Set([
   "unknown_mode",
   "attachment_not_accepted",
   "invalid_elicitation_answer",
+  "guardrail_blocked",
 ]);
 
 export function a2aErrorOf(refusal: Refusal): A2AError {

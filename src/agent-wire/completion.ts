@@ -49,6 +49,8 @@ const OWN_CODE: ReadonlySet<string> = new Set([
   "content_filtered",
   "model_bad_request",
   "model_rate_limited",
+  // An output guardrail blocked the answer: the client's request was refused, as an input guardrail's is.
+  "guardrail_blocked",
 ]);
 
 export interface TurnFailure {

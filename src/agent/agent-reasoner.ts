@@ -18,6 +18,7 @@ import type { AgentExecuteResponse } from "../wire/turn";
 import type { AgentConfig } from "./agent-config";
 import type { StoredToolCall } from "./agent-tool-call";
 import { askModel, limitStep, workedMs } from "./ask-model";
+import { refuseBlockedMessage } from "./blocked-message";
 import type { MemoryRecallSource } from "./memory-step";
 import type { CallReservation, ModelCallBudget, TurnMeter } from "./model-call-budget";
 import {
@@ -34,6 +35,7 @@ import type { TokenCalibration } from "./token-calibration";
 import { ToolBatch } from "./tool-batch";
 import { CANCELLED, finishTurn, pauseTurn, type TurnEndingDeps } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
+import { type Checked, type TurnGuardrailSource, TurnGuardrails } from "./turn-guardrails";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface AgentReasonerDeps {
@@ -71,6 +73,8 @@ export interface AgentReasonerDeps {
   observer?: TurnObserver | undefined;
   /** The session owner's memories for the prompt (read once per request), and whether memory is on. */
   memory?: MemoryRecallSource | undefined;
+  /** The guardrails of the session's mode and org, and its mask vault; absent, nothing is checked. */
+  guardrails?: TurnGuardrailSource | undefined;
   now?: () => number;
 }
 
@@ -87,11 +91,21 @@ export class AgentReasoner {
   private readonly now: () => number;
   private readonly stepDeps: ModelStepDeps;
   private readonly tools: ToolBatch;
+  private readonly guard: TurnGuardrails | undefined;
 
   constructor(private readonly deps: AgentReasonerDeps) {
     this.now = deps.now ?? Date.now;
-    this.stepDeps = withStepCache(deps);
-    this.tools = new ToolBatch({ ...deps, now: this.now });
+    const cached = withStepCache(deps);
+    this.guard = deps.guardrails
+      ? new TurnGuardrails(
+          deps.guardrails,
+          async () =>
+            (await cached.catalog.getMode(deps.store.identity().mode)) ?? (await cached.catalog.getDefaultMode()),
+          () => deps.observer,
+        )
+      : undefined;
+    this.stepDeps = { ...cached, ...(this.guard ? { guard: this.guard } : {}) };
+    this.tools = new ToolBatch({ ...deps, guard: this.guard, now: this.now });
   }
 
   /**
@@ -123,15 +137,34 @@ export class AgentReasoner {
       ...(this.deps.door ? { door: this.deps.door } : {}),
     };
     this.deps.store.saveTurn("running", turn);
+    // The message is checked once the turn holds the session, before anything of it is stored or sent: a block
+    // leaves the refusal alone; a check that throws ends the turn as broken (the driver does), as the loop's steps do.
+    let input: Checked | null;
+    try {
+      input = this.guard ? await this.guard.check("input", content, false) : null;
+    } catch (error) {
+      first.reservation?.settle(null);
+      throw error;
+    }
+    if (input?.blocked && this.guard) {
+      first.reservation?.settle(null);
+      return refuseBlockedMessage({ ...this.deps, now: this.now }, this.guard, turn, {
+        ...input,
+        blocked: input.blocked,
+      });
+    }
+    // Stored as the person sees it: a mask's values restored (the model reads their placeholders), a redaction kept.
+    const stored = input && this.guard ? this.guard.restore(input.text) : content;
     this.deps.store.appendMessage({
       turnId: turn.turnId,
       role: "user",
-      content,
+      content: stored,
       ...(attachments.length > 0 ? { attachments } : {}),
       kind: "message",
     });
     this.deps.events?.turnStarted?.(turn.turnId);
     this.deps.observer?.runStarted(turn.turnId, "start");
+    if (input) this.guard?.record(input.decisions);
     const run: Run = { since: now, signal, prepaid: first.prepaid };
     if (first.reservation) run.reservation = first.reservation;
     return { ok: true, value: await this.continueTurn(turn, run) };
@@ -243,9 +276,15 @@ export class AgentReasoner {
         observer
           ?.toolCall({ id: call.id, name: call.name, ranOn: "client", ...(pausedAt ? { startedAt: pausedAt } : {}) })
           .end(result.resultJson !== undefined ? { result: result.resultJson } : { error });
+        // A client's result is a tool's result too: the tool_result guardrails check it before the model reads it.
         this.tools.settle(
           result.resultJson !== undefined
-            ? { ...call, state: "settled", resultJson: result.resultJson, errorMessage: null }
+            ? await this.tools.checkResult({
+                ...call,
+                state: "settled",
+                resultJson: result.resultJson,
+                errorMessage: null,
+              })
             : { ...call, state: "settled", errorMessage: error },
         );
       }
@@ -339,7 +378,7 @@ export class AgentReasoner {
     const limited = await this.checkLimits(turn, run);
     if (limited.type !== "next_model_call") return limited;
     const request = await buildModelRequest(this.stepDeps, turn);
-    return askModel({ ...this.deps, now: this.now }, turn, run, request);
+    return askModel({ ...this.deps, guard: this.guard, now: this.now }, turn, run, request);
   }
 
   /** Before a model call: cancellation, the iteration and time limits, and the key's model call budget. */

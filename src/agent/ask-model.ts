@@ -17,6 +17,7 @@ import { checkFit } from "./request-fit";
 import type { TokenCalibration } from "./token-calibration";
 import { CANCELLED, limitError } from "./turn-ending";
 import type { TurnEvents } from "./turn-events";
+import { blockedError, type TurnGuardrails } from "./turn-guardrails";
 import type { TurnLimit } from "./turn-limits";
 import type { TurnState, TurnStore } from "./turn-store";
 
@@ -31,6 +32,8 @@ export interface AskModelDeps {
   calibration?: TokenCalibration | undefined;
   /** Hears each model call (the turn's timeline and trace). */
   observer?: TurnObserver | undefined;
+  /** The turn's guardrails: the answer checked before the person gets it, a mask's placeholders restored. */
+  guard?: TurnGuardrails | undefined;
   now: () => number;
 }
 
@@ -59,15 +62,66 @@ export async function askModel(
   run: Run,
   request: ModelRequest,
 ): Promise<NextStep> {
-  const called = await callModel(deps, turn, run, request);
+  // An output guardrail that blocks or redacts holds the step's text until it is checked (streams get it whole).
+  const hold = deps.guard ? await deps.guard.holdsOutput() : false;
+  const called = await callModel(deps, turn, run, request, hold);
   if (called.type !== "model_answered") return called;
-  return readAnswer(deps, turn, request, called.response, called.route);
+  return readAnswer(deps, turn, request, called.response, called.route, hold);
+}
+
+/** How the model's streamed text reaches the turn's listeners: held, or with a mask's placeholders restored. */
+function textStream(deps: AskModelDeps, hold: boolean) {
+  const { events, guard } = deps;
+  const none = { flush: () => undefined, restart: () => undefined };
+  if (!events?.assistantDelta) return { options: {}, ...none };
+  if (hold) return { options: { onTextDelta: () => undefined }, ...none };
+  if (!guard) return { options: { onTextDelta: (t: string) => events.assistantDelta?.(t) }, ...none };
+  return {
+    options: {
+      onTextDelta: (t: string) => {
+        const shown = guard.restoreStream(t);
+        if (shown) events.assistantDelta?.(shown);
+      },
+    },
+    flush: () => {
+      const rest = guard.flushStream();
+      if (rest) events.assistantDelta?.(rest);
+    },
+    // A stream that broke off is void: what it held back is dropped with it.
+    restart: () => {
+      guard.flushStream();
+    },
+  };
+}
+
+/**
+ * What the person gets of the model's text: checked by the `output` guardrails (a block ends the turn with its
+ * error), a mask's placeholders restored; sent whole to the listeners when the text was held.
+ */
+async function shownText(
+  deps: AskModelDeps,
+  text: string,
+  hold: boolean,
+): Promise<{ text: string } | { error: ReturnType<typeof blockedError> }> {
+  const { guard, events } = deps;
+  if (!guard || text === "") return { text };
+  const checked = await guard.check("output", text);
+  if (checked.blocked) return { error: blockedError(checked.blocked) };
+  const shown = guard.restore(checked.text);
+  if (hold && shown) events?.assistantDelta?.(shown);
+  return { text: shown };
 }
 
 /** The model call's outcome: its answer (read next), or the step that ends the run (a limit, a failure). */
 type Called = NextStep | { type: "model_answered"; response: ChatResponse; route: ServedBy };
 
-async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request: ModelRequest): Promise<Called> {
+async function callModel(
+  deps: AskModelDeps,
+  turn: TurnState,
+  run: Run,
+  request: ModelRequest,
+  hold: boolean,
+): Promise<Called> {
   const { config, events, meter, observer } = deps;
   let reservation = run.reservation;
   delete run.reservation;
@@ -87,6 +141,7 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
   // Our estimate of what the route last tried was sent, weighed against the prompt tokens its model reports (or
   // counts in a refusal for length); null while no request was sent.
   const sentOn: { last: { route: string; estimate: number } | null } = { last: null };
+  const stream = textStream(deps, hold);
   try {
     const { response, route } = await deps.router.complete(request.route, {
       request: async (format, input) => {
@@ -99,10 +154,18 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
         return sent;
       },
       signal: timer.signal,
-      ...(events?.assistantDelta ? { onTextDelta: (t: string) => events.assistantDelta?.(t) } : {}),
-      ...(events?.assistantRestarted ? { onRestart: (r) => events.assistantRestarted?.(r) } : {}),
+      ...stream.options,
+      ...(events?.assistantRestarted
+        ? {
+            onRestart: (r) => {
+              stream.restart();
+              events.assistantRestarted?.(r);
+            },
+          }
+        : {}),
       ...(observer ? { observe: (route, input) => observer.modelCall(route, input) } : {}),
     });
+    stream.flush();
     turn.iterations++;
     turn.stepFormat = route.toolFormat;
     reservation?.settle({
@@ -131,27 +194,32 @@ async function callModel(deps: AskModelDeps, turn: TurnState, run: Run, request:
 }
 
 /** What the model said: a malformed JSON call (corrected, or the limit), the answer, or tool calls to run. */
-function readAnswer(
+async function readAnswer(
   deps: AskModelDeps,
   turn: TurnState,
   request: ModelRequest,
   response: ChatResponse,
   route: ServedBy,
-): NextStep {
+  hold: boolean,
+): Promise<NextStep> {
   const { store } = deps;
   const usedIds = new Set(store.toolCalls(turn.turnId).map((c) => c.id));
   const step = readModelStep(response, turn, route.toolFormat, usedIds);
   if (step.kind === "malformed") return correctMalformed(deps, turn, response, step.problem);
   turn.parseFailures = 0;
+  const shown = await shownText(deps, step.text, hold);
+  // A blocked answer is not stored: the turn fails, its error naming the guardrail.
+  if ("error" in shown) return { type: "fail", outcome: "failed", error: shown.error };
   if (step.kind === "answer") {
-    store.appendMessage({ turnId: turn.turnId, role: "assistant", content: step.text, kind: "answer" });
-    return { type: "final_answer", text: step.text, appendAnswer: false };
+    store.appendMessage({ turnId: turn.turnId, role: "assistant", content: shown.text, kind: "answer" });
+    return { type: "final_answer", text: shown.text, appendAnswer: false };
   }
-  turn.text = step.text;
+  turn.text = shown.text;
   store.appendMessage({
     turnId: turn.turnId,
     role: "assistant",
-    content: response.content,
+    // The text beside native calls as the person saw it (checked); a JSON-format call is the response itself.
+    content: route.toolFormat === "native" && step.text !== "" ? shown.text : response.content,
     ...(route.toolFormat === "native" ? { toolCalls: step.calls } : {}),
     kind: "message",
   });

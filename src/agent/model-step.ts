@@ -26,6 +26,7 @@ import {
 } from "./memory-step";
 import { type RequestFit, roomForHistory } from "./request-fit";
 import { requestEstimate, type TokenCalibration } from "./token-calibration";
+import type { TurnGuardrails } from "./turn-guardrails";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface ModelStepDeps {
@@ -46,6 +47,8 @@ export interface ModelStepDeps {
   prompts?: WeakMap<AgentMode, Promise<PromptForMode>>;
   /** The session owner's memories for the prompt, and whether memory is on; absent, no memory. */
   memory?: MemoryRecallSource | undefined;
+  /** The turn's guardrails: the conversation as the model reads it (a mask's values as their placeholders). */
+  guard?: Pick<TurnGuardrails, "forModel"> | undefined;
 }
 
 /**
@@ -208,7 +211,8 @@ export async function buildModelRequest(deps: ModelStepDeps, turn: TurnState) {
     forFormat: (format: ToolCallFormat, input: RouteInput = { images: true }): FormattedRequest => {
       const prompt = forMode.inFormat(format);
       const { history, fit } = sizedFor(input);
-      const messages = historyInFormat(history, format);
+      const formatted = historyInFormat(history, format);
+      const messages = deps.guard ? deps.guard.forModel(formatted) : formatted;
       return {
         messages: [
           { role: "system" as const, content: prompt.prompt },

@@ -12,8 +12,10 @@ import type { AgentConfig } from "./agent-config";
 import { publicToolCall, type StoredToolCall } from "./agent-tool-call";
 import { AgentToolExecutor } from "./agent-tool-executor";
 import { appendBatchResults } from "./conversation";
+import { blockedCallText, withheldResultText } from "./guardrail-texts";
 import { NEXT_MODEL_CALL, type NextStep } from "./next-step";
 import type { TurnEvents } from "./turn-events";
+import type { TurnGuardrails } from "./turn-guardrails";
 import type { TurnState, TurnStore } from "./turn-store";
 
 export interface ToolBatchDeps {
@@ -30,6 +32,8 @@ export interface ToolBatchDeps {
     | undefined;
   /** Hears each tool call and each wait for an MCP server's question (the turn's timeline, its trace). */
   observer?: TurnObserver | undefined;
+  /** The turn's guardrails on a call's arguments (before it runs) and on its result (before the model reads it). */
+  guard?: TurnGuardrails | undefined;
   now: () => number;
 }
 
@@ -90,16 +94,20 @@ export class ToolBatch {
   async plan(turn: TurnState, step: Extract<NextStep, { type: "run_tools" }>, run: BatchRun): Promise<void> {
     const { store, events } = this.deps;
     const executor = this.executorFor(step.request.registry);
-    const planned = step.calls.map((call: ModelToolCall, position) =>
-      executor.plan(call, {
+    const checked = await this.checkCalls(step.calls);
+    const planned = checked.map(({ call, blocked }, position) => {
+      const stored = executor.plan(call, {
         turnId: turn.turnId,
         batch: turn.iterations,
         position,
         terminate: step.terminate,
         offered: step.offered,
         approvalRequired: step.request.approvalRequired,
-      }),
-    );
+      });
+      // A blocked call never runs nor waits for a person: the model is told which guardrail refused it.
+      if (!blocked || stored.state === "settled") return stored;
+      return { ...stored, state: "settled" as const, approval: null, errorMessage: blockedCallText(blocked) };
+    });
     for (const call of planned) {
       store.saveToolCall(call);
       events?.toolCallStarted?.(publicToolCall(call));
@@ -112,6 +120,23 @@ export class ToolBatch {
       else store.saveToolCall(checked);
     }
     await this.runReady(turn, planned, run, executor);
+  }
+
+  /**
+   * The calls as they will run: a mask's placeholders in their arguments restored (a tool may use a value the model
+   * only read as a placeholder), then checked by the `tool_call` guardrails (redacted, or blocked).
+   */
+  private async checkCalls(
+    calls: readonly ModelToolCall[],
+  ): Promise<{ call: ModelToolCall; blocked: Parameters<typeof blockedCallText>[0] | null }[]> {
+    const { guard } = this.deps;
+    if (!guard) return calls.map((call) => ({ call, blocked: null }));
+    const out = [];
+    for (const call of calls) {
+      const checked = await guard.check("tool_call", guard.restore(call.arguments));
+      out.push({ call: { ...call, arguments: checked.text }, blocked: checked.blocked });
+    }
+    return out;
   }
 
   /**
@@ -202,10 +227,22 @@ export class ToolBatch {
       arguments: call.argumentsJson,
     });
     const execute = () => executor.executeServerTool(call, context, run.signal);
-    const done = watch ? await watch.within(execute) : await execute();
+    const done = await this.checkResult(watch ? await watch.within(execute) : await execute());
     watch?.end(done.errorMessage ? { error: done.errorMessage } : { result: done.resultJson });
     for (const effect of done.effects ?? []) await this.applyEffect(turn, done, effect, context.mode);
     return done;
+  }
+
+  /**
+   * A result as the model will read it, checked by the `tool_result` guardrails: withheld (the model reads why),
+   * redacted, or stored whole with a mask's values (the model reads their placeholders, see turn-guardrails.ts).
+   */
+  async checkResult(done: StoredToolCall): Promise<StoredToolCall> {
+    const { guard } = this.deps;
+    if (!guard || done.resultJson === null) return done;
+    const checked = await guard.check("tool_result", done.resultJson);
+    if (checked.blocked) return { ...done, resultJson: null, errorMessage: withheldResultText(checked.blocked) };
+    return { ...done, resultJson: guard.restore(checked.text) };
   }
 
   /**

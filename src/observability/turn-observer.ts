@@ -75,6 +75,16 @@ export interface TurnObserver {
   toolCall(call: ToolCallStart): ToolCallObservation;
   /** A wait starts now (`startedAt` in the past for one that started in an earlier run: a pause). */
   wait(kind: WaitKind, detail: { name: string; toolCallId?: string; startedAt?: number }): WaitObservation;
+  /** A guardrail fired on the turn (never the text it matched): an instant on the timeline, an event of the run. */
+  guardrail?(decision: GuardrailNote): void;
+}
+
+/** What is recorded of a guardrail's decision: which one, where, what it did, the kinds of thing it found. */
+export interface GuardrailNote {
+  guardrail: string;
+  point: string;
+  action: string;
+  found: readonly string[];
 }
 
 const NO_WAIT: WaitObservation = { end: () => undefined };
@@ -101,7 +111,7 @@ export interface TimelineStep {
    * person or the client has several); `model_call`, `tool_call`, `wait` have a duration; `failover` and `restart`
    * are instants.
    */
-  kind: "run" | "model_call" | "tool_call" | "wait" | "failover" | "restart";
+  kind: "run" | "model_call" | "tool_call" | "wait" | "failover" | "restart" | "guardrail";
   /**
    * How the run started (`start`, `resume_pause`, `resume_restart`), the model (model_call), the tool (tool_call),
    * what was waited for (wait: `approval`, `client`, `elicitation`), `from → to` (failover, restart).
@@ -131,6 +141,11 @@ export interface TimelineStep {
   modeVersion?: number;
   /** The error's code or message when the step failed. */
   error?: string;
+  /** guardrail: the guardrail that fired (also its `name`), the point, its action, what it found (`email`, `S1`). */
+  guardrail?: string;
+  point?: string;
+  action?: string;
+  found?: string[];
   /** The OpenTelemetry span of the step, when tracing was on. */
   traceId?: string;
   spanId?: string;

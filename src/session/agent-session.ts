@@ -7,6 +7,7 @@
 // WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
+import { maskedForModel } from "../agent/turn-guardrails";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -52,6 +53,7 @@ import { type Expiry, SessionKeeper } from "./session-keeper";
 import { migrateSessionStorage } from "./session-schema";
 import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
+import { SessionVault } from "./session-vault";
 import { sessionView } from "./session-view";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
@@ -117,6 +119,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   readonly memoryCopy = new MemoryCopy();
   /** The mode version the session is pinned to, if any (src/session/mode-pin.ts). */
   private readonly pins: ModePins;
+  /** What the mask guardrails hid from the model in this session, by placeholder (src/session/session-vault.ts). */
+  private readonly vault: SessionVault;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -126,6 +130,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.pins = new ModePins(ctx.storage.sql);
     this.calibration = new TokenCalibration(this.store);
     this.steps = new TurnSteps(ctx.storage.sql);
+    this.vault = new SessionVault(ctx.storage.sql);
     this.events = new EventLog(ctx.storage.sql);
     this.frames = new FrameHub(ctx, this.events);
     this.tickets = new TicketStore(ctx.storage.sql);
@@ -196,6 +201,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,
       pin: () => this.pins.pin(),
+      vault: this.vault,
     });
     const reasoners = this.reasoners;
     this.compaction = new Compactor({
@@ -205,6 +211,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       access: (caller) => reasoners.modelAccess(caller, "agent_compaction"),
       calibration: this.calibration,
       waitUntil,
+      forModel: (messages) => maskedForModel(this.vault.vault(), messages),
     });
     const compaction = this.compaction;
     driver = new TurnDriver({

@@ -20,6 +20,7 @@ import type { JsonAdminLogger } from "../observability/admin-logger";
 import { compactionInstructions, compactionRequest, summaryWords } from "../prompts/compaction-prompt";
 import type { ModelRouter, RouteInput } from "../routing/model-router";
 import { estimateTokens } from "../token-estimate";
+import type { ChatMessage } from "../wire/openai";
 import type { Caller } from "./caller";
 import type { SessionStore } from "./session-store";
 
@@ -40,6 +41,8 @@ export interface CompactionDeps {
   calibration?: TokenCalibration | undefined;
   /** Keeps the object alive until the compaction ends. */
   waitUntil: (work: Promise<unknown>) => void;
+  /** The request as the model may read it: what a mask guardrail hid, as its placeholders (turn-guardrails.ts). */
+  forModel?: ((messages: ChatMessage[]) => ChatMessage[]) | undefined;
 }
 
 /** Why a compaction stored nothing, for the log. */
@@ -85,11 +88,12 @@ export class Compactor {
     const room = roomForHistory({ ...budgets, answerTokens: budgets.summaryMaxTokens }, fixed);
     const plan = planCompaction(store, budgets.historyBudgetTokens, Math.min(budgets.historyBudgetTokens, room));
     if (!plan) return;
-    const messages = compactionRequest(
+    const request = compactionRequest(
       plan.basedOn?.text ?? null,
       compactionTranscript(plan.messages),
       summaryWords(budgets.summaryMaxTokens),
     );
+    const messages = this.deps.forModel ? this.deps.forModel(request) : request;
     const fit: RequestFit = {
       route,
       budgets: { ...budgets, answerTokens: budgets.summaryMaxTokens },

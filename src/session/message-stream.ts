@@ -5,6 +5,7 @@ import type { Outcome } from "../refusal";
 import type { MessageAttachment } from "../wire/attachments";
 import type { Caller } from "./caller";
 import type { FrameHub } from "./frame-hub";
+import { guardrailStop } from "./guardrail-stop";
 import { beforeDrive } from "./turn-admission";
 import type { TurnDriver } from "./turn-driver";
 
@@ -26,7 +27,11 @@ export async function streamMessage(
   const stream = beforeDrive(admitted.value, () => frames.openEventStream());
   const done = driver
     .drive(admitted.value, { caller })
-    .then((outcome) => (outcome.ok ? undefined : stream.error(outcome.code, outcome.message)))
+    .then((outcome) => {
+      if (!outcome.ok) return stream.error(outcome.code, outcome.message);
+      const stopped = guardrailStop(outcome);
+      return stopped ? stream.error(stopped.code, stopped.message) : undefined;
+    })
     .finally(() => stream.close());
   deps.waitUntil(done);
   return { ok: true, value: stream.readable };

@@ -7,7 +7,11 @@ import type { ModelCallBudget, TurnMeter } from "../agent/model-call-budget";
 import type { TokenCalibration } from "../agent/token-calibration";
 import type { TurnEndingDeps } from "../agent/turn-ending";
 import type { TurnEvents } from "../agent/turn-events";
+import type { TurnGuardrailSource, VaultKeeper } from "../agent/turn-guardrails";
 import type { BookmarkedDb } from "../db";
+import { guardrailClassifier } from "../guardrails/guardrail-check";
+import { recordGuardrailDecisions } from "../guardrails/guardrail-counts";
+import { effectiveGuardrails } from "../guardrails/guardrail-policy";
 import { McpToolSource } from "../mcp/mcp-tool-source";
 import { memoryAccess } from "../memory/memory-access";
 import { keyModelCallBudget } from "../metering/model-call-limit";
@@ -64,6 +68,8 @@ export interface ReasonerFactoryDeps {
   memoryCopy?: MemoryCopy | undefined;
   /** The mode version the session is pinned to (src/session/mode-pin.ts); null or absent: none. */
   pin?: (() => ModePin | null) | undefined;
+  /** The session's mask vault (src/session/session-vault.ts); absent, no guardrail is checked on its turns. */
+  vault?: VaultKeeper | undefined;
 }
 
 type SharedDeps = Pick<
@@ -253,6 +259,22 @@ export class ReasonerFactory {
     return this.keptReads(this.sharedDeps().catalog).catalog;
   }
 
+  /**
+   * The guardrails of the session's turns: the effective list of its mode and org (kept per isolate, as the mode
+   * is), the session's vault, the classifier of moderation and prompt_injection, and the org's counters.
+   */
+  private guardrails(logger: JsonAdminLogger): TurnGuardrailSource | undefined {
+    const { env, db, store, vault, waitUntil } = this.deps;
+    if (!vault) return undefined;
+    const org = store.identity().org;
+    return {
+      list: (mode) => effectiveGuardrails(env, db, org, mode),
+      vault,
+      classify: guardrailClassifier(env, db, org, logger),
+      count: (decisions) => recordGuardrailDecisions(env, db, org, decisions, waitUntil),
+    };
+  }
+
   /** What records a run's steps (the timeline) and, when tracing is on, its spans under the caller's trace. */
   private recorder(caller: Caller | undefined): TurnRecorder {
     const { env, store, steps } = this.deps;
@@ -310,6 +332,7 @@ export class ReasonerFactory {
         ? { clientTools: { tools: options.clientTools.map(clientFunctionTool), hideModeClientTools: true } }
         : {}),
       ...(options.declineElicitations ? { elicit: undefined } : {}),
+      guardrails: this.guardrails(logger),
     });
   }
 }

@@ -155,6 +155,16 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
     },
   },
   {
+    version: 11,
+    name: "the mask vault: what a mask guardrail hid from the model, by placeholder",
+    apply(sql) {
+      // One row, written when a check masks a new value (src/session/session-vault.ts); none while nothing is masked.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS mask_vault (id INTEGER PRIMARY KEY CHECK (id = 1), vault_json TEXT NOT NULL)",
+      );
+    },
+  },
+  {
     version: 12,
     name: "the mode version a session is pinned to (its snapshot)",
     apply(sql) {

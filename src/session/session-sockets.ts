@@ -8,6 +8,7 @@ import type { Caller } from "./caller";
 import type { ElicitationDesk } from "./elicitations";
 import type { EventLog } from "./event-log";
 import type { FrameHub } from "./frame-hub";
+import { guardrailStop } from "./guardrail-stop";
 import { parseClientFrame } from "./protocol";
 import type { SessionStore } from "./session-store";
 import { sessionStateFrame } from "./session-view";
@@ -120,6 +121,8 @@ export class SessionSockets {
 
   private answer(ws: WebSocket, outcome: Outcome<unknown>): void {
     if (!outcome.ok) this.sendDirect(ws, { type: "error", code: outcome.code, message: outcome.message });
+    const stopped = guardrailStop(outcome);
+    if (stopped) this.sendDirect(ws, { type: "error", ...stopped });
   }
 
   private sendDirect(ws: WebSocket, frame: DirectFrame): void {

@@ -6,8 +6,10 @@
 import { type Context, context, type Span, SpanKind, SpanStatusCode, TraceFlags } from "@opentelemetry/api";
 import { ATTR, cacheAttributes, EVENT, OPERATION, providerName } from "../observability/tracing/attributes";
 import { bounded, genAiMessages } from "../observability/tracing/content";
+import { guardrailEventAttributes, guardrailEventName } from "../observability/tracing/guardrail-event";
 import { contextFromCarrier, contextWith, endAfterReply, type Tracing } from "../observability/tracing/tracing";
 import type {
+  GuardrailNote,
   ModelCallEnd,
   ModelCallObservation,
   RouteRef,
@@ -343,5 +345,22 @@ export class TurnRecorder implements TurnObserver {
         });
       },
     };
+  }
+
+  guardrail(decision: GuardrailNote): void {
+    const at = this.now();
+    const span = this.run?.span ?? null;
+    span?.addEvent(guardrailEventName, guardrailEventAttributes(decision), at);
+    this.add({
+      kind: "guardrail",
+      name: decision.guardrail,
+      startedAt: at,
+      endedAt: at,
+      guardrail: decision.guardrail,
+      point: decision.point,
+      action: decision.action,
+      found: [...decision.found],
+      ...TurnRecorder.ids(span),
+    });
   }
 }

@@ -3,7 +3,15 @@
 import { z } from "zod";
 import { SessionStatus, TurnRecord } from "./turn";
 
-export const TIMELINE_STEP_KINDS = ["run", "model_call", "tool_call", "wait", "failover", "restart"] as const;
+export const TIMELINE_STEP_KINDS = [
+  "run",
+  "model_call",
+  "tool_call",
+  "wait",
+  "failover",
+  "restart",
+  "guardrail",
+] as const;
 
 /** A step's fields besides its times: the same stored as answered (TimelineStep's, in turn-observer.ts). */
 export const timelineStepFields = {
@@ -26,6 +34,11 @@ export const timelineStepFields = {
   iterations: z.number().int().optional(),
   modeVersion: z.number().int().optional(),
   error: z.string().optional(),
+  /** guardrail: the one that fired, at which point, its action, and the kinds of thing found (never the text). */
+  guardrail: z.string().optional(),
+  point: z.string().optional(),
+  action: z.string().optional(),
+  found: z.array(z.string()).optional(),
   traceId: z.string().optional(),
   spanId: z.string().optional(),
 };
