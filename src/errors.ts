@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   frame_too_large: bad,
   attachment_not_accepted: bad,
   invalid_idempotency_key: bad,
+  invalid_guardrail: bad,
+  guardrail_blocked: bad,
   // 401, 403: who is asking.
   missing_api_key: [401, "authentication_error"],
   invalid_api_key: [401, "authentication_error"],

@@ -23,6 +23,8 @@ export const REFUSAL_CODES = [
   "turn_not_found",
   "attachment_not_accepted",
   "invalid_branch_point",
+  "invalid_guardrail",
+  "guardrail_blocked",
 ] as const;
 export type RefusalCode = (typeof REFUSAL_CODES)[number];
 

@@ -227,6 +227,31 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
       );
     },
   },
+  invalid_guardrail: {
+    http: () =>
+      request(
+        "PUT",
+        "/admin/guardrails",
+        { guardrails: [{ kind: "toxicity", points: ["input"], action: "block" }] },
+        {
+          key: TEST_KEYS.admin.key,
+        },
+      ),
+  },
+  // An org of its own whose guardrails the passthrough applies: a deny word on input blocks the call.
+  guardrail_blocked: {
+    http: async () => {
+      const { key } = await newChatKey(`org-guarded-${crypto.randomUUID()}`, ["chat", "admin"]);
+      const deny = { kind: "deny", points: ["input"], action: "block", words: ["falcon"] };
+      await request("PUT", "/admin/guardrails", { guardrails: [deny], passthrough: true }, { key });
+      return request(
+        "POST",
+        "/v1/chat/completions",
+        { model: "m", messages: [{ role: "user", content: "Tell me about project Falcon" }] },
+        { key },
+      );
+    },
+  },
   invalid_ticket: { http: async () => connect(await createSession(), "wst_made_up") },
   insufficient_scope: { http: () => request("PUT", "/admin/modes/x", {}, { key: TEST_KEYS.chat.key }) },
   deployment_owned: {
