@@ -3,7 +3,8 @@
 // the text deltas (and every event after the first of them) are held until the stream's end, when the assembled
 // text is checked: nothing unchecked reaches the client, and a block ends the stream with the door's error event
 // instead of the answer. Otherwise the stream keeps flowing, with masked values restored across deltas
-// (MaskVault.restoreStream) and the assembled text checked at the end for the flags. Keepalive comments always pass.
+// (MaskVault.restoreStream) and the assembled text checked at the end for the flags. Keepalive comments always pass,
+// and a held stream writes its own while the upstream keeps talking.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { ApiError } from "../errors";
 import type { MaskVault } from "../guardrails/guardrail-check";
@@ -29,6 +30,8 @@ export interface StreamChecks {
   check(texts: ReadonlyMap<string, string>): Promise<{ blocked: ApiError | null; texts: ReadonlyMap<string, string> }>;
   /** The door's streamed error event for a refusal. */
   errorFrame(error: ApiError): Uint8Array;
+  /** While the text is held: a keepalive comment when nothing was written for this long. */
+  keepaliveMs: number;
   /** The stream ended (whole, cut or cancelled by the client): called once. */
   done(): void;
 }
@@ -76,6 +79,7 @@ export function guardedEventStream(
     { vault: MaskVault; template: Record<string, unknown>; message: EventSourceMessage }
   >();
   let finished = false;
+  let lastWrite = Date.now();
   const finish = () => {
     if (finished) return;
     finished = true;
@@ -164,9 +168,16 @@ export function guardedEventStream(
           const { done, value } = await reader.read();
           if (done) await end();
           else parser.feed(decoder.decode(value, { stream: true }));
+          // A long answer held for its check must not look like a dead connection to the client.
+          if (holding && queue.length === 0 && Date.now() - lastWrite >= checks.keepaliveMs) {
+            queue.push(": keepalive\n\n");
+          }
           const out = queue;
           queue = [];
-          if (out.length > 0) controller.enqueue(encoder.encode(out.join("")));
+          if (out.length > 0) {
+            controller.enqueue(encoder.encode(out.join("")));
+            lastWrite = Date.now();
+          }
           if (done) {
             controller.close();
             finish();

@@ -18,6 +18,7 @@ import type { Guardrail, GuardrailPoint } from "../guardrails/guardrail-config";
 import { recordGuardrailDecisions } from "../guardrails/guardrail-counts";
 import { effectiveGuardrails } from "../guardrails/guardrail-policy";
 import type { AppContext } from "../http";
+import { settings } from "../settings";
 import { isEventStream } from "./answer-as-message";
 import { guardedEventStream } from "./guardrail-stream";
 import { answerTexts, type GuardedDoor, guardedDoor, isRecord, mapStrings, userTexts } from "./guardrail-texts";
@@ -161,6 +162,7 @@ export class PassthroughGuard {
         check: (texts) => this.checkTexts(texts),
         errorFrame: (error) =>
           streamFramesOf(this.door === "messages" ? "anthropic" : "openai").error(error.toBody(), error.status),
+        keepaliveMs: settings(this.c.env).passthrough.keepaliveMs,
         done: () => this.done(),
       });
       return new Response(body, { status: answer.status, headers });
