@@ -1,5 +1,6 @@
 // AgentModeSummary (TUL-010 §2) and the full AgentMode row of the D1 catalog, parsed with zod.
 import { z } from "zod";
+import { StoredGuardrails } from "../guardrails/guardrail-config";
 import { KEY_NAME_PATTERN } from "../key-name";
 
 /** TUL-010 §3.3: the fields every mode descriptor carries, in camelCase. */
@@ -27,6 +28,8 @@ export const AgentMode = AgentModeSummary.extend({
   modelRoute: z.string(),
   /** Memory in this mode (docs/memory.md): its memory tools and the prompt's section, when the org's memory is on too. */
   memory: z.boolean(),
+  /** Its guardrails (docs/guardrails.md), over the org's: an entry of the same name replaces the org's in this mode. */
+  guardrails: StoredGuardrails.default([]),
   /** The org that made it (visible to that org only), or null: the deployment's, visible to every org. */
   org: z.string().nullable(),
   createdAt: z.string(),
@@ -64,6 +67,7 @@ export const AgentModeRow = z
     approval_required_tools: jsonStringArray,
     model_route: z.string().min(1),
     memory: z.union([z.literal(0), z.literal(1)]),
+    guardrails: jsonText.pipe(StoredGuardrails).default([]),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -82,6 +86,7 @@ export const AgentModeRow = z
       approvalRequiredTools: row.approval_required_tools,
       modelRoute: row.model_route,
       memory: row.memory === 1,
+      guardrails: row.guardrails,
       org: row.org === "" ? null : row.org,
       createdAt: row.created_at,
       updatedAt: row.updated_at,

@@ -32,7 +32,7 @@ export class ModeCatalogError extends Error {
 }
 
 const COLUMNS =
-  "id, org, key, display_name, description, system_prompt_summary, system_prompt, human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, created_at, updated_at";
+  "id, org, key, display_name, description, system_prompt_summary, system_prompt, human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, guardrails, created_at, updated_at";
 
 /**
  * The modes org `?1` sees, each with `is_default` as it holds in that view: its own modes, and the deployment's
@@ -40,8 +40,8 @@ const COLUMNS =
  * default of its own). Its default is its own default when it has one, else the mode of the deployment's default's key.
  */
 const VIEW = `SELECT m.id, m.org, m.key, m.display_name, m.description, m.system_prompt_summary, m.system_prompt,
-    m.human_role_hints, m.example_utterances, m.tools, m.approval_required_tools, m.model_route, m.memory, m.created_at,
-    m.updated_at,
+    m.human_role_hints, m.example_utterances, m.tools, m.approval_required_tools, m.model_route, m.memory, m.guardrails,
+    m.created_at, m.updated_at,
     COALESCE(CASE WHEN EXISTS (SELECT 1 FROM modes d WHERE d.org = ?1 AND d.is_default = 1)
       THEN m.org = ?1 AND m.is_default = 1
       ELSE m.key = (SELECT d.key FROM modes d WHERE d.org = '' AND d.is_default = 1) END, 0) AS is_default
@@ -137,15 +137,15 @@ export async function upsertMode(
     db
       .prepare(
         `INSERT INTO modes (id, org, key, display_name, description, system_prompt_summary, system_prompt, is_default,
-           human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, guardrails)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (org, key) DO UPDATE SET
            display_name = excluded.display_name, description = excluded.description,
            system_prompt_summary = excluded.system_prompt_summary, system_prompt = excluded.system_prompt,
            is_default = excluded.is_default, human_role_hints = excluded.human_role_hints,
            example_utterances = excluded.example_utterances, tools = excluded.tools,
            approval_required_tools = excluded.approval_required_tools, model_route = excluded.model_route,
-           memory = excluded.memory,
+           memory = excluded.memory, guardrails = excluded.guardrails,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
       )
       .bind(
@@ -163,6 +163,7 @@ export async function upsertMode(
         JSON.stringify(body.approvalRequiredTools),
         body.modelRoute,
         body.memory ? 1 : 0,
+        JSON.stringify(body.guardrails ?? []),
       ),
     ...also,
     ownedModeStatement(db, owner, key),

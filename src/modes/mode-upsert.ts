@@ -3,6 +3,7 @@
 // (catalog-service.ts, the one module with the SQL of modes and hidden_modes).
 
 import { z } from "zod";
+import type { Guardrail } from "../guardrails/guardrail-config";
 import { DEFAULT_ROUTE, ROUTE_NAME_PATTERN } from "../routing/model-routes";
 import { typedName, typedProse } from "../typed-name";
 import { MCP_REFERENCE } from "./tool-references";
@@ -34,8 +35,17 @@ export const ModeUpsertBody = z.strictObject({
     .default(DEFAULT_ROUTE),
   /** Memory in this mode (docs/memory.md): on unless turned off; the org's switch must be on too. */
   memory: z.boolean({ error: "must be true or false" }).default(true),
+  /**
+   * Its guardrails (docs/guardrails.md): each entry a Guardrail, checked by parseGuardrails in the route (its
+   * errors are `invalid_guardrail`, naming `guardrails[i].field`).
+   */
+  guardrails: z
+    .array(z.unknown())
+    .default([])
+    .meta({ description: "Guardrail entries (the Guardrail schema), over the org's own (GET /admin/guardrails)." }),
 });
-export type ModeUpsertBody = z.output<typeof ModeUpsertBody>;
+/** A mode as written: the body with its guardrails parsed (none when left out). */
+export type ModeUpsertBody = Omit<z.output<typeof ModeUpsertBody>, "guardrails"> & { guardrails?: Guardrail[] };
 
 /** The body of a change that only shows or hides a deployment mode in the caller's org (`{"enabled": false}`). */
 export const ModeVisibilityBody = z.strictObject({ enabled: z.boolean({ error: "must be true or false" }) });

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
+import { parseGuardrails } from "../guardrails/guardrail-config";
 import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
@@ -167,8 +168,11 @@ export const adminModeRoutes = routes()
     }),
     async (c) => {
       const { key } = c.req.valid("param");
-      const body = c.req.valid("json");
-      if (!("displayName" in body)) return setVisibility(c, key, body.enabled);
+      const written = c.req.valid("json");
+      if (!("displayName" in written)) return setVisibility(c, key, written.enabled);
+      const guardrails = parseGuardrails(written.guardrails, "guardrails");
+      if (!guardrails.ok) throw ApiError.from(guardrails);
+      const body = { ...written, guardrails: guardrails.value };
       const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
       const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
       await checkMcpReferences(c.var.db, owner, body.tools);
