@@ -111,8 +111,13 @@ export class PassthroughGuard {
     if (this.finished) return;
     this.finished = true;
     const { c } = this;
-    recordGuardrailDecisions(c.env, c.env.DB, c.var.principal.org, this.decisions, (work: Promise<unknown>) =>
-      c.executionCtx.waitUntil(work),
+    recordGuardrailDecisions(
+      c.env,
+      c.env.DB,
+      c.var.principal.org,
+      this.decisions,
+      (work: Promise<unknown>) => c.executionCtx.waitUntil(work),
+      c.var.logger,
     );
     this.resolveSettled();
   }

@@ -3,8 +3,8 @@
 // its model call; what was found by kind, never the matched text.
 import { describe, expect, it } from "vitest";
 import { scriptUpstream } from "../fixtures/upstream";
-import { BASE_URL, type TestKey, type TestWorker } from "../passthrough/harness";
 import { EMAIL, guardedOrg, piiEmail } from "../passthrough/guardrails-harness";
+import { BASE_URL, type TestKey, type TestWorker } from "../passthrough/harness";
 import { SPAN_KIND, type SpanRecord } from "./span-record";
 import { newTrace, spansOfTrace } from "./spans";
 

@@ -1,8 +1,8 @@
-// The passthrough's guardrails in tests: an org of its own whose admin turns guardrails on through the admin API
-// (PUT /admin/guardrails), a chat key of that org, and the counters its requests left.
+// The passthrough's guardrails in tests: an org of its own with guardrails on (as its admin saves them), a chat key
+// of that org, and the counters its requests left.
 import { env } from "cloudflare:workers";
-import { expect } from "vitest";
-import { BASE_URL, newChatKey, type TestKey, type TestWorker, workerWith } from "./harness";
+import { parseGuardrails } from "../../src/guardrails/guardrail-config";
+import { newChatKey, type TestKey, type TestWorker, worker, workerWith } from "./harness";
 
 /** An address the `pii` guardrail finds, and the placeholder it gets first. */
 export const EMAIL = "ada.lovelace@example.com";
@@ -13,22 +13,31 @@ export type Entry = Record<string, unknown>;
 
 export interface GuardedOrg {
   key: TestKey;
-  /** A worker whose after-the-answer work (the counters) a test can wait for. */
+  /** The worker the test calls: with `counted`, one whose after-the-answer work (the counters) it can wait for. */
   through: TestWorker;
 }
 
-/** A fresh org with `guardrails` saved by its admin, applied to the passthrough unless `passthrough` is false. */
-export async function guardedOrg(guardrails: Entry[], passthrough = true): Promise<GuardedOrg> {
+let counting: TestWorker | undefined;
+
+/**
+ * A fresh org with `guardrails` saved as PUT /admin/guardrails saves them (parsed, in `org_guardrails`), applied to
+ * the passthrough unless `passthrough` is false.
+ */
+export async function guardedOrg(
+  guardrails: Entry[],
+  options: { passthrough?: boolean; counted?: boolean } = {},
+): Promise<GuardedOrg> {
+  const { passthrough = true, counted = false } = options;
   const org = `org-guard-${crypto.randomUUID()}`;
-  const admin = await newChatKey(org, ["chat", "admin"]);
-  const through = workerWith();
-  const put = await through.fetch(`${new URL(BASE_URL).origin}/admin/guardrails`, {
-    method: "PUT",
-    headers: { authorization: `Bearer ${admin.key}`, "content-type": "application/json" },
-    body: JSON.stringify({ guardrails, passthrough }),
-  });
-  expect(put.status).toBe(200);
-  return { key: await newChatKey(org), through };
+  const parsed = parseGuardrails(guardrails, "guardrails");
+  if (!parsed.ok) throw new Error(`${parsed.param}: ${parsed.message}`);
+  await env.DB.prepare("INSERT INTO org_guardrails (org, guardrails, passthrough) VALUES (?, ?, ?)")
+    .bind(org, JSON.stringify(parsed.value), passthrough ? 1 : 0)
+    .run();
+  // The deployed entry point, unless the test reads the counters written after the answer (an app whose work after
+  // the answer it can wait for: one for the file, as a new one pays for its first requests again).
+  counting ??= workerWith();
+  return { key: await newChatKey(org), through: counted ? counting : worker };
 }
 
 /** Only emails: the scripts' markers hold digits a phone number's pattern could read. */

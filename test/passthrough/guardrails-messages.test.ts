@@ -40,26 +40,30 @@ describe("guardrails on /v1/messages", () => {
 
   it("masks an email in a text block upstream and restores it in the answer", async () => {
     const guarded = await guardedOrg([piiEmail("mask")]);
-    const script = await scriptUpstream([{ type: "echo" }]);
+    const script = await scriptUpstream([{ type: "completion", content: `Sent to ${EMAIL_PLACEHOLDER}.` }]);
     const message = await anthropic(guarded.key, { through: guarded.through }).messages.create({
       model: "claude-test",
       max_tokens: 64,
       messages: [{ role: "user", content: [{ type: "text", text: `Mail ${EMAIL} ${script.marker}` }] }],
     });
-    expect((await script.messagesOf(0)).at(-1)?.content).toEqual(`Mail ${EMAIL_PLACEHOLDER} ${script.marker}`);
-    expect(textOf(message)).toBe(`Mail ${EMAIL} ${script.marker}`);
+    expect(JSON.stringify((await script.messagesOf(0)).at(-1)?.content)).toContain(
+      `Mail ${EMAIL_PLACEHOLDER} ${script.marker}`,
+    );
+    expect(textOf(message)).toBe(`Sent to ${EMAIL}.`);
   });
 
   it("restores a masked email across text_delta events", async () => {
     const guarded = await guardedOrg([piiEmail("mask")]);
-    const script = await scriptUpstream([{ type: "echo" }]);
+    const script = await scriptUpstream([
+      { type: "completion", content: `Sent to ${EMAIL_PLACEHOLDER}, and ${EMAIL_PLACEHOLDER}.`, chunkSize: 5 },
+    ]);
     const stream = await anthropic(guarded.key, { through: guarded.through }).messages.create({
       model: "claude-test",
       max_tokens: 64,
       stream: true,
       messages: [{ role: "user", content: `Mail ${EMAIL} ${script.marker}` }],
     });
-    expect(await streamed(stream)).toBe(`Mail ${EMAIL} ${script.marker}`);
+    expect(await streamed(stream)).toBe(`Sent to ${EMAIL}, and ${EMAIL}.`);
   });
 
   it("redacts an email in a stream's text", async () => {
@@ -104,26 +108,27 @@ describe("guardrails on /v1/messages", () => {
     });
   });
 
-  it("counts an input flag and sends the text unchanged", async () => {
-    const guarded = await guardedOrg([piiEmail("flag")]);
-    const script = await scriptUpstream([{ type: "echo" }]);
-    const message = await anthropic(guarded.key, { through: guarded.through }).messages.create({
+  it("counts an input flag and sends the text upstream unchanged", async () => {
+    const guarded = await guardedOrg([piiEmail("flag")], { counted: true });
+    const script = await scriptUpstream([{ type: "completion", content: "Sent." }]);
+    await anthropic(guarded.key, { through: guarded.through }).messages.create({
       model: "claude-test",
       max_tokens: 64,
       messages: [{ role: "user", content: `Mail ${EMAIL} ${script.marker}` }],
     });
-    expect(textOf(message)).toBe(`Mail ${EMAIL} ${script.marker}`);
+    expect((await script.messagesOf(0)).at(-1)?.content).toBe(`Mail ${EMAIL} ${script.marker}`);
     expect(await countsOf(guarded)).toEqual([{ guardrail: "pii", point: "input", action: "flag", count: 1 }]);
   });
 
   it("leaves the message untouched when the passthrough switch is off", async () => {
-    const guarded = await guardedOrg([piiEmail("redact", ["input", "output"])], false);
-    const script = await scriptUpstream([{ type: "echo" }]);
+    const guarded = await guardedOrg([piiEmail("redact", ["input", "output"])], { passthrough: false });
+    const script = await scriptUpstream([{ type: "completion", content: `Write to ${EMAIL}.` }]);
     const message = await anthropic(guarded.key, { through: guarded.through }).messages.create({
       model: "claude-test",
       max_tokens: 64,
       messages: [{ role: "user", content: `Mail ${EMAIL} ${script.marker}` }],
     });
-    expect(textOf(message)).toBe(`Mail ${EMAIL} ${script.marker}`);
+    expect((await script.messagesOf(0)).at(-1)?.content).toBe(`Mail ${EMAIL} ${script.marker}`);
+    expect(textOf(message)).toBe(`Write to ${EMAIL}.`);
   });
 });

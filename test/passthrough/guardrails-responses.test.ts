@@ -138,7 +138,7 @@ describe("guardrails on /v1/responses", () => {
   });
 
   it("counts an output flag", async () => {
-    const guarded = await guardedOrg([piiEmail("flag", ["output"])]);
+    const guarded = await guardedOrg([piiEmail("flag", ["output"])], { counted: true });
     const script = await scriptUpstream([{ type: "json", body: answerOf(`Write to ${EMAIL}.`) }]);
     const result = await openai(guarded.key, guarded.through).responses.create({
       model: "gpt-r",
@@ -149,7 +149,7 @@ describe("guardrails on /v1/responses", () => {
   });
 
   it("sends the input untouched when the passthrough switch is off", async () => {
-    const guarded = await guardedOrg([piiEmail("mask")], false);
+    const guarded = await guardedOrg([piiEmail("mask")], { passthrough: false });
     const script = await scriptUpstream([{ type: "json", body: answerOf("ok") }]);
     await openai(guarded.key, guarded.through).responses.create({
       model: "gpt-r",
