@@ -30,7 +30,8 @@ describe("the passthrough's guardrail decisions in its trace", () => {
       { stream: true, messages: [{ role: "user", content: `Mail ${EMAIL} ${script.marker}` }] },
       trace.traceparent,
     );
-    expect(await response.text()).toContain("lovelace");
+    expect(response.status).toBe(200);
+    await response.text();
     const spans = await spansOfTrace(trace.traceId, {
       until: (all) => guardrailEvents(all.find((s) => s.kind === SPAN_KIND.client)).length >= 2,
     });
