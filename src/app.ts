@@ -27,6 +27,7 @@ import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminAuditRoutes } from "./routes/admin-audit";
+import { adminGuardrailRoutes } from "./routes/admin-guardrails";
 import { adminHealthRoutes } from "./routes/admin-health";
 import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
@@ -153,6 +154,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", scheduleRoutes);
   app.route("/", memoryRoutes);
   app.route("/", adminMemoryRoutes);
+  app.route("/", adminGuardrailRoutes);
   app.route("/", personExportRoutes);
   app.route("/", agentWireRoutes);
   app.route("/", responsesDoorRoutes);

@@ -13,7 +13,7 @@ const EMAIL = /(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Z
  * (`(555) 123-4567`, `555-123-4567`, `020 7946 0958`, `06 12 34 56 78`); 8 to 15 digits.
  */
 const PHONE =
-  /(?<![\w+.-])(?:\+\d{8,15}|(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,5}\)[\s.-]?)?\d{1,5}(?:[\s.-]\d{1,5}){0,5})(?![\w-]|\.\d)/g;
+  /(?=[+(\d])(?<![\w+.-])(?:\+\d{8,15}|(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,5}\)[\s.-]?)?\d{1,5}(?:[\s.-]\d{1,5}){0,5})(?![\w-]|\.\d)/g;
 const DATE_SHAPE = /^(?:\d{4}[-./ ]\d{1,2}[-./ ]\d{1,2}|\d{1,2}[-./ ]\d{1,2}[-./ ]\d{2,4})$/;
 const NANP_SHAPE = /^\d{3}[\s.-]\d{3}[\s.-]\d{4}$/;
 
@@ -29,7 +29,7 @@ function isPhone(candidate: string): boolean {
   return candidate.startsWith("0") || NANP_SHAPE.test(candidate);
 }
 
-const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
+const CARD = /(?=\d)(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g;
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -132,15 +132,15 @@ function ibanSpans(text: string): Span[] {
 }
 
 /** US Social Security numbers (`123-45-6789`), without the never-issued ranges (000, 666, 9xx; group 00; serial 0000). */
-const US_SSN = /(?<![\d-])(\d{3})([- ])(\d{2})\2(\d{4})(?![\d-])/g;
+const US_SSN = /\b(?<!-)(\d{3})([- ])(\d{2})\2(\d{4})(?![\d-])/g;
 /** UK National Insurance numbers (`QQ 12 34 56 C`), without the prefixes never used. */
-const UK_NINO = /(?<![A-Za-z0-9])([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]) ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g;
+const UK_NINO = /\b([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]) ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g;
 const NINO_UNUSED = new Set(["BG", "GB", "KN", "NK", "NT", "TN", "ZZ"]);
 /** Spanish DNI (`12345678Z`) and NIE (`X1234567L`), with their check letter. */
-const ES_DNI = /(?<![A-Za-z0-9])([XYZ]?)(\d{7,8})-?([A-Z])(?![A-Za-z0-9])/g;
+const ES_DNI = /\b([XYZ]?)(\d{7,8})-?([A-Z])(?![A-Za-z0-9])/g;
 const DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE";
 /** Italian codice fiscale (`RSSMRA85T10A562S`), by its fixed shape. */
-const IT_CF = /(?<![A-Za-z0-9])[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z](?![A-Za-z0-9])/g;
+const IT_CF = /\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z](?![A-Za-z0-9])/g;
 
 function ssnValid(match: RegExpMatchArray): boolean {
   const [, area = "", , group = "", serial = ""] = match;
@@ -165,7 +165,7 @@ function nationalIdSpans(text: string): Span[] {
 }
 
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
-const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?![\\d]|\\.\\d)`, "g");
+const IPV4 = new RegExp(`\\b(?<!\\.)${OCTET}(?:\\.${OCTET}){3}(?![\\d]|\\.\\d)`, "g");
 const IPV6_CANDIDATE = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g;
 
 /** Eight groups of 1 to 4 hex digits, or fewer with one `::`; at least two groups written (not a bare `::1`). */
@@ -179,12 +179,17 @@ export function ipv6Valid(candidate: string): boolean {
 }
 
 const FINDERS: Record<PiiEntity, (text: string) => Span[]> = {
-  email: (text) => spansOf(text, EMAIL, "email"),
+  // A text without `@` has no address (a substring test is far cheaper than the regex's walk).
+  email: (text) => (text.includes("@") ? spansOf(text, EMAIL, "email") : []),
   phone: (text) => spansOf(text, PHONE, "phone", (m) => isPhone(m[0])),
   card: (text) => spansOf(text, CARD, "card", (m) => isCard(m[0])),
   iban: ibanSpans,
   national_id: nationalIdSpans,
-  ip: (text) => [...spansOf(text, IPV4, "ip"), ...spansOf(text, IPV6_CANDIDATE, "ip", (m) => ipv6Valid(m[0]))],
+  // An IPv4 address has dots and an IPv6 one colons: a text without them is not searched.
+  ip: (text) => [
+    ...(text.includes(".") ? spansOf(text, IPV4, "ip") : []),
+    ...(text.includes(":") ? spansOf(text, IPV6_CANDIDATE, "ip", (m) => ipv6Valid(m[0])) : []),
+  ],
 };
 
 /** Settling overlaps prefers the earlier, longer find; among equal ones, this order (a card is not a phone). */

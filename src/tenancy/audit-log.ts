@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   "webhook.change",
   "webhook.delete",
   "memory.put",
+  "guardrails.put",
   "user.delete",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -725,6 +725,24 @@ describe("the admin page", () => {
     await page.unroute("**/admin/usage?groupBy=day*");
   });
 
+  it("shows a refused guardrail list's error beside it, keeps the text, then saves the corrected list", async () => {
+    const text = page.locator("#guardrails-json");
+    await text.fill('[{"kind": "deny", "points": ["input"], "action": "block", "patterns": ["(unclosed"]}]');
+    await page.getByRole("button", { name: "Save guardrails" }).click();
+    await page.locator("#guardrails-status.error").waitFor();
+    assert.match(await page.locator("#guardrails-status").innerText(), /guardrails\[0\]\.patterns\[0\]/);
+    assert.match(await text.inputValue(), /unclosed/);
+    await text.fill('[{"kind": "pii", "points": ["input"], "action": "mask"}]');
+    await page.getByRole("button", { name: "Save guardrails" }).click();
+    await page.locator("#guardrails-status:not(.error)", { hasText: "Saved." }).waitFor();
+    const saved = (await (await api("GET", "/admin/guardrails")).json()) as { guardrails: { name: string }[] };
+    assert.deepEqual(
+      saved.guardrails.map((g) => g.name),
+      ["pii"],
+    );
+    await api("PUT", "/admin/guardrails", { guardrails: [] });
+  });
+
   it("fits a phone's screen without sideways scrolling", async () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);

@@ -444,6 +444,9 @@ const REQUESTS: Record<string, Request> = {
   "GET /admin/memory": (key) => send(key, "GET", "/admin/memory"),
   // On, as it is: the table's other memory rows run with the org's memory on.
   "PUT /admin/memory": (key) => send(key, "PUT", "/admin/memory", { enabled: true }),
+  "GET /admin/guardrails": (key) => send(key, "GET", "/admin/guardrails"),
+  // None, as it is: the other rows' turns and passthrough calls run with no guardrail of the org's.
+  "PUT /admin/guardrails": (key) => send(key, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false }),
 };
 
 async function memberResponse(): Promise<string> {
