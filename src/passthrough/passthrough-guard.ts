@@ -99,9 +99,15 @@ export class PassthroughGuard {
     }
   }
 
-  /** A block: recorded now (on the server span: the request has no span of its own yet), answered as a refusal. */
+  /**
+   * A block: recorded now (an input's, with the decisions before it, on the server span: the request has no span of
+   * its own yet), answered as a refusal.
+   */
   private refusal(decision: GuardrailDecision): ApiError {
-    if (!this.metered) trace.getActiveSpan()?.addEvent("guardrail", guardrailEventAttributes(decision));
+    if (!this.metered) {
+      const span = trace.getActiveSpan();
+      for (const made of this.decisions) span?.addEvent("guardrail", guardrailEventAttributes(made));
+    }
     this.done();
     return guardrailRefusal(decision);
   }
