@@ -32,13 +32,15 @@ function wordsRegex(words: readonly string[]): RegExp | null {
 }
 
 function compile(spec: Pick<GuardrailSpec, "words" | "patterns">): Compiled {
-  const hit = compiled.get(spec);
+  // Keyed by the lists themselves: a copy of a guardrail with other points (the passthrough's) shares them.
+  const key = spec.words ?? spec.patterns ?? spec;
+  const hit = compiled.get(key);
   if (hit) return hit;
   const out = {
     words: wordsRegex(spec.words ?? []),
     patterns: (spec.patterns ?? []).map((pattern) => new RegExp(pattern, "giu")),
   };
-  compiled.set(spec, out);
+  compiled.set(key, out);
   return out;
 }
 

@@ -741,6 +741,9 @@ describe("the admin page", () => {
       ["pii"],
     );
     await api("PUT", "/admin/guardrails", { guardrails: [] });
+    // The browser logs the refused PUT (a 400 this test asked for): not a problem of the page.
+    const deliberate = problems.findIndex((p) => p.includes("status of 400") && p.includes("/admin/guardrails"));
+    if (deliberate >= 0) problems.splice(deliberate, 1);
   });
 
   it("fits a phone's screen without sideways scrolling", async () => {

@@ -1,7 +1,11 @@
-// The pii guardrail's finders (src/guardrails/detect-pii.ts): each finds what it should and leaves its look-alikes.
+// The detectors of the pii, secrets and deny guardrails (src/guardrails/detect-*.ts): each finds what it should and
+// leaves its look-alikes (a Luhn-failing card, an invalid IBAN, a date that looks like a phone, prose sharing a prefix).
 import { describe, expect, it } from "vitest";
+import { DENY_WINDOW_CHARS, detectDenied } from "../../src/guardrails/detect-deny";
 import { detectPii } from "../../src/guardrails/detect-pii";
+import { detectSecrets } from "../../src/guardrails/detect-secrets";
 import type { PiiEntity } from "../../src/guardrails/guardrail-config";
+import { SECRET_PROVIDERS } from "../../src/guardrails/guardrail-config";
 import { settleSpans } from "../../src/guardrails/guardrail-span";
 
 /** The texts `entity` finds in `text`, settled. */
@@ -93,5 +97,68 @@ describe("pii: several entities", () => {
   it("takes a card as a card, not as a phone number", () => {
     const text = "4111 1111 1111 1111";
     expect(settleSpans(detectPii(text, ["phone", "card"])).map((s) => s.type)).toEqual(["card"]);
+  });
+});
+
+const SAMPLES: Record<(typeof SECRET_PROVIDERS)[number], string> = {
+  openai: "sk-proj-Abcdefghijklmnopqrstuvwx0123456789",
+  anthropic: "sk-ant-api03-Abcdefghijklmnopqrstuvwx0123456789",
+  aws: "AKIAIOSFODNN7EXAMPLE",
+  github: "ghp_Abcdefghijklmnopqrstuvwxyz0123456789",
+  gitlab: "glpat-Abcdefghij0123456789",
+  slack: "xoxb-1234567890-abcdefghij",
+  stripe: "sk_live_Abcdefghij0123456789",
+  google: "AIzaSyA-1234567890abcdefghijklmnopqrstu",
+  private_key: "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----",
+  jwt: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+  aptix: "ak_Q2hhbmdlTWVQbGVhc2UxMjM0NTY3ODkwYWJjZGVm",
+};
+
+describe("secrets", () => {
+  for (const provider of SECRET_PROVIDERS) {
+    it(`finds ${provider}'s format whole, as ${provider}`, () => {
+      const text = `the key is ${SAMPLES[provider]} ok`;
+      const spans = settleSpans(detectSecrets(text, SECRET_PROVIDERS));
+      expect(spans.map((s) => [s.type, text.slice(s.start, s.end)])).toEqual([[provider, SAMPLES[provider]]]);
+    });
+  }
+
+  it("leaves prose that shares a prefix (sk-learn, task_list, a short ak_ name)", () => {
+    expect(detectSecrets("use sk-learn and task_list; ak_short; AKIA in caps", SECRET_PROVIDERS)).toEqual([]);
+  });
+
+  it("finds only the providers asked for", () => {
+    const text = `${SAMPLES.openai} ${SAMPLES.aws}`;
+    expect(detectSecrets(text, ["aws"]).map((s) => s.type)).toEqual(["aws"]);
+  });
+});
+
+function denied(text: string, spec: { words?: string[]; patterns?: string[] }): string[] {
+  return detectDenied(text, spec).map((span) => text.slice(span.start, span.end));
+}
+
+describe("deny", () => {
+  it("finds a listed word whole and in any case, not inside another word", () => {
+    expect(denied("Project Falcon is not falconry; FALCON again.", { words: ["falcon"] })).toEqual([
+      "Falcon",
+      "FALCON",
+    ]);
+  });
+
+  it("finds a phrase across any spacing", () => {
+    expect(denied("the  secret\nplan", { words: ["secret plan"] })).toEqual(["secret\nplan"]);
+  });
+
+  it("reads whole words of other scripts (no letter either side)", () => {
+    expect(denied("Проект Сокол и соколиный", { words: ["сокол"] })).toEqual(["Сокол"]);
+  });
+
+  it("finds a regex's matches, case-insensitive", () => {
+    expect(denied("ticket INC-1234 and inc-99", { patterns: ["inc-\\d{3,}"] })).toEqual(["INC-1234"]);
+  });
+
+  it("finds a match beyond the first window of a long text", () => {
+    const text = `${"a ".repeat(DENY_WINDOW_CHARS)}codename zebra`;
+    expect(denied(text, { patterns: ["codename \\w+"] })).toEqual(["codename zebra"]);
   });
 });
