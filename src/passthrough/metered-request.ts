@@ -1,7 +1,7 @@
 // The metering of one passthrough request (issue 14): admitted against the key's model call limit and the org's
 // budget before any upstream call, and ended with a usage row for every upstream call it made.
 
-import { type Context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ApiError } from "../errors";
 import type { AppContext } from "../http";
 import { COMPLETION_ESTIMATE_TOKENS, estimateOf, type Reservation, WORKER } from "../metering/meter";
@@ -49,6 +49,8 @@ export class MeteredRequest {
   private span: Span | null = null;
 
   private readonly caller: MeteredCaller;
+  /** Work whose events go on the span (a stream's output guardrails): the span ends after it. */
+  private readonly holds: Promise<unknown>[] = [];
 
   constructor(
     private readonly c: AppContext,
@@ -101,6 +103,16 @@ export class MeteredRequest {
     return started.context;
   }
 
+  /** An event on the request's span (a guardrail's decision), when tracing is on. */
+  spanEvent(name: string, attributes: Attributes): void {
+    this.span?.addEvent(name, attributes);
+  }
+
+  /** The span ends only once `work` has settled too (the guardrails that check a stream at its end). */
+  holdSpanUntil(work: Promise<unknown>): void {
+    this.holds.push(work);
+  }
+
   /** The upstream's status, on the span. */
   upstreamStatus(status: number): void {
     this.span?.setAttribute(ATTR.upstreamStatus, status);
@@ -122,7 +134,9 @@ export class MeteredRequest {
     if (!span) return;
     const { route } = state;
     const failed = [...state.failed];
-    endAfterReply(span, (endTime) => {
+    // Held (a stream's output guardrails still checking): it ends when they are done, their events inside it.
+    const close = () => endAfterReply(span, finish);
+    const finish = (endTime: number) => {
       span.setAttributes({
         [ATTR.modelRoute]: route.name,
         [ATTR.providerName]: providerName(route.provider),
@@ -141,7 +155,9 @@ export class MeteredRequest {
         span.setAttribute(ATTR.errorType, "upstream_error");
         span.setStatus({ code: SpanStatusCode.ERROR });
       }
-    });
+    };
+    if (this.holds.length === 0) close();
+    else void Promise.allSettled(this.holds).then(close);
   }
 
   private async write(

@@ -18,6 +18,7 @@ import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
 import { clientResponseHeaders, eventStreamHeaders } from "./headers";
 import { MeteredRequest } from "./metered-request";
+import { PassthroughGuard } from "./passthrough-guard";
 import { passthroughRateLimit } from "./rate-limit";
 import { type PassthroughRequest, parsePassthroughBody } from "./request-body";
 import { type ChainState, routesCarrying, routingFor, sendThroughChain } from "./route-chain";
@@ -117,6 +118,26 @@ export async function forward(
   request: PassthroughRequest | null,
   options: ForwardOptions = {},
 ): Promise<Response> {
+  // The org's passthrough guardrails (passthrough-guard.ts): the only change to a client's prompt we ever make.
+  const guard = await PassthroughGuard.of(c, path, request);
+  if (!guard || !request) return relay(c, path, request, options, null);
+  const checked = await guard.input(request);
+  try {
+    return await guard.output(await relay(c, path, checked, options, guard));
+  } catch (error) {
+    guard.done();
+    throw error;
+  }
+}
+
+/** `forward` past the guardrails: the request as it goes upstream, the answer in the client's wire. */
+async function relay(
+  c: AppContext,
+  path: string,
+  request: PassthroughRequest | null,
+  options: ForwardOptions,
+  guard: PassthroughGuard | null,
+): Promise<Response> {
   const all = settings(c.env);
   const config = all.passthrough;
   // The caller's org's routes: its own and the deployment's (another org's are never found by name).
@@ -146,6 +167,8 @@ export async function forward(
   else clientSignal.addEventListener("abort", () => exchange.abort(new ClientGone()), { once: true });
   // The upstream call carries the trace context of the request's span (of the server span, for an uncounted one).
   const traced = metered?.traced(path) ?? null;
+  // The decisions go on the request's span (the input's so far, the output's to come); it ends after the last.
+  guard?.attach(metered);
   const upstream = exchange.race(
     sendThroughChain({
       env: c.env,
