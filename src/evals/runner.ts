@@ -68,7 +68,7 @@ type TurnAnswer = z.infer<typeof TurnAnswer>;
 type ToolCall = TurnAnswer["toolCalls"][number];
 
 const Created = z.object({ sessionId: z.string() });
-const ModeRead = z.object({ version: z.number().int().optional() });
+const ModeList = z.object({ modes: z.array(z.object({ key: z.string(), version: z.number().int().optional() })) });
 
 /** The most rounds of approvals and client results one turn is answered before the case gives up on it. */
 const MAX_RESUMES = 10;
@@ -93,11 +93,17 @@ export function summarise(mode: string, version: number | null, cases: CaseResul
   return { mode, version, passed, failed, passRate, cases };
 }
 
+/**
+ * The mode's current version, read from the admin's list of modes (an org's own mode of a key is listed after the
+ * deployment's, and is the one its sessions get). An unknown mode stops the run before any case.
+ */
 async function currentVersion(http: EvalHttp, mode: string): Promise<number | null> {
-  const read = await http.send("GET", `/admin/modes/${encodeURIComponent(mode)}`);
-  if (!read.ok) throw new EvalSetupError(`The mode ${JSON.stringify(mode)} could not be read: ${read.message}`);
-  const parsed = ModeRead.safeParse(read.body);
-  return parsed.success ? (parsed.data.version ?? null) : null;
+  const read = await http.send("GET", "/admin/modes");
+  if (!read.ok) throw new EvalSetupError(`The modes could not be read: ${read.message}`);
+  const listed = ModeList.safeParse(read.body);
+  const found = listed.success ? listed.data.modes.filter((m) => m.key === mode).at(-1) : undefined;
+  if (!found) throw new EvalSetupError(`There is no mode ${JSON.stringify(mode)} for this key's organization.`);
+  return found.version ?? null;
 }
 
 async function runCase(
