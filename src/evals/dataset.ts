@@ -111,6 +111,6 @@ function describe(error: z.ZodError): string {
   if (!issue) return "is invalid";
   const at = issue.path.map(String);
   if (issue.code === "unrecognized_keys") return `${[...at, issue.keys[0] ?? ""].join(".")}: is not a known field`;
-  const detail = issue.message.replace(/, received undefined$/, " (missing)");
+  const detail = issue.message.endsWith("received undefined") ? "is required" : issue.message;
   return at.length > 0 ? `${at.join(".")}: ${detail}` : detail;
 }

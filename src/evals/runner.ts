@@ -175,7 +175,7 @@ async function runTurn(
       answer = await turnOf(await http.send("POST", `${base}/approvals`, { decisions }));
     } else if (turn.status === "awaiting_client") {
       const results = turn.toolCalls
-        .filter((call) => call.requiresClientExecution && call.resultJson !== null && !call.wasExecuted)
+        .filter((call) => call.requiresClientExecution && call.approval !== "denied")
         .map((call) => ({ toolCallId: call.id, errorMessage: "The eval runner runs no client tools." }));
       answer = await turnOf(await http.send("POST", `${base}/tool-results`, { results }));
     } else break;
