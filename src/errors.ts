@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   workflow_not_found: missing,
   system_prompt_not_found: missing,
   mode_not_found: missing,
+  mode_version_not_found: missing,
   model_not_found: missing,
   response_not_found: missing,
   turn_not_found: missing,

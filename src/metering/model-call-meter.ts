@@ -39,6 +39,8 @@ export interface CallPlace {
   turnId: string | null;
   /** The passthrough's path, `agent` for a turn's call, `agent_compaction` for a compaction's. */
   endpoint: string;
+  /** The version of the session's mode the call ran with; absent for the passthrough. */
+  modeVersion?: number | null;
 }
 
 /** Work that must finish after the reply (a request's or a Durable Object's waitUntil). */
@@ -186,7 +188,7 @@ export function orgTurnMeter(context: MeterContext, caller: MeteredCaller): Turn
 export function turnUsageRecorder(
   context: MeterContext,
   caller: MeteredCaller,
-  session: () => { sessionId: string; mode: string; turnId: string | null },
+  session: () => { sessionId: string; mode: string; turnId: string | null; modeVersion?: number | null },
   endpoint: "agent" | "agent_compaction" | "eval" = "agent",
 ): (attempt: RouteAttempt) => void {
   return (attempt) => {

@@ -19,6 +19,8 @@ export interface UsageRecord extends TokenUsage {
   mode: string | null;
   /** The turn of an agent turn's call (its timeline); null for the passthrough and a compaction between turns. */
   turnId: string | null;
+  /** The version of the session's mode the call ran with; null (or absent) for the passthrough. */
+  modeVersion?: number | null;
   /** The passthrough's path, or `agent` for a turn's call. */
   endpoint: string;
   /** The model route that served the call. */
@@ -97,8 +99,9 @@ const MODEL_NAME_CHARS = 256;
 async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
   const insert = db.prepare(
     `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, turn_id, endpoint, route, model, prompt_tokens,
-       completion_tokens, total_tokens, latency_ms, outcome, cost_micros, cached_input_tokens, cache_write_input_tokens)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       completion_tokens, total_tokens, latency_ms, outcome, cost_micros, cached_input_tokens, cache_write_input_tokens,
+       mode_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   await db.batch(
     rows.map((r) =>
@@ -122,6 +125,7 @@ async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
         r.costMicros,
         r.cachedInputTokens ?? 0,
         r.cacheWriteInputTokens ?? 0,
+        r.modeVersion ?? null,
       ),
     ),
   );

@@ -29,6 +29,8 @@ export const AgentMode = AgentModeSummary.extend({
   memory: z.boolean(),
   /** The org that made it (visible to that org only), or null: the deployment's, visible to every org. */
   org: z.string().nullable(),
+  /** Bumped by every change through the admin API (docs/modes.md, "Versions"); 1 for a mode never changed since. */
+  version: z.number().int().min(1),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -64,6 +66,7 @@ export const AgentModeRow = z
     approval_required_tools: jsonStringArray,
     model_route: z.string().min(1),
     memory: z.union([z.literal(0), z.literal(1)]),
+    version: z.number().int().min(1),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -83,6 +86,7 @@ export const AgentModeRow = z
       modelRoute: row.model_route,
       memory: row.memory === 1,
       org: row.org === "" ? null : row.org,
+      version: row.version,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     }),

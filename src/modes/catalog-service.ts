@@ -9,6 +9,7 @@ import { quoted } from "../quote";
 import { firstProblem } from "../zod-issues";
 import { type AgentMode, AgentModeRow } from "./agent-mode";
 import type { ModeUpsertBody } from "./mode-upsert";
+import { deleteVersionsStatement, keepVersionStatement, newVersionStatement, snapshotText } from "./mode-versions";
 
 /** TUL-010 §2's `IAgentModeCatalogService`, plus the look-ups sessions need. */
 export interface AgentModeCatalogService {
@@ -32,7 +33,7 @@ export class ModeCatalogError extends Error {
 }
 
 const COLUMNS =
-  "id, org, key, display_name, description, system_prompt_summary, system_prompt, human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, created_at, updated_at";
+  "id, org, key, display_name, description, system_prompt_summary, system_prompt, human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, version, created_at, updated_at";
 
 /**
  * The modes org `?1` sees, each with `is_default` as it holds in that view: its own modes, and the deployment's
@@ -40,8 +41,8 @@ const COLUMNS =
  * default of its own). Its default is its own default when it has one, else the mode of the deployment's default's key.
  */
 const VIEW = `SELECT m.id, m.org, m.key, m.display_name, m.description, m.system_prompt_summary, m.system_prompt,
-    m.human_role_hints, m.example_utterances, m.tools, m.approval_required_tools, m.model_route, m.memory, m.created_at,
-    m.updated_at,
+    m.human_role_hints, m.example_utterances, m.tools, m.approval_required_tools, m.model_route, m.memory, m.version,
+    m.created_at, m.updated_at,
     COALESCE(CASE WHEN EXISTS (SELECT 1 FROM modes d WHERE d.org = ?1 AND d.is_default = 1)
       THEN m.org = ?1 AND m.is_default = 1
       ELSE m.key = (SELECT d.key FROM modes d WHERE d.org = '' AND d.is_default = 1) END, 0) AS is_default
@@ -115,10 +116,16 @@ function newModeId(): string {
 
 const nullableJson = (value: string[] | null) => (value === null ? null : JSON.stringify(value));
 
+/** Who changes a mode, and the mode as it was (null: a new one): its version rows are written with the change. */
+export interface ModeChangeBy {
+  existing: AgentMode | null;
+  by: string;
+}
+
 /**
- * Inserts or updates `owner`'s mode (an org's, or null: the deployment's) in one batch (one transaction), with
- * `also` (its audit row). Making it the default clears that owner's previous default in the same batch, so the
- * single-default index never sees two.
+ * Inserts or updates `owner`'s mode (an org's, or null: the deployment's) in one batch (one transaction), with its
+ * new version's row (and the version before it, when that has none yet) and `also` (its audit row). Making it the
+ * default clears that owner's previous default in the same batch, so the single-default index never sees two.
  */
 export async function upsertMode(
   db: Db,
@@ -126,9 +133,22 @@ export async function upsertMode(
   key: string,
   body: ModeUpsertBody,
   also: D1PreparedStatement[] = [],
+  change: ModeChangeBy = { existing: null, by: "" },
 ): Promise<AgentMode> {
   const org = owner ?? "";
   const statements: D1PreparedStatement[] = [];
+  // The mode before the change is kept as its version when it has no row yet (never changed since 0035).
+  if (change.existing) statements.push(keepVersionStatement(db, change.existing));
+  const at = new Date().toISOString();
+  const id = change.existing?.id ?? newModeId();
+  const snapshot = snapshotText({
+    ...body,
+    id,
+    key,
+    org: owner,
+    createdAt: change.existing?.createdAt ?? at,
+    updatedAt: at,
+  });
   if (body.isDefault)
     statements.push(
       db.prepare("UPDATE modes SET is_default = 0 WHERE org = ? AND is_default = 1 AND key != ?").bind(org, key),
@@ -137,8 +157,9 @@ export async function upsertMode(
     db
       .prepare(
         `INSERT INTO modes (id, org, key, display_name, description, system_prompt_summary, system_prompt, is_default,
-           human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           human_role_hints, example_utterances, tools, approval_required_tools, model_route, memory, created_at,
+           updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (org, key) DO UPDATE SET
            display_name = excluded.display_name, description = excluded.description,
            system_prompt_summary = excluded.system_prompt_summary, system_prompt = excluded.system_prompt,
@@ -146,10 +167,10 @@ export async function upsertMode(
            example_utterances = excluded.example_utterances, tools = excluded.tools,
            approval_required_tools = excluded.approval_required_tools, model_route = excluded.model_route,
            memory = excluded.memory,
-           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+           version = modes.version + 1, updated_at = excluded.updated_at`,
       )
       .bind(
-        newModeId(),
+        id,
         org,
         key,
         body.displayName,
@@ -163,7 +184,10 @@ export async function upsertMode(
         JSON.stringify(body.approvalRequiredTools),
         body.modelRoute,
         body.memory ? 1 : 0,
+        at,
+        at,
       ),
+    newVersionStatement(db, owner, key, snapshot, change.by),
     ...also,
     ownedModeStatement(db, owner, key),
   );
@@ -243,5 +267,9 @@ export async function deleteMode(
   key: string,
   also: D1PreparedStatement[] = [],
 ): Promise<void> {
-  await db.batch([db.prepare("DELETE FROM modes WHERE org = ? AND key = ?").bind(owner ?? "", key), ...also]);
+  await db.batch([
+    db.prepare("DELETE FROM modes WHERE org = ? AND key = ?").bind(owner ?? "", key),
+    deleteVersionsStatement(db, owner, key),
+    ...also,
+  ]);
 }

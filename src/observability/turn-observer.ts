@@ -127,6 +127,8 @@ export interface TimelineStep {
   /** run: how it ended (`completed`, `awaiting_approval`, `failed`, ...) and the model calls it made. */
   outcome?: string;
   iterations?: number;
+  /** run: the version of the session's mode the run ran with (docs/modes.md, Versions). */
+  modeVersion?: number;
   /** The error's code or message when the step failed. */
   error?: string;
   /** The OpenTelemetry span of the step, when tracing was on. */

@@ -189,7 +189,7 @@ export const adminModeRoutes = routes()
         before: existing,
         after: { key, ...body },
       });
-      const mode = await upsertMode(c.var.db, owner, key, body, [audit]);
+      const mode = await upsertMode(c.var.db, owner, key, body, [audit], { existing, by: c.var.principal.user });
       forgetTurnReads(c.env.DB);
       c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
         ["mode", key],

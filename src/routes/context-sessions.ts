@@ -3,11 +3,16 @@ import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import { ApiError } from "../errors";
-import { BEARER, errors, json, jsonBody, routes } from "../http";
+import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
 import { acceptedTurn, prefersRespondAsync } from "../jobs/respond-async";
+import type { AgentMode } from "../modes/agent-mode";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
+import { readVersion } from "../modes/mode-versions";
+import { quoted } from "../quote";
+import type { ModePin } from "../session/mode-pin";
 import { callerOf as caller, createSession, hintOf, sessionStub, unwrap } from "../session/session-client";
 import { decodeCursor, encodeCursor, listSessions } from "../session/session-index";
+import { holdsScope } from "../tenancy/roles";
 import {
   ApprovalsBody,
   BranchCreated,
@@ -27,6 +32,22 @@ import {
 } from "../wire/session";
 import { TurnTimeline } from "../wire/timeline";
 import { AgentExecuteResponse, TurnAccepted } from "../wire/turn";
+
+/** The pin of a new session to version `version` of `mode` (as the caller's org sees it): org admins only. */
+async function modePin(c: AppContext, mode: AgentMode, version: number): Promise<ModePin> {
+  if (!holdsScope(c.var.principal.scopes, "admin")) {
+    throw new ApiError("insufficient_scope", "Only an org admin pins a session to a mode version.", {
+      param: "modeVersion",
+    });
+  }
+  const snapshot = await readVersion(c.var.db, mode, version);
+  if (!snapshot) {
+    throw new ApiError("mode_version_not_found", `Mode ${quoted(mode.key)} has no version ${version}.`, {
+      param: "modeVersion",
+    });
+  }
+  return { mode: mode.key, version, snapshot };
+}
 
 const chat = { security: BEARER, middleware: [requireScope("chat")], tags: ["sessions"] };
 const SessionId = z.object({ sessionId: z.string() });
@@ -92,8 +113,8 @@ export const contextSessionRoutes = routes()
       path: "/context/sessions",
       summary: "A new agent session, owned by the key's org",
       ...chat,
-      request: jsonBody(CreateSessionBody, "The mode (the catalog's default without one)."),
-      responses: { 201: json(SessionCreated, "The session."), ...errors(400, 401, 403) },
+      request: jsonBody(CreateSessionBody, "The mode (the catalog's default without one), and a version to pin it to."),
+      responses: { 201: json(SessionCreated, "The session."), ...errors(400, 401, 403, 404) },
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -102,11 +123,10 @@ export const contextSessionRoutes = routes()
       if (!mode) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
       }
-      const session = await createSession(c.env, c.var.principal, mode.key, hintOf(c));
-      return c.json(
-        { sessionId: session.sessionId, mode: session.mode, status: session.status, createdAt: session.createdAt },
-        201,
-      );
+      const pin = body.modeVersion === undefined ? undefined : await modePin(c, mode, body.modeVersion);
+      const session = await createSession(c.env, c.var.principal, mode.key, hintOf(c), undefined, undefined, pin);
+      const { sessionId, status, createdAt, modeVersion } = session;
+      return c.json({ sessionId, mode: session.mode, modeVersion, status, createdAt }, 201);
     },
   )
   .openapi(

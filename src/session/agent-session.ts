@@ -42,6 +42,7 @@ import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { MemoryCopy } from "./memory-copy";
 import { MessageFeed } from "./message-feed";
 import { streamMessage } from "./message-stream";
+import { type ModePin, ModePins, pinnedModeMessage } from "./mode-pin";
 import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";
 import { type BranchSeed, branchOrigin, branchSeed, seedBranch } from "./session-branch";
@@ -71,6 +72,8 @@ export interface SessionInit {
   branch?: Pick<BranchSeed, "origin" | "messages">;
   /** The list's title from the start (a schedule's name), instead of one from the first message. */
   title?: string;
+  /** Pinned to a version of its mode (evals): its turns run with that version's snapshot. */
+  pin?: ModePin;
   /**
    * Made ahead of its first turn (a schedule's run, a minute or two before it is due): not in the org's list until
    * whoever made it lists it when the turn starts, so a person never sees an empty session.
@@ -112,12 +115,15 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly history: TurnHistory;
   /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
   readonly memoryCopy = new MemoryCopy();
+  /** The mode version the session is pinned to, if any (src/session/mode-pin.ts). */
+  private readonly pins: ModePins;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
     // The schema first: every part below reads and writes its tables.
     migrateSessionStorage(ctx.storage);
     this.store = new SessionStore(ctx.storage);
+    this.pins = new ModePins(ctx.storage.sql);
     this.calibration = new TokenCalibration(this.store);
     this.steps = new TurnSteps(ctx.storage.sql);
     this.events = new EventLog(ctx.storage.sql);
@@ -189,6 +195,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       steps: this.steps,
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,
+      pin: () => this.pins.pin(),
     });
     const reasoners = this.reasoners;
     this.compaction = new Compactor({
@@ -243,6 +250,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       { sessionId: init.sessionId, org: init.org, user: init.user, mode: init.mode },
       init.parentSessionId,
     );
+    if (init.pin) this.pins.write(init.pin);
     if (init.unlisted) return Promise.resolve();
     if (!init.branch) return indexSession(this.db, init, this.logger);
     seedBranch(this.ctx.storage, this.store, init.branch);
@@ -469,6 +477,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     if (!record || record.sessionId !== sessionId || record.org !== org) {
       throw new SessionModeError(sessionNotFound(sessionId).message);
     }
+    const pin = this.pins.pin();
+    if (pin) throw new SessionModeError(pinnedModeMessage(pin));
     const catalog = new D1AgentModeCatalogService(this.db, record.org);
     if (!(await catalog.getMode(mode))) throw new SessionModeError(await unknownModeMessage(catalog, mode));
     this.store.changeMode(mode, reason, user);
@@ -563,7 +573,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   private view(): SessionView {
-    const view = sessionView(this.store, branchOrigin(this.ctx.storage.sql));
+    const view = sessionView(this.store, branchOrigin(this.ctx.storage.sql), this.pins.pin()?.version ?? null);
     const question = this.desk().pending();
     return question ? { ...view, pendingElicitation: question } : view;
   }

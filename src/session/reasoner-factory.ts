@@ -27,6 +27,7 @@ import { type Caller, callLogger } from "./caller";
 import type { CopyRead, MemoryCopy } from "./memory-copy";
 import { notifyMemoryChange } from "./memory-notify";
 import { ownerCopyRead, ownerMemoryRecall } from "./memory-recall";
+import { type ModePin, pinnedCatalog } from "./mode-pin";
 import { cachedTurnReads, sessionBasePrompt, type TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { type TimelineSink, TurnRecorder } from "./turn-recorder";
@@ -61,6 +62,8 @@ export interface ReasonerFactoryDeps {
   calibration?: TokenCalibration | undefined;
   /** The session's copy of its owner's memories (src/session/memory-copy.ts). */
   memoryCopy?: MemoryCopy | undefined;
+  /** The mode version the session is pinned to (src/session/mode-pin.ts); null or absent: none. */
+  pin?: (() => ModePin | null) | undefined;
 }
 
 type SharedDeps = Pick<
@@ -86,6 +89,11 @@ export class ReasonerFactory {
   private redactKeys = "";
   /** What the MCP servers list, kept for the object's life (with a TTL); connections close when idle. */
   private mcp?: McpToolSource;
+  /**
+   * The version of the session's mode as the loop last read it: its turn's timeline, trace and usage rows carry it.
+   * Turns run one at a time, and each model step reads the mode before it calls the model.
+   */
+  private modeVersion: number | null = null;
 
   constructor(private readonly deps: ReasonerFactoryDeps) {}
 
@@ -108,8 +116,8 @@ export class ReasonerFactory {
     if (this.shared) return this.shared;
     const { env, db, store, logger, events, elicit } = this.deps;
     const config = settings(env);
-    // The session's org's view of the catalog: its own modes and the deployment's.
-    const catalog = new D1AgentModeCatalogService(db, store.identity().org);
+    // The session's org's view of the catalog: its own modes and the deployment's (a pinned session's mode: its version).
+    const catalog = pinnedCatalog(new D1AgentModeCatalogService(db, store.identity().org), this.pin);
     const mcp = new McpToolSource(db, env, store.identity().org, logger, config.mcp.discoveryTtlMs);
     this.mcp = mcp;
     this.shared = {
@@ -149,12 +157,13 @@ export class ReasonerFactory {
     const { env, db, store } = this.deps;
     const ttlMs = settings(env).modes.cacheMs;
     const read = (key: string) => cachedTurnReads(env.DB, db, store.identity().org, key, ttlMs);
+    const kept: AgentModeCatalogService = {
+      getAllModes: (signal) => catalog.getAllModes(signal),
+      getMode: async (key) => (await read(key)).mode,
+      getDefaultMode: (signal) => catalog.getDefaultMode(signal),
+    };
     return {
-      catalog: {
-        getAllModes: (signal) => catalog.getAllModes(signal),
-        getMode: async (key) => (await read(key)).mode,
-        getDefaultMode: (signal) => catalog.getDefaultMode(signal),
-      },
+      catalog: pinnedCatalog(kept, this.pin),
       basePrompt: async () => (await read(store.identity().mode)).basePrompt,
     };
   }
@@ -167,7 +176,8 @@ export class ReasonerFactory {
     const { env, db, store, memoryCopy } = this.deps;
     if (!memoryCopy) return null;
     const owner = store.identity();
-    const { mode } = await cachedTurnReads(env.DB, db, owner.org, owner.mode, settings(env).modes.cacheMs);
+    const read = await cachedTurnReads(env.DB, db, owner.org, owner.mode, settings(env).modes.cacheMs);
+    const mode = this.pin()?.snapshot ?? read.mode;
     return ownerCopyRead(env, db, owner, mode, memoryCopy, at);
   }
 
@@ -183,7 +193,7 @@ export class ReasonerFactory {
     const logger = callLogger(this.deps.logger, caller);
     const session = () => {
       const { sessionId, mode } = store.identity();
-      return { sessionId, mode, turnId: store.turn()?.turnId ?? null };
+      return { sessionId, mode, turnId: store.turn()?.turnId ?? null, modeVersion: this.modeVersion };
     };
     // The object's own leases and batches: a promise of one object's context cannot be awaited from another's.
     const metering = { env, logger, defer: waitUntil, owner: this };
@@ -198,6 +208,22 @@ export class ReasonerFactory {
       router,
       logger,
       ...(caller && settings(env).metering.budgets ? { meter: orgTurnMeter(metering, caller) } : {}),
+    };
+  }
+
+  /** The pinned mode version's snapshot, if the session has one. */
+  private readonly pin = (): ModePin | null => this.deps.pin?.() ?? null;
+
+  /** `catalog`, noting the version of the session's own mode each time the loop reads it (modeVersion). */
+  private noting(catalog: AgentModeCatalogService): AgentModeCatalogService {
+    return {
+      getAllModes: (signal) => catalog.getAllModes(signal),
+      getDefaultMode: (signal) => catalog.getDefaultMode(signal),
+      getMode: async (key, signal) => {
+        const mode = await catalog.getMode(key, signal);
+        if (mode && key === this.deps.store.identity().mode) this.modeVersion = mode.version;
+        return mode;
+      },
     };
   }
 
@@ -238,6 +264,7 @@ export class ReasonerFactory {
       parent: caller?.trace,
       sessionId: store.identity().sessionId,
       mode: () => store.identity().mode,
+      modeVersion: () => this.modeVersion,
       redact: (text) => this.redactor()(text),
     });
   }
@@ -253,17 +280,22 @@ export class ReasonerFactory {
     const budget =
       options.budget ?? (caller ? keyModelCallBudget(env.MODEL_CALL_LIMITER, caller.keyId, logger) : undefined);
     const shared = this.sharedDeps();
+    const reading = reads
+      ? {
+          catalog: pinnedCatalog(catalogKnowing(shared.catalog, reads.mode), this.pin),
+          basePrompt: () => Promise.resolve(reads.basePrompt),
+        }
+      : caller?.bookmarkSent
+        ? { catalog: shared.catalog }
+        : this.keptReads(shared.catalog);
     return new AgentReasoner({
       ...shared,
       calibration: this.deps.calibration,
       observer: this.recorder(caller),
       router,
       ...(meter ? { meter } : {}),
-      ...(reads
-        ? { catalog: catalogKnowing(shared.catalog, reads.mode), basePrompt: () => Promise.resolve(reads.basePrompt) }
-        : caller?.bookmarkSent
-          ? {}
-          : this.keptReads(shared.catalog)),
+      ...reading,
+      catalog: this.noting(reading.catalog),
       logger,
       ...(caller ? { caller: { org: caller.org, user: caller.user, keyId: caller.keyId } } : {}),
       ...(options.clientTools || options.declineElicitations

@@ -36,7 +36,8 @@ export function sessionStub(env: Cloudflare.Env, sessionId: string): DurableObje
 /**
  * A new session's object, initialised for the principal in `mode` and placed by `locationHint` (near the
  * user, src/session/location-hint.ts); its view. A branch a person starts is seeded with its source's conversation;
- * a schedule's run titles its session by the schedule's name (the list's automatic title then never replaces it).
+ * a schedule's run titles its session by the schedule's name (the list's automatic title then never replaces it); a
+ * session pinned to a mode version (evals) keeps that version's snapshot.
  */
 export async function createSession(
   env: Cloudflare.Env,
@@ -45,6 +46,7 @@ export async function createSession(
   locationHint?: DurableObjectLocationHint,
   branch?: SessionInit["branch"],
   title?: string,
+  pin?: SessionInit["pin"],
 ): Promise<SessionView> {
   const id = env.AGENT_SESSION.newUniqueId();
   return env.AGENT_SESSION.get(id, placement(locationHint)).initialize({
@@ -55,6 +57,7 @@ export async function createSession(
     parentSessionId: null,
     ...(branch ? { branch } : {}),
     ...(title ? { title } : {}),
+    ...(pin ? { pin } : {}),
   });
 }
 

@@ -154,6 +154,20 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 12,
+    name: "the mode version a session is pinned to (its snapshot)",
+    apply(sql) {
+      // One row at most, written with the session when it is made pinned (src/session/mode-pin.ts); none: unpinned.
+      // The snapshot is kept here, not read from D1 each turn: a version never changes, and the session runs it even
+      // if its mode is deleted.
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS mode_pin (
+           id INTEGER PRIMARY KEY CHECK (id = 1), mode TEXT NOT NULL, version INTEGER NOT NULL,
+           snapshot_json TEXT NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -15,8 +15,15 @@ import {
 import type { ConversationMessage, ConversationSummary } from "../wire/turn";
 import type { SessionStore } from "./session-store";
 
-/** The session with its newest page of messages and turns: its size does not grow with the conversation. */
-export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin | null): SessionView {
+/**
+ * The session with its newest page of messages and turns: its size does not grow with the conversation. `modeVersion`:
+ * the version it is pinned to (null: none).
+ */
+export function sessionView(
+  store: SessionStore,
+  branchOf: SessionBranchOrigin | null,
+  modeVersion: number | null,
+): SessionView {
   const record = store.record();
   if (!record) throw new Error("The session does not exist.");
   const page = store.messagesPage(null, MESSAGE_PAGE);
@@ -25,6 +32,7 @@ export function sessionView(store: SessionStore, branchOf: SessionBranchOrigin |
   return {
     sessionId: record.sessionId,
     mode: record.mode,
+    modeVersion,
     status: record.status,
     modeHistory: store.modeHistory(),
     pendingToolCalls: store.pendingToolCalls().map(publicToolCall),

@@ -32,6 +32,8 @@ export interface TurnRecorderDeps {
   parent?: Readonly<Record<string, string>> | undefined;
   sessionId: string;
   mode: () => string;
+  /** The version of the mode the run read (null until it has read it). */
+  modeVersion?: (() => number | null) | undefined;
   /** Takes the Worker's secrets out of captured content (content.ts). */
   redact: (text: string) => string;
   now?: () => number;
@@ -120,11 +122,13 @@ export class TurnRecorder implements TurnObserver {
     this.run = null;
     const endedAt = this.now();
     const { span } = run;
+    const modeVersion = this.deps.modeVersion?.() ?? null;
     if (span) {
       endAfterReply(
         span,
         () => {
           span.setAttributes({ [ATTR.turnOutcome]: outcome, [ATTR.turnIterations]: details.iterations });
+          if (modeVersion !== null) span.setAttribute(ATTR.modeVersion, modeVersion);
           if (details.usage) {
             span.setAttributes({
               [ATTR.inputTokens]: details.usage.promptTokens,
@@ -147,6 +151,7 @@ export class TurnRecorder implements TurnObserver {
       endedAt,
       outcome,
       iterations: details.iterations,
+      ...(modeVersion !== null ? { modeVersion } : {}),
       ...TurnRecorder.ids(span),
     });
   }

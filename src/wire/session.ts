@@ -101,7 +101,18 @@ export const ApprovalDecisions = z.array(ApprovalDecision).min(1, "needs at leas
 export const ClientToolResults = z.array(ClientToolResult).min(1, "needs at least one result");
 
 // REST bodies.
-export const CreateSessionBody = z.strictObject({ mode: z.string().min(1).optional() });
+export const CreateSessionBody = z.strictObject({
+  mode: z.string().min(1).optional(),
+  modeVersion: z
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(1, "must be 1 or more")
+    .optional()
+    .describe(
+      "Org admins: pin the session to this version of `mode` (docs/modes.md, Versions); its turns run with that " +
+        "version, and its mode cannot change. Without it, the mode's current version each turn.",
+    ),
+});
 /** A new session branched from this one before one of the user's own messages (POST .../branches). */
 export const CreateBranchBody = z.strictObject({
   beforeMessage: z
@@ -154,6 +165,8 @@ export type SessionBranchOrigin = z.infer<typeof SessionBranchOrigin>;
 export const SessionView = z.object({
   sessionId: z.string(),
   mode: z.string(),
+  /** The version of the mode the session is pinned to (POST with `modeVersion`); null: the current one each turn. */
+  modeVersion: z.number().int().nullable(),
   status: SessionStatus,
   modeHistory: z.array(ModeHistoryEntry),
   pendingToolCalls: z.array(AgentToolCall),
@@ -282,9 +295,15 @@ export const MessagePage = z.object({
 });
 export type MessagePage = z.infer<typeof MessagePage>;
 
-export const SessionCreated = SessionView.pick({ sessionId: true, mode: true, status: true, createdAt: true });
+export const SessionCreated = SessionView.pick({
+  sessionId: true,
+  mode: true,
+  modeVersion: true,
+  status: true,
+  createdAt: true,
+});
 /** A new branch: the session, where it branched from, and how many messages it was seeded with. */
-export const BranchCreated = SessionCreated.extend({ branchOf: SessionBranchOrigin });
+export const BranchCreated = SessionCreated.omit({ modeVersion: true }).extend({ branchOf: SessionBranchOrigin });
 export const WsTicket = z.object({ ticket: z.string(), expiresAt: z.string() });
 
 export const WorkflowRunResponse = z.object({

@@ -24,6 +24,7 @@ export const timelineStepFields = {
   mcpServer: z.string().optional(),
   outcome: z.string().optional(),
   iterations: z.number().int().optional(),
+  modeVersion: z.number().int().optional(),
   error: z.string().optional(),
   traceId: z.string().optional(),
   spanId: z.string().optional(),

@@ -317,6 +317,10 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   },
   system_prompt_not_found: { http: () => request("GET", "/v1/system-prompts/nope/enhanced") },
   mode_not_found: { http: () => request("GET", "/v1/system-prompts/default/enhanced?mode=nope") },
+  mode_version_not_found: {
+    http: () =>
+      request("POST", "/context/sessions", { mode: "general", modeVersion: 99 }, { key: TEST_KEYS.admin.key }),
+  },
   model_not_found: {
     http: async () =>
       workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/models/nope", {

@@ -46,6 +46,7 @@ export const ATTR = {
   turnOutcome: "aptix.turn.outcome",
   turnIterations: "aptix.turn.iterations",
   turnRun: "aptix.turn.run",
+  modeVersion: "aptix.mode.version",
   modelRoute: "aptix.model_route",
   toolRanOn: "aptix.tool.ran_on",
   mcpServer: "aptix.mcp.server",
