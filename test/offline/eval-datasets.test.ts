@@ -1,0 +1,33 @@
+// The project's own modes' datasets (evals/<mode>.jsonl) pass against the offline demo model, as
+// `npm run eval -- --mode <mode> evals/<mode>.jsonl` runs them: through the runner, each case a real turn.
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import ddrAuthoring from "../../evals/ddr_authoring.jsonl?raw";
+import general from "../../evals/general.jsonl?raw";
+import workspace from "../../evals/workspace.jsonl?raw";
+import { parseDataset } from "../../src/evals/dataset";
+import { runEval } from "../../src/evals/runner";
+import { TEST_KEYS } from "../fixtures/keys";
+
+const target = {
+  baseUrl: "https://aptix.test",
+  key: TEST_KEYS.admin.key,
+  fetch: (input: Request | string | URL, init?: RequestInit) => exports.default.fetch(input, init),
+};
+
+const datasets = { general, ddr_authoring: ddrAuthoring, workspace };
+
+describe("the project modes' datasets", () => {
+  it("pass against the offline demo model", async () => {
+    // All three at once, four cases at a time: the turns are the slow part, and they share nothing.
+    const runs = Object.entries(datasets).map(async ([mode, jsonl]) => {
+      const dataset = parseDataset(jsonl);
+      if (!dataset.ok) throw new Error(`evals/${mode}.jsonl: ${dataset.message}`);
+      const results = await runEval({ mode, cases: dataset.cases, target, concurrency: 4 });
+      return { mode, version: results.version, failed: results.cases.filter((c) => !c.passed) };
+    });
+    expect(await Promise.all(runs)).toEqual(
+      Object.keys(datasets).map((mode) => ({ mode, version: 1, failed: [] })),
+    );
+  });
+});
