@@ -7,28 +7,9 @@ import type { EvalCase } from "./dataset.ts";
 import { type EvalHttp, type EvalTarget, evalHttp, type HttpAnswer } from "./eval-http.ts";
 import { type CaseObservation, checkExpectations } from "./expectations.ts";
 import { DEFAULT_MIN_SCORE, judgeAnswer, judgeFailure } from "./judge.ts";
+import type { CaseResult, EvalResults } from "./results.ts";
 
-export interface CaseResult {
-  name: string;
-  passed: boolean;
-  /** One line each, starting with the expectation that failed (`contains: ...`, `turn: ...`, `judge: ...`). */
-  failures: string[];
-  steps: number;
-  tokens: number;
-  ms: number;
-  /** The judge's verdict, kept whether it passed or not. */
-  judge?: { score: number; reason: string; route: string };
-}
-
-export interface EvalResults {
-  mode: string;
-  /** The version the cases ran with: the pinned one, else the mode's current version (null when it has none). */
-  version: number | null;
-  passed: number;
-  failed: number;
-  passRate: number;
-  cases: CaseResult[];
-}
+export type { CaseResult, EvalResults };
 
 export interface EvalRunOptions {
   mode: string;
