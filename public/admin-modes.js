@@ -2,7 +2,8 @@
 // The admin page's modes editor: the modes the org sees (the deployment's and its own) in a table, and a form that
 // adds one or changes one through PUT /admin/modes/:key (its tools ticked from GET /admin/tools, its route chosen
 // from GET /admin/model-routes), and Delete through DELETE /admin/modes/:key. What the server refuses is shown in
-// its own words above the form, which stays filled in so the admin can correct it.
+// its own words above the form, which stays filled in so the admin can correct it. Below the form, the mode's versions:
+// each one's diff against the current one, and a restore (docs/modes.md, Versions).
 import { ApiError } from "./js/api.js";
 import { byId, h } from "./js/dom.js";
 
@@ -31,6 +32,10 @@ const el = {
   isDefault: byId("mode-default", HTMLInputElement),
   memory: byId("mode-memory", HTMLInputElement),
   cancel: byId("mode-cancel", HTMLButtonElement),
+  versions: byId("mode-versions"),
+  versionsStatus: byId("mode-versions-status"),
+  versionsList: byId("mode-versions-list"),
+  versionDiff: byId("mode-version-diff"),
 };
 
 /** @type {ApiClient} */
@@ -95,7 +100,93 @@ function openForm(mode) {
   // A mode has memory unless it was turned off (the default for a new one, and for a server that predates the flag).
   el.memory.checked = mode?.memory ?? true;
   el.form.hidden = false;
+  el.versions.hidden = mode === null;
+  if (mode) void loadVersions(mode);
   (mode ? el.displayName : el.key).focus();
+}
+
+/** The mode's versions path, of its owner. @param {ManagedMode} mode @param {string} [rest] */
+const versionsPath = (mode, rest = "") =>
+  `/admin/modes/${encodeURIComponent(mode.key)}/versions${rest}?owner=${mode.org ? "org" : "deployment"}`;
+
+/** @param {unknown} value */
+const shown = (value) => (typeof value === "string" ? value : JSON.stringify(value));
+
+/**
+ * Lists the mode's versions (docs/modes.md, Versions), newest first, each but the current one with a diff against
+ * the current one and a restore.
+ * @param {ManagedMode} mode
+ */
+async function loadVersions(mode) {
+  el.versionDiff.replaceChildren();
+  el.versionsStatus.textContent = "";
+  try {
+    const { data } = await api.request("GET", versionsPath(mode));
+    el.versionsList.replaceChildren(
+      ...data.map(
+        (/** @type {{ version: number, createdAt: string, createdBy: string | null, current: boolean }} */ v) =>
+          h(
+            "li",
+            { value: String(v.version), "data-version": String(v.version) },
+            `Version ${v.version}, ${v.createdAt.slice(0, 16).replace("T", " ")}${v.createdBy ? ` by ${v.createdBy}` : ""}${v.current ? " (current)" : ""} `,
+            v.current
+              ? null
+              : h("button", {
+                  type: "button",
+                  class: "quiet",
+                  text: "Diff",
+                  "aria-label": `Diff version ${v.version} against the current one`,
+                  onclick: () => void showDiff(mode, v.version),
+                }),
+            v.current
+              ? null
+              : h("button", {
+                  type: "button",
+                  class: "quiet",
+                  text: "Restore",
+                  "aria-label": `Restore version ${v.version}`,
+                  onclick: () => void restore(mode, v.version),
+                }),
+          ),
+      ),
+    );
+  } catch (error) {
+    el.versionsStatus.textContent = `Versions not read: ${inWords(error)}`;
+  }
+}
+
+/** Shows what differs from `version` to the current one, field by field. @param {ManagedMode} mode @param {number} version */
+async function showDiff(mode, version) {
+  try {
+    const { from, to, changes } = await api.request("GET", versionsPath(mode, `/${version}/diff`));
+    el.versionDiff.replaceChildren(
+      h("p", { text: changes.length ? `From version ${from} to ${to}:` : `Versions ${from} and ${to} are the same.` }),
+      h(
+        "dl",
+        { class: "version-diff" },
+        ...changes.flatMap((/** @type {{ field: string, before: unknown, after: unknown }} */ change) => [
+          h("dt", { text: change.field }),
+          h("dd", { class: "before", text: `− ${shown(change.before)}` }),
+          h("dd", { class: "after", text: `+ ${shown(change.after)}` }),
+        ]),
+      ),
+    );
+  } catch (error) {
+    el.versionsStatus.textContent = `No diff: ${inWords(error)}`;
+  }
+}
+
+/** Writes `version`'s content as a new version. @param {ManagedMode} mode @param {number} version */
+async function restore(mode, version) {
+  if (!window.confirm(`Restore version ${version} of ${mode.displayName}? It becomes a new version.`)) return;
+  try {
+    const { mode: written } = await api.request("POST", versionsPath(mode, `/${version}/restore`));
+    closeForm();
+    say(`Restored version ${version} of ${written.displayName} as version ${written.version}.`);
+    await loadModes();
+  } catch (error) {
+    el.versionsStatus.textContent = `Not restored: ${inWords(error)}`;
+  }
 }
 
 function closeForm() {

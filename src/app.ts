@@ -32,6 +32,7 @@ import { adminHealthRoutes } from "./routes/admin-health";
 import { adminKeyRoutes } from "./routes/admin-keys";
 import { adminMcpServerRoutes } from "./routes/admin-mcp-servers";
 import { adminMemoryRoutes } from "./routes/admin-memory";
+import { adminModeVersionRoutes } from "./routes/admin-mode-versions";
 import { adminModelRouteRoutes } from "./routes/admin-model-routes";
 import { adminModeRoutes } from "./routes/admin-modes";
 import { adminSecretRoutes } from "./routes/admin-secrets";
@@ -135,6 +136,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", messagesRoutes);
   app.route("/", modeRoutes);
   app.route("/", adminModeRoutes);
+  app.route("/", adminModeVersionRoutes);
   app.route("/", adminMcpServerRoutes);
   app.route("/", adminModelRouteRoutes);
   app.route("/", adminHealthRoutes);

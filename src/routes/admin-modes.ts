@@ -9,7 +9,7 @@ import { z } from "zod";
 import { requireScope } from "../auth/middleware";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
-import { type AppContext, BEARER, errors, json, jsonBody, routes } from "../http";
+import { type AppContext, BEARER, errors, json, jsonBody, parseWith, routes } from "../http";
 import { McpServerRegistry, serversSeenBy } from "../mcp/mcp-server-registry";
 import { AgentMode, MODE_KEY_PATTERN } from "../modes/agent-mode";
 import {
@@ -27,16 +27,17 @@ import { quoted } from "../quote";
 import { ModelRouteRegistry, routesSeenBy } from "../routing/model-route-store";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
 import { forgetTurnReads } from "../session/session-model";
+import type { AuditAction } from "../tenancy/audit-log";
 import { type Owner, OwnerQuery, writeOwner } from "../tenancy/ownership";
 import { ALWAYS_OFFERED_TOOLS, PRODUCTION_TOOL_NAMES } from "../tools";
 import { changeRow } from "./record-change";
 
-const ModeKey = z.object({
+export const ModeKey = z.object({
   key: z.string().regex(MODE_KEY_PATTERN, "use 1 to 64 lowercase letters, digits, '_' or '-', starting with a letter"),
 });
 
 /** The body, with the rules that name tools: each must be registered, and one that needs approval offered. */
-const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
+export const ModeBody = ModeUpsertBody.superRefine((body, ctx) => {
   body.tools.forEach((name, index) => {
     if (!PRODUCTION_TOOL_NAMES.includes(name) && !parseMcpReference(name)) {
       ctx.addIssue({
@@ -89,6 +90,38 @@ async function checkModelRoute(db: Db, owner: Owner, name: string): Promise<void
     `Invalid 'modelRoute' in the request body: no model route ${quoted(name)}; the routes are: ${known}.`,
     { param: "modelRoute" },
   );
+}
+
+/**
+ * Writes `owner`'s mode `key` as `body` says (PUT, PATCH, a restore): the checks that need D1, then the mode, its new
+ * version and its audit row (`action`) in one batch; the isolate's kept modes are forgotten.
+ */
+export async function writeMode(
+  c: AppContext,
+  change: { owner: Owner; key: string; body: ModeUpsertBody; existing: AgentMode | null; action: AuditAction },
+): Promise<AgentMode> {
+  const { owner, key, body, existing, action } = change;
+  await checkMcpReferences(c.var.db, owner, body.tools);
+  await checkModelRoute(c.var.db, owner, body.modelRoute);
+  if (existing?.isDefault && !body.isDefault) {
+    throw new ApiError(
+      "invalid_request",
+      `Mode ${quoted(key)} is the default mode; make another mode the default instead of clearing it here.`,
+      { param: "isDefault" },
+    );
+  }
+  const audit = changeRow(c, { org: owner, action, target: key, before: existing, after: { key, ...body } });
+  const mode = await upsertMode(c.var.db, owner, key, body, [audit], { existing, by: c.var.principal.user });
+  forgetTurnReads(c.env.DB);
+  const what = existing ? "Mode updated." : "Mode created.";
+  c.var.logger.addCustomEvent("Message", `[admin_modes_${action.replace("mode.", "")}]`, what, [["mode", key]]);
+  return mode;
+}
+
+/** The fields of `mode` a PUT body carries, as it would send them (a PATCH or a restore starts from them). */
+export function upsertFields(mode: AgentMode): Record<string, unknown> {
+  const fields: Record<string, unknown> = mode;
+  return Object.fromEntries(Object.keys(ModeUpsertBody.shape).map((field) => [field, fields[field]]));
 }
 
 /** The body: a whole mode, or `{"enabled": ...}` alone (showing or hiding one of the deployment's in the caller's org). */
@@ -171,30 +204,38 @@ export const adminModeRoutes = routes()
       if (!("displayName" in body)) return setVisibility(c, key, body.enabled);
       const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
       const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
-      await checkMcpReferences(c.var.db, owner, body.tools);
-      await checkModelRoute(c.var.db, owner, body.modelRoute);
       const existingRow = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
       const existing = existingRow ? parseModeRow(existingRow) : null;
-      if (existing?.isDefault && !body.isDefault) {
-        throw new ApiError(
-          "invalid_request",
-          `Mode ${quoted(key)} is the default mode; make another mode the default instead of clearing it here.`,
-          { param: "isDefault" },
-        );
-      }
-      const audit = changeRow(c, {
-        org: owner,
-        action: "mode.put",
-        target: key,
-        before: existing,
-        after: { key, ...body },
-      });
-      const mode = await upsertMode(c.var.db, owner, key, body, [audit], { existing, by: c.var.principal.user });
-      forgetTurnReads(c.env.DB);
-      c.var.logger.addCustomEvent("Message", "[admin_modes_put]", existing ? "Mode updated." : "Mode created.", [
-        ["mode", key],
-      ]);
+      const mode = await writeMode(c, { owner, key, body, existing, action: "mode.put" });
       return existing ? c.json({ mode }, 200) : c.json({ mode }, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: "patch",
+      path: "/admin/modes/{key}",
+      tags: ["admin"],
+      summary:
+        "Change some fields of a mode (the others stay as they are): your organization's own, or (operators) the deployment's; a new version",
+      security: BEARER,
+      middleware: [requireScope("admin")] as const,
+      request: {
+        params: ModeKey,
+        query: OwnerQuery,
+        ...jsonBody(z.record(z.string(), z.unknown()), "The fields to change, as PUT takes them."),
+      },
+      responses: { 200: modeAnswer("The mode was changed."), ...errors(400, 401, 403, 404, 413) },
+    }),
+    async (c) => {
+      const { key } = c.req.valid("param");
+      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
+      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
+      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
+      const existing = parseModeRow(row);
+      const body = parseWith(ModeBody, { ...upsertFields(existing), ...c.req.valid("json") }, "request body");
+      const mode = await writeMode(c, { owner, key, body, existing, action: "mode.patch" });
+      return c.json({ mode }, 200);
     },
   )
   .openapi(

@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = [
   "mode.hide",
   "mode.show",
   "mode.delete",
+  "mode.patch",
+  "mode.restore",
   "mcp_server.put",
   "mcp_server.delete",
   "secret.put",

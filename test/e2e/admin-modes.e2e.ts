@@ -129,6 +129,25 @@ describe("the admin page's modes editor (desktop 1280x800)", () => {
     assert.equal(offered?.description, "Release notes, dated.");
   });
 
+  it("lists the mode's versions, shows a diff against the current one, and restores an old one", async () => {
+    await page.getByRole("button", { name: "Edit Release Notes" }).click();
+    const versions = page.locator("#mode-versions-list li");
+    await versions.filter({ hasText: "Version 2" }).waitFor();
+    assert.deepEqual(await versions.evaluateAll((items) => items.map((li) => li.getAttribute("data-version"))), [
+      "2",
+      "1",
+    ]);
+    await page.getByRole("button", { name: "Diff version 1 against the current one" }).click();
+    const diff = page.locator("#mode-version-diff dl");
+    await diff.waitFor();
+    assert.deepEqual(await diff.locator("dt").allInnerTexts(), ["description"]);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Restore version 1" }).click();
+    await page.locator("#modes-status").filter({ hasText: "Restored version 1" }).waitFor();
+    const offered = (await offeredModes()).find((m) => m.key === "release_notes");
+    assert.equal(offered?.description, "Writing release notes from merged changes.");
+  });
+
   it("shows the server's refusal in its own words and keeps the form filled in", async () => {
     await page.getByRole("button", { name: "Edit Release Notes" }).click();
     // Approval for a tool the mode does not offer: the server refuses it.
@@ -140,7 +159,11 @@ describe("the admin page's modes editor (desktop 1280x800)", () => {
       await error.innerText(),
       /^Not saved: Invalid 'approvalRequiredTools\.0' in the request body: 'workspace_write_file' needs approval but the mode does not offer it; list it in 'tools' first/,
     );
-    assert.equal(await editor(page).getByLabel("Description", { exact: true }).inputValue(), "Release notes, dated.");
+    // The description version 1 had: the test before restored it.
+    assert.equal(
+      await editor(page).getByLabel("Description", { exact: true }).inputValue(),
+      "Writing release notes from merged changes.",
+    );
   });
 
   it("finds no serious or critical axe-core violation with the editor open", async () => {

@@ -1,6 +1,9 @@
 // A session pinned to a mode version (POST /context/sessions with modeVersion, for evals): its turns run with that
 // version's snapshot, its view says so, and only an org admin may pin.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { AgentSession } from "../../src/session/agent-session";
 import type { SessionView } from "../../src/wire/session";
 import type { AgentExecuteResponse } from "../../src/wire/turn";
 import { freshDatabase } from "../fixtures/database";
@@ -51,6 +54,22 @@ describe("a session pinned to a mode version", () => {
     const plain = (await call("POST", "/context/sessions", { mode: "triage" }, admin)).json as { sessionId: string };
     const plainView = (await call("GET", `/context/sessions/${plain.sessionId}`, undefined, admin)).json as SessionView;
     expect(plainView.modeVersion).toBeNull();
+  });
+
+  it("cannot change its mode (agent_change_mode's session manager refuses, saying why)", async () => {
+    const { sessionId } = (await pinned(1)).json as { sessionId: string };
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId));
+    const refusal = await runInDurableObject(stub, (session: AgentSession) =>
+      session.setSessionMode(sessionId, "general", "asked", "org-a", "alice").then(
+        () => "changed",
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      ),
+    );
+    expect(refusal).toBe(
+      "This session is pinned to version 1 of the mode 'triage': its mode cannot change. Start a new session for another mode.",
+    );
+    const view = (await call("GET", `/context/sessions/${sessionId}`, undefined, admin)).json as SessionView;
+    expect(view.mode).toBe("triage");
   });
 
   it("is refused to a member (403 insufficient_scope)", async () => {

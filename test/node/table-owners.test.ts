@@ -25,6 +25,7 @@ const OWNERS: Record<string, string> = {
   message_index: "src/search/message-index.ts",
   model_routes: "src/routing/model-route-store.ts",
   modes: "src/modes/catalog-service.ts",
+  mode_versions: "src/modes/mode-versions.ts",
   oauth_grants: "src/auth/oauth-grants.ts",
   oauth_rotated_refresh_tokens: "src/auth/refresh-token-reuse.ts",
   org_secrets: "src/tenancy/org-secrets.ts",
@@ -55,6 +56,8 @@ const JOINED_READS: Record<string, readonly string[]> = {
   "src/search/message-index.ts": ["session_index"],
   // The modes that name a route or a server, but for an org with its own of that name.
   "src/modes/catalog-service.ts": ["model_routes", "mcp_servers"],
+  // A change's version row takes its number from the mode row the same batch just wrote.
+  "src/modes/mode-versions.ts": ["modes"],
 };
 
 /** A statement naming a table: writes (DELETE FROM, INSERT ... INTO, REPLACE INTO, UPDATE) and reads (FROM, JOIN). */

@@ -128,6 +128,8 @@ describe("an agent turn's trace", () => {
       "aptix.turn.run": "start",
       "aptix.turn.outcome": "awaiting_client",
       "aptix.turn.iterations": 3,
+      // The version of the mode the run read: a mode written once is at 1 (docs/modes.md, Versions).
+      "aptix.mode.version": 1,
     });
     expect(second?.attributes).toMatchObject({
       "aptix.turn.run": "resume_pause",

@@ -310,6 +310,8 @@ const REQUESTS: Record<string, Request> = {
   "DELETE /context/grants/{id} (the member's grant: a person's own)": async (key) =>
     send(key, "DELETE", `/context/grants/${await memberGrant()}`),
   "POST /context/sessions": (key) => send(key, "POST", "/context/sessions", {}),
+  "POST /context/sessions (pinned to a mode version)": (key) =>
+    send(key, "POST", "/context/sessions", { mode: "general", modeVersion: 1 }),
   "GET /context/sessions": (key) => send(key, "GET", "/context/sessions"),
   "GET /context/search (the caller's own sessions)": (key) => send(key, "GET", "/context/search?q=table"),
   "GET /context/search (all=true: the org's sessions)": (key) => send(key, "GET", "/context/search?q=table&all=true"),
@@ -402,6 +404,16 @@ const REQUESTS: Record<string, Request> = {
     send(key, "DELETE", `/admin/modes/${await ownedMode(OPERATOR, "deployment")}`),
   "DELETE /admin/modes/{key} (org A's own)": async (key) =>
     send(key, "DELETE", `/admin/modes/${await ownedMode(ADMIN, "org")}`),
+  "PATCH /admin/modes/{key} (org A's own)": async (key) =>
+    send(key, "PATCH", `/admin/modes/${await ownedMode(ADMIN, "org")}`, { description: "Changed." }),
+  "GET /admin/modes/{key}/versions (org A's own)": async (key) =>
+    send(key, "GET", `/admin/modes/${await ownedMode(ADMIN, "org")}/versions`),
+  "GET /admin/modes/{key}/versions/{version} (org A's own)": async (key) =>
+    send(key, "GET", `/admin/modes/${await ownedMode(ADMIN, "org")}/versions/1`),
+  "GET /admin/modes/{key}/versions/{version}/diff (org A's own)": async (key) =>
+    send(key, "GET", `/admin/modes/${await ownedMode(ADMIN, "org")}/versions/1/diff`),
+  "POST /admin/modes/{key}/versions/{version}/restore (org A's own)": async (key) =>
+    send(key, "POST", `/admin/modes/${await ownedMode(ADMIN, "org")}/versions/1/restore`),
   "GET /admin/model-routes": (key) => send(key, "GET", "/admin/model-routes"),
   "GET /admin/model-routes/{name} (org A's own)": async (key) =>
     send(key, "GET", `/admin/model-routes/${await orgARoute()}`),
