@@ -26,8 +26,6 @@ describe("the project modes' datasets", () => {
       const results = await runEval({ mode, cases: dataset.cases, target, concurrency: 4 });
       return { mode, version: results.version, failed: results.cases.filter((c) => !c.passed) };
     });
-    expect(await Promise.all(runs)).toEqual(
-      Object.keys(datasets).map((mode) => ({ mode, version: 1, failed: [] })),
-    );
+    expect(await Promise.all(runs)).toEqual(Object.keys(datasets).map((mode) => ({ mode, version: 1, failed: [] })));
   });
 });
