@@ -7,7 +7,7 @@
 // of the admin who asked (chat and admin, in their org, as their user), expiring on its own should the consumer
 // stop, and deleted when the run ends. It is stored hashed, as every key is, and never leaves this module.
 import { z } from "zod";
-import { forgetApiKey, hashApiKey, insertKeyStatement } from "../auth/api-keys";
+import { deleteApiKey, hashApiKey, insertKeyStatement } from "../auth/api-keys";
 import { JsonAdminLogger } from "../observability/admin-logger";
 import { randomToken } from "../secret-text";
 import type { Fetch } from "./eval-http";
@@ -85,7 +85,6 @@ export async function runQueuedEval(env: Cloudflare.Env, app: Fetch, runId: stri
       await finishRun(env.DB, runId, { error: "The run failed unexpectedly; the server's log has the details." });
     }
   } finally {
-    await env.DB.prepare("DELETE FROM api_keys WHERE id = ?").bind(keyId).run();
-    forgetApiKey(keyId);
+    await deleteApiKey(env.DB, claimed.org, keyId);
   }
 }
