@@ -9,8 +9,8 @@ import { AgentMode } from "./agent-mode";
 /** What a version keeps: the whole mode but its version number (the row's column holds that). */
 const ModeSnapshot = AgentMode.omit({ version: true });
 
-/** The snapshot's JSON of `mode` as it stands. */
-export function snapshotText(mode: Omit<AgentMode, "version">): string {
+/** The snapshot's JSON of `mode` as it stands (a field with a default, left out, takes it). */
+export function snapshotText(mode: z.input<typeof ModeSnapshot>): string {
   return JSON.stringify(ModeSnapshot.parse(mode));
 }
 
