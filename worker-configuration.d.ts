@@ -5,6 +5,7 @@ interface __BaseEnv_Env {
 	OAUTH_KV: KVNamespace;
 	DB: D1Database;
 	WEBHOOK_QUEUE: Queue;
+	EVAL_QUEUE: Queue;
 	MODEL_CALL_LIMITER: RateLimit;
 	AI: Ai;
 	AGENT_SESSION: DurableObjectNamespace<import("./src/index").AgentSession>;
@@ -20,6 +21,7 @@ declare namespace Cloudflare {
 		OAUTH_KV: KVNamespace;
 		DB: D1Database;
 		WEBHOOK_QUEUE: Queue;
+		EVAL_QUEUE: Queue;
 		MODEL_CALL_LIMITER: RateLimit;
 		AI: Ai;
 		AGENT_SESSION: DurableObjectNamespace<import("./src/index").AgentSession>;
@@ -30,6 +32,7 @@ declare namespace Cloudflare {
 		OAUTH_KV: KVNamespace;
 		DB: D1Database;
 		WEBHOOK_QUEUE: Queue;
+		EVAL_QUEUE: Queue;
 		MODEL_CALL_LIMITER: RateLimit;
 		AI: Ai;
 		AGENT_SESSION: DurableObjectNamespace<import("./src/index").AgentSession>;

@@ -5,6 +5,7 @@
 // the newest rows of the audit log, each model route's live health (GET /admin/health), and its webhook endpoints,
 // disabled ones with why (admin-webhooks.js). A client of the admin API like any other.
 
+import { loadEvalRuns } from "./admin-evals.js";
 import { loadGuardrails } from "./admin-guardrails.js";
 import { loadMemorySwitch } from "./admin-memory.js";
 import { startModesEditor } from "./admin-modes.js";
@@ -540,6 +541,7 @@ async function start() {
       startModesEditor(api, labelCells),
       loadAudit(),
       loadWebhooks(api, labelCells),
+      loadEvalRuns(api, labelCells),
       loadMemorySwitch(api),
       loadGuardrails(api),
     ]);

@@ -27,6 +27,7 @@ import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminAuditRoutes } from "./routes/admin-audit";
+import { adminEvalRoutes } from "./routes/admin-evals";
 import { adminGuardrailRoutes } from "./routes/admin-guardrails";
 import { adminHealthRoutes } from "./routes/admin-health";
 import { adminKeyRoutes } from "./routes/admin-keys";
@@ -145,6 +146,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminKeyRoutes);
   app.route("/", adminUsageCallRoutes);
   app.route("/", adminUserRoutes);
+  app.route("/", adminEvalRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);

@@ -1,9 +1,10 @@
 // Worker entry: the Hono app behind its OAuth provider (src/auth/oauth.ts: the authorization server of /mcp), the
 // hourly cron's retention run (src/session/retention.ts; and the idempotency keys past their window), the webhook
-// queue's consumer (src/webhooks/consumer.ts), and the Durable Object classes (a session each, a meter per org, a
-// runner per schedule).
+// queue's consumer (src/webhooks/consumer.ts), the eval queue's (src/evals/eval-jobs.ts), and the Durable Object
+// classes (a session each, a meter per org, a runner per schedule).
 import { createApp } from "./app";
 import { withOAuth } from "./auth/oauth";
+import { consumeEvalRuns } from "./evals/eval-jobs";
 import { deleteExpiredKeys } from "./jobs/idempotency-store";
 import { JsonAdminLogger } from "./observability/admin-logger";
 import { expireIdleSessions } from "./session/retention";
@@ -36,5 +37,9 @@ export default {
       ),
     );
   },
-  queue: (batch, env) => consumeWebhooks(batch, env),
+  // The eval queue's runs go through the app itself (src/evals/eval-jobs.ts); every other queue is the webhooks'.
+  queue: (batch, env, ctx) =>
+    batch.queue.startsWith("aptix-evals")
+      ? consumeEvalRuns(batch, env, async (input, init) => app.fetch(new Request(input, init), env, ctx))
+      : consumeWebhooks(batch, env),
 } satisfies ExportedHandler<Cloudflare.Env>;

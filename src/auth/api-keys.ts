@@ -232,3 +232,12 @@ export function revokeKeyStatement(db: Db, org: string, id: string): D1PreparedS
     )
     .bind(id, org);
 }
+
+/**
+ * Deletes a key for good (an eval run's own key when its run ends: src/evals/eval-jobs.ts) and forgets it in this
+ * isolate. Keys people make are revoked instead (revokeKeyStatement), so the audit and usage rows still name them.
+ */
+export async function deleteApiKey(db: Db, org: string, id: string): Promise<void> {
+  await db.prepare("DELETE FROM api_keys WHERE id = ? AND org = ?").bind(id, org).run();
+  forgetApiKey(id);
+}

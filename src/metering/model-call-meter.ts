@@ -182,14 +182,14 @@ export function orgTurnMeter(context: MeterContext, caller: MeteredCaller): Turn
 }
 
 /**
- * The session's rows: one per upstream call of a turn (`endpoint` `agent`), or of a compaction of its conversation
- * (`agent_compaction`), whatever its end. A call without reported usage is counted by its answer alone.
+ * The session's rows: one per upstream call of a turn (`endpoint` `agent`; `eval` for an eval runner's turn), or of
+ * a compaction of its conversation (`agent_compaction`), whatever its end. A call without reported usage is counted by its answer alone.
  */
 export function turnUsageRecorder(
   context: MeterContext,
   caller: MeteredCaller,
   session: () => { sessionId: string; mode: string; turnId: string | null; modeVersion?: number | null },
-  endpoint: "agent" | "agent_compaction" = "agent",
+  endpoint: "agent" | "agent_compaction" | "eval" = "agent",
 ): (attempt: RouteAttempt) => void {
   return (attempt) => {
     context.defer(

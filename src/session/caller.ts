@@ -22,6 +22,11 @@ export interface Caller {
    * Object's RPC call carries no context of its own, so the object's spans continue the request's trace from this.
    */
   trace?: Record<string, string>;
+  /**
+   * The request is an eval's (the runner's `x-aptix-eval` header, an org admin's alone): the turn's usage rows say
+   * `eval`, so evals are metered apart from people's turns (docs/evals.md).
+   */
+  eval?: boolean;
 }
 
 /** The object's logger, with the caller's request and key on every line (the object's own lines without one). */

@@ -204,7 +204,8 @@ export class ReasonerFactory {
     // The object's own leases and batches: a promise of one object's context cannot be awaited from another's.
     const metering = { env, logger, defer: waitUntil, owner: this };
     const router = envRouter(env, store.identity().org, logger, {
-      onAttempt: caller ? turnUsageRecorder(metering, caller, session, endpoint) : undefined,
+      // An eval's turns (caller.eval) are metered as `eval`, apart from people's.
+      onAttempt: caller ? turnUsageRecorder(metering, caller, session, caller.eval ? "eval" : endpoint) : undefined,
       onTable: (table) => this.noteKeys(table.keysOf(table.stored())),
       // One session's requests share their prefix: a route that sends prompt_cache_key keeps them on one cache.
       promptCacheKey: store.identity().sessionId,

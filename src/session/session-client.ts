@@ -2,6 +2,7 @@
 
 import { BOOKMARK_HEADER } from "../db";
 import { ApiError } from "../errors";
+import { EVAL_HEADER } from "../evals/eval-http";
 import type { AppContext } from "../http";
 import { traceCarrier } from "../observability/tracing/tracing";
 import { type Outcome, sessionNotFound } from "../refusal";
@@ -81,7 +82,9 @@ export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
 export function callerOf(c: AppContext): Caller {
   const { org, user, keyId, scopes } = c.var.principal;
   const trace = traceCarrier();
+  const evaluating = evalRequest(c);
   return {
+    ...(evaluating ? { eval: true } : {}),
     ...(trace.traceparent ? { trace } : {}),
     org,
     user,
@@ -91,6 +94,21 @@ export function callerOf(c: AppContext): Caller {
     bookmark: c.var.db.getBookmark(),
     bookmarkSent: Boolean(c.req.header(BOOKMARK_HEADER)),
   };
+}
+
+/**
+ * Whether the request is an eval runner's (`x-aptix-eval: 1`): only an org admin may meter turns as evals, so
+ * anyone else sending the header is refused rather than ignored (their turns would be counted apart otherwise).
+ */
+function evalRequest(c: AppContext): boolean {
+  const header = c.req.header(EVAL_HEADER);
+  if (header === undefined) return false;
+  if (!holdsScope(c.var.principal.scopes, "admin")) {
+    throw new ApiError("insufficient_scope", `Only an org admin may send ${EVAL_HEADER} (eval runs are theirs).`, {
+      param: EVAL_HEADER,
+    });
+  }
+  return true;
 }
 
 /** A session's refusal becomes the one OpenAI-shaped error; a value passes through. */

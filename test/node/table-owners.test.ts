@@ -18,6 +18,8 @@ const OWNERS: Record<string, string> = {
   api_keys: "src/auth/api-keys.ts",
   audit_log: "src/tenancy/audit-log.ts",
   browser_sessions: "src/auth/browser-sessions.ts",
+  eval_datasets: "src/evals/eval-store.ts",
+  eval_runs: "src/evals/eval-store.ts",
   hidden_modes: "src/modes/catalog-service.ts",
   idempotency_keys: "src/jobs/idempotency-store.ts",
   mcp_servers: "src/mcp/mcp-server-registry.ts",

@@ -97,6 +97,9 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
   invalid_json: { http: () => request("POST", "/context/sessions", "{") },
   unknown_field: { http: () => request("POST", "/context/sessions", { colour: "blue" }) },
   unknown_mode: { http: () => request("POST", "/context/sessions", { mode: "astrology" }) },
+  invalid_dataset: {
+    http: () => request("POST", "/admin/evals/datasets", { name: "d", jsonl: "{" }, { key: TEST_KEYS.admin.key }),
+  },
   invalid_tool_result: {
     http: async () => {
       const script = await scriptUpstream([
@@ -346,6 +349,10 @@ const TRIGGERS: Record<ErrorCode, Trigger> = {
     http: () =>
       request("POST", "/context/sessions", { mode: "general", modeVersion: 99 }, { key: TEST_KEYS.admin.key }),
   },
+  eval_dataset_not_found: {
+    http: () => request("POST", "/admin/evals", { mode: "general", dataset: "nope" }, { key: TEST_KEYS.admin.key }),
+  },
+  eval_run_not_found: { http: () => request("GET", "/admin/evals/nope", undefined, { key: TEST_KEYS.admin.key }) },
   model_not_found: {
     http: async () =>
       workerWith({ LLM_BASE_URL: "" }).fetch("http://aptix.test/v1/models/nope", {

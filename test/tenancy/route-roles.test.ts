@@ -154,6 +154,21 @@ const fresh = (prefix: string) => `${prefix}${++unique}`;
 
 type Request = (key: string | null) => Promise<Response>;
 
+/** A finished eval run of org A, stored as the queue's consumer leaves one. */
+let evalRun: string | undefined;
+async function orgAEvalRun(): Promise<string> {
+  if (!evalRun) {
+    evalRun = crypto.randomUUID();
+    await env.DB.prepare(
+      `INSERT INTO eval_runs (id, org, mode, dataset, status, results, created_at, created_by)
+       VALUES (?, 'org-a', 'general', 'roles', 'completed', '[]', ?, 'alice')`,
+    )
+      .bind(evalRun, new Date().toISOString())
+      .run();
+  }
+  return evalRun;
+}
+
 /** How each row is requested. */
 const REQUESTS: Record<string, Request> = {
   "GET /healthz": (key) => send(key, "GET", "/healthz"),
@@ -447,6 +462,16 @@ const REQUESTS: Record<string, Request> = {
   "PUT /admin/budget": (key) => send(key, "PUT", "/admin/budget", { tokensPerDay: null }),
   "GET /admin/usage": (key) => send(key, "GET", "/admin/usage"),
   "GET /admin/usage/calls": (key) => send(key, "GET", "/admin/usage/calls"),
+  "POST /admin/evals/datasets": (key) =>
+    send(key, "POST", "/admin/evals/datasets", {
+      name: "roles",
+      cases: [{ name: "a", messages: [{ role: "user", content: "x" }], expect: {} }],
+    }),
+  "GET /admin/evals/datasets": (key) => send(key, "GET", "/admin/evals/datasets"),
+  // A dataset no org has: the run is refused after the caller is checked (nothing is queued).
+  "POST /admin/evals": (key) => send(key, "POST", "/admin/evals", { mode: "general", dataset: "none-such" }),
+  "GET /admin/evals": (key) => send(key, "GET", "/admin/evals"),
+  "GET /admin/evals/{id} (a run of org A)": async (key) => send(key, "GET", `/admin/evals/${await orgAEvalRun()}`),
   "GET /admin/users": (key) => send(key, "GET", "/admin/users"),
   "PATCH /admin/users/{id} (a member of org A)": (key) =>
     send(key, "PATCH", `/admin/users/${TEST_KEYS.otherMember.user}`, { disabled: false }),
@@ -529,6 +554,7 @@ const WHO_REFUSALS: Record<string, Expected> = {
   webhook_not_found: "404",
   schedule_not_found: "404",
   memory_not_found: "404",
+  eval_run_not_found: "404",
 };
 
 /** An Anthropic-shaped refusal's type, as the code aptix's shape would carry. */
