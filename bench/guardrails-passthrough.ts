@@ -1,6 +1,6 @@
-// npm run bench:guardrails-passthrough — what the org's guardrails add to the passthrough (issue 45): the same
-// POST /v1/chat/completions with the org's `pii` and `secrets` guardrails on input and output (mask on the way in,
-// redact on the way out, `passthrough: true`) and with the switch off, on one Worker under `wrangler dev` (as npm
+// The passthrough half of npm run bench:guardrails — what the org's guardrails add to the passthrough (issue 45): the
+// same POST /v1/chat/completions with the org's `pii` and `secrets` guardrails on input and output (mask on the way
+// in, redact on the way out, `passthrough: true`) and with the switch off, on one Worker under `wrangler dev` (as npm
 // start runs it) in front of the scripted upstream. The client's message carries an email address and the model
 // answers with its placeholder, so every guarded request masks, rewrites the body, checks the answer and restores.
 // Requests one at a time in blocks, the switch flipped between blocks (which side goes first alternates), JSON and
@@ -8,19 +8,14 @@
 // each side and on ÷ off (goal: at most GOAL_RATIO, median). The first answers are checked before timing: the model
 // read the placeholder (on) or the address (off), and the client read the address back (both).
 //
-// `passthroughHalf` is exported for bench/guardrails.ts (the turn's half beside it, same Worker and upstream).
-import { mkdtemp, rm } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
-import { benchConfig } from "./support/bench-config.ts";
-import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+// bench/guardrails.ts runs it after the turn's half, on the same Worker and upstream
+// (`BENCH_GUARDRAILS_PART=passthrough npm run bench:guardrails` runs it alone).
+import { cpus, loadavg } from "node:os";
+import type { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
 /** seeds/local.sql's key (an operator of dev-org), which the local database holds. */
 const KEY = "dev-key";
-const UPSTREAM_KEY = "sk-bench-guardrails-passthrough";
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20);
 const PER_BLOCK = Number(process.env.BENCH_PER_BLOCK ?? 20);
 const WARMUP = 20;
@@ -148,29 +143,3 @@ export async function passthroughHalf(url: string, upstream: Upstream): Promise<
     `goal: streams with guardrails on within ${GOAL_RATIO}x of off (median): ${verdict(streamRatio)}`,
   ].join("\n");
 }
-
-async function main(): Promise<void> {
-  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-guardrails-pt-"));
-  const upstream = await startScriptedUpstream({ apiKey: UPSTREAM_KEY });
-  let worker: LocalWorker | null = null;
-  const stopAll = async () => {
-    await worker?.stop();
-    await upstream.close();
-    await rm(tmp, { recursive: true, force: true });
-  };
-  process.once("SIGINT", () => {
-    void stopAll().then(() => process.exit(130));
-  });
-  try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
-    worker = await startLocalWorker({
-      config: await benchConfig(tmp, true),
-      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY },
-    });
-    console.log(await passthroughHalf(worker.url, upstream));
-  } finally {
-    await stopAll();
-  }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) await main();

@@ -10,12 +10,13 @@
 // turn of each mode is checked: the model read the placeholder (on) or the address (off), and the person read the
 // address back (both).
 //
-// The passthrough half: see passthroughHalf below (the passthrough's guardrails are measured there, in the same run,
-// against the same Worker and upstream).
+// The passthrough half: bench/guardrails-passthrough.ts (the passthrough's guardrails, measured in the same run,
+// against the same Worker and upstream). BENCH_GUARDRAILS_PART=turn|passthrough runs one half.
 import { mkdtemp, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { passthroughHalf } from "./guardrails-passthrough.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
@@ -140,15 +141,6 @@ async function turnHalf(url: string, upstream: Upstream): Promise<string> {
     "",
     `goal: guardrails on within ${GOAL_RATIO}x of off (median): ${ratio <= GOAL_RATIO ? "met" : "MISSED"} (${fixed(ratio)}x)`,
   ].join("\n");
-}
-
-/**
- * The passthrough half (the passthrough helper's, issue 45): /v1/chat/completions with the org's guardrails on
- * (`passthrough: true`) against the same call with them off, in this run, on this Worker and upstream. Answers its
- * report's lines; empty until it is written.
- */
-async function passthroughHalf(_url: string, _upstream: Upstream): Promise<string> {
-  return "";
 }
 
 async function main(): Promise<void> {

@@ -11,15 +11,10 @@ import { aiBinding } from "../llm/workers-ai";
 import type { AdminLogger } from "../observability/admin-logger";
 import { envRouter, envRouteTable } from "../routing/env-router";
 import { DEFAULT_ROUTE } from "../routing/model-routes";
+import type { Classification } from "./classification";
 import { promptInjectionHeuristic } from "./prompt-injection-heuristic";
 
-export interface Classification {
-  flagged: boolean;
-  /** Llama Guard's categories (`S1`), or the heuristic's rules, that fired. */
-  categories: string[];
-  /** Which classifier answered: `llama-guard:<model>`, `route:<name>`, `heuristic`, `offline-stand-in`. */
-  classifier: string;
-}
+export type { Classification };
 
 export type GuardrailClassifier = (
   kind: "moderation" | "prompt_injection",

@@ -6,7 +6,6 @@
 import { z } from "zod";
 import type { Db } from "../db";
 import { IsolateCache } from "../isolate-cache";
-import type { AgentMode } from "../modes/agent-mode";
 import { settings } from "../settings";
 import { type Guardrail, type GuardrailPoint, StoredGuardrails } from "./guardrail-config";
 
@@ -67,7 +66,7 @@ export async function effectiveGuardrails(
   env: Cloudflare.Env,
   db: Db,
   org: string,
-  mode: Pick<AgentMode, "guardrails"> | null,
+  mode: { guardrails: readonly Guardrail[] } | null,
 ): Promise<Guardrail[]> {
   const own = await orgGuardrails(env, db, org);
   if (mode !== null) return mergeGuardrails(own.guardrails, mode.guardrails);

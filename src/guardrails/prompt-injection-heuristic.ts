@@ -1,7 +1,7 @@
 // The documented heuristic behind `prompt_injection` when no classifier route is named: text (mostly a tool's result)
 // that speaks to the assistant rather than about its subject. Each rule has a name, reported as the category found;
 // docs/guardrails.md lists them. A heuristic misses paraphrases; a route names a real classifier.
-import type { Classification } from "./guardrail-classifier";
+import type { Classification } from "./classification";
 
 export const INJECTION_RULES: readonly (readonly [name: string, pattern: RegExp])[] = [
   // "Ignore all previous instructions", "disregard the rules above", "forget your guidelines".
