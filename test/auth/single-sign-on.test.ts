@@ -200,7 +200,8 @@ describe("single sign-on", () => {
     const error = await errorOf(back);
     expect(error.code).toBe("sign_in_failed");
     expect(error.message).toContain("invalid_grant");
-  });
+    // It waits 2.1 s of real time (the provider's codes last a second): its own limit, not the default 5 s.
+  }, 15_000);
 
   it("refuses a PKCE verifier that does not match the challenge", async () => {
     const worker = ssoWorker();
