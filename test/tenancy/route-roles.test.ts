@@ -406,6 +406,10 @@ const REQUESTS: Record<string, Request> = {
     send(key, "DELETE", `/admin/modes/${await ownedMode(ADMIN, "org")}`),
   "PATCH /admin/modes/{key} (org A's own)": async (key) =>
     send(key, "PATCH", `/admin/modes/${await sharedMode()}`, { description: "Changed." }),
+  "PATCH /admin/modes/{key} (the deployment's)": async (key) =>
+    send(key, "PATCH", `/admin/modes/${await deploymentMode()}?owner=deployment`, { description: "Changed." }),
+  "POST /admin/modes/{key}/versions/{version}/restore (the deployment's)": async (key) =>
+    send(key, "POST", `/admin/modes/${await deploymentMode()}/versions/1/restore?owner=deployment`),
   "GET /admin/modes/{key}/versions (org A's own)": async (key) =>
     send(key, "GET", `/admin/modes/${await sharedMode()}/versions`),
   "GET /admin/modes/{key}/versions/{version} (org A's own)": async (key) =>
@@ -518,6 +522,13 @@ let shared: Promise<string> | undefined;
 const sharedMode = () => {
   shared ??= ownedMode(ADMIN, "org");
   return shared;
+};
+
+/** One mode of the deployment's for the rows that change one (each change makes a version; none removes it). */
+let deployment: Promise<string> | undefined;
+const deploymentMode = () => {
+  deployment ??= ownedMode(OPERATOR, "deployment");
+  return deployment;
 };
 
 /** A new mode, the deployment's or org A's own. */
