@@ -12,13 +12,9 @@
 //
 // The passthrough half: bench/guardrails-passthrough.ts (the passthrough's guardrails, measured in the same run,
 // against the same Worker and upstream). BENCH_GUARDRAILS_PART=turn|passthrough runs one half.
-import { mkdtemp, rm } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { cpus, loadavg } from "node:os";
 import { passthroughHalf } from "./guardrails-passthrough.ts";
-import { benchConfig } from "./support/bench-config.ts";
-import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
 /** seeds/local.sql's key (an operator of dev-org, user dev-user), which the local database holds. */
@@ -41,7 +37,7 @@ const GUARDRAILS = [
 
 const now = () => performance.timeOrigin + performance.now();
 
-type Upstream = Awaited<ReturnType<typeof startScriptedUpstream>>;
+type Upstream = ScriptedUpstream;
 
 async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}${path}`, {
@@ -144,32 +140,14 @@ async function turnHalf(url: string, upstream: Upstream): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-guardrails-"));
-  const upstream = await startScriptedUpstream({ apiKey: UPSTREAM_KEY });
-  let worker: LocalWorker | null = null;
-  const stopAll = async () => {
-    await worker?.stop();
-    await upstream.close();
-    await rm(tmp, { recursive: true, force: true });
-  };
-  process.once("SIGINT", () => {
-    void stopAll().then(() => process.exit(130));
-  });
-  try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
-    worker = await startLocalWorker({
-      config: await benchConfig(tmp, true),
-      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY },
-    });
+  await withScriptedWorker("guardrails", UPSTREAM_KEY, async (url, upstream) => {
     // The org's own list is left empty: the turn half measures a mode's guardrails alone.
-    await api(worker.url, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false });
+    await api(url, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false });
     const reports: string[] = [];
-    if (PART !== "passthrough") reports.push(await turnHalf(worker.url, upstream));
-    if (PART !== "turn") reports.push(await passthroughHalf(worker.url, upstream));
+    if (PART !== "passthrough") reports.push(await turnHalf(url, upstream));
+    if (PART !== "turn") reports.push(await passthroughHalf(url, upstream));
     console.log(reports.filter(Boolean).join("\n"));
-  } finally {
-    await stopAll();
-  }
+  });
 }
 
 await main();

@@ -7,12 +7,8 @@
 // alternates); a session starts over every MESSAGES_PER_SESSION messages. Reported: median and p95 of a turn's
 // round trip in each mode and on ÷ off (goal: at most GOAL_RATIO). The first turn of each mode is checked: the
 // model was sent the section and the memory tools (on), and no section and no memory tool (off).
-import { mkdtemp, rm } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
-import { benchConfig } from "./support/bench-config.ts";
-import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { cpus, loadavg } from "node:os";
+import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
 /** seeds/local.sql's key (an operator of dev-org, user dev-user), which the local database holds. */
@@ -70,7 +66,7 @@ async function turn(url: string, side: Side, i: number): Promise<void> {
 }
 
 /** What the first request of `side` sent the model: the memory lines of its system prompt, and its tools. */
-function firstRequest(upstream: Awaited<ReturnType<typeof startScriptedUpstream>>, side: Side) {
+function firstRequest(upstream: ScriptedUpstream, side: Side) {
   const [first] = upstream.requests(side.script.id);
   const body = JSON.parse(first?.body ?? "{}") as {
     messages?: { role: string; content: string }[];
@@ -85,24 +81,7 @@ function firstRequest(upstream: Awaited<ReturnType<typeof startScriptedUpstream>
 }
 
 async function main(): Promise<void> {
-  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-memory-"));
-  const upstream = await startScriptedUpstream({ apiKey: UPSTREAM_KEY });
-  let worker: LocalWorker | null = null;
-  const stopAll = async () => {
-    await worker?.stop();
-    await upstream.close();
-    await rm(tmp, { recursive: true, force: true });
-  };
-  process.once("SIGINT", () => {
-    void stopAll().then(() => process.exit(130));
-  });
-  try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
-    worker = await startLocalWorker({
-      config: await benchConfig(tmp, true),
-      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY },
-    });
-    const url = worker.url;
+  await withScriptedWorker("memory", UPSTREAM_KEY, async (url, upstream) => {
     for (const memory of [true, false]) {
       await api(url, "PUT", `/admin/modes/bench_memory_${memory ? "on" : "off"}`, {
         displayName: `Memory bench (${memory ? "on" : "off"})`,
@@ -168,9 +147,7 @@ async function main(): Promise<void> {
         `goal: memory on within ${GOAL_RATIO}x of off (median): ${ratio <= GOAL_RATIO ? "met" : "MISSED"} (${fixed(ratio)}x)`,
       ].join("\n"),
     );
-  } finally {
-    await stopAll();
-  }
+  });
 }
 
 await main();
