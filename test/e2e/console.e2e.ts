@@ -659,7 +659,14 @@ describe("the admin page", () => {
     // Keys typed into the field itself (each focuses it first), then Enter there submits the form.
     const name = page.locator("#new-key-name");
     await name.pressSequentially("e2e key");
-    assert.equal(await name.inputValue(), "e2e key");
+    // Where the keys went if not into the field (this once read '' in a full run, under load): said on a failure.
+    const typed = await page.evaluate(() => ({
+      value: document.querySelector<HTMLInputElement>("input#new-key-name")?.value,
+      focused: document.activeElement?.id || document.activeElement?.tagName,
+      path: location.pathname,
+      busy: document.querySelector("#admin")?.getAttribute("aria-busy"),
+    }));
+    assert.equal(typed.value, "e2e key", JSON.stringify(typed));
     await name.press("Enter");
     // The secret, or the page's own account of why not (a refusal is said in the status line).
     await page.waitForFunction(
