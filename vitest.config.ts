@@ -55,6 +55,8 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
             MCP_ALLOW_HTTP_LOOPBACK: "true",
             // Webhook receivers run on loopback over http:, as `npm run webhooks:dev` does in development.
             WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+            // The guardrail counters are written a tenth of a second after a decision (a second in a deployment).
+            GUARDRAIL_COUNT_WINDOW_MS: "100",
             TEST_MCP_EVERYTHING_URL: inject("mcpEverythingUrl"),
             TEST_MCP_CONTROL_URL: inject("mcpControlUrl"),
             /** The secret a registered server's `authSecret` names in the tests. */

@@ -268,6 +268,8 @@ const SettingsShape = z.object({
   SCHEDULE_BUSY_RETRY_MS: positiveInt(30_000),
   /** Memories (docs/memory.md): how many one person may have (and their org, of its own). */
   MEMORY_MAX_PER_USER: positiveInt(1_000),
+  /** Guardrails (docs/guardrails.md): how long an isolate sums its counters before one D1 batch writes them. */
+  GUARDRAIL_COUNT_WINDOW_MS: positiveInt(1_000),
   /** OpenTelemetry traces (src/observability/tracing/tracing-settings.ts; docs/observability.md). */
   ...TRACING_VARS,
 });
@@ -355,6 +357,7 @@ export interface Settings {
   /** Schedules: the most a person and an org may have; how soon a run whose session is busy is tried again. */
   schedules: { maxPerUser: number; maxPerOrg: number; busyRetryMs: number };
   memory: { maxPerUser: number };
+  guardrails: { countWindowMs: number };
   /** Idempotency-Key: how long a key's first answer is kept and replayed. */
   idempotency: { windowMs: number };
   /** The host names requests may name; empty: any. */
@@ -442,6 +445,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       busyRetryMs: v.SCHEDULE_BUSY_RETRY_MS,
     },
     memory: { maxPerUser: v.MEMORY_MAX_PER_USER },
+    guardrails: { countWindowMs: v.GUARDRAIL_COUNT_WINDOW_MS },
     idempotency: { windowMs: v.IDEMPOTENCY_WINDOW_HOURS * 3_600_000 },
     http: { allowedHosts: v.ALLOWED_HOSTS, corsAllowedOrigins: v.CORS_ALLOWED_ORIGINS },
     mcp: { allowHttpLoopback: v.MCP_ALLOW_HTTP_LOOPBACK, discoveryTtlMs: v.MCP_DISCOVERY_TTL_MS },

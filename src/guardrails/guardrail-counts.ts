@@ -1,11 +1,14 @@
 // A counter per guardrail, point and action for each org (what fired, never what it matched), shown on the admin
-// page (GET /admin/guardrails). Written off the reply's path and coalesced: an isolate's counts of a short window go
-// to D1 in one batch (as usage rows do), the turn and the passthrough handing the write to their waitUntil, so a
-// guardrail that fires costs the person no D1 round trip. The one module with its SQL.
+// page (GET /admin/guardrails). Written off the reply's path and coalesced: an isolate's counts of a window
+// (GUARDRAIL_COUNT_WINDOW_MS, a second) go to D1 in one batch, the turn and the passthrough handing the write to their
+// waitUntil, so a guardrail that fires costs the person no D1 round trip, and a busy isolate one D1 write a second,
+// not one a request (a write is billed, and its work shares the isolate with the requests it serves). The one module
+// with its SQL.
 import { z } from "zod";
 import type { Db } from "../db";
 import { keptPerIsolate } from "../isolate-cache";
 import { type AdminLogger, JsonAdminLogger } from "../observability/admin-logger";
+import { settings } from "../settings";
 import type { GuardrailDecision } from "./guardrail-check";
 import type { GuardrailAction, GuardrailPoint } from "./guardrail-config";
 
@@ -20,8 +23,7 @@ export const GuardrailCount = z
   .meta({ id: "GuardrailCount" });
 export type GuardrailCount = z.infer<typeof GuardrailCount>;
 
-/** How long a batch of counts waits for company before it is written, and the most counters one batch holds. */
-const COUNT_WINDOW_MS = 100;
+/** The most counters one batch holds. */
 const COUNT_BATCH_MAX = 100;
 
 interface Tally {
@@ -47,7 +49,7 @@ keptPerIsolate(() => {
   for (const batch of [...waiting]) batch.discard();
 });
 
-function openBatch(db: Db, logger: AdminLogger): Batch {
+function openBatch(db: Db, windowMs: number, logger: AdminLogger): Batch {
   const tallies = new Map<string, Tally>();
   // Plain data only: a batch discarded from another context writes nothing when its own timer fires.
   let discarded = false;
@@ -55,7 +57,7 @@ function openBatch(db: Db, logger: AdminLogger): Batch {
     if (open.get(db) === batch) open.delete(db);
     waiting.delete(batch);
   };
-  const due = new Promise<void>((resolve) => setTimeout(resolve, COUNT_WINDOW_MS)).then(close);
+  const due = new Promise<void>((resolve) => setTimeout(resolve, windowMs)).then(close);
   const batch: Batch = {
     tallies,
     written: due.then(() => (discarded ? undefined : writeTallies(db, [...tallies.values()], logger))),
@@ -84,11 +86,11 @@ async function writeTallies(db: Db, tallies: readonly Tally[], logger: AdminLogg
 
 /**
  * Adds `decisions` to the org's counters; nothing when there are none. The counts of an isolate's requests within
- * COUNT_WINDOW_MS are summed and written in one D1 batch (a busy door writes once a window, not once a request),
+ * GUARDRAIL_COUNT_WINDOW_MS are summed and written in one D1 batch (a busy door writes once a window, not once a request),
  * each request handing the batch's write to its own `waitUntil`, so none is lost when the isolate goes idle.
  */
 export function recordGuardrailDecisions(
-  _env: Cloudflare.Env,
+  env: Cloudflare.Env,
   db: Db,
   org: string,
   decisions: readonly GuardrailDecision[],
@@ -96,7 +98,7 @@ export function recordGuardrailDecisions(
   logger: AdminLogger = new JsonAdminLogger(),
 ): void {
   if (decisions.length === 0) return;
-  const batch = open.get(db) ?? openBatch(db, logger);
+  const batch = open.get(db) ?? openBatch(db, settings(env).guardrails.countWindowMs, logger);
   const now = new Date().toISOString();
   for (const d of decisions) {
     const key = `${org}\u0000${d.guardrail}\u0000${d.point}\u0000${d.action}`;
