@@ -66,6 +66,13 @@ export interface MeterTarget {
 /** The owner of the Worker's own leases and batches (shared by its requests). */
 export const WORKER = {};
 
+/**
+ * How many of its calls a session object's lease is asked for (at most METER_LEASE_CALLS): its calls come one at a
+ * time, so a lease for an isolate's many requests would hold budget the session does not use; a few spare its next
+ * turns a request to the meter.
+ */
+export const SESSION_LEASE_CALLS = 8;
+
 /** How long a call waits for another call's lease request before it asks itself. */
 const ASK_WAIT_MS = 5_000;
 

@@ -20,6 +20,7 @@ import {
   type Prices,
   type Reservation,
   reserveCall,
+  SESSION_LEASE_CALLS,
   type TokenCounts,
 } from "./meter";
 import type { Amount } from "./org-meter";
@@ -157,13 +158,13 @@ export function orgTurnMeter(context: MeterContext, caller: MeteredCaller): Turn
     async reserve(promptChars, route) {
       const table = await envRouteTable(context.env, caller.org, context.logger);
       const head = table.chain(await route)[0] ?? table.fallback;
-      // A session's calls come one at a time, but its turns come one after another: a lease for several calls
+      // A session's calls come one at a time, but its turns come one after another: a lease for a few calls
       // spares each turn a request to the meter (what it leaves unspent goes back at the lease's end).
       const reserved = await reserveModelCall(
         context,
         caller,
         estimateOf(promptChars, COMPLETION_ESTIMATE_TOKENS, head),
-        settings(context.env).metering.leaseCalls,
+        Math.min(settings(context.env).metering.leaseCalls, SESSION_LEASE_CALLS),
       );
       if (!reserved.ok) {
         return {
