@@ -44,6 +44,12 @@ export interface Holder {
   account: Account;
 }
 
+/**
+ * How long a lease kept for its calls in flight may live: well within the meter's RESERVATION_TTL_MS, so the meter
+ * never forgets a lease its holder still spends from.
+ */
+const LEASE_MAX_AGE_MS = 60_000;
+
 /** A call of an unbounded org and key: nothing reserved, and its settle only counts what it used. */
 export const UNRESERVED = "";
 
@@ -157,46 +163,43 @@ export function ticking(holder: Holder): boolean {
 }
 
 /**
- * The lease's end (or the settles' send when there is none): a holder that spent from the lease in its second half
- * is busy, and renews it ahead (its next call finds a lease and asks nothing); any other gives back what it left.
- * Either way the settles go in the same request.
+ * The lease's end (or the settles' send when there is none). A lease with a call still in flight is kept a lease's
+ * time more, asking nothing (that call's turn is likely to make another; a lease lives LEASE_MAX_AGE_MS at most).
+ * Otherwise a holder that reserved from it in the last half of a lease's time is busy, and renews it ahead (its
+ * next call finds a lease and asks nothing); any other gives back what it left. Either way its settles go along.
  */
 async function onTick(holder: Holder, depth: number): Promise<void> {
   const { account } = holder;
   if (account.asking) return;
   const lease = account.lease;
+  const now = Date.now();
+  if (lease && lease.inFlight > 0 && now - lease.grantedAt < LEASE_MAX_AGE_MS) {
+    lease.expiresAt = now + holder.leaseMs;
+    await schedule(holder, lease.expiresAt, depth);
+    return;
+  }
   const busy =
-    lease !== null &&
-    account.lastAsk !== null &&
-    account.lastUse >= lease.grantedAt + holder.leaseMs / 2 &&
-    depth < RENEWALS_AHEAD;
+    lease !== null && account.lastAsk !== null && account.lastUse >= now - holder.leaseMs / 2 && depth < RENEWALS_AHEAD;
   await exchange(holder, busy ? account.lastAsk : null, depth + 1);
 }
 
 /**
  * A call's reservation ended (its settle is in `account.settles`): a lease that cannot hold another call like the
- * last, with none of its calls in flight, ends now, its settles with it (renewed ahead when it was spent in the
- * first half of its time, by a holder asking for several calls); otherwise the settles wait for the lease's end,
- * or, without a lease, for a tick a lease's time away. Resolves when what this settle scheduled is done.
+ * last, with none of its calls in flight, ends now, its settles with it: renewed at once when it was a lease for
+ * several calls (a holder that spent one so is busy), given back when it held one. Otherwise the settles wait for
+ * the lease's end, or, without a lease, for a tick a lease's time away. Resolves when what it scheduled is done.
  */
 export function afterSettle(holder: Holder, lease: Lease): Promise<unknown> {
   const { account } = holder;
-  const now = Date.now();
-  if (
-    account.lease === lease &&
-    lease.inFlight === 0 &&
-    account.lastAsk &&
-    !fits(lease.remaining, account.lastAsk.estimate)
-  ) {
+  const ask = account.lastAsk;
+  if (account.lease === lease && lease.inFlight === 0 && ask && !fits(lease.remaining, ask.estimate)) {
     if (account.asking) return Promise.resolve();
-    const spentFast =
-      now < lease.grantedAt + holder.leaseMs / 2 && !fits(account.lastAsk.estimate, account.lastAsk.want);
-    const sent = exchange(holder, spentFast ? account.lastAsk : null).catch((error: unknown) =>
+    const sent = exchange(holder, fits(ask.estimate, ask.want) ? null : ask).catch((error: unknown) =>
       holder.logger.addException("[meter_settle]", error),
     );
     holder.defer(sent);
     return sent;
   }
   if (ticking(holder)) return Promise.resolve();
-  return schedule(holder, now + holder.leaseMs, 0);
+  return schedule(holder, Date.now() + holder.leaseMs, 0);
 }
