@@ -54,8 +54,8 @@ const LEASE_MAX_AGE_MS = 60_000;
 export const UNRESERVED = "";
 
 /**
- * How many leases in a row a holder renews ahead from one context (a request's waitUntil lasts 30 s at most): after
- * them the lease is given back, and the holder's next call asks for one on its own path, from its own context.
+ * How many times in a row a holder renews or keeps its lease from one context's ticks (a request's waitUntil lasts
+ * 30 s at most): after them the lease is given back, and the holder's next call asks for one from its own context.
  */
 const RENEWALS_AHEAD = 8;
 
@@ -173,13 +173,14 @@ async function onTick(holder: Holder, depth: number): Promise<void> {
   if (account.asking) return;
   const lease = account.lease;
   const now = Date.now();
-  if (lease && lease.inFlight > 0 && now - lease.grantedAt < LEASE_MAX_AGE_MS) {
+  // Each tick of one context counts towards RENEWALS_AHEAD: the lease's end is then left to the holder's next call.
+  const ahead = depth < RENEWALS_AHEAD;
+  if (lease && lease.inFlight > 0 && ahead && now - lease.grantedAt < LEASE_MAX_AGE_MS) {
     lease.expiresAt = now + holder.leaseMs;
-    await schedule(holder, lease.expiresAt, depth);
+    void schedule(holder, lease.expiresAt, depth + 1);
     return;
   }
-  const busy =
-    lease !== null && account.lastAsk !== null && account.lastUse >= now - holder.leaseMs / 2 && depth < RENEWALS_AHEAD;
+  const busy = lease !== null && account.lastAsk !== null && account.lastUse >= now - holder.leaseMs / 2 && ahead;
   await exchange(holder, busy ? account.lastAsk : null, depth + 1);
 }
 
