@@ -48,8 +48,9 @@ export async function workersProject(options: WorkersProjectOptions): Promise<Te
         miniflare: {
           bindings: {
             WORKERS_AI_MODEL: "",
-            // One reservation a call, so a test reads exact reservations; test/metering/budgets.test.ts tries leases.
-            METER_LEASE_CALLS: "1",
+            // A lease's end (and the settles that go with it) a fifth of a second after it is granted, not a second:
+            // a test that waits for the meter to have every settle waits that long (test/metering tries the default).
+            METER_LEASE_MS: "200",
             TEST_MIGRATIONS: migrations,
             // The reference MCP server runs on loopback over http:, as in development.
             MCP_ALLOW_HTTP_LOOPBACK: "true",

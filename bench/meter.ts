@@ -78,6 +78,8 @@ async function main(): Promise<void> {
     const median = (w: Way) => percentile(w.ms, 50);
     const [unmetered, metered] = ways as [Way, Way];
     const ratio = median(metered) / median(unmetered);
+    // The isolate's last lease (and the settles that go with it) reaches the meter at the lease's end (METER_LEASE_MS).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     const status = (await (
       await fetch(`${on.url}/admin/budget`, { headers: { authorization: `Bearer ${KEY}` } })
     ).json()) as { budget: { day: { tokens: number }; reserved: { tokens: number } } };

@@ -121,6 +121,11 @@ const SettingsShape = z.object({
   METER_BUDGETS: z.enum(["on", "off"], { error: "must be 'on' or 'off'" }).default("on"),
   /** How many calls like the current one an isolate's lease from its org's meter is asked for (1: one reservation a call). */
   METER_LEASE_CALLS: positiveInt(16),
+  /**
+   * How long a holder (an isolate, a session object) spends from one lease before it gives it back or renews it; its
+   * settles reach the meter with that, or when the lease is spent: at most once in this time otherwise.
+   */
+  METER_LEASE_MS: positiveInt(1_000),
   /** Failures in a row (before a first byte) after which an isolate skips a route for a while. */
   MODEL_BREAKER_FAILURES: positiveInt(3),
   /** How long a route whose circuit opened is skipped before it is tried again. */
@@ -317,7 +322,7 @@ export interface Settings {
   /** The mode catalog: how long an isolate keeps a mode (and the base prompt) the agent's OpenAI door read. */
   modes: { cacheMs: number };
   /** Whether model calls reserve in their org's meter (token and cost budgets). */
-  metering: { budgets: boolean; leaseCalls: number };
+  metering: { budgets: boolean; leaseCalls: number; leaseMs: number };
   limits: { maxBodyBytes: number; maxToolResultBytes: number };
   /** Turns a restart of the session's object cut off (src/agent/turn-status.ts, src/session/turn-driver.ts). */
   resume: {
@@ -414,7 +419,7 @@ function fromVars(v: z.output<typeof SettingsVars>): Settings {
       callTimeoutMs: v.MODEL_CALL_TIMEOUT_MS,
       workersAiModel: v.WORKERS_AI_MODEL.trim(),
     },
-    metering: { budgets: v.METER_BUDGETS === "on", leaseCalls: v.METER_LEASE_CALLS },
+    metering: { budgets: v.METER_BUDGETS === "on", leaseCalls: v.METER_LEASE_CALLS, leaseMs: v.METER_LEASE_MS },
     modes: { cacheMs: v.MODES_CACHE_MS },
     routing: {
       cacheMs: v.MODEL_ROUTES_CACHE_MS,

@@ -20,6 +20,7 @@ import {
   type Prices,
   type Reservation,
   reserveCall,
+  SESSION_LEASE_CALLS,
   type TokenCounts,
 } from "./meter";
 import type { Amount } from "./org-meter";
@@ -74,6 +75,7 @@ export async function reserveModelCall(
   if (!settings(env).metering.budgets) return { ok: true, reservation: UNMETERED };
   const reserved = await reserveCall(env.ORG_METER, { org: caller.org, keyId: caller.keyId }, estimate, logger, {
     leaseCalls,
+    leaseMs: settings(env).metering.leaseMs,
     owner,
     defer,
   });
@@ -156,12 +158,13 @@ export function orgTurnMeter(context: MeterContext, caller: MeteredCaller): Turn
     async reserve(promptChars, route) {
       const table = await envRouteTable(context.env, caller.org, context.logger);
       const head = table.chain(await route)[0] ?? table.fallback;
-      // A session's calls come one at a time: a lease would only hold budget it does not use.
+      // A session's calls come one at a time, but its turns come one after another: a lease for a few calls
+      // spares each turn a request to the meter (what it leaves unspent goes back at the lease's end).
       const reserved = await reserveModelCall(
         context,
         caller,
         estimateOf(promptChars, COMPLETION_ESTIMATE_TOKENS, head),
-        1,
+        Math.min(settings(context.env).metering.leaseCalls, SESSION_LEASE_CALLS),
       );
       if (!reserved.ok) {
         return {

@@ -3,12 +3,17 @@
 // used (or releases it when the call produced nothing). A reservation counts against every limit it falls under
 // (the org's and the key's, per day and per month, tokens and cost) until it is settled, so concurrent calls from
 // any number of isolates never spend past the limit: a call whose estimate does not fit what is left (spent +
-// in flight) is refused before it starts. Reservations live in the object's memory (a reservation writes nothing,
-// so its answer is not held back for a storage write); what was spent is written at every settle. A reservation
-// nobody settles (a crashed isolate) lapses after RESERVATION_TTL_MS; if the object itself restarts, the
-// reservations in flight are forgotten, so its limits can then be passed by at most what was in flight.
+// in flight) is refused before it starts. A holder (an isolate, or a session object) reserves for several calls at
+// once (a lease) and sends its settles, the end of its lease and its next lease in one request (exchange).
+// Reservations live in the object's memory (a reservation writes nothing, so its answer is not held back for a
+// storage write); what was spent is written at every settle. A reservation nobody settles (a crashed holder)
+// lapses after RESERVATION_TTL_MS; if the object itself restarts, the reservations in flight are forgotten, so its
+// limits can then be passed by at most what was in flight.
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+
+/** A lease is granted at most 1/LEASE_SHARE of what a limit leaves, or one call's estimate when that is more. */
+export const LEASE_SHARE = 4;
 
 /** How long an unsettled reservation holds its tokens: longer than any model call may take. */
 export const RESERVATION_TTL_MS = 15 * 60_000;
@@ -54,6 +59,16 @@ export interface Settlement {
   keyId: string;
   used: Amount | null;
   estimate: Amount;
+}
+
+/** What a holder sends in one request: the ends of its calls, the unspent part of the lease it ends, its next lease. */
+export interface Exchange {
+  keyId: string;
+  settles: Settlement[];
+  /** The lease the holder stops spending from, and what it leaves unspent (given back). */
+  returned: { leaseId: string; amount: Amount } | null;
+  /** The lease asked for next: `want`, or as much as the limits leave if that holds `estimate` (one call). */
+  lease: { estimate: Amount; want: Amount } | null;
 }
 
 /** One subject's budget: its limits, what it spent today and this month, and what is reserved now. */
@@ -118,6 +133,11 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
   private readonly spentCache = new Map<string, Amount>();
   /** The reservations in flight, by id. */
   private readonly held = new Map<string, Held>();
+  /**
+   * How many requests this instance has answered (every RPC a holder or an admin makes): what a turn costs the
+   * platform in requests to the org's meter, as the tests of the lease's sizing read it.
+   */
+  served = 0;
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
     super(ctx, env);
@@ -135,6 +155,22 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
    * it as the limits leave, as long as that holds `estimate` (one call); else the refusal naming the limit.
    */
   async lease(keyId: string, estimate: Amount, want: Amount, now: number = Date.now()): Promise<ReserveResult> {
+    this.served++;
+    return this.grant(keyId, estimate, want, now);
+  }
+
+  /**
+   * A holder's one request: the settles of its calls first (the meter knows what they used before it grants more),
+   * then what it leaves of the lease it ends, then its next lease (null when it asks for none).
+   */
+  async exchange(request: Exchange, now: number = Date.now()): Promise<ReserveResult | null> {
+    this.served++;
+    for (const item of request.settles) await this.settle(item.leaseId, item.keyId, item.used, item.estimate, now);
+    if (request.returned) this.shrink(request.returned.leaseId, request.returned.amount);
+    return request.lease ? this.grant(request.keyId, request.lease.estimate, request.lease.want, now) : null;
+  }
+
+  private grant(keyId: string, estimate: Amount, want: Amount, now: number): ReserveResult {
     this.lapse(now);
     const day = dayOf(now);
     const month = monthOf(now);
@@ -167,7 +203,12 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
         if (limit === null) continue;
         const left = limit - used;
         if (left >= estimate[dimension]) {
-          granted[dimension] = Math.min(granted[dimension], left);
+          // A lease takes at most a share of what is left (one call's estimate when that is more): near its limit a
+          // budget goes call by call, not to whichever holder asked first.
+          granted[dimension] = Math.min(
+            granted[dimension],
+            Math.max(estimate[dimension], Math.floor(left / LEASE_SHARE)),
+          );
           continue;
         }
         const dollars = unit.startsWith("US");
@@ -187,11 +228,6 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
     const id = crypto.randomUUID();
     this.held.set(id, { keyId, ...granted, day, month, expiresAt: now + RESERVATION_TTL_MS });
     return { ok: true, reservationId: id, granted, unbounded };
-  }
-
-  /** Gives back `amount` of a lease its isolate will not spend (it expired there, or is too small for a call). */
-  async release(reservationId: string, amount: Amount): Promise<void> {
-    this.shrink(reservationId, amount);
   }
 
   /**
@@ -230,11 +266,6 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
         );
       }
     }
-  }
-
-  /** Settles several calls at once (an isolate's batch). */
-  async settleMany(items: Settlement[], now: number = Date.now()): Promise<void> {
-    for (const item of items) await this.settle(item.leaseId, item.keyId, item.used, item.estimate, now);
   }
 
   /** Sets the org's limits (keyId null) or a key's; all null removes them. */

@@ -11,9 +11,14 @@ const estimate = { tokens: 500, costMicros: 0 };
 const logger = new JsonAdminLogger({});
 const meterOf = (org: string) => env.ORG_METER.get(env.ORG_METER.idFromName(org));
 
-/** Reserves one call of `org` and `keyId` as a session object would (a reservation per call). */
+/** Reserves one call of `org` and `keyId` with a reservation of its own (a lease of one call, ending in 50 ms). */
 async function reserve(org: string, keyId: string) {
-  return reserveCall(env.ORG_METER, { org, keyId }, estimate, logger, { leaseCalls: 1, owner: {}, defer: () => {} });
+  return reserveCall(env.ORG_METER, { org, keyId }, estimate, logger, {
+    leaseCalls: 1,
+    leaseMs: 50,
+    owner: {},
+    defer: () => {},
+  });
 }
 
 /** Settles a call that used 120 tokens; resolves once the settle has reached the meter. */
