@@ -62,6 +62,7 @@ import { TurnHistory } from "./turn-history";
 import { TurnSteps } from "./turn-steps";
 import { TurnStops } from "./turn-stops";
 import { timelineTurn, turnTimeline } from "./turn-timeline";
+import { UsageOutbox } from "./usage-outbox";
 import { runWorkflow } from "./workflow-runner";
 
 export interface SessionInit {
@@ -114,6 +115,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   readonly turnStops: TurnStops;
   /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
   readonly outbox: EventOutbox;
+  /** The usage rows of the session's model calls, kept until its list entry's D1 batch carries them. */
+  readonly usage: UsageOutbox;
   private readonly history: TurnHistory;
   /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
   readonly memoryCopy = new MemoryCopy();
@@ -138,34 +141,31 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.db = new BookmarkedDb(env.DB);
     const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
     const desk = () => this.desk();
+    // The loop's events become frames; the driver knows which turn they belong to.
+    let driver: TurnDriver | undefined;
+    const logger = this.logger;
+    const rearm = () =>
+      ctx.waitUntil(
+        (driver?.syncAlarm() ?? Promise.resolve()).catch((error: unknown) =>
+          logger.addException("[AgentSession_Alarm__Exception]", error),
+        ),
+      );
+    this.usage = new UsageOutbox({ sql: ctx.storage.sql, logger, rearm });
+    const usage = this.usage;
     this.list = new SessionListWriter({
       store: this.store,
       events: this.events,
       db: this.db,
       logger: this.logger,
       feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
+      usage,
       questionWaiting: () => this.desk().pending() !== undefined,
       memoryRead: (at) => this.reasoners.memoryRead(at),
       waitUntil,
     });
-    // The loop's events become frames; the driver knows which turn they belong to.
-    let driver: TurnDriver | undefined;
-    const logger = this.logger;
-    this.outbox = new EventOutbox(
-      {
-        sql: ctx.storage.sql,
-        logger,
-        rearm: () =>
-          ctx.waitUntil(
-            (driver?.syncAlarm() ?? Promise.resolve()).catch((error: unknown) =>
-              logger.addException("[AgentSession_Alarm__Exception]", error),
-            ),
-          ),
-      },
-      (message) => sendEventMessage(env, message),
-    );
+    this.outbox = new EventOutbox({ sql: ctx.storage.sql, logger, rearm }, (message) => sendEventMessage(env, message));
     const outbox = this.outbox;
-    this.alarmClock = new SessionAlarm(ctx.storage, () => outbox.dueAt());
+    this.alarmClock = new SessionAlarm(ctx.storage, () => earliest(outbox.dueAt(), usage.dueAt()));
     this.turnStops = new TurnStops({
       store: this.store,
       env,
@@ -197,6 +197,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       elicit: (request, signal) => this.desk().ask(driver?.turnId() ?? "", request, signal),
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
+      keepUsage: (record) => {
+        try {
+          usage.keep(record);
+          this.list.noteUsage();
+        } catch (error) {
+          // The turn goes on: a row the storage refused is logged (with what it counted), never the turn's failure.
+          logger.addException("[AgentSession_Usage]", error, [
+            ["TurnId", record.turnId ?? ""],
+            ["TotalTokens", String(record.totalTokens)],
+          ]);
+        }
+      },
       steps: this.steps,
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,
@@ -235,10 +247,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
       waitUntil,
     });
-    this.keeper = new SessionKeeper({ ctx, store, db: this.db, driver: this.driver, frames, logger: this.logger });
+    this.keeper = new SessionKeeper({
+      ctx,
+      store,
+      db: this.db,
+      driver: this.driver,
+      frames,
+      logger: this.logger,
+      usage,
+    });
     // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()); events an
     // earlier instance kept but did not send are sent from it too.
-    if ((this.store.record() && this.driver.interrupted()) || this.outbox.dueAt() !== null) {
+    // Usage rows an earlier instance kept but did not write are written from it too.
+    if ((this.store.record() && this.driver.interrupted()) || this.alarmClock.wanted() !== null) {
       ctx.waitUntil(this.alarmClock.sync(Date.now()));
     }
   }
@@ -518,6 +539,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     // Kept events go again beside the rest, the same messages (the consumer delivers each once per endpoint); a
     // failure keeps them for a later alarm and never stops a turn from resuming.
     const kept = this.outbox.flush();
+    // Usage rows a stopped object left (or a failed batch kept) go to D1 with the list entry, as a turn's end writes.
+    const rows = this.usage.waiting() ? this.list.flush() : Promise.resolve();
     try {
       if (this.driver.interrupted()) {
         await this.resumeTurn();
@@ -526,7 +549,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       this.driver.expirePause();
       await this.driver.syncAlarm();
     } finally {
-      await kept;
+      await Promise.all([kept, rows]);
     }
   }
 
@@ -597,4 +620,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     return id.toString();
   }
+}
+
+/** The earlier of two wishes for the alarm (null: no wish). */
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }

@@ -1,6 +1,6 @@
 // The session object's one alarm: while a turn works, a little ahead (an object that stops mid-turn wakes by then
-// and resumes it); at a paused turn's expiry; when the event outbox has an event to send again; deleted while nothing
-// runs or waits. Storage is touched only when the time changes.
+// and resumes it); at a paused turn's expiry; when the event outbox has an event to send again, or the usage outbox
+// rows to write; deleted while nothing runs or waits. Storage is touched only when the time changes.
 export class SessionAlarm {
   /** The alarm as this object last read or set it (undefined: not read since the object started). */
   private at: number | null | undefined;
@@ -10,6 +10,11 @@ export class SessionAlarm {
     private readonly storage: DurableObjectStorage,
     private readonly also: () => number | null = () => null,
   ) {}
+
+  /** What the other parts want of the alarm now (null: nothing). */
+  wanted(): number | null {
+    return this.also();
+  }
 
   /** The alarm fired: it is no longer set. */
   fired(): void {
