@@ -165,7 +165,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     this.outbox = new EventOutbox({ sql: ctx.storage.sql, logger, rearm }, (message) => sendEventMessage(env, message));
     const outbox = this.outbox;
-    this.alarmClock = new SessionAlarm(ctx.storage, () => earliest(outbox.dueAt(), usage.dueAt()));
+    this.alarmClock = new SessionAlarm(
+      ctx.storage,
+      () => outbox.dueAt(),
+      () => usage.dueAt(),
+    );
     this.turnStops = new TurnStops({
       store: this.store,
       env,
@@ -620,9 +624,4 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     return id.toString();
   }
-}
-
-/** The earlier of two wishes for the alarm (null: no wish). */
-function earliest(a: number | null, b: number | null): number | null {
-  return a === null ? b : b === null ? a : Math.min(a, b);
 }

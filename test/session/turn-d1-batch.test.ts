@@ -67,6 +67,10 @@ describe("a warm session's turn in D1", () => {
     ]);
   });
 
+  it("leaves no alarm set once its usage row is written (the alarm only stood by for a stopped object)", async () => {
+    expect(await inObject(turn.id, (_instance, state) => state.storage.getAlarm())).toBeNull();
+  });
+
   it("writes its usage row in the batch of the list entry, which shows the turn just ended", async () => {
     const { id, script, answer, calls } = turn;
     const [batch] = calls;
