@@ -141,17 +141,18 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.db = new BookmarkedDb(env.DB);
     const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
     const desk = () => this.desk();
-    // The loop's events become frames; the driver knows which turn they belong to.
-    let driver: TurnDriver | undefined;
-    const logger = this.logger;
-    const rearm = () =>
-      ctx.waitUntil(
-        (driver?.syncAlarm() ?? Promise.resolve()).catch((error: unknown) =>
-          logger.addException("[AgentSession_Alarm__Exception]", error),
+    // Its rows wait for the list write below; the alarm (rearmed by the driver, made further down) stands by.
+    const usage = new UsageOutbox({
+      sql: ctx.storage.sql,
+      logger: this.logger,
+      rearm: () =>
+        ctx.waitUntil(
+          this.driver
+            .syncAlarm()
+            .catch((error: unknown) => this.logger.addException("[AgentSession_Alarm__Exception]", error)),
         ),
-      );
-    this.usage = new UsageOutbox({ sql: ctx.storage.sql, logger, rearm });
-    const usage = this.usage;
+    });
+    this.usage = usage;
     this.list = new SessionListWriter({
       store: this.store,
       events: this.events,
@@ -163,7 +164,22 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       memoryRead: (at) => this.reasoners.memoryRead(at),
       waitUntil,
     });
-    this.outbox = new EventOutbox({ sql: ctx.storage.sql, logger, rearm }, (message) => sendEventMessage(env, message));
+    // The loop's events become frames; the driver knows which turn they belong to.
+    let driver: TurnDriver | undefined;
+    const logger = this.logger;
+    this.outbox = new EventOutbox(
+      {
+        sql: ctx.storage.sql,
+        logger,
+        rearm: () =>
+          ctx.waitUntil(
+            (driver?.syncAlarm() ?? Promise.resolve()).catch((error: unknown) =>
+              logger.addException("[AgentSession_Alarm__Exception]", error),
+            ),
+          ),
+      },
+      (message) => sendEventMessage(env, message),
+    );
     const outbox = this.outbox;
     this.alarmClock = new SessionAlarm(
       ctx.storage,
@@ -201,18 +217,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       elicit: (request, signal) => this.desk().ask(driver?.turnId() ?? "", request, signal),
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
-      keepUsage: (record) => {
-        try {
-          usage.keep(record);
-          this.list.noteUsage();
-        } catch (error) {
-          // The turn goes on: a row the storage refused is logged (with what it counted), never the turn's failure.
-          logger.addException("[AgentSession_Usage]", error, [
-            ["TurnId", record.turnId ?? ""],
-            ["TotalTokens", String(record.totalTokens)],
-          ]);
-        }
-      },
+      keepUsage: (record) => this.list.keepUsage(record),
       steps: this.steps,
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,

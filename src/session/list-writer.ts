@@ -4,7 +4,7 @@
 // its usage outbox (src/session/usage-outbox.ts), so a turn's end is one D1 write; and, when memory is on and the
 // session's copy of the owner's memories is due a refresh, reads them for it (src/session/memory-copy.ts).
 import type { Db } from "../db";
-import { usageInserts } from "../metering/usage-records";
+import { type UsageRecord, usageInserts } from "../metering/usage-records";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
@@ -79,10 +79,20 @@ export class SessionListWriter {
   }
 
   /**
-   * A model call left a usage row: a write carries it. While a turn runs, the write of its end does (one write a turn,
-   * however many calls); between turns (a compaction's call), a write of its own.
+   * A model call's usage row: kept in the usage outbox at once, and carried by a write. While a turn runs, the write
+   * of its end carries it (one write a turn, however many calls); between turns (a compaction's call), a write of its
+   * own. A row the storage refuses is logged with what it counted, and the turn goes on.
    */
-  noteUsage(): void {
+  keepUsage(record: UsageRecord): void {
+    try {
+      this.deps.usage.keep(record);
+    } catch (error) {
+      this.deps.logger.addException("[AgentSession_Usage]", error, [
+        ["TurnId", record.turnId ?? ""],
+        ["TotalTokens", String(record.totalTokens)],
+      ]);
+      return;
+    }
     if (this.deps.store.record()?.status !== "running") this.schedule();
   }
 
