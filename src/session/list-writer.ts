@@ -189,9 +189,12 @@ export class SessionListWriter {
     if (!written) {
       // The entry and the usage rows alone, when the feed or the memories' read rode with them: should they be written
       // without it, that was what failed (messages D1 refuses), and they are passed over rather than holding back every
-      // later write. Else the rows stay kept, and the alarm tries again.
+      // later write. Else the rows stay kept, and the alarm tries again (the entry going alone meanwhile: rows D1 would
+      // refuse must not hold the list back either).
       if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, inserts))) {
-        if (store.record() !== null) usage.failed();
+        if (store.record() === null) return;
+        usage.failed();
+        if (inserts.length > 0) await updateSessionIndex(db, entry, logger);
         return;
       }
     }
