@@ -74,8 +74,8 @@ interface Batch {
   discard(): void;
 }
 
-// Per owner: the Worker's requests share one batch; each Durable Object has its own (a promise made in one object's
-// context cannot be awaited from another's).
+// Per owner: the Worker's requests share one batch; a Durable Object that records here has its own (a promise made in
+// one object's context cannot be awaited from another's). A session object does not: its rows wait in its usage outbox.
 const open = new WeakMap<object, Batch>();
 /** The batches whose window has not closed yet, whatever their owner: what forgetIsolateState drops. */
 const waiting = new Set<Batch>();
