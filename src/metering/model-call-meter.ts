@@ -1,7 +1,7 @@
 // The one path that meters a model call, for the agent loop and the passthrough alike: its reservation in the
 // org's meter (when budgets are on), settled with what it used (priced at its route's prices), and its usage row
-// (one per upstream call, whatever its end). The loop reaches it through orgTurnMeter and turnUsageRecorder, the
-// passthrough through MeteredRequest (src/passthrough/metered-request.ts).
+// (one per upstream call, whatever its end). The loop reaches it through orgTurnMeter and turnUsageRecorder (whose rows
+// a session keeps in its usage outbox), the passthrough through MeteredRequest (src/passthrough/metered-request.ts).
 import type { CallUse, TurnMeter } from "../agent/model-call-budget";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { Refusal } from "../refusal";
@@ -24,7 +24,7 @@ import {
   type TokenCounts,
 } from "./meter";
 import type { Amount } from "./org-meter";
-import { recordUsage, type UsageOutcome } from "./usage-records";
+import { recordUsage, type UsageOutcome, type UsageRecord } from "./usage-records";
 
 /** Who makes the call: the org whose budget it draws on, the key and the person. */
 export interface MeteredCaller {
@@ -125,6 +125,23 @@ export interface MeteredCall {
   outcome: UsageOutcome;
 }
 
+/** The usage row of one upstream call, made by `caller` at `place`, priced at its route's prices. */
+export function usageRecordOf(caller: MeteredCaller, place: CallPlace, call: MeteredCall): UsageRecord {
+  const usage = call.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  return {
+    org: caller.org,
+    keyId: caller.keyId,
+    userId: caller.user,
+    ...place,
+    route: call.route.name,
+    model: call.model,
+    ...usage,
+    latencyMs: call.latencyMs,
+    outcome: call.outcome,
+    costMicros: costMicros(call.route, usage),
+  };
+}
+
 /** Writes the call's usage row (batched, off the reply's path); resolves when written, never rejects. */
 export function recordModelCall(
   context: MeterContext,
@@ -133,23 +150,9 @@ export function recordModelCall(
   call: MeteredCall,
   failureTag: string,
 ): Promise<void> {
-  const usage = call.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  return recordUsage(
-    context.env.DB,
-    {
-      org: caller.org,
-      keyId: caller.keyId,
-      userId: caller.user,
-      ...place,
-      route: call.route.name,
-      model: call.model,
-      ...usage,
-      latencyMs: call.latencyMs,
-      outcome: call.outcome,
-      costMicros: costMicros(call.route, usage),
-    },
-    context.owner,
-  ).catch((error: unknown) => context.logger.addException(failureTag, error));
+  return recordUsage(context.env.DB, usageRecordOf(caller, place, call), context.owner).catch((error: unknown) =>
+    context.logger.addException(failureTag, error),
+  );
 }
 
 /** The loop's budgets: a reservation before every model call of a turn, one call at a time. */
@@ -186,18 +189,19 @@ export function orgTurnMeter(context: MeterContext, caller: MeteredCaller): Turn
 
 /**
  * The session's rows: one per upstream call of a turn (`endpoint` `agent`; `eval` for an eval runner's turn), or of
- * a compaction of its conversation (`agent_compaction`), whatever its end. A call without reported usage is counted by its answer alone.
+ * a compaction of its conversation (`agent_compaction`), whatever its end, handed to `keep` (the session's usage
+ * outbox, src/session/usage-outbox.ts, which stores it at once and writes it to D1 with the session's list entry). A
+ * call without reported usage is counted by its answer alone.
  */
 export function turnUsageRecorder(
-  context: MeterContext,
+  keep: (record: UsageRecord) => void,
   caller: MeteredCaller,
   session: () => { sessionId: string; mode: string; turnId: string | null; modeVersion?: number | null },
   endpoint: "agent" | "agent_compaction" | "eval" = "agent",
 ): (attempt: RouteAttempt) => void {
   return (attempt) => {
-    context.defer(
-      recordModelCall(
-        context,
+    keep(
+      usageRecordOf(
         caller,
         { ...session(), endpoint },
         {
@@ -207,7 +211,6 @@ export function turnUsageRecorder(
           latencyMs: attempt.latencyMs,
           outcome: attempt.outcome,
         },
-        "[AgentSession_Usage]",
       ),
     );
   };

@@ -1,10 +1,11 @@
-// The meter's rows (usage_records): one per upstream model call, the passthrough's and the agent loop's alike,
-// batched into D1 off every client's path (issue 14); read back one a call, or summed by day, key, user, model,
-// mode or route. The one module with this table's SQL.
+// The meter's rows (usage_records): one per upstream model call, the passthrough's and the agent loop's alike, written
+// to D1 off every client's path; read back one a call, or summed by day, key, user, model, mode or route. The one
+// module with this table's SQL. The passthrough's rows are batched here per isolate (issue 14); a session's rows are
+// kept in its object's storage and ride the D1 batch of its list entry (src/session/usage-outbox.ts, issue 46).
 import { z } from "zod";
 import type { Db } from "../db";
 import { keptPerIsolate } from "../isolate-cache";
-import type { TokenUsage } from "../wire/turn";
+import { TokenUsage } from "../wire/turn";
 
 /** How a model call ended: with an answer, without one, or cut short by the client (tokens so far). */
 export type UsageOutcome = "ok" | "error" | "partial";
@@ -33,20 +34,48 @@ export interface UsageRecord extends TokenUsage {
   costMicros: number;
 }
 
+const OUTCOMES = ["ok", "error", "partial"] as const satisfies readonly UsageOutcome[];
+
+/** A row as it is written: with the id it was given when it was made, so a row written twice is stored once. */
+export type UsageRow = UsageRecord & { id: string };
+
+/** A usage row as a session keeps it until D1 has it (parsed on the way back in). */
+export const UsageRowSchema = TokenUsage.extend({
+  id: z.string(),
+  org: z.string(),
+  keyId: z.string(),
+  userId: z.string(),
+  sessionId: z.string().nullable(),
+  mode: z.string().nullable(),
+  turnId: z.string().nullable(),
+  modeVersion: z.number().int().nullable().optional(),
+  endpoint: z.string(),
+  route: z.string(),
+  model: z.string(),
+  latencyMs: z.number(),
+  outcome: z.enum(OUTCOMES),
+  costMicros: z.number(),
+}) satisfies z.ZodType<UsageRow>;
+
+/** The row of `record`, its id made now: the id goes with it wherever it waits, and makes its write idempotent. */
+export function usageRow(record: UsageRecord): UsageRow {
+  return { ...record, id: crypto.randomUUID() };
+}
+
 /** How long rows wait for company before one D1 batch writes them all. */
 const BATCH_WINDOW_MS = 100;
 /** D1 runs a batch as one transaction; past this many rows, write at once. */
 const BATCH_MAX_ROWS = 100;
 
 interface Batch {
-  rows: UsageRecord[];
+  rows: UsageRow[];
   written: Promise<void>;
   /** Drops the batch unwritten (the isolate forgets what it kept). */
   discard(): void;
 }
 
-// Per owner: the Worker's requests share one batch; each Durable Object has its own (a promise made in one object's
-// context cannot be awaited from another's).
+// Per owner: the Worker's requests share one batch; a Durable Object that records here has its own (a promise made in
+// one object's context cannot be awaited from another's). A session object does not: its rows wait in its usage outbox.
 const open = new WeakMap<object, Batch>();
 /** The batches whose window has not closed yet, whatever their owner: what forgetIsolateState drops. */
 const waiting = new Set<Batch>();
@@ -63,7 +92,7 @@ keptPerIsolate(() => {
 export function recordUsage(db: D1Database, record: UsageRecord, owner: object = db): Promise<void> {
   let batch = open.get(owner);
   if (!batch) batch = openBatch(db, owner);
-  batch.rows.push(record);
+  batch.rows.push(usageRow(record));
   // A full batch takes no more rows (the next row opens another); it is written at the end of its window by
   // the request that opened it, never flushed from another request's context.
   if (batch.rows.length >= BATCH_MAX_ROWS && open.get(owner) === batch) open.delete(owner);
@@ -71,7 +100,7 @@ export function recordUsage(db: D1Database, record: UsageRecord, owner: object =
 }
 
 function openBatch(db: D1Database, owner: object): Batch {
-  const rows: UsageRecord[] = [];
+  const rows: UsageRow[] = [];
   // Plain data only: a batch is discarded from another context (forgetIsolateState), where its promise and timer,
   // made in the context of the request that opened it, may not be touched; its own timer then writes nothing.
   let discarded = false;
@@ -96,42 +125,48 @@ function openBatch(db: D1Database, owner: object): Batch {
 
 const MODEL_NAME_CHARS = 256;
 
-async function writeRows(db: D1Database, rows: UsageRecord[]): Promise<void> {
+async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
+  await db.batch(usageInserts(db, rows));
+}
+
+/**
+ * The statements that write `rows`, one each, for a batch: a row whose id D1 has already (written by a batch whose
+ * end its writer did not see) is left as it is, so a row is stored once however often it is sent.
+ */
+export function usageInserts(db: Db, rows: readonly UsageRow[]): D1PreparedStatement[] {
+  if (rows.length === 0) return [];
   const insert = db.prepare(
     `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, turn_id, endpoint, route, model, prompt_tokens,
        completion_tokens, total_tokens, latency_ms, outcome, cost_micros, cached_input_tokens, cache_write_input_tokens,
        mode_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
   );
-  await db.batch(
-    rows.map((r) =>
-      insert.bind(
-        crypto.randomUUID(),
-        r.org,
-        r.keyId,
-        r.userId,
-        r.sessionId,
-        r.mode,
-        r.turnId,
-        r.endpoint,
-        r.route,
-        // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
-        r.model.slice(0, MODEL_NAME_CHARS),
-        r.promptTokens,
-        r.completionTokens,
-        r.totalTokens,
-        Math.round(r.latencyMs),
-        r.outcome,
-        r.costMicros,
-        r.cachedInputTokens ?? 0,
-        r.cacheWriteInputTokens ?? 0,
-        r.modeVersion ?? null,
-      ),
+  return rows.map((r) =>
+    insert.bind(
+      r.id,
+      r.org,
+      r.keyId,
+      r.userId,
+      r.sessionId,
+      r.mode,
+      r.turnId,
+      r.endpoint,
+      r.route,
+      // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
+      r.model.slice(0, MODEL_NAME_CHARS),
+      r.promptTokens,
+      r.completionTokens,
+      r.totalTokens,
+      Math.round(r.latencyMs),
+      r.outcome,
+      r.costMicros,
+      r.cachedInputTokens ?? 0,
+      r.cacheWriteInputTokens ?? 0,
+      r.modeVersion ?? null,
     ),
   );
 }
-
-const OUTCOMES = ["ok", "error", "partial"] as const satisfies readonly UsageOutcome[];
 
 /** One stored row as the admin reads it: who, where, what it used, how long it took, how it ended, when. */
 const StoredCallRow = z

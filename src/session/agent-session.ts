@@ -62,6 +62,7 @@ import { TurnHistory } from "./turn-history";
 import { TurnSteps } from "./turn-steps";
 import { TurnStops } from "./turn-stops";
 import { timelineTurn, turnTimeline } from "./turn-timeline";
+import { UsageOutbox } from "./usage-outbox";
 import { runWorkflow } from "./workflow-runner";
 
 export interface SessionInit {
@@ -114,6 +115,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   readonly turnStops: TurnStops;
   /** The turn events kept until the queue has them; tests may record, or fail, its `send`. */
   readonly outbox: EventOutbox;
+  /** The usage rows of the session's model calls, kept until its list entry's D1 batch carries them. */
+  readonly usage: UsageOutbox;
   private readonly history: TurnHistory;
   /** The owner's memories as the session's last list write read them (src/session/memory-copy.ts). */
   readonly memoryCopy = new MemoryCopy();
@@ -138,12 +141,25 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.db = new BookmarkedDb(env.DB);
     const waitUntil = (work: Promise<unknown>) => ctx.waitUntil(work);
     const desk = () => this.desk();
+    // Its rows wait for the list write below; the alarm (rearmed by the driver, made further down) stands by.
+    const usage = new UsageOutbox({
+      sql: ctx.storage.sql,
+      logger: this.logger,
+      rearm: () =>
+        ctx.waitUntil(
+          this.driver
+            .syncAlarm()
+            .catch((error: unknown) => this.logger.addException("[AgentSession_Alarm__Exception]", error)),
+        ),
+    });
+    this.usage = usage;
     this.list = new SessionListWriter({
       store: this.store,
       events: this.events,
       db: this.db,
       logger: this.logger,
       feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
+      usage,
       questionWaiting: () => this.desk().pending() !== undefined,
       memoryRead: (at) => this.reasoners.memoryRead(at),
       waitUntil,
@@ -165,7 +181,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       (message) => sendEventMessage(env, message),
     );
     const outbox = this.outbox;
-    this.alarmClock = new SessionAlarm(ctx.storage, () => outbox.dueAt());
+    this.alarmClock = new SessionAlarm(
+      ctx.storage,
+      () => outbox.dueAt(),
+      () => usage.dueAt(),
+    );
     this.turnStops = new TurnStops({
       store: this.store,
       env,
@@ -197,6 +217,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       elicit: (request, signal) => this.desk().ask(driver?.turnId() ?? "", request, signal),
       createBranch: (mode) => this.createBranch(mode),
       waitUntil,
+      keepUsage: (record) => this.list.keepUsage(record),
       steps: this.steps,
       calibration: this.calibration,
       memoryCopy: this.memoryCopy,
@@ -235,10 +256,19 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
       waitUntil,
     });
-    this.keeper = new SessionKeeper({ ctx, store, db: this.db, driver: this.driver, frames, logger: this.logger });
+    this.keeper = new SessionKeeper({
+      ctx,
+      store,
+      db: this.db,
+      driver: this.driver,
+      frames,
+      logger: this.logger,
+      usage,
+    });
     // A turn left `running` by an object that stopped mid-turn resumes at once, from the alarm (alarm()); events an
     // earlier instance kept but did not send are sent from it too.
-    if ((this.store.record() && this.driver.interrupted()) || this.outbox.dueAt() !== null) {
+    // Usage rows an earlier instance kept but did not write are written from it too.
+    if ((this.store.record() && this.driver.interrupted()) || this.alarmClock.wanted() !== null) {
       ctx.waitUntil(this.alarmClock.sync(Date.now()));
     }
   }
@@ -518,6 +548,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     // Kept events go again beside the rest, the same messages (the consumer delivers each once per endpoint); a
     // failure keeps them for a later alarm and never stops a turn from resuming.
     const kept = this.outbox.flush();
+    // Usage rows a stopped object left (or a failed batch kept) go to D1 with the list entry, as a turn's end writes.
+    const rows = this.usage.waiting() ? this.list.flush() : Promise.resolve();
     try {
       if (this.driver.interrupted()) {
         await this.resumeTurn();
@@ -526,7 +558,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       this.driver.expirePause();
       await this.driver.syncAlarm();
     } finally {
-      await kept;
+      await Promise.all([kept, rows]);
     }
   }
 

@@ -1,8 +1,10 @@
 // The session's entry in its owner's list (D1 `session_index`, src/session/session-index.ts): rewritten after a
 // change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
-// index the messages written since (src/session/message-feed.ts), so a turn's end is one D1 write; and, when memory is
-// on, reads the owner's memories for the session's copy of them (src/session/memory-copy.ts).
+// index the messages written since (src/session/message-feed.ts) and the usage rows the session's model calls left in
+// its usage outbox (src/session/usage-outbox.ts), so a turn's end is one D1 write; and, when memory is on and the
+// session's copy of the owner's memories is due a refresh, reads them for it (src/session/memory-copy.ts).
 import type { Db } from "../db";
+import { type UsageRecord, usageInserts } from "../metering/usage-records";
 import type { AdminLogger } from "../observability/admin-logger";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
@@ -10,6 +12,7 @@ import type { CopyRead } from "./memory-copy";
 import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
 import type { SessionStore } from "./session-store";
+import { USAGE_ROWS_PER_WRITE, type UsageOutbox } from "./usage-outbox";
 
 /** Frames after which the entry is rewritten (besides any change of status or mode). */
 const LISTED_CHANGES: ReadonlySet<string> = new Set([
@@ -22,6 +25,11 @@ const LISTED_CHANGES: ReadonlySet<string> = new Set([
 
 /** How long the entry's write waits for further changes to carry. */
 const LIST_WRITE_DELAY_MS = 100;
+/**
+ * How long the write of a turn's start waits: a turn that ends sooner (most do) is one write, its start and its end
+ * together (issue 46: one D1 batch a turn), and a longer turn shows as running in the list by then.
+ */
+const LIST_WRITE_RUNNING_DELAY_MS = 500;
 
 export interface ListWriterDeps {
   store: SessionStore;
@@ -30,6 +38,8 @@ export interface ListWriterDeps {
   logger: AdminLogger;
   /** The search index's feed, written in the entry's batch. */
   feed: MessageFeed;
+  /** The usage rows kept until D1 has them, written in the entry's batch. */
+  usage: UsageOutbox;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
   /** The read of the owner's memories for the session's copy made at `at` (ISO), when memory is on for it (else null). */
@@ -45,8 +55,16 @@ export class SessionListWriter {
   private listed = "";
   /** A write of the entry is scheduled. */
   private pending = false;
+  /** When the scheduled write starts, and what starts it sooner. */
+  private due = 0;
+  private hurry: () => void = () => {};
   /** The write scheduled or under way, if any (what settled() waits for). */
   private current: Promise<void> | null = null;
+  /**
+   * How long a write waits for further changes: after a turn's start (`running`), after any other change (`changed`).
+   * A test holds writes back longer, to stop the object before one.
+   */
+  readonly delays = { running: LIST_WRITE_RUNNING_DELAY_MS, changed: LIST_WRITE_DELAY_MS };
 
   constructor(private readonly deps: ListWriterDeps) {}
 
@@ -54,18 +72,60 @@ export class SessionListWriter {
   noteFrame(frame: LoggedFrame): void {
     const record = this.deps.store.record();
     const listed = record ? `${record.status} ${record.mode}` : "";
-    if (LISTED_CHANGES.has(frame.type) || listed !== this.listed) this.schedule();
+    if (LISTED_CHANGES.has(frame.type) || listed !== this.listed) {
+      this.schedule(record?.status === "running" ? this.delays.running : this.delays.changed);
+    }
     this.listed = listed;
   }
 
   /**
-   * One write for the changes of LIST_WRITE_DELAY_MS (a quick turn's start and end are one write), so the write of
-   * a turn's start does not stand in the way of its first model call.
+   * A model call's usage row: kept in the usage outbox at once, and carried by a write. While a turn runs, the write
+   * of its end carries it (one write a turn, however many calls); between turns (a compaction's call), a write of its
+   * own. A row the storage refuses is logged with what it counted, and the turn goes on.
    */
-  private schedule(): void {
-    if (this.pending) return;
+  keepUsage(record: UsageRecord): void {
+    try {
+      this.deps.usage.keep(record);
+    } catch (error) {
+      this.deps.logger.addException("[AgentSession_Usage]", error, [
+        ["TurnId", record.turnId ?? ""],
+        ["TotalTokens", String(record.totalTokens)],
+      ]);
+      return;
+    }
+    if (this.deps.store.record()?.status !== "running") this.schedule();
+  }
+
+  /**
+   * Writes what waits (the rows a stopped object left, from the alarm) at once, after any write under way; resolves
+   * when no write is left.
+   */
+  async flush(): Promise<void> {
+    await this.settled();
+    this.schedule(0);
+    await this.settled();
+  }
+
+  /**
+   * One write for the changes of a short while (a quick turn's start and end are one write), so the write of a turn's
+   * start does not stand in the way of its first model call. A write scheduled already starts no later than `delayMs`
+   * from now (a turn's end does not wait for its start's longer delay).
+   */
+  private schedule(delayMs = this.delays.changed): void {
+    const at = Date.now() + delayMs;
+    if (this.pending) {
+      if (at < this.due) {
+        this.due = at;
+        setTimeout(this.hurry, delayMs);
+      }
+      return;
+    }
     this.pending = true;
-    const write: Promise<void> = new Promise((resolve) => setTimeout(resolve, LIST_WRITE_DELAY_MS))
+    this.due = at;
+    const write: Promise<void> = new Promise<void>((resolve) => {
+      this.hurry = resolve;
+      setTimeout(resolve, delayMs);
+    })
       .then(() => {
         this.pending = false;
         return this.write();
@@ -84,10 +144,13 @@ export class SessionListWriter {
 
   /**
    * The entry as it is now; a write that lands after a newer one changes nothing (its seq is lower). The messages
-   * since the last write go to the search index in the same batch; a backlog longer than one feed writes again.
+   * since the last write go to the search index in the same batch, and the usage rows kept since, so a turn's end is
+   * one D1 write (issue 46: the rows ride a batch that is written anyway, rather than a queue whose consumer would
+   * write them in bulk: no new binding, no queue message per turn, and the session's own storage keeps them safe
+   * until the batch lands). A backlog longer than one batch writes again.
    */
   private async write(): Promise<void> {
-    const { store, events, db, logger, feed } = this.deps;
+    const { store, events, db, logger, feed, usage } = this.deps;
     const record = store.record();
     if (!record) return;
     const waitingForUser = record.status !== "idle" && record.status !== "running";
@@ -109,7 +172,9 @@ export class SessionListWriter {
       logger.addException("[memory_copy]", error, [["SessionId", record.sessionId]]);
       return null;
     });
-    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : [])];
+    const rows = usage.kept();
+    const inserts = usageInserts(db, rows);
+    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : []), ...inserts];
     const written = await updateSessionIndex(
       db,
       { ...entry, memoryCopyAt: memory ? entry.updatedAt : null },
@@ -122,11 +187,22 @@ export class SessionListWriter {
       memory.keep(written.alongside.slice(0, memory.statements.length), written.entryWritten);
     }
     if (!written) {
-      // The entry alone, when the feed rode with it: should the entry be written without it, the feed was what
-      // failed (messages D1 refuses), and they are passed over rather than holding back every later write.
-      if (!fed || !(await updateSessionIndex(db, entry, logger))) return;
+      // The entry and the usage rows alone, when the feed or the memories' read rode with them: should they be written
+      // without it, that was what failed (messages D1 refuses), and they are passed over rather than holding back every
+      // later write. Else the rows stay kept, and the alarm tries again (the entry going alone meanwhile: rows D1 would
+      // refuse must not hold the list back either).
+      if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, inserts))) {
+        if (store.record() === null) return;
+        usage.failed();
+        if (inserts.length > 0) await updateSessionIndex(db, entry, logger);
+        return;
+      }
     }
-    if (!fed || store.record() === null) return;
+    // A session deleted meanwhile wrote its kept rows itself (src/session/session-keeper.ts); its storage is gone.
+    if (store.record() === null) return;
+    usage.written(rows);
+    if (rows.length === USAGE_ROWS_PER_WRITE) this.schedule();
+    if (!fed) return;
     feed.done(fed);
     if (fed.more) this.schedule();
   }

@@ -3,7 +3,8 @@
 // (src/session/list-writer.ts), whose D1 batch also stamps the entry's updated_at: the one SELECT rides in that
 // batch, so D1 orders it with every memory write, and the stamp tells a writer (memory-notify.ts) which sessions may
 // hold a copy older than its change. A copy is used for at most MEMORY_CACHE_TTL_MS after that stamp; a change
-// anywhere drops it (AgentSession.memoriesChanged) before the change's answer goes out.
+// anywhere drops it (AgentSession.memoriesChanged) before the change's answer goes out. A list write reads only for a
+// copy older than MEMORY_COPY_REFRESH_MS (or none), so most turns' writes carry no read.
 import type { Db } from "../db";
 import { words } from "../memory/memory-match";
 import { parseMemoryRow, visibleMemoriesStatement } from "../memory/memory-store";
@@ -17,6 +18,13 @@ import { memoryCopyStampStatement } from "./session-index";
  * back this long and MEMORY_NOTIFY_SKEW_MS more.
  */
 export const MEMORY_CACHE_TTL_MS = 5 * 60_000;
+
+/**
+ * How old a copy may be before a list write reads the memories again: younger, the write carries no read, so a warm
+ * session's turn makes no D1 read at all (issue 46); older, the write refreshes it well before its life ends, so a
+ * session whose turns come less than this far apart never finds its copy expired.
+ */
+export const MEMORY_COPY_REFRESH_MS = MEMORY_CACHE_TTL_MS / 2;
 
 /** The most memories a copy holds (the recall read's cap): a person who sees more is read from D1 every turn. */
 export const MEMORY_COPY_MAX = MEMORY_RECALL_CAP;
@@ -87,6 +95,12 @@ export class MemoryCopy {
   /** When the copy now held was read (ms), or null when there is none. */
   refreshedAt(): number | null {
     return this.copy?.memories ? this.copy.refreshedAt : null;
+  }
+
+  /** Whether a copy is held that is younger at `now` than MEMORY_COPY_REFRESH_MS (a list write need not read again). */
+  fresh(now: number): boolean {
+    const copy = this.copy;
+    return copy !== null && copy.memories !== null && now < copy.refreshedAt + MEMORY_COPY_REFRESH_MS;
   }
 
   /** Whether the last read, still within the copy's life at `now`, found more memories than a copy holds. */

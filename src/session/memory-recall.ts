@@ -73,5 +73,8 @@ export async function ownerCopyRead(
   // Someone known to see more memories than a copy holds is read by recall's query each turn: reading them all here
   // too would only learn that again (it is learnt anew once the copy's life ends, or a change drops what was known).
   if (copy.overflowing(Date.parse(at))) return null;
+  // A copy read lately serves on as it is (a change would have dropped it): the write carries no read, and the entry's
+  // stamp stays that of the read the copy came from, which is what a writer's search goes by.
+  if (copy.fresh(Date.parse(at))) return null;
   return copy.readBesideEntry(db, owner.org, owner.user, at);
 }

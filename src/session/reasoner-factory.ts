@@ -16,6 +16,7 @@ import { McpToolSource } from "../mcp/mcp-tool-source";
 import { memoryAccess } from "../memory/memory-access";
 import { keyModelCallBudget } from "../metering/model-call-limit";
 import { orgTurnMeter, turnUsageRecorder } from "../metering/model-call-meter";
+import type { UsageRecord } from "../metering/usage-records";
 import { type AgentModeCatalogService, catalogKnowing, D1AgentModeCatalogService } from "../modes/catalog-service";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { tracingFor } from "../observability/tracing/tracing";
@@ -58,8 +59,10 @@ export interface ReasonerFactoryDeps {
   sessionManager: AgentSessionManager;
   elicit: NonNullable<AgentReasonerDeps["elicit"]>;
   createBranch: (mode: string) => Promise<string>;
-  /** Keeps the object alive for work that finishes after the reply (usage records, meter settles). */
+  /** Keeps the object alive for work that finishes after the reply (meter settles). */
   waitUntil: (work: Promise<unknown>) => void;
+  /** Where each model call's usage row goes: the session's usage outbox (src/session/usage-outbox.ts). */
+  keepUsage: (record: UsageRecord) => void;
   /** Where each turn's steps are recorded (its timeline). */
   steps?: TimelineSink | undefined;
   /** The session's token estimate, calibrated per route from reported usage. */
@@ -201,11 +204,13 @@ export class ReasonerFactory {
       const { sessionId, mode } = store.identity();
       return { sessionId, mode, turnId: store.turn()?.turnId ?? null, modeVersion: this.modeVersion };
     };
-    // The object's own leases and batches: a promise of one object's context cannot be awaited from another's.
+    // The object's own leases: a promise of one object's context cannot be awaited from another's.
     const metering = { env, logger, defer: waitUntil, owner: this };
     const router = envRouter(env, store.identity().org, logger, {
       // An eval's turns (caller.eval) are metered as `eval`, apart from people's.
-      onAttempt: caller ? turnUsageRecorder(metering, caller, session, caller.eval ? "eval" : endpoint) : undefined,
+      onAttempt: caller
+        ? turnUsageRecorder(this.deps.keepUsage, caller, session, caller.eval ? "eval" : endpoint)
+        : undefined,
       onTable: (table) => this.noteKeys(table.keysOf(table.stored())),
       // One session's requests share their prefix: a route that sends prompt_cache_key keeps them on one cache.
       promptCacheKey: store.identity().sessionId,

@@ -1,8 +1,10 @@
 // What a person (or retention) does to a whole session: rename and archive it (its list entry, D1), export it, and
 // delete it for good: its turn stopped, its sockets closed, its list entry and every byte of its storage deleted
-// (its alarm too). Usage rows stay, for accounting: they hold no text of the conversation. Only the owner or an
+// (its alarm too). Usage rows stay, for accounting: they hold no text of the conversation (those still kept in the
+// object's usage outbox are written to D1 before its storage goes). Only the owner or an
 // admin of the org may change or delete a session; anyone else gets the same 404 as for no session.
 import type { Db } from "../db";
+import { usageInserts } from "../metering/usage-records";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, sessionNotFound } from "../refusal";
 import { mayActOnSession } from "../tenancy/ownership";
@@ -14,6 +16,7 @@ import { type ExportFile, type ExportFormat, exportFile, sessionExport } from ".
 import { changeSessionEntry, type EntryChange, sessionEntry, touchSessionEntry, unindexSession } from "./session-index";
 import type { SessionStore } from "./session-store";
 import type { TurnDriver } from "./turn-driver";
+import type { UsageOutbox } from "./usage-outbox";
 
 /** The close code a socket of a deleted session is closed with (4000-4999: the application's own). */
 export const SESSION_DELETED_CLOSE_CODE = 4404;
@@ -25,6 +28,7 @@ export interface SessionKeeperDeps {
   driver: TurnDriver;
   frames: FrameHub;
   logger: JsonAdminLogger;
+  usage: UsageOutbox;
 }
 
 /** What retention did with a session: deleted it (or found it gone already), or kept it (not idle after all). */
@@ -116,11 +120,16 @@ export class SessionKeeper {
    * session as it was, to be deleted again), the sockets are told and closed, and the storage is deleted.
    */
   private async erase(): Promise<void> {
-    const { ctx, store, db, driver, frames } = this.deps;
+    const { ctx, store, db, driver, frames, usage } = this.deps;
     const sessionId = this.sessionId();
     this.deleting = true;
     try {
       await driver.stop();
+      // The usage rows not yet in D1 (the stopped turn's, mostly) are written before the storage that keeps them goes.
+      for (let rows = usage.kept(); rows.length > 0; rows = usage.kept()) {
+        await db.batch(usageInserts(db, rows));
+        usage.written(rows);
+      }
       await unindexSession(db, sessionId);
     } catch (error) {
       this.deleting = false;

@@ -178,6 +178,18 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 13,
+    name: "usage rows kept until D1 has them (the usage outbox)",
+    apply(sql) {
+      // A row is written when a model call ends, before the turn's reply, and deleted once the list entry's D1 batch
+      // carried it (src/session/usage-outbox.ts): the table holds the rows of a turn or two at most, so no index.
+      sql.exec(
+        `CREATE TABLE IF NOT EXISTS usage_outbox (
+           id TEXT PRIMARY KEY, row_json TEXT NOT NULL, kept_at INTEGER NOT NULL)`,
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -135,7 +135,9 @@ describe("pauses and working time", () => {
     const id = await createSession("workspace");
     await sendMessage(id, `write notes.txt ${script.marker}`);
     const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
-    const scheduled = await runInDurableObject(stub, async (_instance, state) => {
+    const scheduled = await runInDurableObject(stub, async (instance, state) => {
+      // Until the turn's usage row is written (the list write), the alarm set as the turn started stands by for it.
+      await instance.list.settled();
       const row = state.storage.sql.exec<{ turn_json: string }>("SELECT turn_json FROM session").one();
       return {
         alarm: await state.storage.getAlarm(),
