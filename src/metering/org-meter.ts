@@ -9,6 +9,7 @@
 // reservations in flight are forgotten, so its limits can then be passed by at most what was in flight.
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { countedEnv } from "../observability/op-counts";
 
 /** How long an unsettled reservation holds its tokens: longer than any model call may take. */
 export const RESERVATION_TTL_MS = 15 * 60_000;
@@ -120,7 +121,8 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
   private readonly held = new Map<string, Held>();
 
   constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
-    super(ctx, env);
+    // npm run bench:ops's counting bindings when it asks for them (src/observability/op-counts.ts), else the env itself.
+    super(ctx, countedEnv(env));
     this.sql = ctx.storage.sql;
     for (const statement of SCHEMA) this.sql.exec(statement);
   }
