@@ -114,3 +114,15 @@ export async function pairConfigs(
     workers: [await copy(PAIR_NAMES.a, vars.a), await copy(PAIR_NAMES.b, vars.b)],
   };
 }
+
+/** A peer's config (bench/peers/<file>, an Agents SDK peer), copied into `dir` with an absolute `main` and `prompt` as SYSTEM_PROMPT. */
+export async function peerConfig(dir: string, file: string, prompt: string): Promise<string> {
+  const source = resolve("bench/peers", file);
+  const text = (await readFile(source, "utf8"))
+    .replace(/^main = "(.+)"$/m, (_, main: string) => `main = ${JSON.stringify(resolve("bench/peers", main))}`)
+    // A JSON string is a TOML basic string.
+    .replace(/^SYSTEM_PROMPT = .*$/m, () => `SYSTEM_PROMPT = ${JSON.stringify(prompt)}`);
+  const path = join(dir, file);
+  await writeFile(path, text);
+  return path;
+}

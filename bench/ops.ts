@@ -1,0 +1,580 @@
+// npm run bench:ops — what one turn costs the platform, in the operations Cloudflare bills (issue 46): Durable Object
+// requests (by class), D1 queries and the rows they read and wrote, KV reads and writes, rate limiter calls, queue
+// messages, and requests to the upstream. Counted, not timed: the Worker runs under `wrangler dev` (as npm start runs
+// it, in front of the scripted upstream) with the bench-only var APTIX_COUNT_OPS=1, which wraps its bindings at the
+// Worker's entries and in each Durable Object's constructor (src/observability/op-counts.ts); the isolate's counts
+// are read and reset through GET and DELETE /admin/bench/ops. Upstream requests are the scripted upstream's own count.
+//
+// For each door (`http`: POST /context/sessions/:id/messages answered as JSON; `sse`: the same with Accept:
+// text/event-stream; `ws`: a user_message frame on the session's WebSocket; `openai`: the agent's door
+// /agent/v1/chat/completions, continued by X-Aptix-Session) and turn shape (1 step: the model answers at once; 3
+// steps: two calls of the hello tool, then an answer, as bench:peers scripts them), and for the passthrough
+// (`passthrough-1`: POST /v1/chat/completions): a warm session (its object awake, its mode read: WARM_TURNS turns
+// first), then the counts reset, TURNS turns one at a time, a wait until the work after the replies is done (the
+// counts no longer move), and the counts divided by TURNS. Budgets are on: the org has a budget, so the meter is in
+// play. The two Agents SDK peers of bench:peers (bench/peers/) are counted the same way for the doors they have (the
+// plain Agent's HTTP turn, the AIChatAgent's WebSocket turn) and printed beside aptix's.
+//
+// `--json` prints only {"<door>-<steps>": {the nine counts}}, with the detail under "byClass" (Durable Object
+// requests by class) and "d1" (round trips, batches, writing round trips), and the peers' under "peers".
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ScriptStep } from "../test/upstream/script-types.ts";
+import { peerConfig } from "./support/bench-config.ts";
+import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
+import { sseData } from "./support/sse-data.ts";
+import { fixed, table } from "./support/stats.ts";
+
+/** seeds/local.sql's key: an operator of dev-org (the counts are an operator's to read). */
+const KEY = "dev-key";
+const UPSTREAM_KEY = "sk-bench-ops";
+const TURNS = Number(process.env.BENCH_TURNS ?? 20);
+const WARM_TURNS = 3;
+/** The work after a reply (the list entry, the usage rows, the meter's settles) is awaited this long at least. */
+const SETTLE_MS = 1_500;
+/** Then the counts are read again this often until two reads agree. */
+const POLL_MS = 500;
+const JSON_OUT = process.argv.includes("--json");
+const WITH_PEERS = !process.argv.includes("--no-peers");
+
+const COUNT_VARS = { APTIX_COUNT_OPS: "1" };
+const FINAL_TEXT = "Both greetings are ready: Dana and Lee have been welcomed to Aptix.";
+const GREETED = ["Dana", "Lee"];
+
+/** The counts the isolate keeps (src/observability/op-counts.ts). */
+interface IsolateCounts {
+  doRequests: number;
+  doRequestsByBinding: Record<string, number>;
+  d1Queries: number;
+  d1RoundTrips: number;
+  d1Batches: number;
+  d1WriteRoundTrips: number;
+  d1RowsRead: number;
+  d1RowsWritten: number;
+  kvReads: number;
+  kvWrites: number;
+  kvLists: number;
+  rateLimiterCalls: number;
+  queueMessages: number;
+}
+
+/** The nine counts of the issue's JSON, per turn. */
+interface PerTurn {
+  doRequests: number;
+  d1Queries: number;
+  d1RowsRead: number;
+  d1RowsWritten: number;
+  kvReads: number;
+  kvWrites: number;
+  rateLimiterCalls: number;
+  queueMessages: number;
+  upstreamRequests: number;
+}
+
+interface Measured {
+  perTurn: PerTurn;
+  byClass: Record<string, number>;
+  d1: { roundTrips: number; batches: number; writeRoundTrips: number };
+}
+
+/** The Durable Object classes by their bindings (wrangler.toml, bench/peers/*.wrangler.toml). */
+const CLASS_OF: Record<string, string> = {
+  AGENT_SESSION: "AgentSession",
+  ORG_METER: "OrgMeter",
+  SCHEDULE_RUNNER: "ScheduleRunner",
+  PlainPeer: "PlainPeer",
+  ChatPeer: "ChatPeer",
+};
+
+const progress = (message: string) => process.stderr.write(`bench:ops ${message}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const auth = { authorization: `Bearer ${KEY}` };
+
+async function api(base: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...auth, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+/** Where a worker's counts are read and reset: aptix's admin route, or a peer's /bench/ops. */
+interface Counter {
+  reset(): Promise<void>;
+  read(): Promise<IsolateCounts>;
+}
+
+function counterAt(base: string, path: string): Counter {
+  return {
+    async reset() {
+      const response = await fetch(`${base}${path}`, { method: "DELETE", headers: auth });
+      if (response.status !== 204) throw new Error(`DELETE ${path} answered ${response.status}`);
+    },
+    async read() {
+      const response = await fetch(`${base}${path}`, { headers: auth });
+      if (!response.ok) throw new Error(`GET ${path} answered ${response.status}: ${await response.text()}`);
+      return ((await response.json()) as { counts: IsolateCounts }).counts;
+    },
+  };
+}
+
+/** The counts once the work after the replies is done: after SETTLE_MS, read until two reads agree. */
+async function settledCounts(counter: Counter): Promise<IsolateCounts> {
+  await sleep(SETTLE_MS);
+  let last = await counter.read();
+  for (;;) {
+    await sleep(POLL_MS);
+    const next = await counter.read();
+    if (JSON.stringify(next) === JSON.stringify(last)) return next;
+    last = next;
+  }
+}
+
+/** One turn's steps: the answer at once, or two hello tool calls and then the answer. */
+function turnSteps(steps: 1 | 3): ScriptStep[] {
+  const answer: ScriptStep = { type: "completion", content: FINAL_TEXT };
+  if (steps === 1) return [answer];
+  return [
+    ...GREETED.map(
+      (name): ScriptStep => ({
+        type: "completion",
+        content: null,
+        toolCalls: [{ name: "agent_hello_world", arguments: JSON.stringify({ name }) }],
+      }),
+    ),
+    answer,
+  ];
+}
+
+/** A conversation on one door: `turn` runs one turn to its end and checks it. */
+interface Door {
+  name: string;
+  open(): Promise<{ turn(content: string): Promise<void>; close(): void }>;
+}
+
+function checkText(door: string, text: string): void {
+  if (text !== FINAL_TEXT) throw new Error(`${door}: the turn answered ${JSON.stringify(text).slice(0, 300)}`);
+}
+
+async function newSession(base: string): Promise<string> {
+  return String((await api(base, "POST", "/context/sessions", {})).sessionId);
+}
+
+function httpDoor(base: string): Door {
+  return {
+    name: "http",
+    async open() {
+      const path = `/context/sessions/${await newSession(base)}/messages`;
+      return {
+        async turn(content) {
+          const turn = await api(base, "POST", path, { content });
+          if (turn.status !== "completed")
+            throw new Error(`http: the turn ended ${JSON.stringify(turn).slice(0, 300)}`);
+          checkText("http", String(turn.text));
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+interface Frame {
+  type?: string;
+  text?: string;
+  [key: string]: unknown;
+}
+
+/** The end of a turn in the session's frames (docs/protocol.md): completed, or a failure. */
+function turnEnd(frame: Frame, door: string): boolean {
+  if (frame.type === "error" || frame.type === "turn_failed") {
+    throw new Error(`${door}: ${JSON.stringify(frame).slice(0, 300)}`);
+  }
+  return frame.type === "turn_completed";
+}
+
+function sseDoor(base: string): Door {
+  return {
+    name: "sse",
+    async open() {
+      const path = `/context/sessions/${await newSession(base)}/messages`;
+      return {
+        async turn(content) {
+          const response = await fetch(`${base}${path}`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json", accept: "text/event-stream" },
+            body: JSON.stringify({ content }),
+          });
+          if (!response.ok || !response.body) throw new Error(`sse: answered ${response.status}`);
+          let completed = false;
+          for await (const data of sseData(response.body)) {
+            if (turnEnd(JSON.parse(data) as Frame, "sse")) completed = true;
+          }
+          if (!completed) throw new Error("sse: the stream ended without turn_completed");
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+function wsDoor(base: string): Door {
+  return {
+    name: "ws",
+    async open() {
+      const sessionId = await newSession(base);
+      const { ticket } = await api(base, "POST", `/context/sessions/${sessionId}/ws-ticket`, {});
+      const ws = new WebSocket(
+        `${base.replace(/^http/, "ws")}/context/sessions/${sessionId}/ws?ticket=${String(ticket)}`,
+      );
+      let waiter: { resolve(): void; reject(error: Error): void } | null = null;
+      let text = "";
+      const opened = new Promise<void>((resolve, reject) => {
+        ws.addEventListener("message", () => resolve(), { once: true });
+        ws.addEventListener("error", () => reject(new Error("ws: the socket failed")), { once: true });
+      });
+      ws.addEventListener("message", (event) => {
+        const frame = JSON.parse(String(event.data)) as Frame;
+        if (frame.type === "assistant_delta") text += String(frame.text ?? "");
+        try {
+          if (turnEnd(frame, "ws")) waiter?.resolve();
+        } catch (error) {
+          waiter?.reject(error as Error);
+        }
+      });
+      await opened; // session_state
+      return {
+        turn(content) {
+          text = "";
+          return new Promise<void>((resolve, reject) => {
+            waiter = {
+              resolve: () => {
+                waiter = null;
+                try {
+                  checkText("ws", text);
+                  resolve();
+                } catch (error) {
+                  reject(error);
+                }
+              },
+              reject,
+            };
+            ws.send(JSON.stringify({ type: "user_message", content, clientMessageId: randomUUID() }));
+          });
+        },
+        close() {
+          ws.close(1000, "bench done");
+        },
+      };
+    },
+  };
+}
+
+function openaiDoor(base: string): Door {
+  return {
+    name: "openai",
+    async open() {
+      let session: string | null = null;
+      return {
+        async turn(content) {
+          const response = await fetch(`${base}/agent/v1/chat/completions`, {
+            method: "POST",
+            headers: {
+              ...auth,
+              "content-type": "application/json",
+              ...(session ? { "x-aptix-session": session } : {}),
+            },
+            body: JSON.stringify({ model: "aptix-agent/general", messages: [{ role: "user", content }] }),
+          });
+          const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+          if (!response.ok) throw new Error(`openai: answered ${response.status}: ${JSON.stringify(body)}`);
+          session = response.headers.get("x-aptix-session");
+          checkText("openai", String(body.choices?.[0]?.message?.content));
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+/** The passthrough: each "turn" is one chat completion relayed to the upstream. */
+function passthroughDoor(base: string): Door {
+  return {
+    name: "passthrough",
+    async open() {
+      return {
+        async turn(content) {
+          const response = await fetch(`${base}/v1/chat/completions`, {
+            method: "POST",
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify({ model: "bench-model", messages: [{ role: "user", content }] }),
+          });
+          const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+          if (!response.ok) throw new Error(`passthrough: answered ${response.status}: ${JSON.stringify(body)}`);
+          checkText("passthrough", String(body.choices?.[0]?.message?.content));
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+/** The plain Agent peer's HTTP turn (bench/peers/plain-agent.ts). */
+function plainPeerDoor(base: string): Door {
+  return {
+    name: "http",
+    async open() {
+      const url = `${base}/agents/plain-peer/${randomUUID()}`;
+      await (await fetch(url)).text();
+      return {
+        async turn(content) {
+          const response = await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ content }),
+          });
+          const body = (await response.json()) as { text?: string };
+          if (!response.ok) throw new Error(`plain Agent: answered ${response.status}`);
+          checkText("plain Agent", String(body.text));
+        },
+        close() {},
+      };
+    },
+  };
+}
+
+/** The AIChatAgent peer's WebSocket turn, as the SDK's WebSocketChatTransport sends it (bench/peers/chat-agent.ts). */
+function chatPeerDoor(base: string): Door {
+  return {
+    name: "ws",
+    async open() {
+      const ws = new WebSocket(`${base.replace(/^http/, "ws")}/agents/chat-peer/${randomUUID()}`);
+      const pending = new Map<string, { text: string; resolve(): void; reject(e: Error): void }>();
+      await new Promise<void>((resolve, reject) => {
+        ws.addEventListener("message", (event) => {
+          if ((JSON.parse(String(event.data)) as Frame).type === "cf_agent_mcp_servers") resolve();
+        });
+        ws.addEventListener("error", () => reject(new Error("AIChatAgent: the socket failed")), { once: true });
+      });
+      ws.addEventListener("message", (event) => {
+        const frame = JSON.parse(String(event.data)) as Frame & { id?: string; body?: string; done?: boolean };
+        const turn = frame.type === "cf_agent_use_chat_response" && frame.id ? pending.get(frame.id) : undefined;
+        if (!turn) return;
+        if (frame.error) turn.reject(new Error(`AIChatAgent: ${String(frame.body)}`));
+        if (frame.body?.trim()) {
+          const chunk = JSON.parse(frame.body) as { type: string; delta?: string };
+          if (chunk.type === "text-delta") turn.text += chunk.delta ?? "";
+        }
+        if (frame.done) {
+          pending.delete(frame.id ?? "");
+          try {
+            checkText("AIChatAgent", turn.text);
+            turn.resolve();
+          } catch (error) {
+            turn.reject(error as Error);
+          }
+        }
+      });
+      return {
+        turn(content) {
+          const id = randomUUID().slice(0, 8);
+          const message = { id: randomUUID(), role: "user", parts: [{ type: "text", text: content }] };
+          return new Promise<void>((resolve, reject) => {
+            pending.set(id, { text: "", resolve, reject });
+            ws.send(
+              JSON.stringify({
+                id,
+                init: { method: "POST", body: JSON.stringify({ messages: [message], trigger: "submit-message" }) },
+                type: "cf_agent_use_chat_request",
+              }),
+            );
+          });
+        },
+        close() {
+          ws.close(1000, "bench done");
+        },
+      };
+    },
+  };
+}
+
+/**
+ * A warm conversation on `door`, then the counts of TURNS turns of `steps` steps per turn: the isolate's counts
+ * through `counter`, the upstream requests by the script's own record.
+ */
+async function measure(door: Door, steps: 1 | 3, counter: Counter, upstream: ScriptedUpstream): Promise<Measured> {
+  const all = Array.from({ length: WARM_TURNS + TURNS }, () => turnSteps(steps)).flat();
+  const script = upstream.createScript(all);
+  const conversation = await door.open();
+  try {
+    const say = (i: number) => `Say hello to ${GREETED.join(" and ")} (${i}). ${script.marker}`;
+    for (let i = 0; i < WARM_TURNS; i++) await conversation.turn(say(i));
+    await settledCounts(counter);
+    await counter.reset();
+    const before = upstream.requests(script.id).length;
+    for (let i = 0; i < TURNS; i++) await conversation.turn(say(WARM_TURNS + i));
+    const counts = await settledCounts(counter);
+    const upstreamRequests = upstream.requests(script.id).length - before;
+    const per = (n: number) => n / TURNS;
+    const byClass = Object.fromEntries(
+      Object.entries(counts.doRequestsByBinding).map(([binding, n]) => [CLASS_OF[binding] ?? binding, per(n)]),
+    );
+    return {
+      perTurn: {
+        doRequests: per(counts.doRequests),
+        d1Queries: per(counts.d1Queries),
+        d1RowsRead: per(counts.d1RowsRead),
+        d1RowsWritten: per(counts.d1RowsWritten),
+        kvReads: per(counts.kvReads),
+        kvWrites: per(counts.kvWrites + counts.kvLists),
+        rateLimiterCalls: per(counts.rateLimiterCalls),
+        queueMessages: per(counts.queueMessages),
+        upstreamRequests: per(upstreamRequests),
+      },
+      byClass,
+      d1: {
+        roundTrips: per(counts.d1RoundTrips),
+        batches: per(counts.d1Batches),
+        writeRoundTrips: per(counts.d1WriteRoundTrips),
+      },
+    };
+  } finally {
+    conversation.close();
+  }
+}
+
+const COLUMNS: [keyof PerTurn, string][] = [
+  ["doRequests", "DO req"],
+  ["d1Queries", "D1 queries"],
+  ["d1RowsRead", "D1 rows read"],
+  ["d1RowsWritten", "D1 rows written"],
+  ["kvReads", "KV reads"],
+  ["kvWrites", "KV writes"],
+  ["rateLimiterCalls", "limiter"],
+  ["queueMessages", "queue msgs"],
+  ["upstreamRequests", "upstream"],
+];
+
+function report(results: Map<string, Measured>, title: string): string {
+  const classes = [...new Set([...results.values()].flatMap((m) => Object.keys(m.byClass)))].sort();
+  const rows = [...results].map(([row, m]) => [
+    row,
+    ...COLUMNS.map(([key]) => fixed(m.perTurn[key])),
+    ...classes.map((c) => fixed(m.byClass[c] ?? 0)),
+    fixed(m.d1.roundTrips),
+    fixed(m.d1.writeRoundTrips),
+  ]);
+  return [
+    title,
+    table(
+      [
+        "door-steps",
+        ...COLUMNS.map(([, label]) => label),
+        ...classes.map((c) => `DO: ${c}`),
+        "D1 round trips",
+        "of them writing",
+      ],
+      rows,
+    ),
+  ].join("\n");
+}
+
+async function peerCounts(tmp: string, upstream: ScriptedUpstream): Promise<Map<string, Map<string, Measured>>> {
+  const out = new Map<string, Map<string, Measured>>();
+  const vars = {
+    LLM_BASE_URL: `${upstream.url}/v1`,
+    LLM_API_KEY: UPSTREAM_KEY,
+    LLM_MODEL: "bench-model",
+    ...COUNT_VARS,
+  };
+  const peers: [string, string, (base: string) => Door][] = [
+    ["plain Agent", "plain-agent.wrangler.toml", plainPeerDoor],
+    ["AIChatAgent", "chat-agent.wrangler.toml", chatPeerDoor],
+  ];
+  for (const [name, file, door] of peers) {
+    progress(`starting the ${name} peer`);
+    const worker: LocalWorker = await startLocalWorker({
+      config: await peerConfig(tmp, file, "You are Aptix, a helpful AI agent."),
+      vars,
+      database: false,
+    });
+    try {
+      const results = new Map<string, Measured>();
+      for (const steps of [1, 3] as const) {
+        const d = door(worker.url);
+        progress(`${name}, ${d.name}-${steps}`);
+        results.set(`${d.name}-${steps}`, await measure(d, steps, counterAt(worker.url, "/bench/ops"), upstream));
+      }
+      out.set(name, results);
+    } finally {
+      await worker.stop();
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), "aptix-bench-ops-"));
+  try {
+    await withScriptedWorker(
+      "ops",
+      UPSTREAM_KEY,
+      async (url, upstream) => {
+        // Budgets on: the org has one (far from reached), so every model call is metered by its OrgMeter.
+        await api(url, "PUT", "/admin/budget", {
+          tokensPerDay: 1_000_000_000,
+          tokensPerMonth: 10_000_000_000,
+          costPerMonthUsd: 1_000_000,
+        });
+        const counter = counterAt(url, "/admin/bench/ops");
+        const results = new Map<string, Measured>();
+        for (const door of [httpDoor(url), sseDoor(url), wsDoor(url), openaiDoor(url)]) {
+          for (const steps of [1, 3] as const) {
+            progress(`${door.name}-${steps}`);
+            results.set(`${door.name}-${steps}`, await measure(door, steps, counter, upstream));
+          }
+        }
+        progress("passthrough-1");
+        results.set("passthrough-1", await measure(passthroughDoor(url), 1, counter, upstream));
+        const peers = WITH_PEERS ? await peerCounts(tmp, upstream) : new Map<string, Map<string, Measured>>();
+        if (JSON_OUT) {
+          const json = (m: Map<string, Measured>) => Object.fromEntries([...m].map(([k, v]) => [k, v.perTurn]));
+          const detail = (m: Map<string, Measured>, key: "byClass" | "d1") =>
+            Object.fromEntries([...m].map(([k, v]) => [k, v[key]]));
+          console.log(
+            JSON.stringify(
+              {
+                ...json(results),
+                byClass: detail(results, "byClass"),
+                d1: detail(results, "d1"),
+                peers: Object.fromEntries([...peers].map(([name, m]) => [name, json(m)])),
+              },
+              null,
+              2,
+            ),
+          );
+          return;
+        }
+        console.log(
+          [
+            `Platform operations per turn (npm run bench:ops, wrangler dev, ${new Date().toISOString().slice(0, 10)}):`,
+            `a warm session's ${TURNS} turns after ${WARM_TURNS}, budgets on, counts once the work after the replies is done.`,
+            "",
+            report(results, "aptix"),
+            ...[...peers].flatMap(([name, m]) => ["", report(m, name)]),
+          ].join("\n"),
+        );
+      },
+      COUNT_VARS,
+    );
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
