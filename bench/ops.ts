@@ -448,6 +448,35 @@ async function measure(door: Door, steps: 1 | 3, counter: Counter, upstream: Scr
   }
 }
 
+/**
+ * Workers Paid prices, US dollars per million (https://developers.cloudflare.com/workers/platform/pricing/ and the
+ * Durable Objects, D1, KV and Queues pricing pages): a Durable Object request (an incoming WebSocket message is
+ * billed as 1/20 of one), a D1 row read and written, a KV read and write (a list is priced as a write), a queue
+ * operation (a message is about three: written, read, deleted). The rate limiter has no published price.
+ */
+const PRICE = {
+  doRequest: 0.15,
+  wsMessageIn: 0.15 / 20,
+  d1RowRead: 0.001,
+  d1RowWritten: 1.0,
+  kvRead: 0.5,
+  kvWrite: 5.0,
+  queueMessage: 3 * 0.4,
+};
+
+/** What a million turns cost in the operations counted, in US dollars; `wsIn`: the client's frames a turn. */
+function dollarsPerMillion(t: PerTurn, wsIn: number): number {
+  return (
+    t.doRequests * PRICE.doRequest +
+    wsIn * PRICE.wsMessageIn +
+    t.d1RowsRead * PRICE.d1RowRead +
+    t.d1RowsWritten * PRICE.d1RowWritten +
+    t.kvReads * PRICE.kvRead +
+    t.kvWrites * PRICE.kvWrite +
+    t.queueMessages * PRICE.queueMessage
+  );
+}
+
 const COLUMNS: [keyof PerTurn, string][] = [
   ["doRequests", "DO req"],
   ["d1Queries", "D1 queries"],
@@ -468,6 +497,7 @@ function report(results: Map<string, Measured>, title: string): string {
     ...classes.map((c) => fixed(m.byClass[c] ?? 0)),
     fixed(m.d1.roundTrips),
     fixed(m.d1.writeRoundTrips),
+    fixed(dollarsPerMillion(m.perTurn, row.startsWith("ws-") ? 1 : 0)),
   ]);
   return [
     title,
@@ -478,6 +508,7 @@ function report(results: Map<string, Measured>, title: string): string {
         ...classes.map((c) => `DO: ${c}`),
         "D1 round trips",
         "of them writing",
+        "USD / 1M turns",
       ],
       rows,
     ),
