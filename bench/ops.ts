@@ -572,6 +572,11 @@ async function main(): Promise<void> {
         }
         progress("passthrough-1");
         results.set("passthrough-1", await measure(passthroughDoor(url), 1, counter, upstream));
+        // The Worker's route reads the counts of its own isolate. A turn's meter calls are the session object's
+        // (budgets are on): seen here, the objects share the Worker's isolate, as wrangler dev runs them.
+        if (!results.get("http-1")?.byClass.OrgMeter) {
+          throw new Error("no OrgMeter request in http-1: the session object's counts are not in the Worker's isolate");
+        }
         const peers = WITH_PEERS ? await peerCounts(tmp, upstream) : new Map<string, Map<string, Measured>>();
         if (JSON_OUT) {
           const json = (m: Map<string, Measured>) => Object.fromEntries([...m].map(([k, v]) => [k, v.perTurn]));
