@@ -16,7 +16,9 @@
 // plain Agent's HTTP turn, the AIChatAgent's WebSocket turn) and printed beside aptix's.
 //
 // `--json` prints only {"<door>-<steps>": {the nine counts}}, with the detail under "byClass" (Durable Object
-// requests by class) and "d1" (round trips, batches, writing round trips), and the peers' under "peers".
+// requests by class), "d1" (round trips, batches, writing round trips) and "d1Statements" (each statement's queries
+// and rows), and the peers' under "peers". `--statements` adds the statements to the table's output; `--no-peers`
+// leaves the peers out. BENCH_TURNS sets the turns counted (20).
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -39,6 +41,8 @@ const SETTLE_MS = 1_500;
 const POLL_MS = 500;
 const JSON_OUT = process.argv.includes("--json");
 const WITH_PEERS = !process.argv.includes("--no-peers");
+/** Also print each door's D1 statements (the start of their SQL) with their queries and rows per turn. */
+const STATEMENTS = process.argv.includes("--statements");
 
 const COUNT_VARS = { APTIX_COUNT_OPS: "1" };
 const FINAL_TEXT = "Both greetings are ready: Dana and Lee have been welcomed to Aptix.";
@@ -54,11 +58,18 @@ interface IsolateCounts {
   d1WriteRoundTrips: number;
   d1RowsRead: number;
   d1RowsWritten: number;
+  d1ByStatement: Record<string, StatementCounts>;
   kvReads: number;
   kvWrites: number;
   kvLists: number;
   rateLimiterCalls: number;
   queueMessages: number;
+}
+
+interface StatementCounts {
+  queries: number;
+  rowsRead: number;
+  rowsWritten: number;
 }
 
 /** The nine counts of the issue's JSON, per turn. */
@@ -78,6 +89,8 @@ interface Measured {
   perTurn: PerTurn;
   byClass: Record<string, number>;
   d1: { roundTrips: number; batches: number; writeRoundTrips: number };
+  /** D1's statements (the start of their SQL), per turn. */
+  statements: Record<string, StatementCounts>;
 }
 
 /** The Durable Object classes by their bindings (wrangler.toml, bench/peers/*.wrangler.toml). */
@@ -442,6 +455,12 @@ async function measure(door: Door, steps: 1 | 3, counter: Counter, upstream: Scr
         batches: per(counts.d1Batches),
         writeRoundTrips: per(counts.d1WriteRoundTrips),
       },
+      statements: Object.fromEntries(
+        Object.entries(counts.d1ByStatement).map(([sql, c]) => [
+          sql,
+          { queries: per(c.queries), rowsRead: per(c.rowsRead), rowsWritten: per(c.rowsWritten) },
+        ]),
+      ),
     };
   } finally {
     conversation.close();
@@ -515,6 +534,19 @@ function report(results: Map<string, Measured>, title: string): string {
   ].join("\n");
 }
 
+/** Each door's D1 statements, per turn: what its queries are. */
+function statementReport(results: Map<string, Measured>): string {
+  const rows = [...results].flatMap(([door, m]) =>
+    Object.entries(m.statements)
+      .sort(([, a], [, b]) => b.queries - a.queries)
+      .map(([sql, c]) => [door, sql, fixed(c.queries), fixed(c.rowsRead), fixed(c.rowsWritten)]),
+  );
+  return [
+    "aptix's D1 statements per turn",
+    table(["door-steps", "statement", "queries", "rows read", "rows written"], rows),
+  ].join("\n");
+}
+
 async function peerCounts(tmp: string, upstream: ScriptedUpstream): Promise<Map<string, Map<string, Measured>>> {
   const out = new Map<string, Map<string, Measured>>();
   const vars = {
@@ -580,7 +612,7 @@ async function main(): Promise<void> {
         const peers = WITH_PEERS ? await peerCounts(tmp, upstream) : new Map<string, Map<string, Measured>>();
         if (JSON_OUT) {
           const json = (m: Map<string, Measured>) => Object.fromEntries([...m].map(([k, v]) => [k, v.perTurn]));
-          const detail = (m: Map<string, Measured>, key: "byClass" | "d1") =>
+          const detail = (m: Map<string, Measured>, key: "byClass" | "d1" | "statements") =>
             Object.fromEntries([...m].map(([k, v]) => [k, v[key]]));
           console.log(
             JSON.stringify(
@@ -588,6 +620,7 @@ async function main(): Promise<void> {
                 ...json(results),
                 byClass: detail(results, "byClass"),
                 d1: detail(results, "d1"),
+                d1Statements: detail(results, "statements"),
                 peers: Object.fromEntries([...peers].map(([name, m]) => [name, json(m)])),
               },
               null,
@@ -603,6 +636,7 @@ async function main(): Promise<void> {
             "",
             report(results, "aptix"),
             ...[...peers].flatMap(([name, m]) => ["", report(m, name)]),
+            ...(STATEMENTS ? ["", statementReport(results)] : []),
           ].join("\n"),
         );
       },

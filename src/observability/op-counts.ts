@@ -31,6 +31,8 @@ export interface OpCounts {
   d1WriteRoundTrips: number;
   d1RowsRead: number;
   d1RowsWritten: number;
+  /** The same by statement (its SQL's start, spaces collapsed): which queries a request makes. */
+  d1ByStatement: Record<string, { queries: number; rowsRead: number; rowsWritten: number }>;
   /** KV get and getWithMetadata, a key each. */
   kvReads: number;
   /** KV put and delete. */
@@ -53,6 +55,7 @@ function zero(): OpCounts {
     d1WriteRoundTrips: 0,
     d1RowsRead: 0,
     d1RowsWritten: 0,
+    d1ByStatement: {},
     kvReads: 0,
     kvWrites: 0,
     kvLists: 0,
@@ -68,7 +71,7 @@ keptPerIsolate(() => {
 
 /** The isolate's counts since the last reset (a copy). */
 export function opCounts(): OpCounts {
-  return { ...counts, doRequestsByBinding: { ...counts.doRequestsByBinding } };
+  return structuredClone(counts);
 }
 
 export function resetOpCounts(): void {
@@ -186,12 +189,27 @@ function countedNamespace(binding: string, namespace: object): object {
 /** The statement a counted one wraps (a batch is sent the originals). */
 const statementOf = new WeakMap<object, D1PreparedStatement>();
 
-function countResult(result: { meta?: Partial<D1Meta> } | undefined): boolean {
+/** How much of a statement's SQL names it in d1ByStatement. */
+const STATEMENT_CHARS = 90;
+
+/** Counts one statement's run: `statement` is the original (its SQL), `result` what D1 answered. */
+function countResult(statement: D1PreparedStatement, result: { meta?: Partial<D1Meta> } | undefined): boolean {
   const meta = result?.meta;
+  const read = meta?.rows_read ?? 0;
+  const written = meta?.rows_written ?? 0;
   counts.d1Queries++;
-  counts.d1RowsRead += meta?.rows_read ?? 0;
-  counts.d1RowsWritten += meta?.rows_written ?? 0;
-  return meta?.changed_db === true || (meta?.rows_written ?? 0) > 0;
+  counts.d1RowsRead += read;
+  counts.d1RowsWritten += written;
+  const sql = String(Reflect.get(statement, "statement") ?? "?")
+    .replace(/\s+/g, " ")
+    .trim();
+  const key = sql.slice(0, STATEMENT_CHARS);
+  counts.d1ByStatement[key] ??= { queries: 0, rowsRead: 0, rowsWritten: 0 };
+  const entry = counts.d1ByStatement[key];
+  entry.queries++;
+  entry.rowsRead += read;
+  entry.rowsWritten += written;
+  return meta?.changed_db === true || written > 0;
 }
 
 function countRoundTrip(wrote: boolean): void {
@@ -204,7 +222,7 @@ function countedStatement(statement: D1PreparedStatement): D1PreparedStatement {
     (method: Method) =>
     async (...args: unknown[]) => {
       const result = (await method(...args)) as D1Result;
-      countRoundTrip(countResult(result));
+      countRoundTrip(countResult(statement, result));
       return result;
     };
   const counted = intercept(statement, {
@@ -217,7 +235,7 @@ function countedStatement(statement: D1PreparedStatement): D1PreparedStatement {
     // first() is all() keeping the first row (as D1's own first() does, which reports no meta), so its rows count.
     first: () => async (colName?: unknown) => {
       const result = await statement.all();
-      countRoundTrip(countResult(result));
+      countRoundTrip(countResult(statement, result));
       const row = result.results[0] as Record<string, unknown> | undefined;
       if (!row) return null;
       if (typeof colName !== "string") return row;
@@ -229,7 +247,7 @@ function countedStatement(statement: D1PreparedStatement): D1PreparedStatement {
       (method) =>
       async (...args: unknown[]) => {
         const rows = await method(...args);
-        countRoundTrip(countResult(undefined));
+        countRoundTrip(countResult(statement, undefined));
         return rows;
       },
   });
@@ -247,10 +265,11 @@ function countedD1<T extends object>(db: T): T {
     batch:
       (method) =>
       async (statements: unknown, ...rest: unknown[]) => {
-        const originals = (statements as object[]).map((s) => statementOf.get(s) ?? s);
+        const originals = (statements as D1PreparedStatement[]).map((s) => statementOf.get(s) ?? s);
         const results = (await method(originals, ...rest)) as D1Result[];
         counts.d1Batches++;
-        countRoundTrip(results.map((result) => countResult(result)).some(Boolean));
+        const wrote = results.map((result, i) => countResult(originals[i] as D1PreparedStatement, result));
+        countRoundTrip(wrote.some(Boolean));
         return results;
       },
     exec:

@@ -34,6 +34,9 @@ export const OpCountsBody = z.object({
   d1WriteRoundTrips: n.describe("Round trips that changed the database."),
   d1RowsRead: n.describe("Rows read, as D1's `meta` reports them."),
   d1RowsWritten: n.describe("Rows written, as D1's `meta` reports them."),
+  d1ByStatement: z
+    .record(z.string(), z.object({ queries: n, rowsRead: n, rowsWritten: n }))
+    .describe("The queries and rows by statement (the start of its SQL)."),
   kvReads: n,
   kvWrites: n,
   kvLists: n,

@@ -39,6 +39,11 @@ describe("countedEnv", () => {
       d1Queries: 2,
       d1RowsWritten: written,
     });
+    expect(opCounts().d1ByStatement["INSERT INTO ops_counted (name) VALUES (?)"]).toEqual({
+      queries: 2,
+      rowsRead: results.reduce((sum, r) => sum + r.meta.rows_read, 0),
+      rowsWritten: written,
+    });
   });
 
   it("counts first() with its rows read, and answers as D1's first() does", async () => {

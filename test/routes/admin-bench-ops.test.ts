@@ -13,7 +13,8 @@ const OPERATOR = TEST_KEYS.operator.key;
 async function counting(method: string, path: string, body?: unknown): Promise<Response> {
   const ctx = createExecutionContext();
   const headers = { ...authHeaders(OPERATOR), ...(body === undefined ? {} : { "content-type": "application/json" }) };
-  const request = new Request(`https://aptix.test${path}`, {
+  // As the runtime hands a request to the Worker (its `cf` typed as an incoming request's).
+  const request: Parameters<typeof worker.fetch>[0] = new Request(`https://aptix.test${path}`, {
     method,
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -63,8 +63,9 @@ function send(key: string | null, method: string, path: string, body?: unknown, 
 }
 
 /** A request to the Worker's entry as npm run bench:ops runs it (APTIX_COUNT_OPS=1), as `key`. */
-function sendCounting(key: string | null, method: string, path: string) {
-  const request = new Request(`${ORIGIN}${path}`, { method, headers: key ? { authorization: `Bearer ${key}` } : {} });
+async function sendCounting(key: string | null, method: string, path: string): Promise<Response> {
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  const request: Parameters<typeof worker.fetch>[0] = new Request(`${ORIGIN}${path}`, { method, headers });
   return worker.fetch(request, { ...env, APTIX_COUNT_OPS: "1" }, createExecutionContext());
 }
 
