@@ -32,7 +32,8 @@ export async function withScriptedWorker(
     void stopAll().then(() => process.exit(130));
   });
   try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
+    // On stderr, as progress: stdout is the report (bench:ops --json prints JSON alone).
+    console.error("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
     worker = await startLocalWorker({
       config: await benchConfig(tmp, true),
       vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: upstreamKey, ...vars },
