@@ -29,12 +29,12 @@
 // worker and turn shape, recorded by the upstream, checks the model calls, the system prompt and that the
 // tool results reached the model; every measured turn is checked for its final text and tool results.
 import { randomUUID } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ScriptStep } from "../test/upstream/script-types.ts";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
-import { benchConfig } from "./support/bench-config.ts";
+import { benchConfig, peerConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, ratio, summarize, table } from "./support/stats.ts";
 
@@ -390,18 +390,6 @@ async function verify(worker: Worker, shape: Shape, upstream: Upstream, prompt: 
     });
   });
   return Buffer.byteLength(calls[0]?.body ?? "");
-}
-
-/** The peers' config, copied with an absolute `main` and aptix's prompt as SYSTEM_PROMPT. */
-async function peerConfig(dir: string, file: string, prompt: string): Promise<string> {
-  const source = resolve("bench/peers", file);
-  const text = (await readFile(source, "utf8"))
-    .replace(/^main = "(.+)"$/m, (_, main: string) => `main = ${JSON.stringify(resolve("bench/peers", main))}`)
-    // A JSON string is a TOML basic string.
-    .replace(/^SYSTEM_PROMPT = .*$/m, () => `SYSTEM_PROMPT = ${JSON.stringify(prompt)}`);
-  const path = join(dir, file);
-  await writeFile(path, text);
-  return path;
 }
 
 /** A row of the time breakdown: its label, and the samples it summarises. */

@@ -27,6 +27,7 @@ import { messagesRoutes } from "./passthrough/messages";
 import { passthroughRoutes } from "./passthrough/routes";
 import { quoted } from "./quote";
 import { adminAuditRoutes } from "./routes/admin-audit";
+import { adminBenchOpsRoutes } from "./routes/admin-bench-ops";
 import { adminEvalRoutes } from "./routes/admin-evals";
 import { adminGuardrailRoutes } from "./routes/admin-guardrails";
 import { adminHealthRoutes } from "./routes/admin-health";
@@ -147,6 +148,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   app.route("/", adminUsageCallRoutes);
   app.route("/", adminUserRoutes);
   app.route("/", adminEvalRoutes);
+  app.route("/", adminBenchOpsRoutes);
   app.route("/", systemPromptRoutes);
   app.route("/", grantRoutes);
   app.route("/", contextSessionRoutes);

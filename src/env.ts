@@ -4,6 +4,9 @@ import type { SettingsEnv } from "./settings";
 
 declare global {
   namespace Cloudflare {
-    interface Env extends SettingsEnv {}
+    interface Env extends SettingsEnv {
+      /** Bench only, never a setting: "1" makes the bindings count what they are asked (src/observability/op-counts.ts). */
+      APTIX_COUNT_OPS?: string;
+    }
   }
 }

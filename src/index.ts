@@ -7,6 +7,7 @@ import { withOAuth } from "./auth/oauth";
 import { consumeEvalRuns } from "./evals/eval-jobs";
 import { deleteExpiredKeys } from "./jobs/idempotency-store";
 import { JsonAdminLogger } from "./observability/admin-logger";
+import { countedEnv } from "./observability/op-counts";
 import { expireIdleSessions } from "./session/retention";
 import { consumeWebhooks } from "./webhooks/consumer";
 
@@ -16,9 +17,12 @@ export { AgentSession } from "./session/agent-session";
 
 const app = withOAuth(createApp());
 
+// Each entry passes its env through countedEnv: npm run bench:ops's counting bindings when the bench asks for them
+// (src/observability/op-counts.ts), else the env itself.
 export default {
-  fetch: app.fetch,
-  scheduled(controller, env, ctx) {
+  fetch: (request, env, ctx) => app.fetch(request, countedEnv(env), ctx),
+  scheduled(controller, workerEnv, ctx) {
+    const env = countedEnv(workerEnv);
     const logger = new JsonAdminLogger({ cron: controller.cron });
     const run = expireIdleSessions(env, controller.scheduledTime).then(
       ({ deleted, kept }) => {
@@ -38,8 +42,10 @@ export default {
     );
   },
   // The eval queue's runs go through the app itself (src/evals/eval-jobs.ts); every other queue is the webhooks'.
-  queue: (batch, env, ctx) =>
-    batch.queue.startsWith("aptix-evals")
+  queue: (batch, workerEnv, ctx) => {
+    const env = countedEnv(workerEnv);
+    return batch.queue.startsWith("aptix-evals")
       ? consumeEvalRuns(batch, env, async (input, init) => app.fetch(new Request(input, init), env, ctx))
-      : consumeWebhooks(batch, env),
+      : consumeWebhooks(batch, env);
+  },
 } satisfies ExportedHandler<Cloudflare.Env>;

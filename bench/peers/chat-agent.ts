@@ -7,9 +7,15 @@
 import { AIChatAgent, type OnChatMessageOptions } from "@cloudflare/ai-chat";
 import { routeAgentRequest } from "agents";
 import { convertToModelMessages, streamText } from "ai";
-import { type PeerEnv, peerModel, peerStopWhen, peerTools } from "./shared";
+import { countedEnv } from "../../src/observability/op-counts";
+import { benchOps, type PeerEnv, peerModel, peerStopWhen, peerTools } from "./shared";
 
 export class ChatPeer extends AIChatAgent<PeerEnv> {
+  constructor(ctx: DurableObjectState, env: PeerEnv) {
+    // bench:ops counts what the object asks of its bindings, as aptix's objects do (src/observability/op-counts.ts).
+    super(ctx, countedEnv(env));
+  }
+
   override async onChatMessage(_onFinish: unknown, options?: OnChatMessageOptions): Promise<Response> {
     const result = streamText({
       model: peerModel(this.env),
@@ -26,6 +32,8 @@ export class ChatPeer extends AIChatAgent<PeerEnv> {
 export default {
   async fetch(request: Request, env: PeerEnv): Promise<Response> {
     if (new URL(request.url).pathname === "/healthz") return new Response("ok");
-    return (await routeAgentRequest(request, env)) ?? new Response("Not found", { status: 404 });
+    const ops = benchOps(request, env);
+    if (ops) return ops;
+    return (await routeAgentRequest(request, countedEnv(env))) ?? new Response("Not found", { status: 404 });
   },
 } satisfies ExportedHandler<PeerEnv>;

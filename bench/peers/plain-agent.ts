@@ -5,9 +5,15 @@
 // number of stored messages (bench/peers.ts opens a session with it, so the object exists before the turn).
 import { Agent, routeAgentRequest } from "agents";
 import { type ModelMessage, streamText } from "ai";
-import { type PeerEnv, peerModel, peerStopWhen, peerTools } from "./shared";
+import { countedEnv } from "../../src/observability/op-counts";
+import { benchOps, type PeerEnv, peerModel, peerStopWhen, peerTools } from "./shared";
 
 export class PlainPeer extends Agent<PeerEnv> {
+  constructor(ctx: DurableObjectState, env: PeerEnv) {
+    // bench:ops counts what the object asks of its bindings, as aptix's objects do (src/observability/op-counts.ts).
+    super(ctx, countedEnv(env));
+  }
+
   override onStart(): void {
     this.sql`create table if not exists conversation (
       seq integer primary key autoincrement,
@@ -55,6 +61,8 @@ export class PlainPeer extends Agent<PeerEnv> {
 export default {
   async fetch(request: Request, env: PeerEnv): Promise<Response> {
     if (new URL(request.url).pathname === "/healthz") return new Response("ok");
-    return (await routeAgentRequest(request, env)) ?? new Response("Not found", { status: 404 });
+    const ops = benchOps(request, env);
+    if (ops) return ops;
+    return (await routeAgentRequest(request, countedEnv(env))) ?? new Response("Not found", { status: 404 });
   },
 } satisfies ExportedHandler<PeerEnv>;

@@ -5,6 +5,7 @@
 import { createOpenAI } from "@ai-sdk/openai";
 import { type LanguageModel, type StopCondition, stepCountIs, type ToolSet, tool } from "ai";
 import { z } from "zod";
+import { countingOps, opCounts, resetOpCounts } from "../../src/observability/op-counts";
 
 export interface PeerEnv {
   /** The scripted upstream's /v1 (bench/peers.ts sets it with --var, as for aptix). */
@@ -15,6 +16,21 @@ export interface PeerEnv {
   SYSTEM_PROMPT: string;
   /** The loop's step limit: aptix's AGENT_MAX_ITERATIONS. */
   MAX_STEPS: string;
+  /** "1": bench:ops counts the bindings' operations (src/observability/op-counts.ts), read at /bench/ops. */
+  APTIX_COUNT_OPS?: string;
+}
+
+/**
+ * bench:ops's counts of the peer's isolate, as aptix's GET and DELETE /admin/bench/ops answer them (no caller: the
+ * peers are the benchmark's own, on loopback), when APTIX_COUNT_OPS is "1"; else null (not this route).
+ */
+export function benchOps(request: Request, env: PeerEnv): Response | null {
+  if (!countingOps(env) || new URL(request.url).pathname !== "/bench/ops") return null;
+  if (request.method === "DELETE") {
+    resetOpCounts();
+    return new Response(null, { status: 204 });
+  }
+  return Response.json({ counts: opCounts() });
 }
 
 export function peerModel(env: PeerEnv): LanguageModel {

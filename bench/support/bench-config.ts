@@ -114,3 +114,24 @@ export async function pairConfigs(
     workers: [await copy(PAIR_NAMES.a, vars.a), await copy(PAIR_NAMES.b, vars.b)],
   };
 }
+
+/**
+ * A peer's config (bench/peers/<file>, an Agents SDK peer), copied into `dir` with `prompt` as SYSTEM_PROMPT and its
+ * `main` in a copy of bench/peers beside `sourceSnapshot`'s src/ (a peer imports src/observability/op-counts.ts), so
+ * an edit of the checkout during a run does not restart the peer either.
+ */
+export async function peerConfig(dir: string, file: string, prompt: string): Promise<string> {
+  const peers = join(await sourceSnapshot(dir), "bench", "peers");
+  const copied = await access(peers).then(
+    () => true,
+    () => false,
+  );
+  if (!copied) await cp(resolve("bench/peers"), peers, { recursive: true });
+  const text = (await readFile(resolve("bench/peers", file), "utf8"))
+    .replace(/^main = "(.+)"$/m, (_, main: string) => `main = ${JSON.stringify(join(peers, main))}`)
+    // A JSON string is a TOML basic string.
+    .replace(/^SYSTEM_PROMPT = .*$/m, () => `SYSTEM_PROMPT = ${JSON.stringify(prompt)}`);
+  const path = join(dir, file);
+  await writeFile(path, text);
+  return path;
+}

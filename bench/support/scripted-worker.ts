@@ -10,11 +10,15 @@ import { type LocalWorker, startLocalWorker } from "./local-worker.ts";
 
 export type ScriptedUpstream = Awaited<ReturnType<typeof startScriptedUpstream>>;
 
-/** Runs `work` with the Worker's URL and the upstream (whose key is `upstreamKey`); stops both after it. */
+/**
+ * Runs `work` with the Worker's URL and the upstream (whose key is `upstreamKey`); stops both after it. `vars` are
+ * the Worker's own more (bench:ops's APTIX_COUNT_OPS).
+ */
 export async function withScriptedWorker(
   name: string,
   upstreamKey: string,
   work: (url: string, upstream: ScriptedUpstream) => Promise<void>,
+  vars: Record<string, string> = {},
 ): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), `aptix-bench-${name}-`));
   const upstream = await startScriptedUpstream({ apiKey: upstreamKey });
@@ -28,10 +32,11 @@ export async function withScriptedWorker(
     void stopAll().then(() => process.exit(130));
   });
   try {
-    console.log("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
+    // On stderr, as progress: stdout is the report (bench:ops --json prints JSON alone).
+    console.error("Starting the Worker (wrangler dev, as npm start runs it) in front of the scripted upstream ...");
     worker = await startLocalWorker({
       config: await benchConfig(tmp, true),
-      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: upstreamKey },
+      vars: { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: upstreamKey, ...vars },
     });
     await work(worker.url, upstream);
   } finally {

@@ -11,6 +11,7 @@ import { maskedForModel } from "../agent/turn-guardrails";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
+import { countedEnv } from "../observability/op-counts";
 import { quoted } from "../quote";
 import { type Outcome, refuse, sessionNotFound, turnNotFound } from "../refusal";
 import { settings } from "../settings";
@@ -125,7 +126,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   /** What the mask guardrails hid from the model in this session, by placeholder (src/session/session-vault.ts). */
   private readonly vault: SessionVault;
 
-  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+  constructor(ctx: DurableObjectState, workerEnv: Cloudflare.Env) {
+    // npm run bench:ops's counting bindings when it asks for them (src/observability/op-counts.ts), else the env itself.
+    const env = countedEnv(workerEnv);
     super(ctx, env);
     // The schema first: every part below reads and writes its tables.
     migrateSessionStorage(ctx.storage);

@@ -2,9 +2,11 @@
 // org A, the member of org A who owns what the row acts on, another member of org A, an admin of org B and nobody,
 // and each answer is what the table says (allowed, 403, 404 or 401). A route the app serves without a row, a row
 // for a route it does not serve, and a row without a request here all fail.
+import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import tableDoc from "../../docs/auth.md?raw";
+import worker from "../../src/index";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 import { toUpstreamA } from "../routing/fixtures";
@@ -58,6 +60,13 @@ function send(key: string | null, method: string, path: string, body?: unknown, 
   if (key) all.authorization = `Bearer ${key}`;
   const payload = body === undefined ? {} : { body: raw ? (body as string | URLSearchParams) : JSON.stringify(body) };
   return exports.default.fetch(`${ORIGIN}${path}`, { method, redirect: "manual", headers: all, ...payload });
+}
+
+/** A request to the Worker's entry as npm run bench:ops runs it (APTIX_COUNT_OPS=1), as `key`. */
+async function sendCounting(key: string | null, method: string, path: string): Promise<Response> {
+  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+  const request: Parameters<typeof worker.fetch>[0] = new Request(`${ORIGIN}${path}`, { method, headers });
+  return worker.fetch(request, { ...env, APTIX_COUNT_OPS: "1" }, createExecutionContext());
 }
 
 /** A request as someone of org A, for what a row needs to exist first; it must succeed. */
@@ -466,6 +475,9 @@ const REQUESTS: Record<string, Request> = {
   "PUT /admin/budget": (key) => send(key, "PUT", "/admin/budget", { tokensPerDay: null }),
   "GET /admin/usage": (key) => send(key, "GET", "/admin/usage"),
   "GET /admin/usage/calls": (key) => send(key, "GET", "/admin/usage/calls"),
+  "GET /admin/bench/ops (APTIX_COUNT_OPS=1; else 404 for all)": (key) => sendCounting(key, "GET", "/admin/bench/ops"),
+  "DELETE /admin/bench/ops (APTIX_COUNT_OPS=1; else 404 for all)": (key) =>
+    sendCounting(key, "DELETE", "/admin/bench/ops"),
   "POST /admin/evals/datasets": (key) =>
     send(key, "POST", "/admin/evals/datasets", {
       name: "roles",
