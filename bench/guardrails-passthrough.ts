@@ -1,12 +1,13 @@
 // The passthrough half of npm run bench:guardrails — what the org's guardrails add to the passthrough (issue 45): the
-// same POST /v1/chat/completions with the org's `pii` and `secrets` guardrails on input and output (mask on the way
-// in, redact on the way out, `passthrough: true`) and with the switch off, on one Worker under `wrangler dev` (as npm
-// start runs it) in front of the scripted upstream. The client's message carries an email address and the model
-// answers with its placeholder, so every guarded request masks, rewrites the body, checks the answer and restores.
-// Requests one at a time in blocks, the switch flipped between blocks (which side goes first alternates), JSON and
-// streams; a stream's time is to its last byte (its text is held until it is checked). Reported: median and p95 of
-// each side and on ÷ off (goal: at most GOAL_RATIO, median). The first answers are checked before timing: the model
-// read the placeholder (on) or the address (off), and the client read the address back (both).
+// same POST /v1/chat/completions from two orgs of one Worker under `wrangler dev` (as npm start runs it) in front of
+// the scripted upstream: one with its `pii` and `secrets` guardrails on input and output (mask on the way in, redact on
+// the way out, `passthrough: true`), the other (dev-org, the baseline) with none. The client's message carries an
+// email address and the model answers with its placeholder, so every guarded request masks, rewrites the body, checks
+// the answer and restores. The two orgs' requests are paired, one after the other (which goes first alternates), so
+// both sides see the same moments of a noisy machine; JSON and streams; a stream's time is to its last byte (its text
+// is held until it is checked). Reported: median and p95 of each side and on ÷ off (goal: at most GOAL_RATIO,
+// median). The first answers are checked before timing: the model read the placeholder (on) or the address (off), and
+// the client read the address back (both).
 //
 // bench/guardrails.ts runs it after the turn's half, on the same Worker and upstream
 // (`BENCH_GUARDRAILS_PART=passthrough npm run bench:guardrails` runs it alone).
@@ -14,10 +15,11 @@ import { cpus, loadavg } from "node:os";
 import type { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
-/** seeds/local.sql's key (an operator of dev-org), which the local database holds. */
+/** seeds/local.sql's key (an operator of dev-org), which the local database holds: the baseline's org. */
 const KEY = "dev-key";
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20);
-const PER_BLOCK = Number(process.env.BENCH_PER_BLOCK ?? 20);
+/** The guarded side's org, made for the run (an operator's key may be of another org). */
+const GUARDED_ORG = `bench-guarded-${Date.now()}`;
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 800);
 const WARMUP = 20;
 const GOAL_RATIO = 1.05;
 const EMAIL = "dana.smith@example.com";
@@ -32,28 +34,50 @@ const GUARDRAILS = [
 type Upstream = Awaited<ReturnType<typeof startScriptedUpstream>>;
 const now = () => performance.timeOrigin + performance.now();
 
-async function call(url: string, method: string, path: string, body: unknown): Promise<Response> {
+async function call(url: string, key: string, method: string, path: string, body: unknown): Promise<Response> {
   return fetch(`${url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
 }
 
-async function setSwitch(url: string, on: boolean): Promise<void> {
-  const response = await call(url, "PUT", "/admin/guardrails", { guardrails: GUARDRAILS, passthrough: on });
-  if (!response.ok) throw new Error(`PUT /admin/guardrails answered ${response.status}: ${await response.text()}`);
+async function ok(response: Response, what: string): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${what} answered ${response.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** An admin key of a new org whose guardrails are on for the passthrough. */
+async function guardedKey(url: string): Promise<string> {
+  const created = await ok(
+    await call(url, KEY, "POST", "/admin/keys", { org: GUARDED_ORG, name: "bench guarded", scopes: ["chat", "admin"] }),
+    "POST /admin/keys",
+  );
+  const key = String(created.secret);
+  await ok(
+    await call(url, key, "PUT", "/admin/guardrails", { guardrails: GUARDRAILS, passthrough: true }),
+    "PUT /admin/guardrails",
+  );
+  return key;
 }
 
 interface Side {
   name: string;
+  key: string;
   on: boolean;
   json: number[];
   stream: number[];
 }
 
 /** One request; answers the text the client read (JSON: the message; a stream: its raw body). */
-async function request(url: string, marker: string, stream: boolean, times: number[] | null): Promise<string> {
+async function request(
+  url: string,
+  key: string,
+  marker: string,
+  stream: boolean,
+  times: number[] | null,
+): Promise<string> {
   const body = {
     model: "bench-model",
     stream,
@@ -63,7 +87,7 @@ async function request(url: string, marker: string, stream: boolean, times: numb
     ],
   };
   const started = now();
-  const response = await call(url, "POST", "/v1/chat/completions", body);
+  const response = await call(url, key, "POST", "/v1/chat/completions", body);
   const text = await response.text();
   times?.push(now() - started);
   if (response.status !== 200)
@@ -78,7 +102,7 @@ function lastUserMessage(upstream: Upstream, id: string): string {
   return body.messages?.find((m) => m.role === "user")?.content ?? "";
 }
 
-/** The passthrough with pii and secrets on input and output against the same org with the switch off. */
+/** The passthrough with pii and secrets on input and output (one org) against none (another), request by request. */
 export async function passthroughHalf(url: string, upstream: Upstream): Promise<string> {
   const script = upstream.createScript(
     [{ type: "completion", content: "Drafted a note to [EMAIL_1].", chunkSize: 8 }],
@@ -86,31 +110,39 @@ export async function passthroughHalf(url: string, upstream: Upstream): Promise<
       repeat: true,
     },
   );
-  const on: Side = { name: "pii + secrets, input mask, output redact", on: true, json: [], stream: [] };
-  const off: Side = { name: "switch off (baseline)", on: false, json: [], stream: [] };
+  // The baseline's org has no guardrail on the passthrough (the turn's half leaves dev-org's list empty).
+  await ok(
+    await call(url, KEY, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false }),
+    "PUT /admin/guardrails",
+  );
+  const on: Side = {
+    name: "pii + secrets, input mask, output redact",
+    key: await guardedKey(url),
+    on: true,
+    json: [],
+    stream: [],
+  };
+  const off: Side = { name: "no guardrails (baseline)", key: KEY, on: false, json: [], stream: [] };
   for (const side of [on, off]) {
-    await setSwitch(url, side.on);
-    const answer = await request(url, script.marker, false, null);
+    const answer = await request(url, side.key, script.marker, false, null);
     const read = lastUserMessage(upstream, script.id);
     if (side.on && (read.includes(EMAIL) || !read.includes("[EMAIL_1]"))) throw new Error(`on: the model read ${read}`);
     if (!side.on && !read.includes(EMAIL)) throw new Error(`off: the model read ${read}`);
     if (side.on && !answer.includes(`Drafted a note to ${EMAIL}.`)) throw new Error(`on answered ${answer}`);
-    for (let i = 0; i < WARMUP; i++) await request(url, script.marker, i % 2 === 0, null);
+  }
+  for (let i = 0; i < WARMUP; i++) {
+    for (const side of [on, off]) await request(url, side.key, script.marker, i % 2 === 0, null);
   }
   const load = [loadavg()[0] ?? 0];
-  for (let block = 0; block < BLOCKS; block++) {
-    for (const side of block % 2 === 0 ? [on, off] : [off, on]) {
-      await setSwitch(url, side.on);
-      for (let i = 0; i < PER_BLOCK; i++) {
-        await request(url, script.marker, false, side.json);
-        await request(url, script.marker, true, side.stream);
-      }
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const stream = pair % 2 === 1;
+    // Which side goes first alternates every two pairs (so each of JSON and streams has both orders).
+    for (const side of Math.floor(pair / 2) % 2 === 0 ? [on, off] : [off, on]) {
+      await request(url, side.key, script.marker, stream, stream ? side.stream : side.json);
     }
-    if (block % 5 === 0) load.push(loadavg()[0] ?? 0);
+    if (pair % 100 === 0) load.push(loadavg()[0] ?? 0);
   }
   load.push(loadavg()[0] ?? 0);
-  // The org's list applies to every mode too: left empty, as it was, for whatever runs next.
-  await call(url, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false });
   const rows = (pick: (s: Side) => number[]) =>
     [on, off].map((s) => [
       s.name,
@@ -124,9 +156,9 @@ export async function passthroughHalf(url: string, upstream: Upstream): Promise<
   const verdict = (r: number) => `${r <= GOAL_RATIO ? "met" : "MISSED"} (${fixed(r)}x)`;
   return [
     "",
-    `Guardrails on the passthrough: ${BLOCKS * PER_BLOCK} JSON and ${BLOCKS * PER_BLOCK} streamed chat completions a`,
-    `side after ${WARMUP} warm-up, one at a time, in ${BLOCKS} blocks of ${PER_BLOCK} with the org's switch flipped between`,
-    "them; the message carries an email address, the answer its placeholder (restored for the client).",
+    `Guardrails on the passthrough: ${PAIRS / 2} JSON and ${PAIRS / 2} streamed chat completions a side after ${WARMUP}`,
+    "warm-up, one at a time, an org with the guardrails and one without taking turns request by request; the message",
+    "carries an email address, the answer its placeholder (restored for the client).",
     `Load average (1 min) over the run: ${load.map((l) => fixed(l)).join(", ")} on ${cpus().length} cores.`,
     "",
     table(

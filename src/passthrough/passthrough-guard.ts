@@ -27,6 +27,7 @@ import { jsonObjectOf, type PassthroughRequest } from "./request-body";
 import { streamFramesOf } from "./stream-frames";
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** A decision as the span event `guardrail` carries it (the contract's attributes): never the matched text. */
 export function guardrailEventAttributes(decision: GuardrailDecision): Attributes {
@@ -45,6 +46,8 @@ export class PassthroughGuard {
   private classifier: GuardrailClassifier | undefined;
   private metered: MeteredRequest | null = null;
   private finished = false;
+  /** The JSON answer went through the checks already (jsonAnswer): output() passes it on as it is. */
+  private answered = false;
   private resolveSettled: () => void = () => {};
   /** Settles when every check of the request is done (a stream's at its end): its span waits for it. */
   readonly settled = new Promise<void>((resolve) => {
@@ -155,10 +158,23 @@ export class PassthroughGuard {
     return { ...rest, bytes };
   }
 
+  /**
+   * A whole JSON answer on the client's wire, from the bytes the relay read (its body is not read again), checked and
+   * restored: the answer output() then passes on.
+   */
+  async jsonAnswer(answer: Response, bytes: ArrayBuffer | Uint8Array): Promise<Response> {
+    this.answered = true;
+    const masked = this.vault.size > 0;
+    if (this.outputs.length === 0 && !masked) return answer;
+    const headers = new Headers(answer.headers);
+    headers.delete("content-length");
+    return this.jsonOutput(decoder.decode(bytes), answer.status, headers, masked);
+  }
+
   /** The answer in the client's wire, checked and restored; an error answer is left as it is. */
   async output(answer: Response): Promise<Response> {
     const masked = this.vault.size > 0;
-    if (!answer.ok || (this.outputs.length === 0 && !masked)) {
+    if (this.answered || !answer.ok || (this.outputs.length === 0 && !masked)) {
       this.done();
       return answer;
     }
@@ -179,21 +195,20 @@ export class PassthroughGuard {
       return new Response(body, { status: answer.status, headers });
     }
     try {
-      return await this.jsonOutput(answer, headers, masked);
+      return await this.jsonOutput(await answer.text(), answer.status, headers, masked);
     } finally {
       this.done();
     }
   }
 
-  private async jsonOutput(answer: Response, headers: Headers, masked: boolean): Promise<Response> {
-    const text = await answer.text();
+  private async jsonOutput(text: string, status: number, headers: Headers, masked: boolean): Promise<Response> {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return new Response(text, { status: answer.status, headers });
+      return new Response(text, { status, headers });
     }
-    if (!isRecord(value)) return new Response(text, { status: answer.status, headers });
+    if (!isRecord(value)) return new Response(text, { status, headers });
     let changed = false;
     for (const slot of answerTexts(this.door, value)) {
       const result =
@@ -211,7 +226,7 @@ export class PassthroughGuard {
     // Placeholders the model put elsewhere (a tool call's arguments) are the client's values too.
     const out = masked ? mapStrings(value, (s) => this.vault.restore(s)) : value;
     const body = changed || masked ? JSON.stringify(out) : text;
-    return new Response(body, { status: answer.status, headers });
+    return new Response(body, { status, headers });
   }
 
   /** A stream's assembled texts through the `output` checks: the first block, or each text to send (restored). */

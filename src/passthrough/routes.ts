@@ -56,6 +56,7 @@ async function answerJson(
   metered: MeteredRequest | null,
   logger: AdminLogger,
   redaction: Redaction,
+  keepBytes: (bytes: ArrayBuffer | Uint8Array) => void,
 ): Promise<Response> {
   exchange.arm("idle", config.idleTimeoutMs);
   const raw = await exchange.race(response.arrayBuffer());
@@ -77,6 +78,7 @@ async function answerJson(
     return error;
   }
   const bytes = scrubbed(raw, redaction.keys);
+  keepBytes(bytes);
   metered?.end(state, "ok", usageOfJson(bytes), bytes.byteLength);
   const status = response.status as ContentfulStatusCode;
   return new Response(NULL_BODY_STATUSES.has(status) ? null : bytes, {
@@ -187,6 +189,8 @@ async function relay(
     }),
   );
   let answer: Response;
+  // A whole JSON answer's bytes, for the guardrails to read without reading the answer's body again.
+  let answerBytes: ArrayBuffer | Uint8Array | null = null;
   try {
     // A stream waits one keepalive interval for the upstream's headers. If they come, their status is mirrored;
     // if not, it commits to a 200 event stream now and keeps the client's connection alive.
@@ -200,6 +204,9 @@ async function relay(
         metered,
         c.var.logger,
         redaction,
+        (bytes) => {
+          answerBytes = bytes;
+        },
       );
     } else {
       // From here the client has a 200: the route being tried is the one that answers, whatever it does.
@@ -244,6 +251,10 @@ async function relay(
     metered?.end(state, "error", null, null);
     if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
     throw upstreamFailure(error, state);
+  }
+  // An answer on the client's own wire goes through the guardrails from its bytes; a translated one in forward().
+  if (guard && answerBytes && answer.ok && request && wireOf(state.route) === request.wire) {
+    return guard.jsonAnswer(answer, answerBytes);
   }
   return bodies ? await bodies.answer(answer, wireOf(state.route)) : answer;
 }
