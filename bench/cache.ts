@@ -13,12 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnthropicScriptStep } from "../test/upstream/script-types.ts";
 import { startScriptedAnthropic } from "../test/upstream/scripted-anthropic.ts";
+import { api } from "./support/bench-api.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, table } from "./support/stats.ts";
 
-/** seeds/local.sql's key (an operator of dev-org), which the local database of `startLocalWorker` holds. */
-const KEY = "dev-key";
 const ANTHROPIC_KEY = "sk-ant-bench-cache";
 const TURNS = Number(process.env.BENCH_TURNS ?? 20);
 const GOAL_SHARE = 0.8;
@@ -40,17 +39,6 @@ interface TurnUsage {
   promptTokens: number;
   cachedInputTokens?: number;
   cacheWriteInputTokens?: number;
-}
-
-async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** Every turn: the model calls the hello tool, then answers. */

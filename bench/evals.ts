@@ -8,6 +8,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type EvalCase, parseDataset } from "../src/evals/dataset.ts";
 import { runEval } from "../src/evals/runner.ts";
+import { api } from "./support/bench-api.ts";
 import { benchConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, percentile } from "./support/stats.ts";
@@ -18,17 +19,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const WARMUP_ROUNDS = 1;
 
 const now = () => performance.timeOrigin + performance.now();
-
-async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
 
 /** The baseline: each case's turns, plainly. */
 async function plainRound(url: string, cases: readonly EvalCase[]): Promise<number> {

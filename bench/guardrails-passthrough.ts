@@ -13,6 +13,7 @@
 // (`BENCH_GUARDRAILS_PART=passthrough npm run bench:guardrails` runs it alone).
 import { cpus, loadavg } from "node:os";
 import type { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
+import { api } from "./support/bench-api.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
 /** seeds/local.sql's key (an operator of dev-org), which the local database holds: the baseline's org. */
@@ -42,23 +43,15 @@ async function call(url: string, key: string, method: string, path: string, body
   });
 }
 
-async function ok(response: Response, what: string): Promise<Record<string, unknown>> {
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${what} answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
 /** An admin key of a new org whose guardrails are on for the passthrough. */
 async function guardedKey(url: string): Promise<string> {
-  const created = await ok(
-    await call(url, KEY, "POST", "/admin/keys", { org: GUARDED_ORG, name: "bench guarded", scopes: ["chat", "admin"] }),
-    "POST /admin/keys",
-  );
+  const created = await api(url, "POST", "/admin/keys", {
+    org: GUARDED_ORG,
+    name: "bench guarded",
+    scopes: ["chat", "admin"],
+  });
   const key = String(created.secret);
-  await ok(
-    await call(url, key, "PUT", "/admin/guardrails", { guardrails: GUARDRAILS, passthrough: true }),
-    "PUT /admin/guardrails",
-  );
+  await api(url, "PUT", "/admin/guardrails", { guardrails: GUARDRAILS, passthrough: true }, key);
   return key;
 }
 
@@ -111,10 +104,7 @@ export async function passthroughHalf(url: string, upstream: Upstream): Promise<
     },
   );
   // The baseline's org has no guardrail on the passthrough (the turn's half leaves dev-org's list empty).
-  await ok(
-    await call(url, KEY, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false }),
-    "PUT /admin/guardrails",
-  );
+  await api(url, "PUT", "/admin/guardrails", { guardrails: [], passthrough: false });
   const on: Side = {
     name: "pii + secrets, input mask, output redact",
     key: await guardedKey(url),

@@ -14,11 +14,10 @@
 // against the same Worker and upstream). BENCH_GUARDRAILS_PART=turn|passthrough runs one half.
 import { cpus, loadavg } from "node:os";
 import { passthroughHalf } from "./guardrails-passthrough.ts";
+import { api } from "./support/bench-api.ts";
 import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
-/** seeds/local.sql's key (an operator of dev-org, user dev-user), which the local database holds. */
-const KEY = "dev-key";
 const UPSTREAM_KEY = "sk-bench-guardrails";
 const WARMUP = 10;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
@@ -38,17 +37,6 @@ const GUARDRAILS = [
 const now = () => performance.timeOrigin + performance.now();
 
 type Upstream = ScriptedUpstream;
-
-async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
 
 interface Side {
   name: string;

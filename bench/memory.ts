@@ -8,11 +8,10 @@
 // round trip in each mode and on ÷ off (goal: at most GOAL_RATIO). The first turn of each mode is checked: the
 // model was sent the section and the memory tools (on), and no section and no memory tool (off).
 import { cpus, loadavg } from "node:os";
+import { api } from "./support/bench-api.ts";
 import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
 import { fixed, percentile, table } from "./support/stats.ts";
 
-/** seeds/local.sql's key (an operator of dev-org, user dev-user), which the local database holds. */
-const KEY = "dev-key";
 const UPSTREAM_KEY = "sk-bench-memory";
 const MEMORIES = Number(process.env.BENCH_MEMORIES ?? 50);
 const PINNED = 5;
@@ -24,17 +23,6 @@ const SECTION = "## What you know about this person";
 const MEMORY_TOOLS = ["memory_save", "memory_search"];
 
 const now = () => performance.timeOrigin + performance.now();
-
-async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
 
 /**
  * Facts of the length people state them, each sharing few words with the others (a save that overlaps an old memory

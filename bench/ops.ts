@@ -23,12 +23,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptStep } from "../test/upstream/script-types.ts";
+import { api } from "./support/bench-api.ts";
 import { peerConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { type ScriptedUpstream, withScriptedWorker } from "./support/scripted-worker.ts";
 import { fixed, table } from "./support/stats.ts";
 import {
-  api,
   auth,
   chatPeerDoor,
   type Door,

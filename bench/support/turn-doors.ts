@@ -2,6 +2,7 @@
 // `openai`) and the passthrough, and the Agents SDK peers' (the plain Agent's HTTP turn, the AIChatAgent's WebSocket
 // turn, as bench:peers drives them). Each turn is checked for the scripted final answer.
 import { randomUUID } from "node:crypto";
+import { api } from "./bench-api.ts";
 import { sseData } from "./sse-data.ts";
 
 /** seeds/local.sql's key: an operator of dev-org (bench:ops's counts are an operator's to read). */
@@ -10,23 +11,6 @@ export const auth = { authorization: `Bearer ${KEY}` };
 
 /** The answer every scripted turn ends with. */
 export const FINAL_TEXT = "Both greetings are ready: Dana and Lee have been welcomed to Aptix.";
-
-/** A JSON request as the operator; throws on an error answer. */
-export async function api(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Record<string, unknown>> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...auth, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
 
 /** A conversation on one door: `turn` runs one turn to its end and checks it. */
 export interface Door {
