@@ -292,10 +292,30 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     );
     if (init.pin) this.pins.write(init.pin);
     if (init.unlisted) return Promise.resolve();
-    if (!init.branch) return indexSession(this.db, init, this.logger);
+    if (!init.branch) return this.index(init);
     seedBranch(this.ctx.storage, this.store, init.branch);
     const branch = { branchOf: init.branch.origin, title: firstMessageTitle(this.store) };
-    return indexSession(this.db, { ...init, ...branch }, this.logger);
+    return this.index({ ...init, ...branch });
+  }
+
+  /**
+   * The new session's row in the org's index, with the read of its owner's memories for the session's copy in the
+   * same D1 batch (when memory is on for its org and mode): its first turn then recalls from the copy and reads no
+   * D1 (issue 46), and the read costs no round trip of its own.
+   */
+  private async index(session: Parameters<typeof indexSession>[1]): Promise<void> {
+    const at = new Date().toISOString();
+    const read = await this.reasoners.memoryRead(at).catch((error: unknown) => {
+      this.logger.addException("[memory_copy]", error, [["SessionId", session.sessionId]]);
+      return null;
+    });
+    const written = await indexSession(
+      this.db,
+      session,
+      this.logger,
+      read ? { at, statements: read.statements } : undefined,
+    );
+    if (read && written) read.keep(written.alongside, written.inserted);
   }
 
   /** Anyone but its owner and an admin of its org gets the same answer as for a session that does not exist. */

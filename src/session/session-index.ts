@@ -35,7 +35,12 @@ export function sessionTitle(firstMessage: string): string {
   return `${(space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
-/** Records a new session; a failure is logged, never thrown (the session exists without its index row). */
+/**
+ * Records a new session; a failure is logged, never thrown (the session exists without its index row). `copyRead`
+ * (a read of the owner's memories for the session's copy, src/session/memory-copy.ts) rides the same batch, the row
+ * stamped `memory_copy_at` with its time, so a writer of a memory finds the session to tell; answers the read's
+ * results and whether the row was written (null when nothing was, or nothing was read).
+ */
 export async function indexSession(
   db: Db,
   session: {
@@ -49,13 +54,14 @@ export async function indexSession(
     title?: string | null;
   },
   logger: AdminLogger,
-): Promise<void> {
+  copyRead?: { at: string; statements: readonly D1PreparedStatement[] },
+): Promise<{ inserted: boolean; alongside: D1Result[] } | null> {
   try {
-    await db
+    const insert = db
       .prepare(
         `INSERT OR IGNORE INTO session_index (session_id, org, user_id, mode, parent_session_id, branch_of_session_id,
-           branch_before_seq, title, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`,
+           branch_before_seq, title, updated_at, memory_copy_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)`,
       )
       .bind(
         session.sessionId,
@@ -66,10 +72,17 @@ export async function indexSession(
         session.branchOf?.sessionId ?? null,
         session.branchOf?.beforeMessage ?? null,
         session.title ?? null,
-      )
-      .run();
+        copyRead?.at ?? null,
+      );
+    if (!copyRead) {
+      await insert.run();
+      return null;
+    }
+    const [inserted, ...alongside] = await db.batch([insert, ...copyRead.statements]);
+    return { inserted: (inserted?.meta.changes ?? 0) > 0, alongside };
   } catch (error) {
     logger.addException("[session_index]", error, [["SessionId", session.sessionId]]);
+    return null;
   }
 }
 

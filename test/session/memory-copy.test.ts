@@ -193,7 +193,7 @@ describe("the session's copy of its owner's memories", () => {
     expect(await held(theirs)).toBe(false);
   });
 
-  it("finds to tell only the sessions that read a copy: not one without a turn, nor one in a mode with memory off", async () => {
+  it("finds to tell only the sessions that read a copy: each made in a mode with memory on, from its creation, not one with memory off", async () => {
     const key = await person("tam", ["chat", "admin"], "org-copy-d");
     await ok("PUT", "/admin/modes/copy_off", key, {
       displayName: "No memory",
@@ -203,13 +203,27 @@ describe("the session's copy of its owner's memories", () => {
       memory: false,
     });
     const copying = await newSession(key);
-    await newSession(key); // never a turn: never a copy
+    const fresh = await newSession(key); // no turn yet: its copy was read with its index row
     const off = await newSession(key, "copy_off");
     await turn(copying, "Hello.");
     await turn(off, "Hello.");
 
     const found = await sessionsHoldingCopySince(env.DB, "org-copy-d", null, "1970-01-01T00:00:00.000Z", 10);
-    expect(found).toEqual([{ sessionId: copying.sessionId, user: "tam" }]);
+    expect(found.map((s) => s.sessionId).sort()).toEqual([copying.sessionId, fresh.sessionId].sort());
+  });
+
+  it("reads a new session's copy with its index row, so its first turn reads no D1 for recall", async () => {
+    const key = await person("una");
+    const { memory } = await new MemoryStore(env.DB, ORG, "una").save({ text: "Una plays the oboe.", source: null });
+    const session = await newSession(key);
+    // Changed unannounced after the creation: a first turn that read D1 would show the change.
+    await setText(memory.id, "Una plays the cello.");
+
+    const held = await inSession(session.sessionId, async (instance) => instance.memoryCopy.refreshedAt());
+    expect([held !== null, (await turn(session, "What do I play?")).section]).toEqual([
+      true,
+      expect.stringContaining("Una plays the oboe."),
+    ]);
   });
 
   it("does not use a copy once MEMORY_CACHE_TTL_MS has passed since it was read: recall reads D1 then", async () => {
@@ -245,9 +259,12 @@ describe("the session's copy of its owner's memories", () => {
     const { sessionId } = await newSession(key);
     const mode = await new D1AgentModeCatalogService(env.DB, ORG).getMode("general");
     if (!mode) throw new Error("no general mode");
-    const at = Date.parse("2026-06-01T10:00:00.000Z");
+    // Later than the creation's read, whose stamp the entry already has (a stamp never moves back).
+    const at = Date.now() + 60_000;
 
     const texts = await inSession(sessionId, async (instance) => {
+      // The copy read with the session's index row goes: this is the turn that finds none.
+      instance.memoryCopy.drop();
       const source = ownerMemoryRecall(
         env,
         env.DB,
@@ -265,7 +282,7 @@ describe("the session's copy of its owner's memories", () => {
     const stamp = await env.DB.prepare("SELECT memory_copy_at FROM session_index WHERE session_id = ?")
       .bind(sessionId)
       .first("memory_copy_at");
-    expect(stamp).toBe("2026-06-01T10:00:00.000Z");
+    expect(stamp).toBe(new Date(at).toISOString());
   });
 
   it("keeps no copy for a person with more memories than a copy holds: every turn reads D1", async () => {
