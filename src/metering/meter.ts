@@ -139,7 +139,7 @@ export async function reserveCall(
   const waitingSince = Date.now();
   if ((unboundedUntil.get(key) ?? 0) > waitingSince) {
     const unreserved: Lease = { id: UNRESERVED, remaining: estimate, grantedAt: 0, expiresAt: 0, inFlight: 1 };
-    return { ok: true, reservation: leaseReservation(holder, unreserved, estimate) };
+    return { ok: true, reservation: leaseReservation(isolateHolder(holder), unreserved, estimate) };
   }
   const ask = {
     estimate,
@@ -185,6 +185,18 @@ export async function reserveCall(
       unboundedUntil.set(key, Date.now() + UNBOUNDED_MS);
     } else unboundedUntil.delete(key);
   }
+}
+
+/**
+ * Whose account an unreserved call settles into: the isolate's (WORKER's) for every holder, so the settles of all the
+ * sessions of an unbounded org in one isolate reach its meter together, in one request a lease's time, rather than one
+ * request per session (issue 46). They hold no lease to share: only settles, which are plain data; the tick that
+ * sends them is kept alive by whichever holder's context scheduled it, and one whose context died is replaced by the
+ * next settle (schedule, ticking).
+ */
+function isolateHolder(holder: Holder): Holder {
+  if (holder.owner === WORKER) return holder;
+  return { ...holder, owner: WORKER, account: accountOf(WORKER, holder.org, holder.keyId) };
 }
 
 function leaseReservation(holder: Holder, lease: Lease, estimate: Amount): Reservation {

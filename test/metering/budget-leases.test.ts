@@ -108,3 +108,35 @@ describe("a budget that sessions of one org spend at once", () => {
     ]);
   });
 });
+
+describe("an org without any budget", () => {
+  it("sends the settles of many sessions' turns to its meter together, fewer requests than sessions", async () => {
+    const key = await newChatKey(`org-unbounded-${crypto.randomUUID()}`, ["chat"]);
+    const sessions = 8;
+    const script = await scriptUpstream(
+      Array.from({ length: sessions + 1 }, () => ({ type: "completion" as const, content: "ok", usage })),
+    );
+    // The first turn learns from the meter that the org has no limit (its isolate then asks nothing before a call).
+    const warm = await createSession(undefined, key.key);
+    expect((await turn(key, warm, `warm ${script.marker}`)).status).toBe(200);
+    await spentReaches(key.org, usage.total_tokens);
+    const before = await served(key.org);
+
+    const ids = await Promise.all(Array.from({ length: sessions }, () => createSession(undefined, key.key)));
+    const answers = await Promise.all(ids.map((id, i) => turn(key, id, `turn ${i} ${script.marker}`)));
+    expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
+    await spentReaches(key.org, (sessions + 1) * usage.total_tokens);
+    expect((await served(key.org)) - before).toBeLessThan(sessions / 2);
+  });
+});
+
+/** Waits until the org's meter has counted `tokens` spent today (every settle arrived). */
+async function spentReaches(org: string, tokens: number): Promise<void> {
+  for (;;) {
+    const spent = await runInDurableObject(meterOf(org), (meter: OrgMeter) =>
+      meter.status().then((s) => s.org.day.tokens),
+    );
+    if (spent >= tokens) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
