@@ -156,20 +156,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         ),
     });
     this.usage = usage;
-    this.list = new SessionListWriter({
-      store: this.store,
-      events: this.events,
-      db: this.db,
-      logger: this.logger,
-      feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
-      usage,
-      questionWaiting: () => this.desk().pending() !== undefined,
-      memoryRead: (at) => this.reasoners.memoryRead(at),
-      waitUntil,
-    });
-    // The loop's events become frames; the driver knows which turn they belong to.
+    // The driver (made further down) knows which turn the loop's events belong to, and keeps the alarm.
     let driver: TurnDriver | undefined;
     const logger = this.logger;
+    // Turn events wait in it for the list write below, which checks whether anyone hears them.
     this.outbox = new EventOutbox(
       {
         sql: ctx.storage.sql,
@@ -180,10 +170,23 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
               logger.addException("[AgentSession_Alarm__Exception]", error),
             ),
           ),
+        gone: () => this.store.record() === null,
       },
       (message) => sendEventMessage(env, message),
     );
     const outbox = this.outbox;
+    this.list = new SessionListWriter({
+      store: this.store,
+      events: this.events,
+      db: this.db,
+      logger: this.logger,
+      feed: new MessageFeed({ store: this.store, sql: ctx.storage.sql }),
+      usage,
+      outbox,
+      questionWaiting: () => this.desk().pending() !== undefined,
+      memoryRead: (at) => this.reasoners.memoryRead(at),
+      waitUntil,
+    });
     this.alarmClock = new SessionAlarm(
       ctx.storage,
       () => outbox.dueAt(),
@@ -193,9 +196,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       store: this.store,
       env,
       turnId: () => driver?.turnId() ?? "",
-      waitUntil,
       logger: this.logger,
       outbox,
+      kept: () => this.list.eventKept(),
     });
     this.history = new TurnHistory(this.store, ctx.storage.sql);
     const frameEvents = turnFrames((frame) => this.emit(frame), {
@@ -209,6 +212,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         if (text) this.store.appendMessage({ turnId, role: "assistant", content: text, kind: "stopped" });
       },
     });
+    // The loop's events become frames, and each stop's event is kept for its check.
     const turnEvents = this.turnStops.wrap(frameEvents);
     this.reasoners = new ReasonerFactory({
       env,

@@ -2,12 +2,17 @@
 // change of status, mode or title, off the reply path, several changes in one write. The same batch feeds the search
 // index the messages written since (src/session/message-feed.ts) and the usage rows the session's model calls left in
 // its usage outbox (src/session/usage-outbox.ts), so a turn's end is one D1 write; and, when memory is on and the
-// session's copy of the owner's memories is due a refresh, reads them for it (src/session/memory-copy.ts).
+// session's copy of the owner's memories is due a refresh, reads them for it (src/session/memory-copy.ts). It also
+// asks whether any webhook endpoint hears a turn's stop event kept in the event outbox (src/session/event-outbox.ts),
+// which is queued only when one does.
 import type { Db } from "../db";
 import { type UsageRecord, usageInserts } from "../metering/usage-records";
 import type { AdminLogger } from "../observability/admin-logger";
+import { WebhookEndpoints } from "../webhooks/endpoint-store";
+import type { EventMessage } from "../webhooks/events";
 import type { LoggedFrame } from "../wire/frames";
 import type { EventLog } from "./event-log";
+import type { EventOutbox } from "./event-outbox";
 import type { CopyRead } from "./memory-copy";
 import type { MessageFeed } from "./message-feed";
 import { sessionTitle, updateSessionIndex } from "./session-index";
@@ -30,6 +35,12 @@ const LIST_WRITE_DELAY_MS = 100;
  * together (issue 46: one D1 batch a turn), and a longer turn shows as running in the list by then.
  */
 const LIST_WRITE_RUNNING_DELAY_MS = 500;
+/**
+ * How long the write waits when a turn's stop event awaits its check: not at all (a timer of 0, so still after the
+ * step that stored the stop, whose changes it carries). The event reaches the queue only after this write, so any
+ * wait here would be every webhook's wait (the 100 ms of LIST_WRITE_DELAY_MS was).
+ */
+const LIST_WRITE_CHECK_DELAY_MS = 0;
 
 export interface ListWriterDeps {
   store: SessionStore;
@@ -40,6 +51,8 @@ export interface ListWriterDeps {
   feed: MessageFeed;
   /** The usage rows kept until D1 has them, written in the entry's batch. */
   usage: UsageOutbox;
+  /** The turn events kept awaiting the check (in the entry's batch) of whether any endpoint hears them. */
+  outbox: EventOutbox;
   /** A question of an MCP server waits for the user's answer. */
   questionWaiting: () => boolean;
   /** The read of the owner's memories for the session's copy made at `at` (ISO), when memory is on for it (else null). */
@@ -61,10 +74,15 @@ export class SessionListWriter {
   /** The write scheduled or under way, if any (what settled() waits for). */
   private current: Promise<void> | null = null;
   /**
-   * How long a write waits for further changes: after a turn's start (`running`), after any other change (`changed`).
-   * A test holds writes back longer, to stop the object before one.
+   * How long a write waits for further changes: after a turn's start (`running`), after any other change (`changed`);
+   * while a turn's stop event awaits its check (`checking`), no longer than that. A test holds writes back longer, to
+   * stop the object before one.
    */
-  readonly delays = { running: LIST_WRITE_RUNNING_DELAY_MS, changed: LIST_WRITE_DELAY_MS };
+  readonly delays = {
+    running: LIST_WRITE_RUNNING_DELAY_MS,
+    changed: LIST_WRITE_DELAY_MS,
+    checking: LIST_WRITE_CHECK_DELAY_MS,
+  };
 
   constructor(private readonly deps: ListWriterDeps) {}
 
@@ -76,6 +94,15 @@ export class SessionListWriter {
       this.schedule(record?.status === "running" ? this.delays.running : this.delays.changed);
     }
     this.listed = listed;
+  }
+
+  /**
+   * A turn's stop event was kept awaiting its check (src/session/turn-stops.ts): a write comes soon, a write scheduled
+   * is hurried, and a write under way (which may have passed the point where it takes the events to check) is
+   * followed by another.
+   */
+  eventKept(): void {
+    this.schedule(this.delays.checking);
   }
 
   /**
@@ -111,7 +138,8 @@ export class SessionListWriter {
    * start does not stand in the way of its first model call. A write scheduled already starts no later than `delayMs`
    * from now (a turn's end does not wait for its start's longer delay).
    */
-  private schedule(delayMs = this.delays.changed): void {
+  private schedule(requestedMs = this.delays.changed): void {
+    const delayMs = this.deps.outbox.awaitingCheck() ? Math.min(requestedMs, this.delays.checking) : requestedMs;
     const at = Date.now() + delayMs;
     if (this.pending) {
       if (at < this.due) {
@@ -147,12 +175,27 @@ export class SessionListWriter {
    * since the last write go to the search index in the same batch, and the usage rows kept since, so a turn's end is
    * one D1 write (issue 46: the rows ride a batch that is written anyway, rather than a queue whose consumer would
    * write them in bulk: no new binding, no queue message per turn, and the session's own storage keeps them safe
-   * until the batch lands). A backlog longer than one batch writes again.
+   * until the batch lands). A backlog longer than one batch writes again. The turn events awaiting their check ride
+   * the batch too, one statement each (whether any endpoint hears it); each is then sent or forgotten by the answer,
+   * and sent whenever there is none (the batch failed, or the session was deleted and no batch was made), so none is
+   * lost.
    */
   private async write(): Promise<void> {
-    const { store, events, db, logger, feed, usage } = this.deps;
+    const checks: Checks = { events: [], heard: null };
+    try {
+      await this.writeEntry(checks);
+    } finally {
+      await this.deps.outbox.checked(checks.events, checks.heard);
+    }
+  }
+
+  private async writeEntry(checks: Checks): Promise<void> {
+    const { store, events, db, logger, feed, usage, outbox } = this.deps;
     const record = store.record();
-    if (!record) return;
+    if (!record) {
+      checks.events = outbox.take();
+      return;
+    }
     const waitingForUser = record.status !== "idle" && record.status !== "running";
     this.title ??= firstMessageTitle(store);
     const entry = {
@@ -174,13 +217,20 @@ export class SessionListWriter {
     });
     const rows = usage.kept();
     const inserts = usageInserts(db, rows);
-    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : []), ...inserts];
+    // Taken last, just before the batch: an event kept while this write awaited rides it rather than the next.
+    checks.events = outbox.take();
+    const listened = checks.events.map((message) => listenedStatement(db, message));
+    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : []), ...inserts, ...listened];
     const written = await updateSessionIndex(
       db,
       { ...entry, memoryCopyAt: memory ? entry.updatedAt : null },
       logger,
       alongside,
     );
+    // A session deleted meanwhile has no storage left to forget an event in: each is sent, the consumer deciding.
+    if (written && store.record() !== null) {
+      checks.heard = written.alongside.slice(alongside.length - listened.length).map(heard);
+    }
     if (written && memory) {
       // The copy is as new as the entry's memory_copy_at, stamped by this batch's own write of the entry (never moving
       // it back), so a change made after the read finds this session by that stamp (src/session/memory-notify.ts).
@@ -190,7 +240,7 @@ export class SessionListWriter {
       // The entry and the usage rows alone, when the feed or the memories' read rode with them: should they be written
       // without it, that was what failed (messages D1 refuses), and they are passed over rather than holding back every
       // later write. Else the rows stay kept, and the alarm tries again (the entry going alone meanwhile: rows D1 would
-      // refuse must not hold the list back either).
+      // refuse must not hold the list back either). The events checked are sent unchecked (write()).
       if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, inserts))) {
         if (store.record() === null) return;
         usage.failed();
@@ -206,6 +256,25 @@ export class SessionListWriter {
     feed.done(fed);
     if (fed.more) this.schedule();
   }
+}
+
+/** The events a write took to check, and, once its batch answered, whether each is heard (null: no answer). */
+interface Checks {
+  events: EventMessage[];
+  heard: boolean[] | null;
+}
+
+/** The statement asking whether any endpoint hears `message` (an A2A push config hears of its own task's turn). */
+function listenedStatement(db: Db, message: EventMessage): D1PreparedStatement {
+  const { org, user, type, data } = message.event;
+  const taskId = typeof data.turnId === "string" ? data.turnId : null;
+  return new WebhookEndpoints(db).listenedStatement(org, user, type, message.at, taskId);
+}
+
+/** A check's answer: heard unless it says `heard: 0` (an answer that does not read as one sends the event). */
+function heard(result: D1Result): boolean {
+  const row: unknown = result.results?.[0];
+  return !(typeof row === "object" && row !== null && "heard" in row && row.heard === 0);
 }
 
 /**

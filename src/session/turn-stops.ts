@@ -2,8 +2,9 @@
 // `turn.failed` (a cancelled turn too, with status `cancelled`) or `turn.paused` (an approval or a client's results
 // are awaited). The loop's own events are the one place a turn ends or pauses (turn-ending.ts), so the session's
 // TurnEvents are wrapped here: after the loop's handler, in the same synchronous step as the stop was stored, the
-// event is built (from the object's own storage; no D1) and kept in the session's event outbox, then sent to the
-// webhook queue in the object's waitUntil, so nothing on the turn's path waits for it (event-outbox.ts).
+// event is built (from the object's own storage; no D1) and kept in the session's event outbox, and the session's
+// list write is asked for at once: its D1 batch (made after every turn anyway) checks whether any endpoint hears the
+// event, which is queued only if one does (event-outbox.ts, list-writer.ts). Nothing on the turn's path waits for it.
 import type { TurnEvents } from "../agent/turn-events";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { secretRedactor } from "../secret-redaction";
@@ -20,16 +21,20 @@ export interface TurnStopsDeps {
   env: object;
   /** The id of the turn the loop's events are about (the driver's). */
   turnId: () => string;
-  waitUntil: (work: Promise<unknown>) => void;
   logger: JsonAdminLogger;
-  /** Keeps each event until the queue has it (its `send` is the seam tests record or fail). */
+  /**
+   * Keeps each event until the queue has it, or its check finds that no one hears it (its `send` is the seam tests
+   * record or fail).
+   */
   outbox: EventOutbox;
+  /** An event awaits its check: asks for the list write that checks it, soon (list-writer.ts eventKept). */
+  kept: () => void;
 }
 
 export class TurnStops {
   constructor(private readonly deps: TurnStopsDeps) {}
 
-  /** The loop's events, each stop's event also kept and sent (after the loop's own handler). */
+  /** The loop's events, each stop's event also kept for its check (after the loop's own handler). */
   wrap(events: TurnEvents): TurnEvents {
     return {
       ...events,
@@ -68,7 +73,8 @@ export class TurnStops {
 
   /**
    * Builds the event (its summary redacted of every secret the Worker knows) and keeps it, synchronously, in the step
-   * that stored the stop; sends it after. A failure to build is logged and never breaks the turn.
+   * that stored the stop; the list write that follows checks it, and sends it if anyone hears it. A failure to build
+   * is logged and never breaks the turn.
    */
   private later(
     type: WebhookEvent["type"],
@@ -82,8 +88,8 @@ export class TurnStops {
       const summary = secretRedactor(this.deps.env)(text).slice(0, SUMMARY_CHARS);
       const data = { sessionId, turnId, ...rest, ...(errorCode ? { errorCode } : {}), summary };
       const message = eventMessage({ type, org, user, sessionId, data });
-      this.deps.outbox.keep(message);
-      this.deps.waitUntil(this.deps.outbox.deliver(message));
+      this.deps.outbox.keepForCheck(message);
+      this.deps.kept();
     } catch (error) {
       this.deps.logger.addException("[AgentSession_TurnEvent__Exception]", error, [["TurnId", turnId]]);
     }

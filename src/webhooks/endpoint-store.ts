@@ -201,6 +201,32 @@ export class WebhookEndpoints {
     return results.map((row) => stored(Row.parse(row))).filter((e) => e.events.some((t) => t === type));
   }
 
+  /**
+   * The statement that answers one row, `{heard: 1}` when an endpoint hears of `type` happening to `user` in `org` at
+   * `at` (the conditions of subscribers()), else `{heard: 0}`: asked in the session's list write, so a turn's stop is
+   * queued only when someone will be told of it (src/session/list-writer.ts). It never answers 0 when the consumer
+   * would deliver: an A2A push config counts for its own task (`taskId`, the turn's id) as the consumer's filter does,
+   * and a row whose events do not read as JSON counts as hearing (the consumer decides).
+   */
+  listenedStatement(
+    org: string,
+    user: string | null,
+    type: string,
+    at: string,
+    taskId: string | null,
+  ): D1PreparedStatement {
+    return this.db
+      .prepare(
+        `SELECT EXISTS (
+           SELECT 1 FROM webhook_endpoints
+           WHERE org = ?1 AND enabled = 1 AND created_at <= ?2 AND (owner_user IS NULL OR owner_user = ?3)
+             AND (a2a_task_id IS NULL OR a2a_task_id = '' OR a2a_task_id = ?5)
+             AND (NOT json_valid(events) OR EXISTS (SELECT 1 FROM json_each(events) WHERE value = ?4))
+         ) AS heard`,
+      )
+      .bind(org, at, user, type, taskId);
+  }
+
   /** The statement that changes `id` (an `enabled: true` clears why it was disabled). */
   changeStatement(org: string, id: string, change: EndpointChange, now: string): D1PreparedStatement {
     const fields: [string, string | number][] = [];

@@ -1,9 +1,10 @@
 // A turn's stop event is sent at least once: it is kept in the session object's storage in the step that stores the
 // stop, and sent again, the same message with the same event id, when the queue refused it or the object stopped
 // before sending it (the object's alarm sends what is kept); the queue's consumer delivers an event sent twice once.
+// An endpoint of the org hears turn.completed, so a turn's event is sent (one no one hears is not: turn-event-check).
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
 import type { EventMessage } from "../../src/webhooks/events";
 import { createSession, sendMessage } from "../fixtures/sessions";
@@ -46,6 +47,10 @@ async function recordSends(id: string): Promise<EventMessage[]> {
 }
 
 describe("turn events kept until the queue has them", () => {
+  beforeAll(async () => {
+    await createEndpoint(ADMIN, receiverUrl("outbox").url, ["turn.completed"]);
+  });
+
   it("sends an event the queue refused again from the alarm, with the same event id, then forgets it", async () => {
     const refused: string[] = [];
     const id = await completedTurn(async (message) => {

@@ -1,13 +1,15 @@
 // Every turn that stops is published (once, when its send succeeds) (turn.completed, turn.failed, turn.paused) with its ids, mode, steps and a
-// short summary that holds no secret: read here through the session object's publisher, given a recorder.
+// short summary that holds no secret: read here through the session object's publisher, given a recorder. An endpoint
+// of the org hears the three (an event no one hears is not sent: turn-event-check.test.ts).
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
 import type { WebhookEvent } from "../../src/webhooks/events";
 import { approve, createSession, sendMessage } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
+import { ADMIN, createEndpoint, receiverUrl } from "../webhooks/fixtures";
 
 const write = { name: "workspace_write_file", arguments: JSON.stringify({ path: "a.txt", content: "A" }) };
 
@@ -30,6 +32,10 @@ async function published(events: WebhookEvent[], count: number): Promise<Webhook
 }
 
 describe("turn events", () => {
+  beforeAll(async () => {
+    await createEndpoint(ADMIN, receiverUrl("turn-events").url, ["turn.completed", "turn.failed", "turn.paused"]);
+  });
+
   it("publishes turn.completed once, with the ids, mode, steps and the answer's first 200 characters", async () => {
     const answer = "x".repeat(300);
     const script = await scriptUpstream([{ type: "completion", content: answer }]);

@@ -1,6 +1,6 @@
-// A warm session's turn costs D1 one write batch and no read (issue 46): the session's list entry, the search feed
-// and the turn's usage rows ride one batch, written by the object just after the turn; the Worker's reads (key, org,
-// mode, routes) come from the isolate's copies.
+// A warm session's turn costs D1 one batch and no read of its own (issue 46): the session's list entry, the search
+// feed, the turn's usage rows and the check of whether any endpoint hears its stop event ride one batch, written by
+// the object just after the turn; the Worker's reads (key, org, mode, routes) come from the isolate's copies.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -61,10 +61,11 @@ describe("a warm session's turn in D1", () => {
     turn = { id, script, ...(await warmTurn(id, script)) };
   });
 
-  it("makes one D1 call, a write batch, and no read", () => {
-    expect(turn.calls.map((call) => ({ kind: call.kind, reads: reads(call) }))).toEqual([
-      { kind: "batch", reads: false },
-    ]);
+  it("makes one D1 call, a batch whose one read asks whether an endpoint hears the turn's stop", () => {
+    const [batch, ...more] = turn.calls;
+    const readsOf = (batch?.sql ?? []).filter((sql) => reads({ kind: "batch", sql: [sql], params: [] }));
+    expect([batch?.kind, more.length]).toEqual(["batch", 0]);
+    expect(readsOf.map((sql) => /^SELECT EXISTS \( SELECT 1 FROM (\w+)/.exec(sql)?.[1])).toEqual(["webhook_endpoints"]);
   });
 
   it("leaves no alarm set once its usage row is written (the alarm only stood by for a stopped object)", async () => {
@@ -74,8 +75,10 @@ describe("a warm session's turn in D1", () => {
   it("writes its usage row in the batch of the list entry, which shows the turn just ended", async () => {
     const { id, script, answer, calls } = turn;
     const [batch] = calls;
-    const tables = (batch?.sql ?? []).map((sql) => /^(?:UPDATE|INSERT(?: OR IGNORE)? INTO) (\w+)/.exec(sql)?.[1]);
-    expect(tables).toEqual(["session_index", "message_index", "usage_records"]);
+    const tables = (batch?.sql ?? []).map(
+      (sql) => /^(?:UPDATE|INSERT(?: OR IGNORE)? INTO|SELECT EXISTS \( SELECT 1 FROM) (\w+)/.exec(sql)?.[1],
+    );
+    expect(tables).toEqual(["session_index", "message_index", "usage_records", "webhook_endpoints"]);
 
     const object = await inObject(id, (instance, state) => ({
       seq: Number(state.storage.sql.exec("SELECT MAX(seq) AS seq FROM events").one().seq),

@@ -25,6 +25,7 @@ async function turnWithListWriteHeld(): Promise<{ id: string; keptIds: string[];
   await inObject(id, (instance) => {
     instance.list.delays.running = HELD_MS;
     instance.list.delays.changed = HELD_MS;
+    instance.list.delays.checking = HELD_MS;
   });
   await sendMessage(id, script.marker);
   const { keptIds, turnId } = await inObject(id, (instance) => ({
