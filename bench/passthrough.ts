@@ -8,25 +8,50 @@
 // the minimal forwarder WITH those two bindings (bench/minimal-forwarder-bound.ts: the same ./public assets
 // with the Worker first on /v1/*, and a rate limiting binding whose limit() it calls once a request), is the
 // baseline that pays the same simulators: "ours / minimal with the same bindings" is the passthrough's own
-// cost under wrangler dev.
+// cost under wrangler dev. A fifth, optional: Portkey's AI gateway built for Workers, from a checkout named by
+// PORTKEY_GATEWAY_DIR (bench/support/portkey-gateway.ts), forwarding to the same upstream as an OpenAI custom host.
+// BENCH_SLICES, BENCH_SLICE_REQUESTS, BENCH_WARMUP, BENCH_SEQUENTIAL and BENCH_STREAMS make a smoke run short.
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { benchConfig, snapshotAssetsConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
+import {
+  PORTKEY_GATEWAY_DIR_VAR,
+  PORTKEY_HOW_TO,
+  portkeyCheckout,
+  portkeyHeaders,
+  startPortkeyGateway,
+} from "./support/portkey-gateway.ts";
+import { sseData } from "./support/sse-data.ts";
 
 const UPSTREAM_KEY = "sk-bench-upstream";
 /** seeds/local.sql's key, which the local database of `startLocalWorker` holds. */
 const CLIENT_KEY = "dev-key";
 const CONCURRENCY = 8;
-const WARMUP_REQUESTS = 300;
+
+/** A whole number of at least 1 from the environment variable `name`, or `fallback` when it is not set. */
+function countFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1: ${raw}`);
+  return value;
+}
+
+const WARMUP_REQUESTS = countFromEnv("BENCH_WARMUP", 300);
 /** Requests per worker, run in slices that rotate the workers' order so all see the same background load. */
-const SLICES = 30;
-const REQUESTS_PER_SLICE = 100;
-const STREAMS = 150;
+const SLICES = countFromEnv("BENCH_SLICES", 30);
+const REQUESTS_PER_SLICE = countFromEnv("BENCH_SLICE_REQUESTS", 100);
+const STREAMS = countFromEnv("BENCH_STREAMS", 150);
+/** Streams per worker before the measured ones. */
+const STREAM_WARMUP = 20;
 /** Unloaded latency: requests per worker one at a time, the workers taking turns. */
-const SEQUENTIAL_REQUESTS = 300;
+const SEQUENTIAL_REQUESTS = countFromEnv("BENCH_SEQUENTIAL", 300);
+/** What the scripted upstream answers: the non-streamed completion's text, and the streamed one's. */
+const PLAIN_CONTENT = "Hello from the benchmark upstream.";
+const STREAM_CONTENT = "Streaming from the benchmark upstream, chunk by chunk.";
 /** Linux's USER_HZ, the unit of utime and stime in /proc/<pid>/stat. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -77,7 +102,7 @@ interface LoadResult {
 }
 
 /** `total` requests, `CONCURRENCY` at a time; every answer must be a 200. */
-async function load(url: string, body: string, total: number): Promise<LoadResult> {
+async function load({ url, headers }: Target, body: string, total: number): Promise<LoadResult> {
   let issued = 0;
   const latencies: number[] = [];
   const started = performance.now();
@@ -85,11 +110,7 @@ async function load(url: string, body: string, total: number): Promise<LoadResul
     while (issued < total) {
       issued++;
       const t0 = performance.now();
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
-        body,
-      });
+      const response = await fetch(url, { method: "POST", headers, body });
       const text = await response.text();
       latencies.push(performance.now() - t0);
       if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 300)}`);
@@ -100,14 +121,10 @@ async function load(url: string, body: string, total: number): Promise<LoadResul
 }
 
 /** The client's clock when the first byte of each stream's body arrived, one stream at a time. */
-async function firstBytes(url: string, body: string, count: number): Promise<number[]> {
+async function firstBytes({ url, headers }: Target, body: string, count: number): Promise<number[]> {
   const stamps: number[] = [];
   for (let i = 0; i < count; i++) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
-      body,
-    });
+    const response = await fetch(url, { method: "POST", headers, body });
     const reader = response.body?.getReader();
     if (!reader || response.status !== 200) throw new Error(`${url} answered ${response.status}`);
     const first = await reader.read();
@@ -120,9 +137,37 @@ async function firstBytes(url: string, body: string, count: number): Promise<num
   return stamps;
 }
 
+/**
+ * Fails unless `target` answers `body` with the upstream's completion, `content`: the message of its JSON answer, or
+ * the deltas of its stream put together. Once a worker and a way, before the measured requests.
+ */
+async function checkAnswer(target: Target, body: string, content: string, stream: boolean): Promise<void> {
+  const response = await fetch(target.url, { method: "POST", headers: target.headers, body });
+  if (response.status !== 200 || !response.body) {
+    throw new Error(`${target.name} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  }
+  let answered = "";
+  if (stream) {
+    for await (const data of sseData(response.body)) {
+      const chunk = JSON.parse(data) as { choices?: { delta?: { content?: string | null } }[] };
+      answered += chunk.choices?.[0]?.delta?.content ?? "";
+    }
+  } else {
+    const json = (await response.json()) as { choices?: { message?: { content?: unknown } }[] };
+    answered = String(json.choices?.[0]?.message?.content);
+  }
+  if (answered !== content) {
+    throw new Error(
+      `${target.name} answered ${JSON.stringify(answered)}, not the upstream's ${JSON.stringify(content)}`,
+    );
+  }
+}
+
 interface Target {
   name: string;
   url: string;
+  /** The request headers this worker is called with: our client key, or Portkey's routing headers. */
+  headers: Record<string, string>;
   latencies: number[];
   seconds: number;
   requests: number;
@@ -138,6 +183,7 @@ const MINIMAL = "minimal forwarder";
 const OURS = "aptix passthrough";
 const OURS_BARE = "aptix passthrough, no simulators";
 const MINIMAL_BOUND = "minimal forwarder, same bindings";
+const PORTKEY = "Portkey gateway";
 
 function stats(t: Target) {
   return {
@@ -168,7 +214,37 @@ function unloadedComparison(label: string, t: Target, base: Target): string {
   return row(`  difference ${label}`, [fmt(s.seqMedian - b.seqMedian), fmt(s.seqP99 - b.seqP99)]);
 }
 
-function report(targets: Target[]): string {
+/**
+ * Each of ours (and the minimal forwarder) ÷ Portkey's gateway: throughput under load, the median one at a time, the
+ * median first streamed byte, CPU ms a request; then ours − Portkey in ms. Portkey runs without bindings, so "ours,
+ * no simulators" is the like-for-like row.
+ */
+function portkeyComparison(ours: Target, others: Target[], portkey: Target, version: string): string[] {
+  const p = stats(portkey);
+  const s = stats(ours);
+  const ratios = (t: Target) => {
+    const st = stats(t);
+    return row(`  ${t.name}`, [
+      fmt(st.rps / p.rps),
+      fmt(st.seqMedian / p.seqMedian),
+      fmt(st.first / p.first),
+      fmt(st.cpu / p.cpu),
+    ]);
+  };
+  return [
+    `Beside Portkey's gateway ${version} (its own wrangler.toml, no bindings: "ours, no simulators" is like for like):`,
+    row("ratio to Portkey", ["req/s", "1 at a time", "first byte", "CPU ms/req"]),
+    ...[ours, ...others].map(ratios),
+    row(`  difference ${OURS} - Portkey (ms)`, [
+      "",
+      fmt(s.seqMedian - p.seqMedian),
+      fmt(s.first - p.first),
+      fmt(s.cpu - p.cpu),
+    ]),
+  ];
+}
+
+function report(targets: Target[], portkeyVersion: string | null): string {
   const byName = (name: string) => {
     const target = targets.find((t) => t.name === name);
     if (!target) throw new Error(`no target ${name}`);
@@ -178,6 +254,7 @@ function report(targets: Target[]): string {
   const ours = byName(OURS);
   const bare = byName(OURS_BARE);
   const bound = byName(MINIMAL_BOUND);
+  const portkey = targets.find((t) => t.name === PORTKEY);
   const b = stats(base);
   const s = stats(ours);
   const sb = stats(bound);
@@ -221,6 +298,7 @@ function report(targets: Target[]): string {
     `  throughput, ours / minimal with the same bindings: ${fmt(s.rps / sb.rps)}x (${fmt((100 * s.rps) / sb.rps, 1)}%)`,
     `  unloaded median, ours - minimal with the same bindings: ${fmt(s.seqMedian - sb.seqMedian)} ms (under load ${fmt(s.median - sb.median)} ms)`,
     `  first streamed byte, ours - minimal with the same bindings: ${fmt(s.first - sb.first)} ms`,
+    ...(portkey ? ["", ...portkeyComparison(ours, [bare, base], portkey, portkeyVersion ?? "")] : ["", PORTKEY_HOW_TO]),
   ].join("\n");
 }
 
@@ -238,14 +316,21 @@ async function main(): Promise<void> {
   });
   try {
     const vars = { LLM_BASE_URL: `${upstream.url}/v1`, LLM_API_KEY: UPSTREAM_KEY };
+    const portkeyDir = process.env[PORTKEY_GATEWAY_DIR_VAR];
+    const portkey = portkeyDir ? await portkeyCheckout(portkeyDir) : null;
     console.log(
-      "Starting the minimal forwarder (bare, and with our bindings) and the passthrough (as configured, and without simulators) ...",
+      `Starting the minimal forwarder (bare, and with our bindings), the passthrough (as configured, and without simulators)${portkey ? " and Portkey's gateway" : ""} ...`,
     );
-    const start = async (name: string, worker: Promise<LocalWorker>): Promise<Target> => {
+    const clientHeaders = { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" };
+    const start = async (
+      name: string,
+      worker: Promise<LocalWorker>,
+      headers: Record<string, string> = clientHeaders,
+    ): Promise<Target> => {
       const started = await worker;
       workers.push(started);
       const url = `${started.url}/v1/chat/completions`;
-      return { name, url, latencies: [], seconds: 0, requests: 0, cpu: 0, firstByteGaps: [], sequential: [] };
+      return { name, url, headers, latencies: [], seconds: 0, requests: 0, cpu: 0, firstByteGaps: [], sequential: [] };
     };
     // One at a time: the first start compiles the Worker, and the machine may have two cores.
     const targets = [
@@ -264,14 +349,17 @@ async function main(): Promise<void> {
         }),
       ),
     ];
+    // Portkey's gateway last, when a checkout is named (without one, the report ends with how to name one).
+    if (portkey) {
+      targets.push(await start(PORTKEY, startPortkeyGateway(portkey), portkeyHeaders(vars.LLM_BASE_URL, UPSTREAM_KEY)));
+    }
 
     // Streamed first, on a fresh machine: the upstream stamps its first SSE write, the client its first
     // read. One stream at a time, the workers taking turns, each worker with a script of its own.
     const streams = targets.map((target) => {
-      const script = upstream.createScript(
-        [{ type: "completion", content: "Streaming from the benchmark upstream, chunk by chunk.", chunkSize: 8 }],
-        { repeat: true },
-      );
+      const script = upstream.createScript([{ type: "completion", content: STREAM_CONTENT, chunkSize: 8 }], {
+        repeat: true,
+      });
       const body = JSON.stringify({
         model: "bench-model",
         stream: true,
@@ -280,19 +368,23 @@ async function main(): Promise<void> {
       return { target, script, body, stamps: [] as number[], warm: 0 };
     });
     for (const s of streams) {
-      await firstBytes(s.target.url, s.body, 20);
+      await checkAnswer(s.target, s.body, STREAM_CONTENT, true);
+      await firstBytes(s.target, s.body, STREAM_WARMUP);
       s.warm = upstream.requests(s.script.id).length;
     }
     for (let i = 0; i < STREAMS; i++) {
-      for (const s of streams) s.stamps.push(...(await firstBytes(s.target.url, s.body, 1)));
+      for (const s of streams) s.stamps.push(...(await firstBytes(s.target, s.body, 1)));
     }
     for (const s of streams) {
       const sent = upstream.requests(s.script.id).slice(s.warm);
+      if (sent.length !== s.stamps.length) {
+        throw new Error(`${s.target.name}: the upstream was sent ${sent.length} streams of ${s.stamps.length}`);
+      }
       s.target.firstByteGaps = s.stamps.map((stamp, i) => stamp - (sent[i]?.firstByteAt ?? Number.NaN));
     }
 
     // Non-streamed: one script answers every request alike, with usage, so each worker does its full work.
-    const plain = upstream.createScript([{ type: "completion", content: "Hello from the benchmark upstream." }], {
+    const plain = upstream.createScript([{ type: "completion", content: PLAIN_CONTENT }], {
       repeat: true,
       record: false,
     });
@@ -303,15 +395,12 @@ async function main(): Promise<void> {
         { role: "user", content: `Say hello. ${plain.marker}` },
       ],
     });
-    for (const target of targets) await load(target.url, plainBody, WARMUP_REQUESTS);
+    for (const target of targets) await checkAnswer(target, plainBody, PLAIN_CONTENT, false);
+    for (const target of targets) await load(target, plainBody, WARMUP_REQUESTS);
     for (let i = 0; i < SEQUENTIAL_REQUESTS; i++) {
       for (const target of targets) {
         const t0 = performance.now();
-        const response = await fetch(target.url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" },
-          body: plainBody,
-        });
+        const response = await fetch(target.url, { method: "POST", headers: target.headers, body: plainBody });
         await response.arrayBuffer();
         target.sequential.push(performance.now() - t0);
         if (response.status !== 200) throw new Error(`${target.url} answered ${response.status}`);
@@ -321,7 +410,7 @@ async function main(): Promise<void> {
       const order = targets.map((_, i) => targets[(i + slice) % targets.length] as Target);
       for (const target of order) {
         const cpuBefore = await cpuSeconds(target.url);
-        const run = await load(target.url, plainBody, REQUESTS_PER_SLICE);
+        const run = await load(target, plainBody, REQUESTS_PER_SLICE);
         const cpuAfter = await cpuSeconds(target.url);
         target.latencies.push(...run.latencies);
         target.seconds += run.seconds;
@@ -331,7 +420,7 @@ async function main(): Promise<void> {
       }
     }
 
-    console.log(report(targets));
+    console.log(report(targets, portkey?.version ?? null));
   } finally {
     await stopAll();
   }
