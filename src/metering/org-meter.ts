@@ -167,7 +167,7 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
    */
   async exchange(request: Exchange, now: number = Date.now()): Promise<ReserveResult | null> {
     this.served++;
-    for (const item of request.settles) await this.settle(item.leaseId, item.keyId, item.used, item.estimate, now);
+    this.settleAll(request.settles, now);
     if (request.returned) this.shrink(request.returned.leaseId, request.returned.amount);
     return request.lease ? this.grant(request.keyId, request.lease.estimate, request.lease.want, now) : null;
   }
@@ -244,29 +244,50 @@ export class OrgMeter extends DurableObject<Cloudflare.Env> {
     estimate?: Amount,
     now: number = Date.now(),
   ): Promise<void> {
-    const held = this.held.get(reservationId);
-    if (estimate) this.shrink(reservationId, estimate);
-    else this.held.delete(reservationId);
-    if (!used || (used.tokens === 0 && used.costMicros === 0)) return;
-    const day = held?.day ?? dayOf(now);
-    const month = held?.month ?? monthOf(now);
-    for (const subject of [ORG, keySubject(keyId)]) {
-      for (const period of [`d:${day}`, `m:${month}`]) {
-        const before = this.spent(subject, period);
-        this.spentCache.set(`${subject}|${period}`, {
-          tokens: before.tokens + used.tokens,
-          costMicros: before.costMicros + used.costMicros,
-        });
-        this.sql.exec(
-          `INSERT INTO spend (subject, period, tokens, cost_micros) VALUES (?, ?, ?, ?)
-           ON CONFLICT (subject, period) DO UPDATE SET tokens = tokens + excluded.tokens,
-             cost_micros = cost_micros + excluded.cost_micros`,
-          subject,
-          period,
-          used.tokens,
-          used.costMicros,
-        );
+    this.settleAll([{ leaseId: reservationId, keyId, used, ...(estimate ? { estimate } : {}) }], now);
+  }
+
+  /**
+   * Settles calls (as settle() does each), their use added up first: one write a subject and period for them all,
+   * not one a call (an exchange carries every settle of its holder's lease, and an isolate's holder those of many
+   * sessions).
+   */
+  private settleAll(
+    settles: readonly { leaseId: string; keyId: string; used: Amount | null; estimate?: Amount | undefined }[],
+    now: number,
+  ): void {
+    const added = new Map<string, { subject: string; period: string; amount: Amount }>();
+    for (const { leaseId, keyId, used, estimate } of settles) {
+      const held = this.held.get(leaseId);
+      if (estimate) this.shrink(leaseId, estimate);
+      else this.held.delete(leaseId);
+      if (!used || (used.tokens === 0 && used.costMicros === 0)) continue;
+      const day = held?.day ?? dayOf(now);
+      const month = held?.month ?? monthOf(now);
+      for (const subject of [ORG, keySubject(keyId)]) {
+        for (const period of [`d:${day}`, `m:${month}`]) {
+          const key = `${subject}|${period}`;
+          const sum = added.get(key) ?? { subject, period, amount: { tokens: 0, costMicros: 0 } };
+          sum.amount = { tokens: sum.amount.tokens + used.tokens, costMicros: sum.amount.costMicros + used.costMicros };
+          added.set(key, sum);
+        }
       }
+    }
+    for (const [key, { subject, period, amount }] of added) {
+      const before = this.spent(subject, period);
+      this.spentCache.set(key, {
+        tokens: before.tokens + amount.tokens,
+        costMicros: before.costMicros + amount.costMicros,
+      });
+      this.sql.exec(
+        `INSERT INTO spend (subject, period, tokens, cost_micros) VALUES (?, ?, ?, ?)
+         ON CONFLICT (subject, period) DO UPDATE SET tokens = tokens + excluded.tokens,
+           cost_micros = cost_micros + excluded.cost_micros`,
+        subject,
+        period,
+        amount.tokens,
+        amount.costMicros,
+      );
     }
   }
 
