@@ -29,7 +29,7 @@
 // worker and turn shape, recorded by the upstream, checks the model calls, the system prompt and that the
 // tool results reached the model; every measured turn is checked for its final text and tool results.
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, statfs } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScriptStep } from "../test/upstream/script-types.ts";
@@ -426,10 +426,26 @@ const METRICS: { title: string; metrics: Metric[] }[] = [
 
 const signed = (n: number) => (Number.isFinite(n) ? `${n >= 0 ? "+" : ""}${n.toFixed(2)}` : "-");
 
+/** tmpfs's magic number in statfs's `type` (Linux). */
+const TMPFS = 0x01021994;
+
+/**
+ * Where the workers keep their state (D1, Durable Objects' SQLite) and whether that is in memory: under `wrangler dev`
+ * each storage commit is a synchronous write (fsync on a disk) on the one thread that runs a Worker and all its
+ * objects, which production's replicated storage does not put on the thread; TMPDIR=/dev/shm takes that cost out
+ * for every worker alike.
+ */
+async function stateLine(dir: string): Promise<string> {
+  const fs = await statfs(dir).catch(() => null);
+  const kind = fs === null ? "unknown" : fs.type === TMPFS ? "tmpfs: in memory" : "on disk";
+  return `State of every worker (D1, Durable Objects' SQLite) under ${tmpdir()} (${kind}).`;
+}
+
 function report(
   prompt: { length: number; tools: string[] },
   results: Map<string, Map<string, Figures>>,
   requestBytes: Map<string, number>,
+  state: string,
 ): string {
   const figures = (shape: Shape, name: string) => results.get(shape.label)?.get(name) as Figures;
   const tables = METRICS.flatMap(({ title, metrics }) => {
@@ -484,6 +500,7 @@ function report(
     `First model request of a 1-step turn, bytes: ${[APTIX, CHAT, PLAIN].map((n) => `${n} ${requestBytes.get(n) ?? "?"}`).join(", ")}.`,
     `${ROUNDS} rounds after warm-up, the workers' order rotating; per worker and turn shape ${sample?.sequential.length ?? 0} turns one at a time,`,
     `and ${sample?.turns ?? 0} turns in batches of ${CONCURRENT_SESSIONS} sessions at once. Sessions are opened before the clock starts.`,
+    state,
     "",
     ...tables,
     "Ratios of ms: above 1 means aptix is slower. Ratios of turns/s: below 1 means aptix is slower.",
@@ -605,7 +622,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    console.log(report({ length: prompt.length, tools }, results, requestBytes));
+    console.log(report({ length: prompt.length, tools }, results, requestBytes, await stateLine(tmp)));
   } finally {
     await stopAll();
   }

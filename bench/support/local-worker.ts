@@ -10,6 +10,8 @@ import { join } from "node:path";
 export interface LocalWorker {
   /** For example http://127.0.0.1:41234 */
   url: string;
+  /** The workerd inspector's port (Chrome DevTools Protocol), for profiling a run. */
+  inspectorPort: number;
   /** Everything wrangler printed, for a failure report. */
   output(): string;
   stop(): Promise<void>;
@@ -185,5 +187,5 @@ export async function startLocalWorker(options: LocalWorkerOptions = {}): Promis
     await stop();
     throw error;
   }
-  return { url, output: () => output, stop, kill };
+  return { url, inspectorPort, output: () => output, stop, kill };
 }
