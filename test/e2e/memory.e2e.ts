@@ -298,12 +298,23 @@ describe("the console's memory and message search", () => {
     const message = page.locator(`#conversation > li[data-seq="${seq}"]`);
     await message.and(page.locator(".found")).waitFor();
     assert.match(await message.innerText(), /Quokka Harbour/);
-    // In sight in the conversation's pane (which scrolls), though the conversation's end is further down.
-    const sight = await message.evaluate((item) => {
-      const box = item.getBoundingClientRect();
-      const pane = document.querySelector("#chat-scroll")?.getBoundingClientRect();
-      return pane ? { top: box.top >= pane.top - 1, bottom: Math.min(box.bottom, box.top + 40) <= pane.bottom } : null;
-    });
+    // In sight in the conversation's pane (which scrolls), though the conversation's end is further down: once the
+    // conversation opened at it is drawn (a redraw while it loads may move it for a frame), within its highlight.
+    const sight = await page
+      .waitForFunction(
+        (at) => {
+          const item = document.querySelector(`#conversation > li[data-seq="${at}"]`);
+          const pane = document.querySelector("#chat-scroll")?.getBoundingClientRect();
+          if (!item || !pane) return null;
+          const box = item.getBoundingClientRect();
+          const seen = { top: box.top >= pane.top - 1, bottom: Math.min(box.bottom, box.top + 40) <= pane.bottom };
+          return seen.top && seen.bottom ? seen : null;
+        },
+        seq,
+        { timeout: 3_000 },
+      )
+      .then((handle) => handle.jsonValue())
+      .catch(() => null);
     assert.deepEqual(sight, { top: true, bottom: true });
     const endBelow = await page.evaluate(() => {
       const last = document.querySelector("#conversation > li:last-child")?.getBoundingClientRect();
