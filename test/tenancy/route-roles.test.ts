@@ -610,7 +610,10 @@ beforeAll(async () => {
     .marker;
 });
 
-describe("docs/auth.md's route × role table", () => {
+// Each request of a row makes the member a session of its own, a few hundred over the file, each holding a copy of
+// the member's memories from its creation (src/session/memory-copy.ts): a change of one of the member's memories
+// tells every one of them before it answers. That is a few seconds on a loaded machine, not the default 5.
+describe("docs/auth.md's route × role table", { timeout: 15_000 }, () => {
   const rows = tableRows();
 
   it("has a row for every route the app serves, and none for a route it does not", async () => {
