@@ -37,6 +37,7 @@ import { startScriptedUpstream } from "../test/upstream/scripted-upstream.ts";
 import { benchConfig, peerConfig } from "./support/bench-config.ts";
 import { type LocalWorker, startLocalWorker } from "./support/local-worker.ts";
 import { fixed, ratio, summarize, table } from "./support/stats.ts";
+import { chatAgentRequest } from "./support/turn-doors.ts";
 
 /** seeds/local.sql's key, which the local database of `startLocalWorker` holds. */
 const KEY = "dev-key";
@@ -231,8 +232,7 @@ function chatAgentWorker(base: string): Worker {
       });
       return {
         turn(content) {
-          const id = randomUUID().slice(0, 8);
-          const message = { id: randomUUID(), role: "user", parts: [{ type: "text", text: content }] };
+          const { id, frame } = chatAgentRequest(content);
           return new Promise<TurnResult>((resolve, reject) => {
             const timer = setTimeout(() => {
               pending.delete(id);
@@ -249,13 +249,7 @@ function chatAgentWorker(base: string): Worker {
                 reject(e);
               },
             });
-            ws.send(
-              JSON.stringify({
-                id,
-                init: { method: "POST", body: JSON.stringify({ messages: [message], trigger: "submit-message" }) },
-                type: "cf_agent_use_chat_request",
-              }),
-            );
+            ws.send(frame);
           });
         },
         close() {

@@ -18,6 +18,17 @@ export interface Door {
   open(): Promise<{ turn(content: string): Promise<void>; close(): void }>;
 }
 
+/**
+ * A user's message as the Agents SDK's WebSocketChatTransport (useAgentChat) sends it to an AIChatAgent: a
+ * cf_agent_use_chat_request frame with {messages, trigger: "submit-message"}; its id names the response's frames.
+ */
+export function chatAgentRequest(content: string): { id: string; frame: string } {
+  const id = randomUUID().slice(0, 8);
+  const message = { id: randomUUID(), role: "user", parts: [{ type: "text", text: content }] };
+  const body = JSON.stringify({ messages: [message], trigger: "submit-message" });
+  return { id, frame: JSON.stringify({ id, init: { method: "POST", body }, type: "cf_agent_use_chat_request" }) };
+}
+
 function checkText(door: string, text: string): void {
   if (text !== FINAL_TEXT) throw new Error(`${door}: the turn answered ${JSON.stringify(text).slice(0, 300)}`);
 }
@@ -135,6 +146,28 @@ export function wsDoor(base: string): Door {
   };
 }
 
+/**
+ * One chat completion of `content` at `url` (the agent's OpenAI door, or the passthrough), its answer's text checked;
+ * resolves to the answer's response headers.
+ */
+async function chatCompletion(
+  door: string,
+  url: string,
+  model: string,
+  content: string,
+  headers: Record<string, string> = {},
+): Promise<Headers> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model, messages: [{ role: "user", content }] }),
+  });
+  const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
+  if (!response.ok) throw new Error(`${door}: answered ${response.status}: ${JSON.stringify(body)}`);
+  checkText(door, String(body.choices?.[0]?.message?.content));
+  return response.headers;
+}
+
 export function openaiDoor(base: string): Door {
   return {
     name: "openai",
@@ -142,19 +175,14 @@ export function openaiDoor(base: string): Door {
       let session: string | null = null;
       return {
         async turn(content) {
-          const response = await fetch(`${base}/agent/v1/chat/completions`, {
-            method: "POST",
-            headers: {
-              ...auth,
-              "content-type": "application/json",
-              ...(session ? { "x-aptix-session": session } : {}),
-            },
-            body: JSON.stringify({ model: "aptix-agent/general", messages: [{ role: "user", content }] }),
-          });
-          const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
-          if (!response.ok) throw new Error(`openai: answered ${response.status}: ${JSON.stringify(body)}`);
-          session = response.headers.get("x-aptix-session");
-          checkText("openai", String(body.choices?.[0]?.message?.content));
+          const headers = await chatCompletion(
+            "openai",
+            `${base}/agent/v1/chat/completions`,
+            "aptix-agent/general",
+            content,
+            session ? { "x-aptix-session": session } : {},
+          );
+          session = headers.get("x-aptix-session");
         },
         close() {},
       };
@@ -169,14 +197,7 @@ export function passthroughDoor(base: string): Door {
     async open() {
       return {
         async turn(content) {
-          const response = await fetch(`${base}/v1/chat/completions`, {
-            method: "POST",
-            headers: { ...auth, "content-type": "application/json" },
-            body: JSON.stringify({ model: "bench-model", messages: [{ role: "user", content }] }),
-          });
-          const body = (await response.json()) as { choices?: { message?: { content?: string } }[] };
-          if (!response.ok) throw new Error(`passthrough: answered ${response.status}: ${JSON.stringify(body)}`);
-          checkText("passthrough", String(body.choices?.[0]?.message?.content));
+          await chatCompletion("passthrough", `${base}/v1/chat/completions`, "bench-model", content);
         },
         close() {},
       };
@@ -242,17 +263,10 @@ export function chatPeerDoor(base: string): Door {
       });
       return {
         turn(content) {
-          const id = randomUUID().slice(0, 8);
-          const message = { id: randomUUID(), role: "user", parts: [{ type: "text", text: content }] };
+          const { id, frame } = chatAgentRequest(content);
           return new Promise<void>((resolve, reject) => {
             pending.set(id, { text: "", resolve, reject });
-            ws.send(
-              JSON.stringify({
-                id,
-                init: { method: "POST", body: JSON.stringify({ messages: [message], trigger: "submit-message" }) },
-                type: "cf_agent_use_chat_request",
-              }),
-            );
+            ws.send(frame);
           });
         },
         close() {

@@ -294,34 +294,28 @@ function countedKv(kv: object): object {
       counts.kvReads += Array.isArray(key) ? key.length : 1;
       return method(key, ...rest);
     };
-  const writes =
-    (method: Method) =>
-    (...args: unknown[]) => {
-      counts.kvWrites++;
-      return method(...args);
-    };
+  const writes = counting(() => counts.kvWrites++);
   return intercept(kv, {
     get: reads,
     getWithMetadata: reads,
     put: writes,
     delete: writes,
-    list:
-      (method) =>
-      (...args: unknown[]) => {
-        counts.kvLists++;
-        return method(...args);
-      },
+    list: counting(() => counts.kvLists++),
   });
+}
+
+/** A wrapper of a binding's method that counts each call with `count`, then makes it. */
+function counting(count: () => void): (method: Method) => Method {
+  return (method) =>
+    (...args: unknown[]) => {
+      count();
+      return method(...args);
+    };
 }
 
 function countedQueue(queue: object): object {
   return intercept(queue, {
-    send:
-      (method) =>
-      (...args: unknown[]) => {
-        counts.queueMessages++;
-        return method(...args);
-      },
+    send: counting(() => counts.queueMessages++),
     sendBatch:
       (method) =>
       (messages: unknown, ...rest: unknown[]) => {
@@ -333,12 +327,5 @@ function countedQueue(queue: object): object {
 }
 
 function countedLimiter(limiter: object): object {
-  return intercept(limiter, {
-    limit:
-      (method) =>
-      (...args: unknown[]) => {
-        counts.rateLimiterCalls++;
-        return method(...args);
-      },
-  });
+  return intercept(limiter, { limit: counting(() => counts.rateLimiterCalls++) });
 }
