@@ -2,6 +2,7 @@
 // the Worker and the tests serve the same app.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
+import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { a2aCardRoutes } from "./a2a/card-route";
@@ -68,6 +69,22 @@ export function maxBodyBytes(env: object, path = ""): number {
   return TOOL_RESULTS_PATH.test(path) ? Math.max(limits.maxBodyBytes, limits.maxToolResultBytes) : limits.maxBodyBytes;
 }
 
+/** The body limit middleware of each size, made once (a request only picks its own). */
+const bodyLimits = new Map<number, MiddlewareHandler>();
+function bodyLimitOf(maxSize: number): MiddlewareHandler {
+  let limit = bodyLimits.get(maxSize);
+  if (!limit) {
+    limit = bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new ApiError("request_too_large", `The request body is larger than ${maxSize} bytes.`);
+      },
+    });
+    bodyLimits.set(maxSize, limit);
+  }
+  return limit;
+}
+
 /** Each env object's malformed var is logged once (at the first request that finds it), then answered 500. */
 const reportedMisconfiguration = new WeakSet<object>();
 
@@ -83,14 +100,14 @@ export function createApp(): OpenAPIHono<AppBindings> {
     // requestId() set on the context; every answer carries it, so it is put back here.
     if (c.res.status !== 101 && !c.res.headers.has("x-request-id")) {
       try {
-        c.res.headers.set("x-request-id", c.var.requestId);
+        c.res.headers.set("x-request-id", c.get("requestId"));
       } catch {
         // A response with immutable headers (fetched as it is): left unchanged.
       }
     }
   });
   app.use(async (c, next) => {
-    c.set("logger", new JsonAdminLogger({ requestId: c.var.requestId }));
+    c.set("logger", new JsonAdminLogger({ requestId: c.get("requestId") }));
     await next();
   });
   app.use(pageHeaders);
@@ -105,7 +122,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
       if (!(error instanceof SettingsError)) throw error;
       if (!reportedMisconfiguration.has(c.env)) {
         reportedMisconfiguration.add(c.env);
-        c.var.logger.addError("[settings]", error.message, [["variable", error.variable]]);
+        c.get("logger").addError("[settings]", error.message, [["variable", error.variable]]);
       }
       throw new ApiError("misconfigured", `The server is misconfigured: ${error.message}`);
     }
@@ -113,15 +130,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
   });
   app.use(originGuard);
   app.use(corsForListedOrigins);
-  app.use(async (c, next) => {
-    const maxSize = maxBodyBytes(c.env, c.req.path);
-    return bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new ApiError("request_too_large", `The request body is larger than ${maxSize} bytes.`);
-      },
-    })(c, next);
-  });
+  app.use(async (c, next) => bodyLimitOf(maxBodyBytes(c.env, c.req.path))(c, next));
 
   app.route("/", healthRoutes);
   app.use(d1Session);
@@ -228,7 +237,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
       }
       return c.json(errorBody("invalid_request", error.message || "Bad request."), 400);
     }
-    const logger = c.var.logger ?? new JsonAdminLogger({ requestId: c.var.requestId ?? "" });
+    const logger = c.get("logger") ?? new JsonAdminLogger({ requestId: c.get("requestId") ?? "" });
     logger.addException("[app_onError]", error, [
       ["method", c.req.method],
       ["path", c.req.path],
@@ -240,7 +249,7 @@ export function createApp(): OpenAPIHono<AppBindings> {
     return c.json(
       errorBody(
         "internal_error",
-        `The server failed to handle this request. Quote request id ${c.var.requestId ?? "unknown"} when reporting it.`,
+        `The server failed to handle this request. Quote request id ${c.get("requestId") ?? "unknown"} when reporting it.`,
       ),
       500,
     );

@@ -31,7 +31,7 @@ export const httpSpan: MiddlewareHandler<AppBindings> = async (c, next) => {
     // Its last attributes and its end after the reply (endAfterReply): what may still change is read now (the
     // matched route cannot once next() is done), all of it recorded off the reply's path.
     const status = c.res.status;
-    const requestId = c.var.requestId;
+    const requestId = c.get("requestId");
     // Absent when the request was refused before its key was read.
     const principal = c.get("principal") as Principal | undefined;
     endAfterReply(span, () => {

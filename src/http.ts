@@ -120,7 +120,7 @@ export function errors(...statuses: number[]) {
 export const BEARER: { [scheme: string]: string[] }[] = [{ bearer: [] }, { browserSession: [] }];
 
 /**
- * Opens the request's session (`c.var.db`) at the bookmark the client sent, and answers with the session's
+ * Opens the request's session (`c.get("db")`) at the bookmark the client sent, and answers with the session's
  * bookmark after the route ran (a write moves it forward), for the client to send on its next request.
  */
 export const d1Session = createMiddleware<AppBindings>(async (c, next) => {

@@ -16,7 +16,7 @@ export function a2aCall(
   const origin = new URL(c.req.url).origin;
   const handler = new AptixA2AHandler({
     env: c.env,
-    db: c.var.db,
+    db: c.get("db"),
     caller: callerOf(c),
     origin,
     locationHint: hintOf(c),
@@ -24,7 +24,7 @@ export function a2aCall(
   // A request without the header speaks 0.3, as the protocol says; this server speaks 1.0 only.
   const context = new ServerCallContext({ requestedVersion: c.req.header(A2A_VERSION_HEADER) ?? "0.3" });
   return {
-    handler: guarded(handler, c.var.logger, c.var.requestId),
+    handler: guarded(handler, c.get("logger"), c.get("requestId")),
     context,
     checkVersion: () => validateVersion(context.requestedVersion, agentCard(origin, []), binding),
   };

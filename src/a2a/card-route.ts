@@ -5,6 +5,6 @@ import { routes } from "../http";
 import { publicAgentCard } from "./agent-card";
 
 export const a2aCardRoutes = routes().get(`/${AGENT_CARD_PATH}`, async (c) => {
-  const card = await publicAgentCard(c.var.db, new URL(c.req.url).origin);
+  const card = await publicAgentCard(c.get("db"), new URL(c.req.url).origin);
   return c.json(AgentCard.toJSON(card) as Record<string, unknown>, 200, { "cache-control": "public, max-age=60" });
 });

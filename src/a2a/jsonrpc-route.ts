@@ -23,7 +23,7 @@ function rpcError(id: unknown, error: unknown) {
 }
 
 async function streamAnswer(c: AppContext, stream: RpcStream, id: unknown): Promise<Response> {
-  const fail = (error: unknown) => rpcError(id, unexpected(c.var.logger, c.var.requestId, error));
+  const fail = (error: unknown) => rpcError(id, unexpected(c.get("logger"), c.get("requestId"), error));
   let first: IteratorResult<unknown>;
   try {
     first = await stream.next();
@@ -85,6 +85,6 @@ export const a2aJsonRpcRoutes = routes().post(JSONRPC_PATH, requireScope("chat")
     if (Symbol.asyncIterator in answer) return streamAnswer(c, answer, id);
     return c.json(answer);
   } catch (error) {
-    return c.json(rpcError(id, unexpected(c.var.logger, c.var.requestId, error)));
+    return c.json(rpcError(id, unexpected(c.get("logger"), c.get("requestId"), error)));
   }
 });

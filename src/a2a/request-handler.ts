@@ -58,7 +58,7 @@ import { snapshotOfResponse, turnStreamEvents } from "./turn-stream";
 /** What the handler acts for: the request's caller, where it runs, and its reads of D1. */
 export interface A2ACall {
   env: Cloudflare.Env;
-  /** The request's D1 session (c.var.db). */
+  /** The request's D1 session (c.get("db")). */
   db: Db;
   caller: Caller;
   /** The Worker's origin, for the card's URLs. */

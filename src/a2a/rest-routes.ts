@@ -35,7 +35,7 @@ const encoder = new TextEncoder();
 type Action = (handler: A2ARequestHandler, context: ServerCallContext) => Promise<Response>;
 
 function errorAnswer(c: AppContext, error: unknown): Response {
-  const known = unexpected(c.var.logger, c.var.requestId, error);
+  const known = unexpected(c.get("logger"), c.get("requestId"), error);
   const status = restStatusFor(known);
   return new Response(JSON.stringify(toRestErrorBody(known, status)), {
     status,
@@ -96,7 +96,7 @@ async function streamAnswer(c: AppContext, stream: AsyncGenerator<StreamResponse
         }
         controller.enqueue(encoder.encode(formatSSEEvent(StreamResponse.toJSON(next.value))));
       } catch (error) {
-        const known = unexpected(c.var.logger, c.var.requestId, error);
+        const known = unexpected(c.get("logger"), c.get("requestId"), error);
         controller.enqueue(encoder.encode(formatSSEErrorEvent(toRestErrorBody(known, restStatusFor(known)))));
         controller.close();
       }

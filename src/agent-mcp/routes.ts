@@ -12,7 +12,7 @@ import { callerOf, hintOf } from "../session/session-client";
 import { agentMcpServer } from "./server";
 
 async function serve(c: AppContext): Promise<Response> {
-  const server = agentMcpServer(c.env, callerOf(c), { db: c.var.db, locationHint: hintOf(c) });
+  const server = agentMcpServer(c.env, callerOf(c), { db: c.get("db"), locationHint: hintOf(c) });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

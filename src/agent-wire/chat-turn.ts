@@ -44,7 +44,7 @@ import {
 export const SESSION_HEADER = "X-Aptix-Session";
 
 export async function modelNotFound(c: AppContext, model: string): Promise<never> {
-  const modes = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getAllModes();
+  const modes = await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getAllModes();
   const known = modes.map((m) => modelOfMode(m).id).join(", ");
   throw new ApiError("model_not_found", `Model ${quoted(model)} not found; the agent's models are: ${known}.`, {
     param: "model",
@@ -56,9 +56,9 @@ export async function modelNotFound(c: AppContext, model: string): Promise<never
  * bookmark, which asks to read at least what its last answer had seen (its own writes included).
  */
 function turnReadsOf(c: AppContext, key: string) {
-  const { org } = c.var.principal;
-  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.var.db, org, key);
-  return cachedTurnReads(c.env.DB, c.var.db, org, key, settings(c.env).modes.cacheMs);
+  const { org } = c.get("principal");
+  if (c.req.header(BOOKMARK_HEADER)) return readTurnReads(c.get("db"), org, key);
+  return cachedTurnReads(c.env.DB, c.get("db"), org, key, settings(c.env).modes.cacheMs);
 }
 
 /**
@@ -68,7 +68,7 @@ function turnReadsOf(c: AppContext, key: string) {
 function checkClientTools(c: AppContext, body: AgentChatBody) {
   const declared = declaredTools(body);
   if (declared.length === 0) return declared;
-  const registry = clientToolRegistry(c.var.logger);
+  const registry = clientToolRegistry(c.get("logger"));
   declared.forEach((tool, index) => {
     try {
       registry.registerTool(clientFunctionTool(tool));
@@ -118,7 +118,7 @@ export interface ChatTurnRequest {
  */
 export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Promise<ChatTurnOutcome> {
   const { body } = request;
-  const { keyId, org, user } = c.var.principal;
+  const { keyId, org, user } = c.get("principal");
   const key = modeKeyOfModel(body.model);
   const clientTools = checkClientTools(c, body);
   const meanings = body.messages.map(meaningOf);
@@ -131,7 +131,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
   const chain = fingerprintChain(meanings);
   const [reads, grant, thread] = await Promise.all([
     key ? turnReadsOf(c, key) : null,
-    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.get("logger")),
     Promise.all([chain, request.sessionId]).then(([fingerprints, named]) =>
       // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds
       // after it, and a client of the OpenAI wire carries no bookmark.
@@ -202,7 +202,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
         turnId = answer.turnId;
         return remember(answer.content, answer.toolCalls);
       },
-      onBreak: (error) => c.var.logger.addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
+      onBreak: (error) => c.get("logger").addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
     });
     return { kind: "stream", place, items };
   }

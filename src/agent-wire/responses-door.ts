@@ -102,7 +102,7 @@ function responseEventStream(
         await keep(last.response);
         return [...out, encoder.encode(responsesEventSse(last))];
       } catch (error) {
-        c.var.logger.addException("[responses_store]", error, [["ResponseId", meta.id]]);
+        c.get("logger").addException("[responses_store]", error, [["ResponseId", meta.id]]);
         const failed = failedResponse(
           errorBody("internal_error", "The response could not be kept; send the request again."),
           meta,
@@ -207,14 +207,14 @@ export const responsesDoorRoutes = routes()
 
 /** The caller as a reader of kept responses: its own, or (an admin) any of its org's. */
 function readerOf(c: AppContext) {
-  const { org, user, scopes } = c.var.principal;
+  const { org, user, scopes } = c.get("principal");
   return { org, user, admin: holdsScope(scopes, "admin") };
 }
 
 function placeOf(c: AppContext, place: TurnPlace) {
   return {
-    org: c.var.principal.org,
-    user: c.var.principal.user,
+    org: c.get("principal").org,
+    user: c.get("principal").user,
     sessionId: place.sessionId,
     turnId: place.turnId(),
     head: place.head(),

@@ -37,7 +37,7 @@ export const agentWireRoutes = routes()
       },
     }),
     async (c) => {
-      const modes = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getAllModes();
+      const modes = await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getAllModes();
       return c.json({ object: "list" as const, data: modes.map(modelOfMode) }, 200);
     },
   )
@@ -53,7 +53,7 @@ export const agentWireRoutes = routes()
     async (c) => {
       const { model } = c.req.valid("param");
       const key = modeKeyOfModel(model);
-      const mode = key ? await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key) : null;
+      const mode = key ? await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getMode(key) : null;
       if (!mode) return modelNotFound(c, model);
       return c.json(modelOfMode(mode), 200);
     },

@@ -22,7 +22,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** What the key stands for (a bearer token's, or x-api-key's); refuses an unknown, expired or disabled user's key. */
 async function principalOfKey(c: Context<AppBindings>, key: string | undefined): Promise<Principal> {
-  let found = key ? await authenticateApiKey(c.var.db, key) : null;
+  let found = key ? await authenticateApiKey(c.get("db"), key) : null;
   // A key the nearest replica does not know yet (just created) is looked up where it was written.
   if (key && found && !found.ok && found.reason === "unknown") {
     found = await authenticateApiKey(c.env.DB.withSession("first-primary"), key);
@@ -123,7 +123,7 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
   c.set("principal", principal);
   c.set(
     "logger",
-    c.var.logger.with({
+    c.get("logger").with({
       org: principal.org,
       keyId: principal.keyId,
       credential: principal.credentialId,
@@ -137,8 +137,8 @@ export const requireApiKey = createMiddleware<AppBindings>(async (c, next) => {
 
 export function requireScope(scope: Scope) {
   return createMiddleware<AppBindings>(async (c, next) => {
-    if (!holdsScope(c.var.principal.scopes, scope)) {
-      const who = c.var.principal.via === "api_key" ? "This API key lacks" : "You lack";
+    if (!holdsScope(c.get("principal").scopes, scope)) {
+      const who = c.get("principal").via === "api_key" ? "This API key lacks" : "You lack";
       throw new ApiError("insufficient_scope", `${who} the '${scope}' scope.`);
     }
     await next();

@@ -76,7 +76,7 @@ export async function requestHash(method: string, url: string, body: ArrayBuffer
 export const idempotency = createMiddleware<AppBindings>(async (c, next) => {
   const header = c.req.header(IDEMPOTENCY_HEADER);
   if (header === undefined || !takesIdempotencyKey(c.req.method, c.req.path)) return next();
-  const { org, user, keyId } = c.var.principal;
+  const { org, user, keyId } = c.get("principal");
   const scope: KeyScope = { org, user, keyId, key: parseIdempotencyKey(header) };
   // Read through Hono's body cache: the route's validator reads the same bytes again without a second read.
   const hash = await requestHash(c.req.method, c.req.url, await c.req.arrayBuffer());
@@ -161,7 +161,7 @@ async function keep(c: Context<AppBindings>, store: IdempotencyStore, scope: Key
     cappedText(kept)
       .then((body) => store.complete(scope, claim, answer(body)))
       .catch((error: unknown) => {
-        c.var.logger.addException("[Idempotency_Keep__Exception]", error);
+        c.get("logger").addException("[Idempotency_Keep__Exception]", error);
         return store.release(scope, claim);
       }),
   );

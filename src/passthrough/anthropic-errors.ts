@@ -27,7 +27,7 @@ export const anthropicErrorShape = createMiddleware<AppBindings>(async (c, next)
       // Not JSON after all: sent on as it was.
     }
     const headers = new Headers(res.headers);
-    headers.set("request-id", c.var.requestId);
+    headers.set("request-id", c.get("requestId"));
     headers.delete("content-length");
     const out = isOpenAIErrorBody(body) ? JSON.stringify(openAIErrorToAnthropic(res.status, body)) : text;
     c.res = undefined;
@@ -35,7 +35,7 @@ export const anthropicErrorShape = createMiddleware<AppBindings>(async (c, next)
     return;
   }
   try {
-    res.headers.set("request-id", c.var.requestId);
+    res.headers.set("request-id", c.get("requestId"));
   } catch {
     // A response with immutable headers: left unchanged.
   }

@@ -1,5 +1,5 @@
 // One upstream request and its clock: one AbortController that a timeout, a client that went away or
-// the end of the work aborts, and one timer at a time (first byte, then idle), always cleared at the end.
+// the end of the work aborts, and one deadline at a time (first byte, then idle) kept by one timer, cleared at the end.
 
 export type TimeoutKind = "first_byte" | "idle";
 
@@ -28,7 +28,11 @@ export class ClientGone extends Error {
 
 export class UpstreamExchange {
   private readonly controller = new AbortController();
+  /** The one timer, when one runs, and when it fires (it may fire before the deadline it serves, never after). */
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerAt = 0;
+  /** The deadline being kept, if any: what fails when it passes. */
+  private due: { kind: TimeoutKind; ms: number; at: number } | null = null;
   /** Rejects with the abort reason; raced against every wait so that no wait outlives an abort. */
   private readonly aborted: Promise<never>;
 
@@ -44,15 +48,42 @@ export class UpstreamExchange {
     return this.controller.signal;
   }
 
-  /** Starts (or restarts) the one timer; when it fires the upstream request is aborted. */
+  /**
+   * Starts (or restarts) the deadline: `ms` from now the upstream request is aborted. A stream re-arms it after
+   * every chunk, so the timer is not remade each time: one that fires before the deadline (its kind and clock
+   * moved on since) starts itself again for what is left.
+   */
   arm(kind: TimeoutKind, ms: number): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.abort(new UpstreamTimeout(kind, ms)), ms);
+    const at = Date.now() + ms;
+    this.due = { kind, ms, at };
+    if (this.timer === null || this.timerAt > at) this.startTimer(ms, at);
   }
 
+  /** The deadline stops counting (a stream's chunk is being sent on); the timer, if any, finds nothing due. */
+  pause(): void {
+    this.due = null;
+  }
+
+  /** The exchange's clock is done: the timer is cleared. */
   disarm(): void {
+    this.due = null;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  private startTimer(ms: number, at: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.fire(), ms);
+  }
+
+  private fire(): void {
+    this.timer = null;
+    const due = this.due;
+    if (due === null) return;
+    const left = due.at - Date.now();
+    if (left > 0) this.startTimer(left, due.at);
+    else this.abort(new UpstreamTimeout(due.kind, due.ms));
   }
 
   /** `work`, unless the exchange is aborted first (then the abort reason). */

@@ -82,7 +82,7 @@ export async function countTokens(c: AppContext): Promise<Response> {
  */
 async function countTokensOnRoute(c: AppContext): Promise<Response> {
   const { bytes, body } = await readRequest(c, CountTokensRequest);
-  const route = (await envRouteTable(c.env, c.var.principal.org, c.var.logger)).get(body.model);
+  const route = (await envRouteTable(c.env, c.get("principal").org, c.get("logger"))).get(body.model);
   if (!route || wireOf(route) !== "anthropic") return estimatedCount(c, body);
   const request: PassthroughRequest = {
     bytes,

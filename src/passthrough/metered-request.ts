@@ -59,7 +59,7 @@ export class MeteredRequest {
     private readonly reservation: Reservation,
     private readonly metering: MeterContext,
   ) {
-    const { org, keyId, user } = c.var.principal;
+    const { org, keyId, user } = c.get("principal");
     this.caller = { org, keyId, user };
   }
 
@@ -68,7 +68,7 @@ export class MeteredRequest {
     // The Worker's requests share their leases and batches.
     const metering = {
       env: c.env,
-      logger: c.var.logger,
+      logger: c.get("logger"),
       defer: (work: Promise<unknown>) => c.executionCtx.waitUntil(work),
       owner: WORKER,
     };
@@ -166,8 +166,6 @@ export class MeteredRequest {
     reported: TokenUsage | null,
     answerChars: number | null,
   ): Promise<void> {
-    // After the response is on its way: even a large JSON answer's usage is read after it was sent.
-    await new Promise((resolve) => setTimeout(resolve, 0));
     const { c, request } = this;
     const usage = usedBy(reported, request.bytes.byteLength, answerChars);
     const place = { sessionId: null, mode: null, turnId: null, endpoint: c.req.path };
@@ -175,7 +173,7 @@ export class MeteredRequest {
       recordModelCall(this.metering, this.caller, place, call, "[passthrough_usage]");
     await Promise.all([
       settleModelCall(this.reservation, usage, state.route).catch((error: unknown) =>
-        c.var.logger.addException("[passthrough_usage]", error),
+        c.get("logger").addException("[passthrough_usage]", error),
       ),
       // Each attempt the chain moved past, then the one that answered (or failed last), timed from the request's start.
       ...state.attempts.map((attempt) =>
@@ -215,9 +213,9 @@ async function admit(
   routing: PassthroughRouting,
   metering: MeterContext,
 ): Promise<Reservation> {
-  const { org, keyId, user } = c.var.principal;
+  const { org, keyId, user } = c.get("principal");
   const [grant, reserved] = await Promise.all([
-    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.var.logger),
+    takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.get("logger")),
     reserveModelCall(
       metering,
       { org, keyId, user },

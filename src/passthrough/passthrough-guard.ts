@@ -68,7 +68,7 @@ export class PassthroughGuard {
   static async of(c: AppContext, path: string, request: PassthroughRequest | null): Promise<PassthroughGuard | null> {
     const door = request ? guardedDoor(request.wire, path) : null;
     if (!door) return null;
-    const list = await effectiveGuardrails(c.env, c.env.DB, c.var.principal.org, null);
+    const list = await effectiveGuardrails(c.env, c.env.DB, c.get("principal").org, null);
     if (list.length === 0) return null;
     const on = (point: GuardrailPoint) => list.filter((guardrail) => guardrail.points.includes(point));
     // count_tokens generates nothing: its text is checked before it leaves, there is no answer to check.
@@ -79,7 +79,7 @@ export class PassthroughGuard {
   }
 
   private get classify(): GuardrailClassifier {
-    this.classifier ??= guardrailClassifier(this.c.env, this.c.env.DB, this.c.var.principal.org, this.c.var.logger);
+    this.classifier ??= guardrailClassifier(this.c.env, this.c.env.DB, this.c.get("principal").org, this.c.get("logger"));
     return this.classifier;
   }
 
@@ -123,10 +123,10 @@ export class PassthroughGuard {
     recordGuardrailDecisions(
       c.env,
       c.env.DB,
-      c.var.principal.org,
+      c.get("principal").org,
       this.decisions,
       (work: Promise<unknown>) => c.executionCtx.waitUntil(work),
-      c.var.logger,
+      c.get("logger"),
     );
     this.resolveSettled();
   }

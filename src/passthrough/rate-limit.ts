@@ -6,7 +6,7 @@ import type { AppBindings } from "../http";
 import { takeModelCall } from "../metering/model-call-limit";
 
 export const passthroughRateLimit = createMiddleware<AppBindings>(async (c, next) => {
-  const grant = await takeModelCall(c.env.MODEL_CALL_LIMITER, c.var.principal.keyId, c.var.logger);
+  const grant = await takeModelCall(c.env.MODEL_CALL_LIMITER, c.get("principal").keyId, c.get("logger"));
   if (!grant.ok) {
     throw new ApiError("rate_limit_exceeded", grant.message, {
       headers: { "retry-after": String(grant.retryAfterSeconds) },

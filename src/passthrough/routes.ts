@@ -36,7 +36,7 @@ const decoder = new TextDecoder();
 function logUpstreamFailure(c: AppContext, error: unknown): void {
   // A model's failure (a Workers AI stream that broke) says what happened in its detail, not its fixed message.
   const detail: [string, string][] = error instanceof ModelError ? [["detail", error.detail]] : [];
-  c.var.logger.addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
+  c.get("logger").addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
 }
 
 /** What an upstream's words pass through before a client or a log sees them: the secrets in play taken out. */
@@ -143,11 +143,11 @@ async function relay(
   const all = settings(c.env);
   const config = all.passthrough;
   // The caller's org's routes: its own and the deployment's (another org's are never found by name).
-  const table = await envRouteTable(c.env, c.var.principal.org, c.var.logger);
+  const table = await envRouteTable(c.env, c.get("principal").org, c.get("logger"));
   const named = routingFor(table, request);
   const bodies = request ? new WireBodies(path, request) : null;
   const sole = options.uncounted ? { ...named, chain: [named.first] } : named;
-  const routing = bodies ? routesCarrying(bodies, sole, c.var.logger) : sole;
+  const routing = bodies ? routesCarrying(bodies, sole, c.get("logger")) : sole;
   const keys = table.keysOf(routing.chain);
   // Made only when an upstream answers an error: a request that goes well never pays for it.
   let redactor: ((text: string) => string) | undefined;
@@ -181,11 +181,11 @@ async function relay(
       askUsage: holdback !== undefined,
       incoming: c.req.raw.headers,
       trace: traced ? traceCarrier(traced) : traceCarrier(),
-      requestId: c.var.requestId,
+      requestId: c.get("requestId"),
       exchange,
       state,
       breakerOptions: { failures: all.routing.breakerFailures, cooldownMs: all.routing.breakerCooldownMs },
-      logger: c.var.logger,
+      logger: c.get("logger"),
     }),
   );
   let answer: Response;
@@ -202,7 +202,7 @@ async function relay(
         config,
         state,
         metered,
-        c.var.logger,
+        c.get("logger"),
         redaction,
         (bytes) => {
           answerBytes = bytes;
@@ -228,7 +228,7 @@ async function relay(
         ...(holdback && wire === "openai" ? { holdback } : {}),
         onChunk: (chunk) => scanner.push(chunk),
         onFailure: (failure) => logUpstreamFailure(c, failure),
-        logger: c.var.logger,
+        logger: c.get("logger"),
       });
       c.executionCtx.waitUntil(
         relay.done.then((outcome) => {
@@ -335,7 +335,7 @@ async function modelsWithRoutes(c: AppContext): Promise<Response> {
       .catch(() => null),
   );
   if (!parsed.success) return answer;
-  const table = await envRouteTable(c.env, c.var.principal.org, c.var.logger);
+  const table = await envRouteTable(c.env, c.get("principal").org, c.get("logger"));
   const listed = new Set(parsed.data.data.map((m) => m.id));
   const routes = table
     .stored()

@@ -109,7 +109,7 @@ export function relayEventStream(options: SseRelayOptions): SseRelay {
           const { done, value } = await exchange.race(reader.read());
           if (done) break;
           if (value.byteLength === 0) continue;
-          exchange.disarm();
+          exchange.pause();
           if (first) {
             first = false;
             stopKeepalive();

@@ -51,13 +51,13 @@ export const adminAuditRoutes = routes().openapi(
   }),
   async (c) => {
     const query = c.req.valid("query");
-    const { principal } = c.var;
+    const principal = c.get("principal");
     let org: string | null | undefined;
     if (isOperator(principal))
       org = query.org === undefined ? undefined : query.org === "deployment" ? null : query.org;
     else if (query.org === undefined || query.org === principal.org) org = principal.org;
     else throw new ApiError("insufficient_scope", "Only an operator reads the audit log of another organization.");
-    const entries = await auditPage(c.var.db, { org, before: query.before ?? null, limit: query.limit });
+    const entries = await auditPage(c.get("db"), { org, before: query.before ?? null, limit: query.limit });
     const next = entries.length === query.limit ? (entries.at(-1)?.seq ?? null) : null;
     return c.json({ entries, next }, 200);
   },

@@ -78,8 +78,8 @@ export const adminEvalRoutes = routes()
           param: body.jsonl !== undefined ? "jsonl" : "cases",
         });
       }
-      const { org, user } = c.var.principal;
-      return c.json(await putDataset(c.var.db, org, user, body.name, parsed.cases), 201);
+      const { org, user } = c.get("principal");
+      return c.json(await putDataset(c.get("db"), org, user, body.name, parsed.cases), 201);
     },
   )
   .openapi(
@@ -90,7 +90,7 @@ export const adminEvalRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ data: z.array(DatasetSummary) }), "The datasets."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ data: await listDatasets(c.var.db, c.var.principal.org) }, 200),
+    async (c) => c.json({ data: await listDatasets(c.get("db"), c.get("principal").org) }, 200),
   )
   .openapi(
     createRoute({
@@ -106,24 +106,24 @@ export const adminEvalRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const { org, user } = c.var.principal;
-      if (!(await datasetCases(c.var.db, org, body.dataset))) {
+      const { org, user } = c.get("principal");
+      if (!(await datasetCases(c.get("db"), org, body.dataset))) {
         throw new ApiError("eval_dataset_not_found", `There is no eval dataset "${body.dataset}".`, {
           param: "dataset",
         });
       }
-      const catalog = new D1AgentModeCatalogService(c.var.db, org);
+      const catalog = new D1AgentModeCatalogService(c.get("db"), org);
       const mode = await catalog.getMode(body.mode);
       if (!mode) throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode), { param: "mode" });
       for (const param of ["version", "compare"] as const) {
         const version = body[param];
-        if (version !== undefined && !(await readVersion(c.var.db, mode, version))) {
+        if (version !== undefined && !(await readVersion(c.get("db"), mode, version))) {
           throw new ApiError("mode_version_not_found", `The mode ${mode.key} has no version ${version}.`, { param });
         }
       }
       const id = crypto.randomUUID();
       const run = { id, org, mode: mode.key, dataset: body.dataset, user };
-      await insertRun(c.var.db, { ...run, version: body.version ?? null, compare: body.compare ?? null });
+      await insertRun(c.get("db"), { ...run, version: body.version ?? null, compare: body.compare ?? null });
       await c.env.EVAL_QUEUE.send({ kind: "eval_run", runId: id } satisfies EvalRunMessage);
       return c.json({ id, status: "queued" as const }, 202, { location: `/admin/evals/${id}` });
     },
@@ -136,7 +136,7 @@ export const adminEvalRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ data: z.array(EvalRunView) }), "The runs."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ data: await listRuns(c.var.db, c.var.principal.org) }, 200),
+    async (c) => c.json({ data: await listRuns(c.get("db"), c.get("principal").org) }, 200),
   )
   .openapi(
     createRoute({
@@ -148,7 +148,7 @@ export const adminEvalRoutes = routes()
       responses: { 200: json(EvalRunView, "The run."), ...errors(401, 403, 404) },
     }),
     async (c) => {
-      const run = await getRun(c.var.db, c.var.principal.org, c.req.valid("param").id);
+      const run = await getRun(c.get("db"), c.get("principal").org, c.req.valid("param").id);
       if (!run) throw new ApiError("eval_run_not_found", "There is no such eval run.", { param: "id" });
       return c.json(run, 200);
     },

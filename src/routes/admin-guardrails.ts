@@ -37,9 +37,9 @@ export const adminGuardrailRoutes = routes()
       responses: { 200: json(OrgGuardrailsAnswer, "The guardrails and their counters."), ...errors(401, 403) },
     }),
     async (c) => {
-      const { org } = c.var.principal;
+      const { org } = c.get("principal");
       // Read from D1, not the isolate's copy: the admin sees what they last set.
-      const [own, counts] = await Promise.all([readOrgGuardrails(c.var.db, org), guardrailCounts(c.var.db, org)]);
+      const [own, counts] = await Promise.all([readOrgGuardrails(c.get("db"), org), guardrailCounts(c.get("db"), org)]);
       return c.json({ guardrails: own.guardrails, passthrough: own.passthrough, counts }, 200);
     },
   )
@@ -56,11 +56,11 @@ export const adminGuardrailRoutes = routes()
       const body = c.req.valid("json");
       const parsed = parseGuardrails(body.guardrails, "guardrails");
       if (!parsed.ok) throw ApiError.from(parsed);
-      const { org } = c.var.principal;
-      const before = await readOrgGuardrails(c.var.db, org);
+      const { org } = c.get("principal");
+      const before = await readOrgGuardrails(c.get("db"), org);
       const after = { guardrails: parsed.value, passthrough: body.passthrough };
-      await c.var.db.batch([
-        orgGuardrailsStatement(c.var.db, org, after.guardrails, after.passthrough),
+      await c.get("db").batch([
+        orgGuardrailsStatement(c.get("db"), org, after.guardrails, after.passthrough),
         changeRow(c, {
           org,
           action: "guardrails.put",
@@ -70,10 +70,10 @@ export const adminGuardrailRoutes = routes()
         }),
       ]);
       forgetOrgGuardrails(c.env.DB);
-      c.var.logger.addCustomEvent("Message", "[admin_guardrails_put]", "Guardrails set.", [
+      c.get("logger").addCustomEvent("Message", "[admin_guardrails_put]", "Guardrails set.", [
         ["guardrails", String(after.guardrails.length)],
         ["passthrough", String(after.passthrough)],
       ]);
-      return c.json({ ...after, counts: await guardrailCounts(c.var.db, org) }, 200);
+      return c.json({ ...after, counts: await guardrailCounts(c.get("db"), org) }, 200);
     },
   );

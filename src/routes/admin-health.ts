@@ -68,7 +68,7 @@ export const adminHealthRoutes = routes().openapi(
     },
   }),
   async (c) => {
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const { owner, timeoutMs } = c.req.valid("query");
     const deployment = owner === "deployment";
     if (deployment && !isOperator(principal)) {
@@ -81,7 +81,7 @@ export const adminHealthRoutes = routes().openapi(
       c.env,
       deployment ? null : principal.org,
       defaultRouteSource(c.env, settings(c.env)),
-      { ttlMs: 0, logger: c.var.logger },
+      { ttlMs: 0, logger: c.get("logger") },
     );
     const all = [table.fallback, ...table.stored()];
     const redact = secretRedactor(c.env, table.keysOf(all));

@@ -87,33 +87,33 @@ const KeyView = z.object({
 });
 type KeyView = z.infer<typeof KeyView>;
 
-function meterOf(c: AppContext, org: string = c.var.principal.org) {
+function meterOf(c: AppContext, org: string = c.get("principal").org) {
   return c.env.ORG_METER.get(c.env.ORG_METER.idFromName(org));
 }
 
 /** Sets the org's limits (keyId null) or a key's; this isolate's calls of the org ask the meter again at once. */
-async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimits, org = c.var.principal.org) {
+async function setLimits(c: AppContext, keyId: string | null, limits: BudgetLimits, org = c.get("principal").org) {
   await meterOf(c, org).setLimits(keyId, limits);
   forgetUnbounded(org);
 }
 
 /** The scopes asked for a key must not be more than the caller holds (only an operator makes an operator). */
 function checkGrantable(c: AppContext, scopes: readonly string[] | undefined): void {
-  if (scopes && !mayGrant(c.var.principal.scopes, scopes)) {
+  if (scopes && !mayGrant(c.get("principal").scopes, scopes)) {
     throw new ApiError("insufficient_scope", "Only an operator gives a key the 'operator' scope.");
   }
 }
 
 /** An operator's key is changed or revoked by an operator only. */
 function checkChangeable(c: AppContext, key: KeyView): void {
-  if (key.scopes.includes("operator") && !isOperator(c.var.principal)) {
+  if (key.scopes.includes("operator") && !isOperator(c.get("principal"))) {
     throw new ApiError("insufficient_scope", "Only an operator changes or revokes an operator's key.");
   }
 }
 
 /** The live keys of `org` (the caller's; never another org's but an operator's new key's), with their budget use. */
-async function keyViews(c: AppContext, onlyId?: string, org = c.var.principal.org): Promise<KeyView[]> {
-  const keys = await liveKeys(c.var.db, org, onlyId);
+async function keyViews(c: AppContext, onlyId?: string, org = c.get("principal").org): Promise<KeyView[]> {
+  const keys = await liveKeys(c.get("db"), org, onlyId);
   const status = await meterOf(c, org).status(keys.map((k) => k.id));
   const now = Date.now();
   return keys.map((k) => ({
@@ -123,7 +123,7 @@ async function keyViews(c: AppContext, onlyId?: string, org = c.var.principal.or
   }));
 }
 
-async function keyView(c: AppContext, id: string, org = c.var.principal.org): Promise<KeyView> {
+async function keyView(c: AppContext, id: string, org = c.get("principal").org): Promise<KeyView> {
   const [view] = await keyViews(c, id, org);
   if (!view) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
   return view;
@@ -207,26 +207,26 @@ export const adminKeyRoutes = routes()
     async (c) => {
       const body = c.req.valid("json");
       checkGrantable(c, body.scopes);
-      if (body.org !== undefined && body.org !== c.var.principal.org && !isOperator(c.var.principal)) {
+      if (body.org !== undefined && body.org !== c.get("principal").org && !isOperator(c.get("principal"))) {
         throw new ApiError("insufficient_scope", "Only an operator makes a key of another organization.");
       }
-      const { user } = c.var.principal;
-      const org = body.org ?? c.var.principal.org;
+      const { user } = c.get("principal");
+      const org = body.org ?? c.get("principal").org;
       // A key acts as its user: an admin makes none that acts as an operator (its grants, its sessions, its name).
-      if (body.user && !isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, body.user))) {
+      if (body.user && !isOperator(c.get("principal")) && (await isOperatorUser(c.get("db"), org, body.user))) {
         throw new ApiError("insufficient_scope", "Only an operator makes a key that acts as an operator.");
       }
       const id = `key_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
       const secret = randomToken("ak_");
-      const keyUser = body.user ?? (org === c.var.principal.org ? user : "admin");
+      const keyUser = body.user ?? (org === c.get("principal").org ? user : "admin");
       const made = { id, name: body.name, user: keyUser, scopes: body.scopes, expiresAt: body.expiresAt };
-      await c.var.db.batch([
-        insertKeyStatement(c.var.db, { ...made, org, keyHash: await hashApiKey(secret) }),
+      await c.get("db").batch([
+        insertKeyStatement(c.get("db"), { ...made, org, keyHash: await hashApiKey(secret) }),
         changeRow(c, { org, action: "key.create", target: id, after: { ...made, budget: body.budget ?? null } }),
       ]);
       if (body.budget) await setLimits(c, id, body.budget, org);
       const key = await keyView(c, id, org);
-      c.var.logger.addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
+      c.get("logger").addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
       return c.json({ key, secret }, 201);
     },
   )
@@ -246,9 +246,9 @@ export const adminKeyRoutes = routes()
       checkChangeable(c, before);
       checkGrantable(c, body.scopes);
       const after = { ...before, ...body };
-      const audit = changeRow(c, { org: c.var.principal.org, action: "key.change", target: id, before, after });
-      const update = changeKeyStatement(c.var.db, c.var.principal.org, id, body);
-      await c.var.db.batch(update ? [update, audit] : [audit]);
+      const audit = changeRow(c, { org: c.get("principal").org, action: "key.change", target: id, before, after });
+      const update = changeKeyStatement(c.get("db"), c.get("principal").org, id, body);
+      await c.get("db").batch(update ? [update, audit] : [audit]);
       forgetApiKey(id);
       forgetSessionsOfKey(id);
       if (body.budget) await setLimits(c, id, body.budget);
@@ -269,13 +269,13 @@ export const adminKeyRoutes = routes()
       const [before] = await keyViews(c, id);
       if (!before) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
       checkChangeable(c, before);
-      await c.var.db.batch([
-        revokeKeyStatement(c.var.db, c.var.principal.org, id),
-        changeRow(c, { org: c.var.principal.org, action: "key.revoke", target: id, before }),
+      await c.get("db").batch([
+        revokeKeyStatement(c.get("db"), c.get("principal").org, id),
+        changeRow(c, { org: c.get("principal").org, action: "key.revoke", target: id, before }),
       ]);
       forgetApiKey(id);
       forgetSessionsOfKey(id);
-      c.var.logger.addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
+      c.get("logger").addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);
       return c.body(null, 204);
     },
   )
@@ -303,13 +303,13 @@ export const adminKeyRoutes = routes()
       await setLimits(c, null, c.req.valid("json"));
       const budget = (await meterOf(c).status()).org;
       await recordChange(c, {
-        org: c.var.principal.org,
+        org: c.get("principal").org,
         action: "budget.put",
         target: "org",
         before,
         after: budget.limits,
       });
-      c.var.logger.addCustomEvent("Message", "[admin_budget_put]", "Organization budget set.");
+      c.get("logger").addCustomEvent("Message", "[admin_budget_put]", "Organization budget set.");
       return c.json({ budget }, 200);
     },
   )
@@ -336,7 +336,7 @@ export const adminKeyRoutes = routes()
     }),
     async (c) => {
       const query = c.req.valid("query");
-      const org = usageOrg(c.var.principal, query.org);
+      const org = usageOrg(c.get("principal"), query.org);
       if (org === null)
         throw new ApiError("insufficient_scope", "Only an operator reads another organization's usage.");
       const today = new Date().toISOString().slice(0, 10);
@@ -345,7 +345,7 @@ export const adminKeyRoutes = routes()
       if (from > to)
         throw new ApiError("invalid_request", "Invalid 'from': it must not be after 'to'.", { param: "from" });
       const rows: UsageRow[] = await usageSums(
-        c.var.db,
+        c.get("db"),
         org,
         { from, until: new Date(Date.parse(to) + 86_400_000).toISOString().slice(0, 10) },
         query.groupBy,

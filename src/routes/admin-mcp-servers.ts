@@ -61,18 +61,18 @@ const serverAnswer = (description: string) => json(z.object({ server: McpServerC
 
 /** The server the caller's org uses under `name` (its own, else the deployment's), or null. */
 async function seenServer(c: AppContext, name: string): Promise<McpServerConfig | null> {
-  return (await serversSeenBy(c.var.db, c.var.principal.org)).find((s) => s.name === name) ?? null;
+  return (await serversSeenBy(c.get("db"), c.get("principal").org)).find((s) => s.name === name) ?? null;
 }
 
 /** Whose server a write or removal of `name` means (the one the caller sees, unless `asked`); refused when not theirs. */
 async function serverOwner(c: AppContext, name: string, asked: OwnerChoice | undefined): Promise<Owner> {
-  return writeOwner(c.var.principal, "MCP server", name, await seenServer(c, name), asked);
+  return writeOwner(c.get("principal"), "MCP server", name, await seenServer(c, name), asked);
 }
 
 /** The token a server names must be there: a Worker secret for the deployment's, one of the org's for an org's. */
 async function checkAuthSecret(c: AppContext, owner: Owner, secret: string | null): Promise<void> {
   if (secret === null || owner === null) return;
-  if (await new OrgSecrets(c.var.db, owner).get(secret)) return;
+  if (await new OrgSecrets(c.get("db"), owner).get(secret)) return;
   throw new ApiError(
     "invalid_request",
     `Invalid 'authSecret': your organization has no secret named ${quoted(secret)}; store it first (PUT /admin/secrets/${secret}). An organization's server names its own secrets only.`,
@@ -109,12 +109,12 @@ export const adminMcpServerRoutes = routes()
       const owner = await serverOwner(c, name, c.req.valid("query").owner);
       checkUrl(body.url, settings(c.env).mcp.allowHttpLoopback);
       await checkAuthSecret(c, owner, body.authSecret);
-      const registry = new McpServerRegistry(c.var.db, owner);
+      const registry = new McpServerRegistry(c.get("db"), owner);
       const before = await registry.get(name);
       const after = { name, org: owner, ...body };
       const audit = changeRow(c, { org: owner, action: "mcp_server.put", target: name, before, after });
       const { server, created } = await registry.put(name, body, [audit]);
-      c.var.logger.addCustomEvent(
+      c.get("logger").addCustomEvent(
         "Message",
         "[admin_mcp_servers_put]",
         created ? "MCP server registered." : "MCP server changed.",
@@ -132,7 +132,7 @@ export const adminMcpServerRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ servers: z.array(McpServerConfig) }), "The servers."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ servers: await serversSeenBy(c.var.db, c.var.principal.org) }, 200),
+    async (c) => c.json({ servers: await serversSeenBy(c.get("db"), c.get("principal").org) }, 200),
   )
   .openapi(
     createRoute({
@@ -146,10 +146,10 @@ export const adminMcpServerRoutes = routes()
     async (c) => {
       const { name } = c.req.valid("param");
       const owner = await serverOwner(c, name, c.req.valid("query").owner);
-      const registry = new McpServerRegistry(c.var.db, owner);
+      const registry = new McpServerRegistry(c.get("db"), owner);
       const server = await registry.get(name);
       if (!server) throw new ApiError("mcp_server_not_found", `MCP server ${quoted(name)} not found.`);
-      const users = await modesOffering(c.var.db, server);
+      const users = await modesOffering(c.get("db"), server);
       if (users.length > 0) {
         throw new ApiError(
           "mcp_server_in_use",

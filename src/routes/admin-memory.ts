@@ -23,7 +23,7 @@ export const adminMemoryRoutes = routes()
     async (c) => {
       // Read from D1, not the isolate's copy: the admin sees what they last set.
       forgetOrgMemoryPolicy(c.env.DB);
-      return c.json({ enabled: await orgMemoryEnabled(c.env, c.var.db, c.var.principal.org) }, 200);
+      return c.json({ enabled: await orgMemoryEnabled(c.env, c.get("db"), c.get("principal").org) }, 200);
     },
   )
   .openapi(
@@ -37,18 +37,18 @@ export const adminMemoryRoutes = routes()
     }),
     async (c) => {
       const { enabled } = c.req.valid("json");
-      const { org } = c.var.principal;
+      const { org } = c.get("principal");
       forgetOrgMemoryPolicy(c.env.DB);
-      const before = { enabled: await orgMemoryEnabled(c.env, c.var.db, org) };
-      await c.var.db.batch([
-        orgMemoryStatement(c.var.db, org, enabled),
+      const before = { enabled: await orgMemoryEnabled(c.env, c.get("db"), org) };
+      await c.get("db").batch([
+        orgMemoryStatement(c.get("db"), org, enabled),
         changeRow(c, { org, action: "memory.put", target: "memory", before, after: { enabled } }),
       ]);
       forgetOrgMemoryPolicy(c.env.DB);
       // The org's live sessions drop their copies (the admin's own before this answer, the others' just after it):
       // switched off, none is refilled (other isolates still keep the switch itself for MODES_CACHE_MS, as before).
-      await notifyMemoryChange(c.env, c.var.db, org, null, c.var.logger, {
-        actor: { user: c.var.principal.user, waitUntil: (work) => c.executionCtx.waitUntil(work) },
+      await notifyMemoryChange(c.env, c.get("db"), org, null, c.get("logger"), {
+        actor: { user: c.get("principal").user, waitUntil: (work) => c.executionCtx.waitUntil(work) },
       });
       return c.json({ enabled }, 200);
     },

@@ -26,11 +26,11 @@ const admin = { tags: ["admin"], security: BEARER, middleware: [requireScope("ad
 
 /** The mode `key` as the caller's org sees it (or the owner `?owner=` names, as stored); 404 when there is none. */
 async function modeOf(c: AppContext, key: string, owner: "org" | "deployment" | undefined): Promise<AgentMode> {
-  const { org } = c.var.principal;
+  const { org } = c.get("principal");
   const mode =
     owner === undefined
-      ? await new D1AgentModeCatalogService(c.var.db, org).getMode(key)
-      : await ownedModeStatement(c.var.db, owner === "org" ? org : null, key)
+      ? await new D1AgentModeCatalogService(c.get("db"), org).getMode(key)
+      : await ownedModeStatement(c.get("db"), owner === "org" ? org : null, key)
           .first<Record<string, unknown>>()
           .then((row) => (row ? parseModeRow(row) : null));
   if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
@@ -39,7 +39,7 @@ async function modeOf(c: AppContext, key: string, owner: "org" | "deployment" | 
 
 /** Version `version` of `mode`; 404 `mode_version_not_found` when it never had it. */
 async function versionOf(c: AppContext, mode: AgentMode, version: number, param: string): Promise<AgentMode> {
-  const found = await readVersion(c.var.db, mode, version);
+  const found = await readVersion(c.get("db"), mode, version);
   if (found) return found;
   throw new ApiError("mode_version_not_found", `Mode ${quoted(mode.key)} has no version ${version}.`, { param });
 }
@@ -66,7 +66,7 @@ export const adminModeVersionRoutes = routes()
     }),
     async (c) => {
       const mode = await modeOf(c, c.req.valid("param").key, c.req.valid("query").owner);
-      return c.json({ data: await listVersions(c.var.db, mode) }, 200);
+      return c.json({ data: await listVersions(c.get("db"), mode) }, 200);
     },
   )
   .openapi(
@@ -119,8 +119,8 @@ export const adminModeVersionRoutes = routes()
       const { key, version } = c.req.valid("param");
       const asked = c.req.valid("query").owner;
       const seen = await modeOf(c, key, asked);
-      const owner = writeOwner(c.var.principal, "mode", key, seen, asked);
-      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      const owner = writeOwner(c.get("principal"), "mode", key, seen, asked);
+      const row = await ownedModeStatement(c.get("db"), owner, key).first<Record<string, unknown>>();
       if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
       const existing = parseModeRow(row);
       const restored = await versionOf(c, existing, version, "version");

@@ -61,12 +61,12 @@ function notStored(name: string): never {
 
 /** The route the caller's org uses under `name` (its own, else the deployment's), or null. */
 async function seenRoute(c: AppContext, name: string): Promise<ModelRoute | null> {
-  return (await routesSeenBy(c.var.db, c.var.principal.org)).find((r) => r.name === name) ?? null;
+  return (await routesSeenBy(c.get("db"), c.get("principal").org)).find((r) => r.name === name) ?? null;
 }
 
 /** Whose route a write or removal of `name` means (the one the caller sees, unless `asked`); refused when not theirs. */
 async function routeOwner(c: AppContext, name: string, asked: OwnerChoice | undefined): Promise<Owner> {
-  return writeOwner(c.var.principal, "model route", name, await seenRoute(c, name), asked);
+  return writeOwner(c.get("principal"), "model route", name, await seenRoute(c, name), asked);
 }
 
 /** The routes a route of `owner` may fall back to: `default`, the deployment's, and (for an org's) the org's own. */
@@ -89,7 +89,7 @@ async function checkKeySecret(c: AppContext, owner: Owner, secret: string | unde
       { param: "apiKeySecret" },
     );
   }
-  if (await new OrgSecrets(c.var.db, owner).get(secret)) return;
+  if (await new OrgSecrets(c.get("db"), owner).get(secret)) return;
   throw new ApiError(
     "invalid_request",
     `Invalid 'apiKeySecret': your organization has no secret named ${quoted(secret)}; store it first (PUT /admin/secrets/${secret}). An organization's route names its own secrets only.`,
@@ -100,8 +100,8 @@ async function checkKeySecret(c: AppContext, owner: Owner, secret: string | unde
 /** The value of the org's secret `name` (opened), or null; "" for a route that names none. */
 async function orgKey(c: AppContext, org: string, name: string | undefined): Promise<string | null> {
   if (!name) return "";
-  const opened = await new OrgSecrets(c.var.db, org).values(await secretBoxOf(c.env), [name], (secret, error) =>
-    c.var.logger.addException("[admin_model_routes_SecretUnopened]", error, [["Secret", secret]]),
+  const opened = await new OrgSecrets(c.get("db"), org).values(await secretBoxOf(c.env), [name], (secret, error) =>
+    c.get("logger").addException("[admin_model_routes_SecretUnopened]", error, [["Secret", secret]]),
   );
   return opened.get(name) ?? null;
 }
@@ -139,8 +139,8 @@ export const adminModelRouteRoutes = routes()
         const problem = upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback);
         if (problem) throw new ApiError("invalid_request", `Invalid 'baseUrl': ${problem}`, { param: "baseUrl" });
       }
-      const registry = new ModelRouteRegistry(c.var.db, owner);
-      const problem = fallbackProblem(name, body.fallbacks, await fallbackGraph(c.var.db, owner));
+      const registry = new ModelRouteRegistry(c.get("db"), owner);
+      const problem = fallbackProblem(name, body.fallbacks, await fallbackGraph(c.get("db"), owner));
       if (problem) {
         const param = `fallbacks.${problem.index}`;
         throw new ApiError(
@@ -155,7 +155,7 @@ export const adminModelRouteRoutes = routes()
       const audit = changeRow(c, { org: owner, action: "model_route.put", target: name, before, after });
       const { route, created } = await registry.put(name, body, [audit]);
       forgetRouteTable(c.env.DB);
-      c.var.logger.addCustomEvent(
+      c.get("logger").addCustomEvent(
         "Message",
         "[admin_model_routes_put]",
         created ? "Model route added." : "Model route changed.",
@@ -176,7 +176,7 @@ export const adminModelRouteRoutes = routes()
       responses: { 200: json(z.object({ routes: z.array(ModelRoute) }), "The routes."), ...errors(401, 403) },
     }),
     async (c) => {
-      const stored = await routesSeenBy(c.var.db, c.var.principal.org);
+      const stored = await routesSeenBy(c.get("db"), c.get("principal").org);
       return c.json({ routes: [defaultRoute(defaultRouteSource(c.env, settings(c.env))), ...stored] }, 200);
     },
   )
@@ -211,10 +211,10 @@ export const adminModelRouteRoutes = routes()
       const { name } = c.req.valid("param");
       if (name === DEFAULT_ROUTE) notStored(name);
       const owner = await routeOwner(c, name, c.req.valid("query").owner);
-      const registry = new ModelRouteRegistry(c.var.db, owner);
+      const registry = new ModelRouteRegistry(c.get("db"), owner);
       const route = await registry.get(name);
       if (!route) throw new ApiError("model_route_not_found", `Model route ${quoted(name)} not found.`);
-      const users = await usersOf(c.var.db, route);
+      const users = await usersOf(c.get("db"), route);
       if (users.modes.length > 0) {
         throw new ApiError(
           "model_route_in_use",

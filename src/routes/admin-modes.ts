@@ -102,8 +102,8 @@ export async function writeMode(
   change: { owner: Owner; key: string; body: ModeUpsertBody; existing: AgentMode | null; action: AuditAction },
 ): Promise<AgentMode> {
   const { owner, key, body, existing, action } = change;
-  await checkMcpReferences(c.var.db, owner, body.tools);
-  await checkModelRoute(c.var.db, owner, body.modelRoute);
+  await checkMcpReferences(c.get("db"), owner, body.tools);
+  await checkModelRoute(c.get("db"), owner, body.modelRoute);
   if (existing?.isDefault && !body.isDefault) {
     throw new ApiError(
       "invalid_request",
@@ -112,10 +112,10 @@ export async function writeMode(
     );
   }
   const audit = changeRow(c, { org: owner, action, target: key, before: existing, after: { key, ...body } });
-  const mode = await upsertMode(c.var.db, owner, key, body, [audit], { existing, by: c.var.principal.user });
+  const mode = await upsertMode(c.get("db"), owner, key, body, [audit], { existing, by: c.get("principal").user });
   forgetTurnReads(c.env.DB);
   const what = existing ? "Mode updated." : "Mode created.";
-  c.var.logger.addCustomEvent("Message", `[admin_modes_${action.replace("mode.", "")}]`, what, [["mode", key]]);
+  c.get("logger").addCustomEvent("Message", `[admin_modes_${action.replace("mode.", "")}]`, what, [["mode", key]]);
   return mode;
 }
 
@@ -156,11 +156,11 @@ const ModeTools = z.object({
 
 /** Hides or shows the deployment's mode `key` in the caller's org. */
 async function setVisibility(c: AppContext, key: string, enabled: boolean) {
-  const { org } = c.var.principal;
+  const { org } = c.get("principal");
   const [deployment, own, view] = await Promise.all([
-    new D1AgentModeCatalogService(c.var.db, null).getMode(key),
-    ownedModeStatement(c.var.db, org, key).first(),
-    new D1AgentModeCatalogService(c.var.db, org).getDefaultMode(),
+    new D1AgentModeCatalogService(c.get("db"), null).getMode(key),
+    ownedModeStatement(c.get("db"), org, key).first(),
+    new D1AgentModeCatalogService(c.get("db"), org).getDefaultMode(),
   ]);
   if (!deployment) {
     if (own) {
@@ -180,9 +180,9 @@ async function setVisibility(c: AppContext, key: string, enabled: boolean) {
     );
   }
   // Already so: nothing changes, nothing is recorded.
-  if ((await hiddenModes(c.var.db, org)).has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
+  if ((await hiddenModes(c.get("db"), org)).has(key) === !enabled) return c.json({ mode: deployment, enabled }, 200);
   const action = enabled ? "mode.show" : "mode.hide";
-  await setModeHidden(c.var.db, org, key, !enabled, [
+  await setModeHidden(c.get("db"), org, key, !enabled, [
     changeRow(c, { org, action, target: key, before: { enabled: !enabled }, after: { enabled } }),
   ]);
   forgetTurnReads(c.env.DB);
@@ -211,9 +211,9 @@ export const adminModeRoutes = routes()
       const written = c.req.valid("json");
       if (!("displayName" in written)) return setVisibility(c, key, written.enabled);
       const body = withGuardrails(written);
-      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
-      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
-      const existingRow = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      const seen = await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getMode(key);
+      const owner = writeOwner(c.get("principal"), "mode", key, seen, c.req.valid("query").owner);
+      const existingRow = await ownedModeStatement(c.get("db"), owner, key).first<Record<string, unknown>>();
       const existing = existingRow ? parseModeRow(existingRow) : null;
       const mode = await writeMode(c, { owner, key, body, existing, action: "mode.put" });
       return existing ? c.json({ mode }, 200) : c.json({ mode }, 201);
@@ -237,9 +237,9 @@ export const adminModeRoutes = routes()
     }),
     async (c) => {
       const { key } = c.req.valid("param");
-      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
-      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
-      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      const seen = await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getMode(key);
+      const owner = writeOwner(c.get("principal"), "mode", key, seen, c.req.valid("query").owner);
+      const row = await ownedModeStatement(c.get("db"), owner, key).first<Record<string, unknown>>();
       if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
       const existing = parseModeRow(row);
       const body = withGuardrails(
@@ -261,11 +261,11 @@ export const adminModeRoutes = routes()
       responses: { 200: json(z.object({ modes: z.array(ManagedMode) }), "The modes."), ...errors(401, 403) },
     }),
     async (c) => {
-      const { org } = c.var.principal;
+      const { org } = c.get("principal");
       const [deployment, view, hidden] = await Promise.all([
-        new D1AgentModeCatalogService(c.var.db, null).getAllModes(),
-        new D1AgentModeCatalogService(c.var.db, org).getAllModes(),
-        hiddenModes(c.var.db, org),
+        new D1AgentModeCatalogService(c.get("db"), null).getAllModes(),
+        new D1AgentModeCatalogService(c.get("db"), org).getAllModes(),
+        hiddenModes(c.get("db"), org),
       ]);
       const own = view.filter((mode) => mode.org !== null);
       const modes = [
@@ -287,7 +287,7 @@ export const adminModeRoutes = routes()
       responses: { 200: json(ModeTools, "The tools."), ...errors(401, 403) },
     }),
     async (c) => {
-      const servers = await serversSeenBy(c.var.db, c.var.principal.org);
+      const servers = await serversSeenBy(c.get("db"), c.get("principal").org);
       const tools = [
         ...PRODUCTION_TOOL_NAMES.map((name) => ({ name, alwaysOffered: ALWAYS_OFFERED_TOOLS.includes(name) })),
         ...servers.map((server) => ({ name: `mcp:${server.name}`, alwaysOffered: false })),
@@ -309,9 +309,9 @@ export const adminModeRoutes = routes()
     }),
     async (c) => {
       const { key } = c.req.valid("param");
-      const seen = await new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getMode(key);
-      const owner = writeOwner(c.var.principal, "mode", key, seen, c.req.valid("query").owner);
-      const row = await ownedModeStatement(c.var.db, owner, key).first<Record<string, unknown>>();
+      const seen = await new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getMode(key);
+      const owner = writeOwner(c.get("principal"), "mode", key, seen, c.req.valid("query").owner);
+      const row = await ownedModeStatement(c.get("db"), owner, key).first<Record<string, unknown>>();
       if (!row) throw new ApiError("mode_not_found", `Mode ${quoted(key)} not found.`);
       const existing = parseModeRow(row);
       if (existing.isDefault) {
@@ -321,11 +321,11 @@ export const adminModeRoutes = routes()
           { param: "key" },
         );
       }
-      await deleteMode(c.var.db, owner, key, [
+      await deleteMode(c.get("db"), owner, key, [
         changeRow(c, { org: owner, action: "mode.delete", target: key, before: existing }),
       ]);
       forgetTurnReads(c.env.DB);
-      c.var.logger.addCustomEvent("Message", "[admin_modes_delete]", "Mode deleted.", [["mode", key]]);
+      c.get("logger").addCustomEvent("Message", "[admin_modes_delete]", "Mode deleted.", [["mode", key]]);
       return c.body(null, 204);
     },
   );

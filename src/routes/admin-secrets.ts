@@ -40,8 +40,8 @@ const secretAnswer = (description: string) => json(z.object({ secret: OrgSecretV
 
 /** Who may use a secret now: the org's routes and MCP servers that name it. */
 async function usersOf(c: AppContext, name: string): Promise<string[]> {
-  const { db } = c.var;
-  const { org } = c.var.principal;
+  const db = c.get("db");
+  const { org } = c.get("principal");
   // One round trip: each table's own query, batched.
   const answers = await db.batch<{ user: string }>([
     routesNamingSecretStatement(db, org, name),
@@ -59,7 +59,7 @@ export const adminSecretRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ secrets: z.array(OrgSecretView) }), "The secrets."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ secrets: await new OrgSecrets(c.var.db, c.var.principal.org).list() }, 200),
+    async (c) => c.json({ secrets: await new OrgSecrets(c.get("db"), c.get("principal").org).list() }, 200),
   )
   .openapi(
     createRoute({
@@ -74,13 +74,13 @@ export const adminSecretRoutes = routes()
       const { name } = c.req.valid("param");
       const { value } = c.req.valid("json");
       const box = await requireSecretBox(c.env);
-      const store = new OrgSecrets(c.var.db, c.var.principal.org);
+      const store = new OrgSecrets(c.get("db"), c.get("principal").org);
       const before = await store.get(name);
       const after = { name, lastFour: lastFourOf(value) };
-      const audit = changeRow(c, { org: c.var.principal.org, action: "secret.put", target: name, before, after });
+      const audit = changeRow(c, { org: c.get("principal").org, action: "secret.put", target: name, before, after });
       const { secret, created } = await store.put(box, name, value, [audit]);
       forgetRouteTable(c.env.DB);
-      c.var.logger.addCustomEvent("Message", "[admin_secrets_put]", created ? "Secret stored." : "Secret replaced.", [
+      c.get("logger").addCustomEvent("Message", "[admin_secrets_put]", created ? "Secret stored." : "Secret replaced.", [
         ["secret", name],
       ]);
       return created ? c.json({ secret }, 201) : c.json({ secret }, 200);
@@ -97,7 +97,7 @@ export const adminSecretRoutes = routes()
     }),
     async (c) => {
       const { name } = c.req.valid("param");
-      const store = new OrgSecrets(c.var.db, c.var.principal.org);
+      const store = new OrgSecrets(c.get("db"), c.get("principal").org);
       const before = await store.get(name);
       if (!before) throw new ApiError("secret_not_found", `Secret ${quoted(name)} not found in your organization.`);
       const users = await usersOf(c, name);
@@ -108,7 +108,7 @@ export const adminSecretRoutes = routes()
         );
       }
       await store.delete(name, [
-        changeRow(c, { org: c.var.principal.org, action: "secret.delete", target: name, before }),
+        changeRow(c, { org: c.get("principal").org, action: "secret.delete", target: name, before }),
       ]);
       forgetRouteTable(c.env.DB);
       return c.body(null, 204);
@@ -131,7 +131,7 @@ export const adminSecretRoutes = routes()
       },
     }),
     async (c) => {
-      const result = await rewrapAll(c.var.db, await requireSecretBox(c.env));
+      const result = await rewrapAll(c.get("db"), await requireSecretBox(c.env));
       await recordChange(c, {
         org: null,
         action: "secrets.rewrap",

@@ -61,9 +61,9 @@ export const adminUsageCallRoutes = routes().openapi(
   }),
   async (c) => {
     const { limit, org: asked } = c.req.valid("query");
-    const org = usageOrg(c.var.principal, asked);
+    const org = usageOrg(c.get("principal"), asked);
     if (org === null) throw new ApiError("insufficient_scope", "Only an operator reads another organization's calls.");
-    const calls = await recentCalls(c.var.db, org, limit);
+    const calls = await recentCalls(c.get("db"), org, limit);
     return c.json({ calls }, 200);
   },
 );

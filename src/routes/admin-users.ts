@@ -52,7 +52,7 @@ export const adminUserRoutes = routes()
       ...admin,
       responses: { 200: json(z.object({ users: z.array(UserView) }), "The users."), ...errors(401, 403) },
     }),
-    async (c) => c.json({ users: await listUsers(c.var.db, c.var.principal.org) }, 200),
+    async (c) => c.json({ users: await listUsers(c.get("db"), c.get("principal").org) }, 200),
   )
   .openapi(
     createRoute({
@@ -79,11 +79,11 @@ export const adminUserRoutes = routes()
     async (c) => {
       const { id } = c.req.valid("param");
       const { disabled, forget } = c.req.valid("json");
-      const { org, user: self } = c.var.principal;
+      const { org, user: self } = c.get("principal");
       // A user is one the org has seen, or one a key of the org acts for (disabled before their first request).
-      const known = (await findUser(c.var.db, org, id)) ?? (await hasKeyFor(c.var.db, org, id));
+      const known = (await findUser(c.get("db"), org, id)) ?? (await hasKeyFor(c.get("db"), org, id));
       if (!known) throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
-      if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
+      if (!isOperator(c.get("principal")) && (await isOperatorUser(c.get("db"), org, id))) {
         throw new ApiError("insufficient_scope", "Only an operator disables or enables an operator.");
       }
       if (forget && !disabled) {
@@ -100,29 +100,29 @@ export const adminUserRoutes = routes()
           param: "disabled",
         });
       }
-      const before = await findUser(c.var.db, org, id);
+      const before = await findUser(c.get("db"), org, id);
       const action = disabled ? "user.disable" : "user.enable";
-      const forgetting = forget ? [forgetPersonStatement(c.var.db, org, id)] : [];
-      const written = await setUserDisabled(c.var.db, org, id, disabled, [
+      const forgetting = forget ? [forgetPersonStatement(c.get("db"), org, id)] : [];
+      const written = await setUserDisabled(c.get("db"), org, id, disabled, [
         changeRow(c, { org, action, target: id, before, after: { id, disabled, ...(forget ? { forget } : {}) } }),
         ...forgetting,
       ]);
       // Their sessions drop their copies of the memories forgotten, before the answer goes out.
-      if (forget) await notifyMemoryChange(c.env, c.var.db, org, id, c.var.logger);
+      if (forget) await notifyMemoryChange(c.env, c.get("db"), org, id, c.get("logger"));
       forgetKeysOfUser(org, id);
       forgetSessionsOfUser(org, id);
       forgetUserState(org, id);
-      const revoked = disabled ? await revokeGrants(c.var.db, org, id) : [];
+      const revoked = disabled ? await revokeGrants(c.get("db"), org, id) : [];
       if (revoked.length > 0) {
         // Each grant the disabling ended is a row of its own (its record is revoked above, in one statement).
-        await c.var.db.batch(
+        await c.get("db").batch(
           revoked.map((grant) => changeRow(c, { org, action: "grant.revoke", target: grant.id, before: { user: id } })),
         );
         const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
         c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }
-      const user = await findUser(c.var.db, org, id);
-      c.var.logger.addCustomEvent(
+      const user = await findUser(c.get("db"), org, id);
+      c.get("logger").addCustomEvent(
         "Message",
         disabled ? "[admin_users_disable]" : "[admin_users_enable]",
         disabled ? "User disabled." : "User enabled.",
@@ -147,12 +147,12 @@ export const adminUserRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const { org } = c.var.principal;
-      const user = await findUser(c.var.db, org, id);
-      if (!user && !(await hasKeyFor(c.var.db, org, id))) {
+      const { org } = c.get("principal");
+      const user = await findUser(c.get("db"), org, id);
+      if (!user && !(await hasKeyFor(c.get("db"), org, id))) {
         throw new ApiError("user_not_found", `User ${quoted(id)} not found in your organization.`);
       }
-      if (!isOperator(c.var.principal) && (await isOperatorUser(c.var.db, org, id))) {
+      if (!isOperator(c.get("principal")) && (await isOperatorUser(c.get("db"), org, id))) {
         throw new ApiError("insufficient_scope", "Only an operator deletes an operator.");
       }
       if (!user?.disabled) {
@@ -161,11 +161,11 @@ export const adminUserRoutes = routes()
           `User ${quoted(id)} is not disabled: disable them first (PATCH /admin/users/{id} {"disabled": true}).`,
         );
       }
-      const deleted = await deletePerson(c.env, c.var.db, callerOf(c), org, id, [
+      const deleted = await deletePerson(c.env, c.get("db"), callerOf(c), org, id, [
         changeRow(c, { org, action: "user.delete", target: id, before: user }),
       ]);
       const { sessionsLeft, ...counts } = deleted;
-      c.var.logger.addCustomEvent("Message", "[admin_users_delete]", "User deleted.", [["target_user", id]]);
+      c.get("logger").addCustomEvent("Message", "[admin_users_delete]", "User deleted.", [["target_user", id]]);
       return c.json({ userId: id, deleted: counts, sessionsLeft }, 200);
     },
   );

@@ -147,7 +147,7 @@ export const signInRoutes = routes()
     async (c) => {
       const oidc = oidcOf(c);
       const returnTo = safeReturnTo(c.req.valid("query").return_to);
-      const { authorizationUrl, state } = await beginSignIn(c.var.db, oidc, redirectUriOf(c), returnTo);
+      const { authorizationUrl, state } = await beginSignIn(c.get("db"), oidc, redirectUriOf(c), returnTo);
       setCookie(c, SIGN_IN_COOKIE, state, {
         prefix: "host",
         path: "/",
@@ -183,19 +183,19 @@ export const signInRoutes = routes()
       const browserState = getCookie(c, SIGN_IN_COOKIE, "host");
       deleteCookie(c, SIGN_IN_COOKIE, { prefix: "host", path: "/", secure: true });
       const { person, returnTo } = await finishSignIn(
-        c.var.db,
+        c.get("db"),
         oidc,
         new URL(c.req.url),
         redirectUriOf(c),
         browserState,
       );
       await endEarlierSession(c);
-      const { disabled } = await upsertUser(c.var.db, { ...person, via: "browser_session" });
+      const { disabled } = await upsertUser(c.get("db"), { ...person, via: "browser_session" });
       if (disabled)
         throw new ApiError("user_disabled", "Your user is disabled in your organization; ask one of its admins.");
       const { browserSessions } = settings(c.env).auth;
       const session = await createBrowserSession(
-        c.var.db,
+        c.get("db"),
         {
           org: person.org,
           user: person.id,
@@ -205,7 +205,7 @@ export const signInRoutes = routes()
         browserSessions,
       );
       setSessionCookie(c, session);
-      c.var.logger
+      c.get("logger")
         .with({ org: person.org, user: person.id, keyId: session.id })
         .addCustomEvent("Message", "[auth_sign_in]", "Signed in by single sign-on.");
       c.header("cache-control", "no-store");
@@ -219,7 +219,7 @@ const primaryOf = (c: AppContext) => c.env.DB.withSession("first-primary");
 /** Ends the session the browser's cookie holds, if any: signing out, or signing in anew. */
 async function endEarlierSession(c: AppContext): Promise<void> {
   const secret = getCookie(c, SESSION_COOKIE, "host");
-  if (secret) await endBrowserSession(c.var.db, secret);
+  if (secret) await endBrowserSession(c.get("db"), secret);
 }
 
 /** Sets the browser session cookie of `session`. */
@@ -273,11 +273,11 @@ export const keySignInRoutes = routes().openapi(
     }
     const { principal } = found;
     await endEarlierSession(c);
-    await upsertUser(c.var.db, { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
+    await upsertUser(c.get("db"), { org: principal.org, id: principal.user, email: null, name: null, via: "api_key" });
     // The session stands only while the key does, and counts against it.
     const keyExpiresAt = await keyExpiry(primaryOf(c), principal.keyId);
     const session = await createBrowserSession(
-      c.var.db,
+      c.get("db"),
       { org: principal.org, user: principal.user, scopes: principal.scopes, via: "api_key" },
       settings(c.env).auth.browserSessions,
       Date.now(),
@@ -302,8 +302,8 @@ export const sessionAuthRoutes = routes()
       responses: { 200: json(Me, "The caller."), ...errors(401, 403) },
     }),
     async (c) => {
-      const { principal } = c.var;
-      const user = await findUser(c.var.db, principal.org, principal.user);
+      const principal = c.get("principal");
+      const user = await findUser(c.get("db"), principal.org, principal.user);
       const secret = getCookie(c, SESSION_COOKIE, "host");
       let session: z.infer<typeof Me>["session"] = null;
       if (principal.via === "browser_session" && secret) {

@@ -258,7 +258,7 @@ export const authorizeRoutes = describeOAuth(routes())
       );
     }
     if (!(await consentShownTo(c.env.OAUTH_KV, handle, who))) {
-      c.var.logger
+      c.get("logger")
         .with({ org: who.org, user: who.user })
         .addCustomEvent(
           "Warning",
@@ -293,7 +293,7 @@ export const authorizeRoutes = describeOAuth(routes())
       // The server's id of the grant is in the code it made (`<user>:<grant>:<secret>`); recorded before the browser
       // goes back, so no token of it can come before aptix's record.
       const kvGrantId = new URL(redirectTo).searchParams.get("code")?.split(":")[1] ?? "";
-      await recordGrant(c.var.db, {
+      await recordGrant(c.get("db"), {
         id: grantId,
         kvGrantId,
         org: who.org,
@@ -303,7 +303,7 @@ export const authorizeRoutes = describeOAuth(routes())
         scopes,
         resource: approved.request.resource ?? `${url.origin}/mcp`,
       });
-      c.var.logger
+      c.get("logger")
         .with({ org: who.org, user: who.user, keyId: grantId })
         .addCustomEvent("Message", "[oauth_grant]", "An MCP client was authorized.", [
           ["client", approved.request.clientId],

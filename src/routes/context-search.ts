@@ -35,7 +35,7 @@ export const contextSearchRoutes = routes().openapi(
         param: "cursor",
       });
     }
-    const { principal } = c.var;
+    const principal = c.get("principal");
     const everyone = all === "true";
     if (everyone && !isOrgAdmin(principal)) {
       throw new ApiError("insufficient_scope", "Only an admin of the organization searches everyone's sessions.", {
@@ -43,7 +43,7 @@ export const contextSearchRoutes = routes().openapi(
       });
     }
     const scope = everyone ? { org: principal.org, all: true as const } : { org: principal.org, user: principal.user };
-    const page = await searchMessages(c.var.db, scope, q, { limit, offset });
+    const page = await searchMessages(c.get("db"), scope, q, { limit, offset });
     const results = page.hits.map(
       (hit): SearchResult => ({
         sessionId: hit.sessionId,

@@ -35,12 +35,12 @@ import { AgentExecuteResponse, TurnAccepted } from "../wire/turn";
 
 /** The pin of a new session to version `version` of `mode` (as the caller's org sees it): org admins only. */
 async function modePin(c: AppContext, mode: AgentMode, version: number): Promise<ModePin> {
-  if (!holdsScope(c.var.principal.scopes, "admin")) {
+  if (!holdsScope(c.get("principal").scopes, "admin")) {
     throw new ApiError("insufficient_scope", "Only an org admin pins a session to a mode version.", {
       param: "modeVersion",
     });
   }
-  const snapshot = await readVersion(c.var.db, mode, version);
+  const snapshot = await readVersion(c.get("db"), mode, version);
   if (!snapshot) {
     throw new ApiError("mode_version_not_found", `Mode ${quoted(mode.key)} has no version ${version}.`, {
       param: "modeVersion",
@@ -118,13 +118,13 @@ export const contextSessionRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
+      const catalog = new D1AgentModeCatalogService(c.get("db"), c.get("principal").org);
       const mode = body.mode ? await catalog.getMode(body.mode) : await catalog.getDefaultMode();
       if (!mode) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, body.mode ?? ""), { param: "mode" });
       }
       const pin = body.modeVersion === undefined ? undefined : await modePin(c, mode, body.modeVersion);
-      const session = await createSession(c.env, c.var.principal, mode.key, hintOf(c), undefined, undefined, pin);
+      const session = await createSession(c.env, c.get("principal"), mode.key, hintOf(c), undefined, undefined, pin);
       const { sessionId, status, createdAt, modeVersion } = session;
       return c.json({ sessionId, mode: session.mode, modeVersion, status, createdAt }, 201);
     },
@@ -146,14 +146,14 @@ export const contextSessionRoutes = routes()
     async (c) => {
       const { beforeMessage, mode: asked } = c.req.valid("json");
       // An unknown mode is refused before the conversation is copied out of the source.
-      const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
+      const catalog = new D1AgentModeCatalogService(c.get("db"), c.get("principal").org);
       if (asked && !(await catalog.getMode(asked))) {
         throw new ApiError("unknown_mode", await unknownModeMessage(catalog, asked), { param: "mode" });
       }
       const source = sessionStub(c.env, c.req.valid("param").sessionId);
       const seed = unwrap(await source.branchSeed(caller(c), beforeMessage));
       const branch = { origin: seed.origin, messages: seed.messages };
-      const session = await createSession(c.env, c.var.principal, asked ?? seed.mode, hintOf(c), branch);
+      const session = await createSession(c.env, c.get("principal"), asked ?? seed.mode, hintOf(c), branch);
       const { sessionId, mode, status, createdAt, branchOf } = session;
       if (!branchOf) throw new Error(`The branch ${sessionId} does not know where it came from.`);
       return c.json({ sessionId, mode, status, createdAt, branchOf }, 201);
@@ -180,9 +180,9 @@ export const contextSessionRoutes = routes()
           param: "cursor",
         });
       }
-      const { org, user } = c.var.principal;
+      const { org, user } = c.get("principal");
       const filter = { archived: archived === "true", query: q ?? null, branchOf: branchOf ?? null };
-      const page = await listSessions(c.var.db, { org, user }, { limit, after }, filter);
+      const page = await listSessions(c.get("db"), { org, user }, { limit, after }, filter);
       const last = page.sessions.at(-1);
       return c.json({ sessions: page.sessions, nextCursor: page.more && last ? encodeCursor(last) : null }, 200);
     },

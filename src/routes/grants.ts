@@ -24,8 +24,8 @@ export const grantRoutes = routes()
       responses: { 200: json(z.object({ grants: z.array(GrantView) }), "Your grants."), ...errors(401, 403) },
     }),
     async (c) => {
-      const { org, user } = c.var.principal;
-      return c.json({ grants: await standingGrants(c.env, c.var.db, new URL(c.req.url), org, user) }, 200);
+      const { org, user } = c.get("principal");
+      return c.json({ grants: await standingGrants(c.env, c.get("db"), new URL(c.req.url), org, user) }, 200);
     },
   )
   .openapi(
@@ -40,8 +40,8 @@ export const grantRoutes = routes()
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const { org, user } = c.var.principal;
-      const revoked = await revokeGrants(c.var.db, org, user, id);
+      const { org, user } = c.get("principal");
+      const revoked = await revokeGrants(c.get("db"), org, user, id);
       if (revoked.length === 0) throw new ApiError("grant_not_found", `Grant ${quoted(id)} not found among yours.`);
       const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
       c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, user, kvGrantIds));
@@ -51,7 +51,7 @@ export const grantRoutes = routes()
         target: id,
         before: revoked.map(({ kvGrantId: _, ...grant }) => grant),
       });
-      c.var.logger.addCustomEvent("Message", "[oauth_grant_revoke]", "An OAuth grant was revoked.", [["grant", id]]);
+      c.get("logger").addCustomEvent("Message", "[oauth_grant_revoke]", "An OAuth grant was revoked.", [["grant", id]]);
       return c.body(null, 204);
     },
   );

@@ -27,7 +27,7 @@ const MemoryId = z.object({ memoryId: z.string().min(1).max(200) });
 /** The caller's store: as an admin of their org when they are one (the org's memories are theirs to change). */
 export function callerMemories(c: AppContext): MemoryStore {
   const caller = callerOf(c);
-  return new MemoryStore(c.var.db, caller.org, caller.user, {
+  return new MemoryStore(c.get("db"), caller.org, caller.user, {
     admin: caller.admin === true,
     maxPerUser: settings(c.env).memory.maxPerUser,
   });
@@ -50,7 +50,7 @@ export async function answering<T>(work: Promise<T>): Promise<T> {
  */
 async function announce(c: AppContext, scope: "user" | "org"): Promise<void> {
   const caller = callerOf(c);
-  await notifyMemoryChange(c.env, c.var.db, caller.org, scope === "org" ? null : caller.user, c.var.logger, {
+  await notifyMemoryChange(c.env, c.get("db"), caller.org, scope === "org" ? null : caller.user, c.get("logger"), {
     actor: { user: caller.user, waitUntil: (work) => c.executionCtx.waitUntil(work) },
   });
 }
@@ -61,7 +61,7 @@ export function memoryNotFound(memoryId: string): ApiError {
 
 /** Refused (409) while the org's memory is off: nothing is stored then. */
 async function requireMemoryOn(c: AppContext): Promise<void> {
-  if (await orgMemoryEnabled(c.env, c.var.db, c.var.principal.org)) return;
+  if (await orgMemoryEnabled(c.env, c.get("db"), c.get("principal").org)) return;
   throw new ApiError(
     "memory_disabled",
     "Memory is off for your organization: an admin turns it on (PUT /admin/memory). Your memories can still be read and forgotten.",

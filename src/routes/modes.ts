@@ -33,8 +33,8 @@ export const modeRoutes = routes().openapi(
   }),
   async (c) => {
     const [modes, table] = await Promise.all([
-      new D1AgentModeCatalogService(c.var.db, c.var.principal.org).getAllModes(c.req.raw.signal),
-      envRouteTable(c.env, c.var.principal.org, c.var.logger),
+      new D1AgentModeCatalogService(c.get("db"), c.get("principal").org).getAllModes(c.req.raw.signal),
+      envRouteTable(c.env, c.get("principal").org, c.get("logger")),
     ]);
     return c.json(
       {

@@ -64,8 +64,8 @@ export const personExportRoutes = routes().openapi(
     responses: { 200: json(PersonExport, "Your data."), ...errors(401, 403) },
   }),
   async (c) => {
-    const { org, user } = c.var.principal;
-    const db = c.var.db;
+    const { org, user } = c.get("principal");
+    const db = c.get("db");
     const [row, memories, sessions, schedules, webhooks] = await Promise.all([
       findUser(db, org, user),
       new MemoryStore(db, org, user).own(),

@@ -6,10 +6,10 @@ import { type AuditChange, auditStatement, recordAudit } from "../tenancy/audit-
 
 /** The statement that appends `change`, for the batch that makes it. */
 export function changeRow(c: AppContext, change: AuditChange): D1PreparedStatement {
-  return auditStatement(c.var.db, { principal: c.var.principal, requestId: c.var.requestId }, change);
+  return auditStatement(c.get("db"), { principal: c.get("principal"), requestId: c.get("requestId") }, change);
 }
 
 /** Appends `change` on its own (for a change D1 does not hold). */
 export function recordChange(c: AppContext, change: AuditChange): Promise<void> {
-  return recordAudit(c.var.db, { principal: c.var.principal, requestId: c.var.requestId }, change);
+  return recordAudit(c.get("db"), { principal: c.get("principal"), requestId: c.get("requestId") }, change);
 }

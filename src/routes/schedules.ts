@@ -61,7 +61,7 @@ function scheduleNotFound(scheduleId: string): ApiError {
 
 /** The schedule, when the caller may read and act on it (its owner, an admin of its org); else 404. */
 async function ownedSchedule(c: AppContext, scheduleId: string): Promise<ScheduleRecord> {
-  const schedule = await findSchedule(c.var.db, scheduleId);
+  const schedule = await findSchedule(c.get("db"), scheduleId);
   if (!schedule || !mayActOnSession(callerOf(c), schedule)) throw scheduleNotFound(scheduleId);
   return schedule;
 }
@@ -78,7 +78,7 @@ function timingOf(input: TimingInput, now: number): ScheduleTiming {
 
 /** The mode a schedule's runs start their sessions in: one of the org's catalog (400 unknown_mode otherwise). */
 async function modeOf(c: AppContext, asked: string | undefined): Promise<string> {
-  const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
+  const catalog = new D1AgentModeCatalogService(c.get("db"), c.get("principal").org);
   const mode = asked === undefined ? await catalog.getDefaultMode() : await catalog.getMode(asked);
   if (!mode) throw new ApiError("unknown_mode", await unknownModeMessage(catalog, asked ?? ""), { param: "mode" });
   return mode.key;
@@ -125,7 +125,7 @@ export const scheduleRoutes = routes()
       const timing = timingOf(body, now);
       const caller = callerOf(c);
       const limits = settings(c.env).schedules;
-      const counts = await countSchedules(c.var.db, caller.org, caller.user);
+      const counts = await countSchedules(c.get("db"), caller.org, caller.user);
       if (counts.user >= limits.maxPerUser || counts.org >= limits.maxPerOrg) {
         const [whose, limit] =
           counts.user >= limits.maxPerUser
@@ -162,7 +162,7 @@ export const scheduleRoutes = routes()
       };
       await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled: true, nextRunAt });
       const record = { ...spec, timing, enabled: true, nextRunAt: iso(nextRunAt) };
-      await insertSchedule(c.var.db, record);
+      await insertSchedule(c.get("db"), record);
       const at = new Date(now).toISOString();
       return c.json(scheduleView({ ...record, createdAt: at, updatedAt: at, lastRun: null, lastRunId: null }), 201);
     },
@@ -179,14 +179,14 @@ export const scheduleRoutes = routes()
       responses: { 200: json(ScheduleList, "The schedules, oldest first."), ...errors(401, 403) },
     }),
     async (c) => {
-      const schedules = await listSchedules(c.var.db, callerOf(c));
+      const schedules = await listSchedules(c.get("db"), callerOf(c));
       // The last runs still open are brought up to date, LIST_REFRESHES a request at most: a list of a thousand
       // schedules that all just ran costs a thousand session calls once, spread over requests, never in one.
       let refreshes = 0;
       const fresh = await Promise.all(
         schedules.map((schedule) =>
           isOpen(schedule.lastRun) && refreshes++ < LIST_REFRESHES
-            ? refreshLastRun(c.env, c.var.db, schedule)
+            ? refreshLastRun(c.env, c.get("db"), schedule)
             : schedule,
         ),
       );
@@ -204,7 +204,7 @@ export const scheduleRoutes = routes()
     }),
     async (c) => {
       const schedule = await ownedSchedule(c, c.req.valid("param").scheduleId);
-      return c.json(scheduleView(await refreshLastRun(c.env, c.var.db, schedule)), 200);
+      return c.json(scheduleView(await refreshLastRun(c.env, c.get("db"), schedule)), 200);
     },
   )
   .openapi(
@@ -238,8 +238,8 @@ export const scheduleRoutes = routes()
       const { scheduleId } = schedule;
       const spec: RunSpec = { ...runSpecOf(schedule), name, prompt, mode };
       await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled, nextRunAt });
-      await updateSchedule(c.var.db, scheduleId, { name, prompt, mode, timing, enabled, nextRunAt: iso(nextRunAt) });
-      const changed = await findSchedule(c.var.db, schedule.scheduleId);
+      await updateSchedule(c.get("db"), scheduleId, { name, prompt, mode, timing, enabled, nextRunAt: iso(nextRunAt) });
+      const changed = await findSchedule(c.get("db"), schedule.scheduleId);
       if (!changed) throw scheduleNotFound(schedule.scheduleId);
       return c.json(scheduleView(changed), 200);
     },
@@ -256,7 +256,7 @@ export const scheduleRoutes = routes()
     async (c) => {
       const schedule = await ownedSchedule(c, c.req.valid("param").scheduleId);
       await runnerOf(c.env, schedule.scheduleId).disarm();
-      await deleteSchedule(c.var.db, schedule.scheduleId);
+      await deleteSchedule(c.get("db"), schedule.scheduleId);
       return c.json({ scheduleId: schedule.scheduleId, deleted: true as const }, 200);
     },
   )
@@ -297,8 +297,8 @@ export const scheduleRoutes = routes()
           param: "cursor",
         });
       }
-      const page = await listRuns(c.var.db, schedule.scheduleId, { limit, after });
-      const runs = await Promise.all(page.runs.map((run) => refreshRun(c.env, c.var.db, schedule, run, run.runId)));
+      const page = await listRuns(c.get("db"), schedule.scheduleId, { limit, after });
+      const runs = await Promise.all(page.runs.map((run) => refreshRun(c.env, c.get("db"), schedule, run, run.runId)));
       const last = runs.at(-1);
       return c.json({ runs, nextCursor: page.more && last ? encodeRunCursor(last) : null }, 200);
     },

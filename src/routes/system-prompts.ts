@@ -42,23 +42,23 @@ export const systemPromptRoutes = routes().openapi(
   async (c) => {
     const { id } = c.req.valid("param");
     const modeKey = c.req.valid("query").mode;
-    const catalog = new D1AgentModeCatalogService(c.var.db, c.var.principal.org);
+    const catalog = new D1AgentModeCatalogService(c.get("db"), c.get("principal").org);
     const [base, mode] = await Promise.all([
-      getSystemPrompt(c.var.db, id),
+      getSystemPrompt(c.get("db"), id),
       modeKey ? catalog.getMode(modeKey) : catalog.getDefaultMode(),
     ]);
     if (!base) throw new ApiError("system_prompt_not_found", `System prompt ${quoted(id)} not found.`);
     if (!mode) throw new ApiError("mode_not_found", `Mode ${quoted(modeKey ?? "")} not found.`);
     const { agent, workspace, mcp } = settings(c.env);
     // The prompt as the mode's route gets it: its tool format decides whether the JSON call format is described.
-    const route = (await envRouteTable(c.env, c.var.principal.org, c.var.logger)).chain(mode.modelRoute)[0];
+    const route = (await envRouteTable(c.env, c.get("principal").org, c.get("logger"))).chain(mode.modelRoute)[0];
     const registry = createAgentToolRegistry({
-      logger: c.var.logger,
+      logger: c.get("logger"),
       sessionManager: new DurableObjectSessionManager(c.env),
       catalog,
       workspace,
     });
-    const mcpTools = new McpToolSource(c.var.db, c.env, c.var.principal.org, c.var.logger, mcp.discoveryTtlMs);
+    const mcpTools = new McpToolSource(c.get("db"), c.env, c.get("principal").org, c.get("logger"), mcp.discoveryTtlMs);
     const { enhanced } = await enhanceForMode({
       basePrompt: base.content,
       mode,
@@ -66,7 +66,7 @@ export const systemPromptRoutes = routes().openapi(
       remoteTools: (names, builtIn) => mcpTools.forTools(names, builtIn),
       format: route?.toolFormat ?? "native",
       config: agent,
-      memory: ownerMemoryRecall(c.env, c.var.db, () => c.var.principal, c.var.logger),
+      memory: ownerMemoryRecall(c.env, c.get("db"), () => c.get("principal"), c.get("logger")),
     }).finally(() => mcpTools.closeConnections());
     return c.json(
       {

@@ -67,7 +67,7 @@ const Queued = z.object({
 
 /** A member (`chat`) or an admin (an `admin` key need not chat to manage its org's endpoints). */
 const chatOrAdmin = createMiddleware<AppBindings>(async (c, next) => {
-  const { scopes, via } = c.var.principal;
+  const { scopes, via } = c.get("principal");
   if (!holdsScope(scopes, "chat") && !holdsScope(scopes, "admin")) {
     const who = via === "api_key" ? "This API key lacks" : "You lack";
     throw new ApiError("insufficient_scope", `${who} the 'chat' or 'admin' scope.`);
@@ -79,8 +79,8 @@ const chat = { security: BEARER, middleware: [chatOrAdmin], tags: ["webhooks"] }
 
 /** The endpoint `id` if the caller may see it: an admin of its org, or the member it is of; else 404. */
 async function endpointFor(c: AppContext, id: string): Promise<StoredEndpoint> {
-  const principal = c.var.principal;
-  const endpoint = await new WebhookEndpoints(c.var.db).get(principal.org, id);
+  const principal = c.get("principal");
+  const endpoint = await new WebhookEndpoints(c.get("db")).get(principal.org, id);
   if (endpoint && (isOrgAdmin(principal) || endpoint.owner === principal.user)) return endpoint;
   throw new ApiError("webhook_not_found", `Webhook endpoint ${quoted(id)} not found.`);
 }
@@ -112,10 +112,10 @@ export const webhookRoutes = routes()
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const principal = c.var.principal;
+      const principal = c.get("principal");
       checkUrl(c, body.url);
       const box = await requireSecretBox(c.env);
-      const store = new WebhookEndpoints(c.var.db);
+      const store = new WebhookEndpoints(c.get("db"));
       if ((await store.count(principal.org)) >= MAX_ENDPOINTS_PER_ORG) {
         throw new ApiError(
           "invalid_request",
@@ -141,11 +141,11 @@ export const webhookRoutes = routes()
         createdAt: now,
         updatedAt: now,
       };
-      await c.var.db.batch([
+      await c.get("db").batch([
         insert,
         changeRow(c, { org: principal.org, action: "webhook.create", target: id, before: null, after: view }),
       ]);
-      c.var.logger.addCustomEvent("Message", "[webhooks_create]", "Webhook endpoint created.", [["endpoint", id]]);
+      c.get("logger").addCustomEvent("Message", "[webhooks_create]", "Webhook endpoint created.", [["endpoint", id]]);
       return c.json({ endpoint: view, secret }, 201);
     },
   )
@@ -158,8 +158,8 @@ export const webhookRoutes = routes()
       responses: { 200: json(z.object({ endpoints: z.array(WebhookEndpointView) }), "The endpoints."), ...errors(401) },
     }),
     async (c) => {
-      const principal = c.var.principal;
-      const found = await new WebhookEndpoints(c.var.db).list(principal.org, ownerOf(principal));
+      const principal = c.get("principal");
+      const found = await new WebhookEndpoints(c.get("db")).list(principal.org, ownerOf(principal));
       return c.json({ endpoints: found.map(viewOf) }, 200);
     },
   )
@@ -187,16 +187,16 @@ export const webhookRoutes = routes()
       const before = await endpointFor(c, c.req.valid("param").id);
       const change = c.req.valid("json");
       if (change.url !== undefined) checkUrl(c, change.url);
-      const store = new WebhookEndpoints(c.var.db);
+      const store = new WebhookEndpoints(c.get("db"));
       const now = new Date().toISOString();
-      const org = c.var.principal.org;
+      const org = c.get("principal").org;
       const after: z.infer<typeof WebhookEndpointView> = {
         ...viewOf(before),
         ...change,
         ...(change.enabled !== undefined ? { disabledReason: null, disabledAt: null } : {}),
         updatedAt: now,
       };
-      await c.var.db.batch([
+      await c.get("db").batch([
         store.changeStatement(org, before.id, change, now),
         changeRow(c, { org, action: "webhook.change", target: before.id, before: viewOf(before), after }),
       ]);
@@ -214,10 +214,10 @@ export const webhookRoutes = routes()
     }),
     async (c) => {
       const endpoint = await endpointFor(c, c.req.valid("param").id);
-      const org = c.var.principal.org;
-      await c.var.db.batch([
-        new WebhookEndpoints(c.var.db).deleteStatement(org, endpoint.id),
-        ...new WebhookDeliveries(c.var.db).deleteOfEndpointStatements(endpoint.id),
+      const org = c.get("principal").org;
+      await c.get("db").batch([
+        new WebhookEndpoints(c.get("db")).deleteStatement(org, endpoint.id),
+        ...new WebhookDeliveries(c.get("db")).deleteOfEndpointStatements(endpoint.id),
         changeRow(c, { org, action: "webhook.delete", target: endpoint.id, before: viewOf(endpoint) }),
       ]);
       return c.body(null, 204);
@@ -275,7 +275,7 @@ export const webhookRoutes = routes()
     async (c) => {
       const endpoint = await endpointFor(c, c.req.valid("param").id);
       const query = c.req.valid("query");
-      const page = await new WebhookDeliveries(c.var.db).list(endpoint.id, {
+      const page = await new WebhookDeliveries(c.get("db")).list(endpoint.id, {
         limit: query.limit,
         before: query.before ?? null,
       });
@@ -294,7 +294,7 @@ export const webhookRoutes = routes()
     async (c) => {
       const params = c.req.valid("param");
       const endpoint = await endpointFor(c, params.id);
-      const deliveries = new WebhookDeliveries(c.var.db);
+      const deliveries = new WebhookDeliveries(c.get("db"));
       const delivery = await deliveries.ofEndpoint(endpoint.id, params.deliveryId);
       if (!delivery) {
         throw new ApiError("webhook_delivery_not_found", `Delivery ${quoted(params.deliveryId)} not found.`);

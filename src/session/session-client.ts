@@ -80,7 +80,7 @@ export function hintOf(c: AppContext): DurableObjectLocationHint | undefined {
 
 /** The request's principal as a session object's caller. */
 export function callerOf(c: AppContext): Caller {
-  const { org, user, keyId, scopes } = c.var.principal;
+  const { org, user, keyId, scopes } = c.get("principal");
   const trace = traceCarrier();
   const evaluating = evalRequest(c);
   return {
@@ -90,8 +90,8 @@ export function callerOf(c: AppContext): Caller {
     user,
     keyId,
     admin: holdsScope(scopes, "admin"),
-    requestId: c.var.requestId,
-    bookmark: c.var.db.getBookmark(),
+    requestId: c.get("requestId"),
+    bookmark: c.get("db").getBookmark(),
     bookmarkSent: Boolean(c.req.header(BOOKMARK_HEADER)),
   };
 }
@@ -103,7 +103,7 @@ export function callerOf(c: AppContext): Caller {
 function evalRequest(c: AppContext): boolean {
   const header = c.req.header(EVAL_HEADER);
   if (header === undefined) return false;
-  if (!holdsScope(c.var.principal.scopes, "admin")) {
+  if (!holdsScope(c.get("principal").scopes, "admin")) {
     throw new ApiError("insufficient_scope", `Only an org admin may send ${EVAL_HEADER} (eval runs are theirs).`, {
       param: EVAL_HEADER,
     });

@@ -1,0 +1,48 @@
+// The upstream exchange's one timer: a deadline re-armed (a stream's next chunk) moves without a new timer each
+// time, and still fails at the right moment with the right kind; a shorter deadline starts the timer again.
+import { describe, expect, it } from "vitest";
+import { UpstreamExchange, UpstreamTimeout } from "../../src/passthrough/exchange";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The abort's reason, or "none" if it did not come within `ms`. */
+async function abortWithin(exchange: UpstreamExchange, ms: number): Promise<unknown> {
+  return exchange.race(sleep(ms).then(() => "none")).catch((reason: unknown) => reason);
+}
+
+describe("the upstream exchange's clock", () => {
+  it("keeps a deadline re-armed after a pause: the first timer's firing finds time left and waits for it", async () => {
+    const exchange = new UpstreamExchange();
+    exchange.arm("first_byte", 100);
+    await sleep(60);
+    exchange.pause();
+    exchange.arm("idle", 150);
+    // The first timer fires at 100 ms, 50 ms into the idle deadline: nothing is aborted.
+    expect(await abortWithin(exchange, 70)).toBe("none");
+    const reason = await abortWithin(exchange, 2_000);
+    expect(reason).toBeInstanceOf(UpstreamTimeout);
+    expect((reason as UpstreamTimeout).kind).toBe("idle");
+    expect((reason as UpstreamTimeout).ms).toBe(150);
+  });
+
+  it("starts the timer again for a deadline shorter than the running one", async () => {
+    const exchange = new UpstreamExchange();
+    exchange.arm("first_byte", 60_000);
+    exchange.arm("idle", 20);
+    const reason = await abortWithin(exchange, 2_000);
+    expect(reason).toBeInstanceOf(UpstreamTimeout);
+    expect((reason as UpstreamTimeout).kind).toBe("idle");
+  });
+
+  it("aborts nothing once disarmed, nor while paused", async () => {
+    const disarmed = new UpstreamExchange();
+    disarmed.arm("first_byte", 20);
+    disarmed.disarm();
+    const paused = new UpstreamExchange();
+    paused.arm("idle", 20);
+    paused.pause();
+    expect(await abortWithin(disarmed, 100)).toBe("none");
+    expect(await abortWithin(paused, 100)).toBe("none");
+    expect(disarmed.signal.aborted || paused.signal.aborted).toBe(false);
+  });
+});
