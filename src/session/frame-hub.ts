@@ -7,6 +7,14 @@ import type { EventLog } from "./event-log";
 
 const encoder = new TextEncoder();
 
+/**
+ * How long a text delta may wait to be logged (and sent to the sockets) for the deltas after it: every log write is
+ * a storage commit (billed by the rows it writes, and a commit the object's later messages wait for), so a stream's
+ * deltas are logged about 20 times a second, not once per chunk; a quick answer's deltas are logged with its end.
+ * The turn's SSE streams get each delta at once.
+ */
+export const DELTA_LOG_MS = 50;
+
 type FrameSink = (frame: ServerFrame | (DirectFrame & { seq: number })) => Promise<void>;
 
 export class FrameHub {
@@ -21,10 +29,11 @@ export class FrameHub {
 
   /**
    * Writes the frame to the event log, then sends it to every socket and stream. A text delta goes to the turn's
-   * streams first, and is logged (and sent to the sockets) one task later, or before the next frame, whichever
-   * comes first, with the seq the streams were shown: a write holds every later outgoing message of the object
-   * until it is stored, so logging first would hold each token back for a write of its own. A stream belongs to
-   * its request and is never resumed by seq; a socket, which is, gets each frame only once it is logged.
+   * streams first, and is logged (and sent to the sockets) DELTA_LOG_MS later, with the deltas that came meanwhile,
+   * or before the next frame, whichever comes first, with the seq the streams were shown: a write holds every later
+   * outgoing message of the object until it is stored, so logging first would hold each token back for a write of
+   * its own. A stream belongs to its request and is never resumed by seq; a socket, which is, gets each frame only
+   * once it is logged.
    */
   emit(frame: LoggedFrame): void {
     if (frame.type === "assistant_delta") {
@@ -48,7 +57,7 @@ export class FrameHub {
     const seq = this.events.lastSeq() + this.unlogged.length + 1;
     this.unlogged.push(frame);
     for (const stream of this.streams) void stream({ ...frame, seq });
-    if (this.unlogged.length === 1) setTimeout(() => this.logUnlogged(), 0);
+    if (this.unlogged.length === 1) setTimeout(() => this.logUnlogged(), DELTA_LOG_MS);
   }
 
   /** Logs the frame (with `seq`, when the streams were shown it already), then sends it to sockets and streams. */

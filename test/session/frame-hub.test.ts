@@ -1,11 +1,12 @@
 // Where frames go: every frame is logged, in order, with the seq its readers were shown. A text delta reaches
-// the turn's streams before its row is written (a write would hold it at the output gate); it is logged one
-// task later, or before the next frame, and only then sent to the sockets, which resume by seq.
+// the turn's streams before its row is written (a write would hold it at the output gate); it is logged with the
+// deltas of the next DELTA_LOG_MS (one storage commit for them all), or before the next frame, and only then sent to
+// the sockets, which resume by seq.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/session/event-log";
-import { FrameHub } from "../../src/session/frame-hub";
+import { DELTA_LOG_MS, FrameHub } from "../../src/session/frame-hub";
 import type { LoggedFrame } from "../../src/wire/frames";
 
 const TURN = "turn-1";
@@ -34,7 +35,10 @@ async function readEvents(readable: ReadableStream<Uint8Array>, count: number): 
     );
 }
 
-const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const nextTask = () => sleep(0);
+/** Past the moment the deltas wait for company. */
+const pastDeltaWindow = () => sleep(DELTA_LOG_MS + 20);
 
 async function inHub<R>(body: (hub: FrameHub, log: EventLog) => Promise<R>): Promise<R> {
   const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
@@ -51,7 +55,7 @@ describe("the frame hub", () => {
       hub.emit(delta("Hel"));
       const loggedAtOnce = log.since(0).frames.length;
       const streamed = await readEvents(stream.readable, 1);
-      await nextTask();
+      await pastDeltaWindow();
       return { streamed, loggedAtOnce, loggedLater: log.since(0).frames };
     });
     expect(loggedAtOnce).toBe(0);
@@ -86,10 +90,27 @@ describe("the frame hub", () => {
     const text = await inHub(async (hub, log) => {
       hub.emit(delta("Hel"));
       hub.emit(delta("lo"));
-      await nextTask();
+      await pastDeltaWindow();
       return log.streamedText(TURN);
     });
     expect(text).toBe("Hello");
+  });
+
+  it("logs the deltas of a moment together: a delta a task after another waits for the same write", async () => {
+    const { afterTask, afterWindow } = await inHub(async (hub, log) => {
+      hub.emit(delta("Hel"));
+      await nextTask();
+      hub.emit(delta("lo"));
+      await nextTask();
+      const afterTask = log.since(0).frames.length;
+      await pastDeltaWindow();
+      return { afterTask, afterWindow: log.since(0).frames.map((f) => [f.seq, f.type === "assistant_delta" && f.text]) };
+    });
+    expect(afterTask).toBe(0);
+    expect(afterWindow).toEqual([
+      [1, "Hel"],
+      [2, "lo"],
+    ]);
   });
 });
 
