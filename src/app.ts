@@ -1,8 +1,8 @@
 // createApp(): middleware, the one error path, the routes, and the OpenAPI document they are declared in;
 // the Worker and the tests serve the same app.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { a2aCardRoutes } from "./a2a/card-route";

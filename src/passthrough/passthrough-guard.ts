@@ -79,7 +79,12 @@ export class PassthroughGuard {
   }
 
   private get classify(): GuardrailClassifier {
-    this.classifier ??= guardrailClassifier(this.c.env, this.c.env.DB, this.c.get("principal").org, this.c.get("logger"));
+    this.classifier ??= guardrailClassifier(
+      this.c.env,
+      this.c.env.DB,
+      this.c.get("principal").org,
+      this.c.get("logger"),
+    );
     return this.classifier;
   }
 

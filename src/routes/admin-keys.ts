@@ -220,10 +220,12 @@ export const adminKeyRoutes = routes()
       const secret = randomToken("ak_");
       const keyUser = body.user ?? (org === c.get("principal").org ? user : "admin");
       const made = { id, name: body.name, user: keyUser, scopes: body.scopes, expiresAt: body.expiresAt };
-      await c.get("db").batch([
-        insertKeyStatement(c.get("db"), { ...made, org, keyHash: await hashApiKey(secret) }),
-        changeRow(c, { org, action: "key.create", target: id, after: { ...made, budget: body.budget ?? null } }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          insertKeyStatement(c.get("db"), { ...made, org, keyHash: await hashApiKey(secret) }),
+          changeRow(c, { org, action: "key.create", target: id, after: { ...made, budget: body.budget ?? null } }),
+        ]);
       if (body.budget) await setLimits(c, id, body.budget, org);
       const key = await keyView(c, id, org);
       c.get("logger").addCustomEvent("Message", "[admin_keys_create]", "API key created.", [["key", id]]);
@@ -269,10 +271,12 @@ export const adminKeyRoutes = routes()
       const [before] = await keyViews(c, id);
       if (!before) throw new ApiError("api_key_not_found", `API key ${quoted(id)} not found in your organization.`);
       checkChangeable(c, before);
-      await c.get("db").batch([
-        revokeKeyStatement(c.get("db"), c.get("principal").org, id),
-        changeRow(c, { org: c.get("principal").org, action: "key.revoke", target: id, before }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          revokeKeyStatement(c.get("db"), c.get("principal").org, id),
+          changeRow(c, { org: c.get("principal").org, action: "key.revoke", target: id, before }),
+        ]);
       forgetApiKey(id);
       forgetSessionsOfKey(id);
       c.get("logger").addCustomEvent("Message", "[admin_keys_revoke]", "API key revoked.", [["key", id]]);

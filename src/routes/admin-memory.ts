@@ -40,10 +40,12 @@ export const adminMemoryRoutes = routes()
       const { org } = c.get("principal");
       forgetOrgMemoryPolicy(c.env.DB);
       const before = { enabled: await orgMemoryEnabled(c.env, c.get("db"), org) };
-      await c.get("db").batch([
-        orgMemoryStatement(c.get("db"), org, enabled),
-        changeRow(c, { org, action: "memory.put", target: "memory", before, after: { enabled } }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          orgMemoryStatement(c.get("db"), org, enabled),
+          changeRow(c, { org, action: "memory.put", target: "memory", before, after: { enabled } }),
+        ]);
       forgetOrgMemoryPolicy(c.env.DB);
       // The org's live sessions drop their copies (the admin's own before this answer, the others' just after it):
       // switched off, none is refilled (other isolates still keep the switch itself for MODES_CACHE_MS, as before).

@@ -80,9 +80,12 @@ export const adminSecretRoutes = routes()
       const audit = changeRow(c, { org: c.get("principal").org, action: "secret.put", target: name, before, after });
       const { secret, created } = await store.put(box, name, value, [audit]);
       forgetRouteTable(c.env.DB);
-      c.get("logger").addCustomEvent("Message", "[admin_secrets_put]", created ? "Secret stored." : "Secret replaced.", [
-        ["secret", name],
-      ]);
+      c.get("logger").addCustomEvent(
+        "Message",
+        "[admin_secrets_put]",
+        created ? "Secret stored." : "Secret replaced.",
+        [["secret", name]],
+      );
       return created ? c.json({ secret }, 201) : c.json({ secret }, 200);
     },
   )

@@ -115,9 +115,13 @@ export const adminUserRoutes = routes()
       const revoked = disabled ? await revokeGrants(c.get("db"), org, id) : [];
       if (revoked.length > 0) {
         // Each grant the disabling ended is a row of its own (its record is revoked above, in one statement).
-        await c.get("db").batch(
-          revoked.map((grant) => changeRow(c, { org, action: "grant.revoke", target: grant.id, before: { user: id } })),
-        );
+        await c
+          .get("db")
+          .batch(
+            revoked.map((grant) =>
+              changeRow(c, { org, action: "grant.revoke", target: grant.id, before: { user: id } }),
+            ),
+          );
         const kvGrantIds = revoked.map((grant) => grant.kvGrantId);
         c.executionCtx.waitUntil(forgetGrantsInAuthorizationServer(c.env, new URL(c.req.url), org, id, kvGrantIds));
       }

@@ -141,10 +141,12 @@ export const webhookRoutes = routes()
         createdAt: now,
         updatedAt: now,
       };
-      await c.get("db").batch([
-        insert,
-        changeRow(c, { org: principal.org, action: "webhook.create", target: id, before: null, after: view }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          insert,
+          changeRow(c, { org: principal.org, action: "webhook.create", target: id, before: null, after: view }),
+        ]);
       c.get("logger").addCustomEvent("Message", "[webhooks_create]", "Webhook endpoint created.", [["endpoint", id]]);
       return c.json({ endpoint: view, secret }, 201);
     },
@@ -196,10 +198,12 @@ export const webhookRoutes = routes()
         ...(change.enabled !== undefined ? { disabledReason: null, disabledAt: null } : {}),
         updatedAt: now,
       };
-      await c.get("db").batch([
-        store.changeStatement(org, before.id, change, now),
-        changeRow(c, { org, action: "webhook.change", target: before.id, before: viewOf(before), after }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          store.changeStatement(org, before.id, change, now),
+          changeRow(c, { org, action: "webhook.change", target: before.id, before: viewOf(before), after }),
+        ]);
       return c.json({ endpoint: after }, 200);
     },
   )
@@ -215,11 +219,13 @@ export const webhookRoutes = routes()
     async (c) => {
       const endpoint = await endpointFor(c, c.req.valid("param").id);
       const org = c.get("principal").org;
-      await c.get("db").batch([
-        new WebhookEndpoints(c.get("db")).deleteStatement(org, endpoint.id),
-        ...new WebhookDeliveries(c.get("db")).deleteOfEndpointStatements(endpoint.id),
-        changeRow(c, { org, action: "webhook.delete", target: endpoint.id, before: viewOf(endpoint) }),
-      ]);
+      await c
+        .get("db")
+        .batch([
+          new WebhookEndpoints(c.get("db")).deleteStatement(org, endpoint.id),
+          ...new WebhookDeliveries(c.get("db")).deleteOfEndpointStatements(endpoint.id),
+          changeRow(c, { org, action: "webhook.delete", target: endpoint.id, before: viewOf(endpoint) }),
+        ]);
       return c.body(null, 204);
     },
   )

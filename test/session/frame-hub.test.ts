@@ -104,7 +104,10 @@ describe("the frame hub", () => {
       await nextTask();
       const afterTask = log.since(0).frames.length;
       await pastDeltaWindow();
-      return { afterTask, afterWindow: log.since(0).frames.map((f) => [f.seq, f.type === "assistant_delta" && f.text]) };
+      return {
+        afterTask,
+        afterWindow: log.since(0).frames.map((f) => [f.seq, f.type === "assistant_delta" && f.text]),
+      };
     });
     expect(afterTask).toBe(0);
     expect(afterWindow).toEqual([
