@@ -208,6 +208,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       // Stop keeps what was streamed: the answer so far (its frames since the turn's last tool call) is stored,
       // marked as stopped, so a reload, an export and the next turn's history have it as the person saw it.
       cancelled: (turnId) => {
+        // The deltas still waiting to be logged were streamed too (SSE has them): logged first, so the text is whole.
+        this.frames.flush();
         const text = this.events.streamedText(turnId);
         if (text) this.store.appendMessage({ turnId, role: "assistant", content: text, kind: "stopped" });
       },

@@ -21,10 +21,14 @@ export class FrameHub {
   private readonly streams = new Set<FrameSink>();
   /** Text deltas sent to the turn's streams, not yet logged nor sent to the sockets (see emit). */
   private unlogged: LoggedFrame[] = [];
+  /** The timer that logs them, DELTA_LOG_MS after the first. */
+  private deltaTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly events: EventLog,
+    /** How long deltas wait for company before they are logged (a test may ask for longer or shorter). */
+    private readonly deltaLogMs: number = DELTA_LOG_MS,
   ) {}
 
   /**
@@ -45,8 +49,20 @@ export class FrameHub {
     if (frame.type === "turn_completed") this.events.prune(null);
   }
 
+  /**
+   * Logs the deltas that wait now (and sends them to the sockets): what reads the turn's text from the log (a stopped
+   * turn's answer) must find every delta the streams were shown.
+   */
+  flush(): void {
+    this.logUnlogged();
+  }
+
   /** The deltas sent to the streams so far: logged, and sent to the sockets, in order. */
   private logUnlogged(): void {
+    if (this.deltaTimer !== null) {
+      clearTimeout(this.deltaTimer);
+      this.deltaTimer = null;
+    }
     const frames = this.unlogged;
     this.unlogged = [];
     const first = this.events.lastSeq() + 1;
@@ -57,7 +73,7 @@ export class FrameHub {
     const seq = this.events.lastSeq() + this.unlogged.length + 1;
     this.unlogged.push(frame);
     for (const stream of this.streams) void stream({ ...frame, seq });
-    if (this.unlogged.length === 1) setTimeout(() => this.logUnlogged(), DELTA_LOG_MS);
+    if (this.unlogged.length === 1) this.deltaTimer = setTimeout(() => this.logUnlogged(), this.deltaLogMs);
   }
 
   /** Logs the frame (with `seq`, when the streams were shown it already), then sends it to sockets and streams. */

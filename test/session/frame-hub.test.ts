@@ -40,11 +40,14 @@ const nextTask = () => sleep(0);
 /** Past the moment the deltas wait for company. */
 const pastDeltaWindow = () => sleep(DELTA_LOG_MS + 20);
 
-async function inHub<R>(body: (hub: FrameHub, log: EventLog) => Promise<R>): Promise<R> {
+async function inHub<R>(
+  body: (hub: FrameHub, log: EventLog) => Promise<R>,
+  deltaLogMs: number = DELTA_LOG_MS,
+): Promise<R> {
   const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId());
   return runInDurableObject(stub, (_instance, state) => {
     const log = new EventLog(state.storage.sql);
-    return body(new FrameHub(state, log), log);
+    return body(new FrameHub(state, log, deltaLogMs), log);
   });
 }
 
@@ -97,23 +100,31 @@ describe("the frame hub", () => {
   });
 
   it("logs the deltas of a moment together: a delta a task after another waits for the same write", async () => {
-    const { afterTask, afterWindow } = await inHub(async (hub, log) => {
+    // A window far longer than a task, so that a slow machine cannot end it between the two deltas.
+    const { afterTask, afterFlush } = await inHub(async (hub, log) => {
       hub.emit(delta("Hel"));
       await nextTask();
       hub.emit(delta("lo"));
       await nextTask();
       const afterTask = log.since(0).frames.length;
-      await pastDeltaWindow();
-      return {
-        afterTask,
-        afterWindow: log.since(0).frames.map((f) => [f.seq, f.type === "assistant_delta" && f.text]),
-      };
-    });
+      hub.flush();
+      return { afterTask, afterFlush: log.since(0).frames.map((f) => [f.seq, f.type === "assistant_delta" && f.text]) };
+    }, 60_000);
     expect(afterTask).toBe(0);
-    expect(afterWindow).toEqual([
+    expect(afterFlush).toEqual([
       [1, "Hel"],
       [2, "lo"],
     ]);
+  });
+
+  it("logs the waiting deltas at once when flushed, so a stopped turn's text read from the log is whole", async () => {
+    const text = await inHub(async (hub, log) => {
+      hub.emit(delta("Hel"));
+      hub.emit(delta("lo"));
+      hub.flush();
+      return log.streamedText(TURN);
+    }, 60_000);
+    expect(text).toBe("Hello");
   });
 });
 
