@@ -14,13 +14,11 @@ import { refuse } from "../refusal";
 import type { ChatTurn } from "../session/chat-turns";
 import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
+import { EMPTY_FINGERPRINT, fingerprintChain } from "../session/thread-head";
 import { settings } from "../settings";
 import { clientFunctionTool, clientToolRegistry } from "../tools/client-function-tool";
 import { AgentToolContractError } from "../tools/registry";
-import type { OpenAIToolCall } from "../wire/openai";
 import {
-  answerText,
-  clientToolCalls,
   completionJson,
   completionMeta,
   type DoorStreamItem,
@@ -29,16 +27,8 @@ import {
   turnFailure,
 } from "./completion";
 import { modeKeyOfModel, modelOfMode } from "./models";
-import { headStatement, resolveThread } from "./threads";
-import {
-  type AgentChatBody,
-  canonicalArguments,
-  declaredTools,
-  fingerprintChain,
-  meaningOf,
-  nextFingerprint,
-  trailingInput,
-} from "./transcript";
+import { resolveThread } from "./threads";
+import { type AgentChatBody, declaredTools, meaningOf, trailingInput } from "./transcript";
 
 /** The header that names the session a request continues, and that every answer carries. */
 export const SESSION_HEADER = "X-Aptix-Session";
@@ -87,11 +77,6 @@ export interface TurnPlace {
   head: () => string | null;
   /** The turn that answered, once answered. */
   turnId: () => string | null;
-  /**
-   * With `holdHead`: writes the head together with the door's own rows (one round trip), before its answer goes out.
-   * Without it the head is written as the turn answers, and this writes only `rows`.
-   */
-  save: (rows: D1PreparedStatement[]) => Promise<void>;
 }
 
 export type ChatTurnOutcome =
@@ -107,14 +92,13 @@ export interface ChatTurnRequest {
   sessionId: string | null | Promise<string | null>;
   /** With a stream: the usage chunk at its end. */
   includeUsage: boolean;
-  /** The door writes the session's head itself, with rows of its own (`TurnPlace.save`). */
-  holdHead?: boolean;
 }
 
 /**
  * One turn of the agent for a chat completions request: the mode, the session, the client's tools, the key's model
  * call budget; then the session's object runs the turn. Bad input and a failed turn throw ApiError (OpenAI's
- * shape, the session header on a failed turn). The session's head is recorded before the answer goes out.
+ * shape, the session header on a failed turn). The session records the conversation's head (with its list entry, one D1
+ * write) before the answer goes out.
  */
 export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Promise<ChatTurnOutcome> {
   const { body } = request;
@@ -129,7 +113,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
   // At once: the mode and base prompt (one round trip to D1), the key's model call budget for the turn's
   // first call, and the session the history belongs to. The first model call then starts without a read.
   const chain = fingerprintChain(meanings);
-  const [reads, grant, thread] = await Promise.all([
+  const [reads, grant, thread, fingerprints] = await Promise.all([
     key ? turnReadsOf(c, key) : null,
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.get("logger")),
     Promise.all([chain, request.sessionId]).then(([fingerprints, named]) =>
@@ -137,6 +121,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
       // after it, and a client of the OpenAI wire carries no bookmark.
       resolveThread(c.env.DB, keyId, named, meanings, fingerprints, input),
     ),
+    chain,
   ]);
   const mode = reads?.mode;
   if (!reads || !mode) return modelNotFound(c, body.model);
@@ -162,36 +147,14 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
     reads: { mode, basePrompt: reads.basePrompt },
     prepaid: true,
     ...(thread.kind === "new" ? { create: { org, user, mode: mode.key } } : {}),
+    thread: { keyId, after: fingerprints.at(-1) ?? EMPTY_FINGERPRINT },
   };
   const names = new Set(clientTools.map((t) => t.function.name));
   const meta = completionMeta(body.model);
   const headers = { [SESSION_HEADER]: sessionId };
   let head: string | null = null;
   let turnId: string | null = null;
-  const db = c.env.DB;
-  const place: TurnPlace = {
-    sessionId,
-    head: () => head,
-    turnId: () => turnId,
-    save: async (rows) => {
-      const all = request.holdHead && head !== null ? [headStatement(db, sessionId, keyId, head), ...rows] : rows;
-      if (all.length > 0) await db.batch(all);
-    },
-  };
-  // The session's head: the history with this answer appended, as the client will send it back.
-  const remember = async (content: string, calls: OpenAIToolCall[]) => {
-    const reply = {
-      role: "assistant" as const,
-      text: content,
-      calls: calls.map((t) => ({
-        id: t.id,
-        name: t.function.name,
-        arguments: canonicalArguments(t.function.arguments),
-      })),
-    };
-    head = await nextFingerprint((await chain).at(-1) ?? "", reply);
-    if (!request.holdHead) await headStatement(db, sessionId, keyId, head).run();
-  };
+  const place: TurnPlace = { sessionId, head: () => head, turnId: () => turnId };
 
   if (body.stream) {
     const frames = unwrap(await stub.chatTurnStream(callerOf(c), turn));
@@ -200,7 +163,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
       includeUsage: request.includeUsage,
       onEnd: (answer) => {
         turnId = answer.turnId;
-        return remember(answer.content, answer.toolCalls);
+        head = answer.head;
       },
       onBreak: (error) => c.get("logger").addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
     });
@@ -210,13 +173,11 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
   const answer = unwrap(await stub.chatTurn(callerOf(c), turn));
   const failure = turnFailure(answer.response);
   if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
-  const waiting = new Set(answer.waitingForClient);
-  const calls = clientToolCalls(
-    answer.response.toolCalls.filter((t) => waiting.has(t.id)),
-    names,
-  );
-  const content = answerText(answer.response, answer.content);
   turnId = answer.turnId;
-  await remember(content, calls);
-  return { kind: "answer", place, completion: completionJson(meta, content, calls, answer.usage) };
+  head = answer.head;
+  return {
+    kind: "answer",
+    place,
+    completion: completionJson(meta, answer.content, answer.toolCalls, answer.usage),
+  };
 }

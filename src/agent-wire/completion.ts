@@ -6,7 +6,7 @@
 import { joinBytes } from "../bytes";
 import { type ErrorCode, errorBody, withRetryAfterSeconds } from "../errors";
 import { sseData } from "../llm/sse-lines";
-import { approvalRequest } from "../session/approval-words";
+import { type DoorEnd, endedWithoutAnswer, StreamedAnswerText } from "../session/door-answer";
 import type { ServerFrame } from "../wire/frames";
 import {
   type ChatChunkDelta,
@@ -20,7 +20,7 @@ import {
   openAIUsage,
   usageChunkJson,
 } from "../wire/openai";
-import type { AgentExecuteResponse, AgentToolCall, TokenUsage } from "../wire/turn";
+import type { AgentExecuteResponse, TokenUsage } from "../wire/turn";
 
 /** A stream cut off mid-answer: most often the session's object restarted, and then the turn resumes by itself. */
 export const BROKE_OFF =
@@ -28,13 +28,6 @@ export const BROKE_OFF =
 
 export function completionMeta(model: string, now = Date.now()): CompletionBase {
   return { id: `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`, created: Math.floor(now / 1000), model };
-}
-
-/** The calls the client carries out: those of its own tools that wait for it. */
-export function clientToolCalls(calls: readonly AgentToolCall[], clientTools: ReadonlySet<string>): OpenAIToolCall[] {
-  return calls
-    .filter((c) => c.requiresClientExecution && clientTools.has(c.name) && c.wasExecuted && c.errorMessage === null)
-    .map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.argumentsJson } }));
 }
 
 /**
@@ -62,6 +55,7 @@ export interface TurnFailure {
 
 /** Why a turn that ended without an answer is an error on this wire, with its HTTP code. */
 export function turnFailure(response: AgentExecuteResponse): TurnFailure | null {
+  if (!endedWithoutAnswer(response)) return null;
   if (response.status === "failed") {
     const cause = response.error?.code ?? "unknown";
     const wait = response.error?.retryAfterSeconds;
@@ -74,20 +68,12 @@ export function turnFailure(response: AgentExecuteResponse): TurnFailure | null 
       ...retry,
     };
   }
-  if (response.status === "cancelled") return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
-  return null;
+  return { code: "agent_turn_failed", message: "The agent's turn was cancelled." };
 }
 
 /** A failure's Retry-After header, when it has one. */
 export function retryHeaders(failure: TurnFailure): Record<string, string> {
   return failure.retryAfterSeconds === undefined ? {} : { "retry-after": String(failure.retryAfterSeconds) };
-}
-
-/** What the answer says: the agent's text, then (for a turn waiting for approval) the request in words. */
-export function answerText(response: AgentExecuteResponse, text: string): string {
-  if (response.status !== "awaiting_approval") return text;
-  const waiting = response.toolCalls.filter((c) => c.approval === "pending");
-  return [text, approvalRequest(waiting)].filter(Boolean).join("\n\n");
 }
 
 const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -111,16 +97,13 @@ export function completionJson(
 }
 
 export interface StreamedAnswer {
-  content: string;
-  toolCalls: OpenAIToolCall[];
   /** The turn ended in a way this wire reports as an error (sent as an error event). */
   failed: boolean;
   /** The turn that answered, as its frames name it. */
   turnId: string | null;
+  /** The conversation's head after the answer, as the session recorded it (src/session/thread-head.ts). */
+  head: string | null;
 }
-
-/** What a streamed door answer says when the model's stream broke mid-answer and the step started again. */
-export const RESTARTED_NOTE = "(The model service failed in the middle of this answer; it starts again below.)";
 
 const encoder = new TextEncoder();
 
@@ -132,15 +115,16 @@ export type DoorStreamItem =
 export interface DoorStreamOptions {
   clientTools: ReadonlySet<string>;
   includeUsage: boolean;
-  /** Sees what was answered (for the session's head) before the stream's last chunks go out. */
-  onEnd: (answer: StreamedAnswer) => Promise<void>;
+  /** Sees how the turn ended (its id, the head the session recorded) before the stream's last chunks go out. */
+  onEnd: (answer: StreamedAnswer) => void;
   /** Told of an unexpected failure while the stream runs (its stack goes to the log, never to the client). */
   onBreak: (error: unknown) => void;
 }
 
 /**
- * The frames of a turn as chat completion chunks (objects; each wire writes them its own way). `onEnd` runs before
- * the finish chunk, so a client that sends its next request as soon as its stream ends finds the session's head.
+ * The frames of a turn as chat completion chunks (objects; each wire writes them its own way). The session records
+ * the conversation's head before its stream ends, so a client that sends its next request as soon as its stream
+ * ends finds it.
  */
 export async function* doorChunks(
   frames: ReadableStream<Uint8Array>,
@@ -156,60 +140,45 @@ export async function* doorChunks(
     // A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`.
     body: withRetryAfterSeconds(errorBody(code, message), retryAfterSeconds),
   });
-  const answer: StreamedAnswer = { content: "", toolCalls: [], failed: false, turnId: null };
-  // Text of a model response after an earlier one's (which asked for tools) starts a new paragraph.
-  let newParagraph = false;
-  const said = (text: string): DoorStreamItem[] => {
-    if (!text) return [];
-    const piece = newParagraph && answer.content ? `\n\n${text}` : text;
-    newParagraph = false;
-    answer.content += piece;
-    return [chunk({ content: piece }, null)];
-  };
+  const answer: StreamedAnswer = { failed: false, turnId: null, head: null };
+  const text = new StreamedAnswerText(options.clientTools);
   let finish: string | null = null;
   let usage: TokenUsage | undefined;
   yield chunk({ role: "assistant", content: "" }, null);
   try {
     for await (const data of sseData(frames)) {
-      const frame = JSON.parse(data) as
-        | ServerFrame
-        | { type: "error"; code: string; message: string }
-        | { type: "door_usage"; usage: TokenUsage | null };
+      const frame = JSON.parse(data) as ServerFrame | { type: "error"; code: string; message: string } | DoorEnd;
       if ("turnId" in frame && typeof frame.turnId === "string") answer.turnId = frame.turnId;
-      if (frame.type === "assistant_delta") yield* said(frame.text);
-      else if (frame.type === "assistant_restarted" || frame.type === "turn_resumed") {
-        // OpenAI's stream has no way to take text back: the client is told in words, and the answer starts over.
-        newParagraph = true;
-        yield* said(RESTARTED_NOTE);
-        newParagraph = true;
-      } else if (frame.type === "tool_call_started") newParagraph = true;
-      else if (frame.type === "client_tool_required") {
-        answer.toolCalls = clientToolCalls(frame.toolCalls, options.clientTools);
-        if (answer.toolCalls.length > 0) {
-          yield chunk({ tool_calls: answer.toolCalls.map((call, index) => ({ index, ...call })) }, null);
-        }
-        finish = answer.toolCalls.length > 0 ? "tool_calls" : "stop";
-      } else if (frame.type === "approval_required") {
-        newParagraph = true;
-        yield* said(approvalRequest(frame.toolCalls.filter((c) => c.approval === "pending")));
-        finish = "stop";
-      } else if (frame.type === "door_usage") {
-        // This request's tokens (a resumed turn's earlier requests not counted again), sent as the turn stops.
+      if (frame.type === "door_end") {
+        // This request's tokens (a resumed turn's earlier requests not counted again) and the head, as the turn stops.
         usage = frame.usage ?? undefined;
-      } else if (frame.type === "turn_completed") {
+        answer.head = frame.head;
+        continue;
+      }
+      if (frame.type === "error") {
+        answer.failed = true;
+        yield failure(frame.code as ErrorCode, frame.message);
+        continue;
+      }
+      const piece = text.see(frame);
+      if (piece) yield chunk({ content: piece }, null);
+      if (frame.type === "client_tool_required") {
+        if (text.toolCalls.length > 0) {
+          yield chunk({ tool_calls: text.toolCalls.map((call, index) => ({ index, ...call })) }, null);
+        }
+        finish = text.toolCalls.length > 0 ? "tool_calls" : "stop";
+      } else if (frame.type === "approval_required") finish = "stop";
+      else if (frame.type === "turn_completed") {
         const failed = turnFailure(frame.response);
         if (failed) {
           answer.failed = true;
           yield failure(failed.code, failed.message, failed.retryAfterSeconds);
         }
         finish = "stop";
-      } else if (frame.type === "error") {
-        answer.failed = true;
-        yield failure(frame.code as ErrorCode, frame.message);
       }
     }
     if (!answer.failed) {
-      await options.onEnd(answer);
+      options.onEnd(answer);
       yield chunk({}, finish ?? "stop");
       if (options.includeUsage) {
         yield { kind: "chunk", chunk: usageChunkJson(meta, usageJson(usage)) };

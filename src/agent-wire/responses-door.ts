@@ -148,10 +148,11 @@ export const responsesDoorRoutes = routes()
         model: request.model,
         echo: translated.echo,
       };
-      const outcome = await runChatTurn(c, { body, sessionId, includeUsage: true, holdHead: translated.store });
+      const outcome = await runChatTurn(c, { body, sessionId, includeUsage: true });
       const { place } = outcome;
-      const keep = (response: ResponseObject) =>
-        place.save(translated.store ? [insertResponse(c.env.DB, placeOf(c, place), response)] : []);
+      const keep = async (response: ResponseObject) => {
+        if (translated.store) await insertResponse(c.env.DB, placeOf(c, place), response).run();
+      };
       const headers = { [SESSION_HEADER]: place.sessionId };
       if (outcome.kind === "answer") {
         const response = chatCompletionToResponse(outcome.completion, meta);

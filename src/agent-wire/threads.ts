@@ -3,9 +3,8 @@
 // after our last answer) is exactly the history before the new message. A history that contradicts its
 // session (an edited or regenerated message, another conversation) starts a new session seeded with it:
 // an old session is never rewritten.
-import { z } from "zod";
 import type { Db } from "../db";
-import type { Meaning } from "../session/chat-turns";
+import { headOfSession, type Meaning, sessionOfHead } from "../session/thread-head";
 import type { NewInput } from "./transcript";
 
 export type Thread =
@@ -18,10 +17,6 @@ export function historyHead(meanings: readonly Meaning[], chain: readonly string
   const last = meanings[input.from - 1];
   return last?.role === "assistant" ? (chain[input.from - 1] ?? null) : null;
 }
-
-// agent_threads' rows, parsed once (snake_case to camelCase).
-const HeadRow = z.object({ head: z.string() });
-const SessionOfHeadRow = z.object({ session_id: z.string() }).transform((r) => ({ sessionId: r.session_id }));
 
 export async function resolveThread(
   db: Db,
@@ -37,17 +32,11 @@ export async function resolveThread(
   if (header) {
     // The header's session, sent only the new messages (a client that keeps the session): continued.
     if (!hasHistory) return { kind: "continue", sessionId: header };
-    const row = await db
-      .prepare("SELECT head FROM agent_threads WHERE session_id = ? AND key_id = ?")
-      .bind(header, keyId)
-      .first();
-    if (row && head === HeadRow.parse(row).head) return { kind: "continue", sessionId: header };
+    const recorded = await headOfSession(db, header, keyId);
+    if (recorded !== null && head === recorded) return { kind: "continue", sessionId: header };
   } else if (head) {
-    const row = await db
-      .prepare("SELECT session_id FROM agent_threads WHERE key_id = ? AND head = ? ORDER BY updated_at DESC LIMIT 1")
-      .bind(keyId, head)
-      .first();
-    if (row) return { kind: "continue", sessionId: SessionOfHeadRow.parse(row).sessionId };
+    const sessionId = await sessionOfHead(db, keyId, head);
+    if (sessionId) return { kind: "continue", sessionId };
   }
   if (input.type === "tool_results") {
     return {
@@ -58,15 +47,4 @@ export async function resolveThread(
     };
   }
   return { kind: "new", seed: before.filter((m) => m.role !== "system") };
-}
-
-/** After an answer: the session's head is the history with our answer appended. */
-export function headStatement(db: Db, sessionId: string, keyId: string, head: string): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO agent_threads (session_id, key_id, head) VALUES (?, ?, ?)
-       ON CONFLICT (session_id) DO UPDATE SET key_id = excluded.key_id, head = excluded.head,
-         updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
-    )
-    .bind(sessionId, keyId, head);
 }

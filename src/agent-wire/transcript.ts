@@ -1,10 +1,10 @@
 // The agent's OpenAI door reads a chat completions request: its messages (as every OpenAI client writes them),
 // the client's tools, and where the conversation stands. A client that knows nothing of sessions resends the
 // whole history each time; each message is reduced to what it means (role, text, tool calls) and chained
-// into fingerprints, so a history can be matched against the transcript of a session we answered.
+// into fingerprints (src/session/thread-head.ts), so a history can be matched against the transcript of a session
+// we answered.
 import { z } from "zod";
-import { sha256Hex } from "../secret-text";
-import type { Meaning } from "../session/chat-turns";
+import { canonicalArguments, type Meaning } from "../session/thread-head";
 import { TOOL_NAME_PATTERN } from "../tools/contract";
 import {
   ChatCompletionRequest,
@@ -62,36 +62,6 @@ export function meaningOf(message: DoorMessage): Meaning {
     case "tool":
       return { role: "tool", toolCallId: message.tool_call_id, text: textOfContent(message.content) };
   }
-}
-
-/**
- * Tool call arguments as one spelling of their JSON (clients re-serialise what the model wrote: `{"a": 1}`
- * comes back as `{"a":1}`); text that is not JSON stays as it is.
- */
-export function canonicalArguments(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text));
-  } catch {
-    return text;
-  }
-}
-
-/** The fingerprint of a transcript so far, one message further. */
-export function nextFingerprint(previous: string, meaning: Meaning): Promise<string> {
-  return sha256Hex(`${previous}\n${JSON.stringify(meaning)}`);
-}
-
-export const EMPTY_FINGERPRINT = "aptix-agent-v1";
-
-/** The fingerprint after each message: `chain[i]` covers messages 0..i. */
-export async function fingerprintChain(meanings: readonly Meaning[]): Promise<string[]> {
-  const chain: string[] = [];
-  let previous = EMPTY_FINGERPRINT;
-  for (const meaning of meanings) {
-    previous = await nextFingerprint(previous, meaning);
-    chain.push(previous);
-  }
-  return chain;
 }
 
 /** The client's tools as the model is offered them. */

@@ -56,6 +56,7 @@ import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
 import { SessionVault } from "./session-vault";
 import { sessionView } from "./session-view";
+import { headStatement } from "./thread-head";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
@@ -263,6 +264,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       driver,
       logger: this.logger,
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
+      recordHead: (thread, head) => this.list.writeHead(headStatement(this.db, ctx.id.toString(), thread.keyId, head)),
       waitUntil,
     });
     this.keeper = new SessionKeeper({

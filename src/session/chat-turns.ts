@@ -4,22 +4,18 @@
 import { keyModelCallBudget, prepaidBudget } from "../metering/model-call-limit";
 import type { JsonAdminLogger } from "../observability/admin-logger";
 import { type Outcome, type Refusal, refuse } from "../refusal";
-import type { ChatTool } from "../wire/openai";
+import type { ChatTool, OpenAIToolCall } from "../wire/openai";
 import type { ClientToolResult } from "../wire/session";
 import type { AgentExecuteResponse, SessionStatus, TokenUsage } from "../wire/turn";
 import { decisionsFromWords } from "./approval-words";
 import { type Caller, callLogger } from "./caller";
+import { answerText, clientToolCalls, type DoorEnd, endedWithoutAnswer, StreamedAnswerText } from "./door-answer";
 import type { FrameHub } from "./frame-hub";
 import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
+import { headAfter, type Meaning, type ThreadPlace } from "./thread-head";
 import { beforeDrive, type TurnAsk } from "./turn-admission";
 import type { DriveOptions, TurnDriver } from "./turn-driver";
-
-/** A message of a client's history reduced to what it means: what its fingerprint covers, what a new session is seeded with. */
-export type Meaning =
-  | { role: "system" | "user"; text: string }
-  | { role: "assistant"; text: string; calls: { id: string; name: string; arguments: string }[] }
-  | { role: "tool"; toolCallId: string; text: string };
 
 export interface ChatTurn {
   input:
@@ -35,14 +31,18 @@ export interface ChatTurn {
   prepaid: boolean;
   /** A new session, created by this very request (one call to the object, not two). */
   create?: { org: string; user: string; mode: string };
+  /** Where the request leaves the conversation: the session records its head after the answer, before answering. */
+  thread: ThreadPlace;
 }
 
 export interface ChatTurnAnswer {
   response: AgentExecuteResponse;
-  /** What the agent said in this request (each model response's text, in order). */
+  /** What the agent said in this request (each model response's text, in order; then an approval request in words). */
   content: string;
-  /** The calls that wait for the client's results now. */
-  waitingForClient: string[];
+  /** The client's tool calls that wait for its results now. */
+  toolCalls: OpenAIToolCall[];
+  /** The conversation's head after this answer, recorded (null when the turn ended without an answer). */
+  head: string | null;
   /** The turn this request drove (still waiting for the client, or ended). */
   turnId: string | null;
   /** The tokens of this request's model calls (a resumed turn's earlier requests not counted again). */
@@ -141,10 +141,15 @@ export interface ChatTurnsDeps {
   logger: JsonAdminLogger;
   /** A new session's record, written in this call; its row in the org's index when the promise settles. */
   create: (init: { org: string; user: string; mode: string }) => Promise<void>;
+  /** Records the conversation's head (with the session's list entry, in one D1 write); resolves once written. */
+  recordHead: (thread: ThreadPlace, head: string) => Promise<void>;
   waitUntil: (work: Promise<unknown>) => void;
 }
 
 const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
+
+/** The names of the client's own tools in this request. */
+const clientToolNames = (turn: ChatTurn) => new Set(turn.clientTools.map((t) => t.function.name));
 
 /** The OpenAI door's entry into the session: a request's input driven as a turn, answered whole or as its frames. */
 export class ChatTurns {
@@ -173,18 +178,27 @@ export class ChatTurns {
     const afterSeq = lastSeq(store);
     const [outcome] = await Promise.all([driver.drive(admitted.value, options), indexed]);
     if (!outcome.ok) return outcome;
-    const waitingForClient = store
-      .pendingToolCalls()
-      .filter((c) => c.state === "awaiting_client")
-      .map((c) => c.id);
+    const response = outcome.value;
+    const waiting = new Set(
+      store
+        .pendingToolCalls()
+        .filter((c) => c.state === "awaiting_client")
+        .map((c) => c.id),
+    );
+    const content = answerText(response, textSince(store, afterSeq));
+    const toolCalls = clientToolCalls(
+      response.toolCalls.filter((t) => waiting.has(t.id)),
+      clientToolNames(turn),
+    );
     return {
       ok: true,
       value: {
-        response: outcome.value,
-        content: textSince(store, afterSeq),
-        waitingForClient,
+        response,
+        content,
+        toolCalls,
+        head: await this.recordHead(turn, response, content, toolCalls),
         turnId: store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null,
-        ...usageField(usageSince(before, outcome.value.usage)),
+        ...usageField(usageSince(before, response.usage)),
       },
     };
   }
@@ -197,19 +211,36 @@ export class ChatTurns {
     if (!admitted.ok) return admitted;
     // Read once admitted: a pause that expired was ended by the admission.
     const before = usageBefore(store);
-    const stream = beforeDrive(admitted.value, () => frames.openEventStream());
+    // The answer as the client reads it, from the very frames its stream carries: the head covers what it was shown.
+    const answer = new StreamedAnswerText(clientToolNames(turn));
+    const stream = beforeDrive(admitted.value, () => frames.openEventStream(undefined, (frame) => answer.see(frame)));
     const done = driver
       .drive(admitted.value, options)
-      .then((outcome) =>
-        outcome.ok
-          ? stream.direct({ type: "door_usage", usage: usageSince(before, outcome.value.usage) ?? null })
-          : stream.error(outcome.code, outcome.message),
-      )
+      .then(async (outcome) => {
+        if (!outcome.ok) return stream.error(outcome.code, outcome.message);
+        // The answer ends once the new session is in its org's index too, and its head is recorded.
+        await indexed;
+        const head = await this.recordHead(turn, outcome.value, answer.content, answer.toolCalls);
+        const end: DoorEnd = { type: "door_end", usage: usageSince(before, outcome.value.usage) ?? null, head };
+        return stream.direct(end);
+      })
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
-      // The answer ends once the new session is in its org's index too.
       .finally(() => indexed.finally(() => stream.close()));
     this.deps.waitUntil(done);
     return { ok: true, value: stream.readable };
+  }
+
+  /** The conversation's head after an answer, recorded before the answer goes out; none for a turn that failed. */
+  private async recordHead(
+    turn: ChatTurn,
+    response: AgentExecuteResponse,
+    content: string,
+    toolCalls: readonly OpenAIToolCall[],
+  ): Promise<string | null> {
+    if (endedWithoutAnswer(response)) return null;
+    const head = await headAfter(turn.thread, content, toolCalls);
+    await this.deps.recordHead(turn.thread, head);
+    return head;
   }
 
   /**

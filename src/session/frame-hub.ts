@@ -106,17 +106,22 @@ export class FrameHub {
   /**
    * An SSE stream that receives every frame emitted until it is closed; `error` writes a refusal frame. With
    * `untilTurnEnds`, it closes itself once that turn's turn_completed is written (a follower of a running turn).
+   * `tap` sees each frame as it is written to the stream.
    */
-  openEventStream(untilTurnEnds?: string): {
+  openEventStream(
+    untilTurnEnds?: string,
+    tap?: (frame: ServerFrame) => void,
+  ): {
     readable: ReadableStream<Uint8Array>;
     error(code: string, message: string): Promise<void>;
     /** An event for this stream's reader alone (not logged, not a frame of the protocol). */
-    direct(event: { type: string } & Record<string, unknown>): Promise<void>;
+    direct(event: { type: string }): Promise<void>;
     close(): Promise<void>;
   } {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const write: FrameSink = (frame) => {
+      tap?.(frame);
       const written = writer
         .write(encoder.encode(`id: ${frame.seq}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
         .catch(() => {});

@@ -4,7 +4,8 @@
 // its usage outbox (src/session/usage-outbox.ts), so a turn's end is one D1 write; and, when memory is on and the
 // session's copy of the owner's memories is due a refresh, reads them for it (src/session/memory-copy.ts). It also
 // asks whether any webhook endpoint hears a turn's stop event kept in the event outbox (src/session/event-outbox.ts),
-// which is queued only when one does.
+// which is queued only when one does. After an answer of the agent's OpenAI door, it carries the conversation's
+// head too (src/session/thread-head.ts), written at once: the door's answer waits for it.
 import type { Db } from "../db";
 import { type UsageRecord, usageInserts } from "../metering/usage-records";
 import type { AdminLogger } from "../observability/admin-logger";
@@ -75,6 +76,8 @@ export class SessionListWriter {
   private hurry: () => void = () => {};
   /** The write scheduled or under way, if any (what settled() waits for). */
   private current: Promise<void> | null = null;
+  /** The conversation's head waiting for the next write, and what to tell once that write is done. */
+  private head: { statement: D1PreparedStatement; done: () => void } | null = null;
   /**
    * How long a write waits for further changes: after a turn's start (`running`), after any other change (`changed`);
    * while a turn's stop event awaits its check (`checking`), no longer than that. A test holds writes back longer, to
@@ -123,6 +126,20 @@ export class SessionListWriter {
       return;
     }
     if (this.deps.store.record()?.status !== "running") this.schedule();
+  }
+
+  /**
+   * Writes the conversation's head (agent_threads) with the entry and what waits for it, at once: one D1 write for a
+   * door's turn, before its answer goes out. Resolves once the write is done; a write that fails is logged (the
+   * client's next request by its history then starts a new session, seeded with that history), never thrown.
+   */
+  writeHead(statement: D1PreparedStatement): Promise<void> {
+    const written = new Promise<void>((resolve) => {
+      this.head?.done();
+      this.head = { statement, done: resolve };
+    });
+    this.schedule(0);
+    return written;
   }
 
   /**
@@ -184,14 +201,18 @@ export class SessionListWriter {
    */
   private async write(): Promise<void> {
     const checks: Checks = { events: [], heard: null };
+    const head = this.head;
+    this.head = null;
     try {
-      await this.writeEntry(checks);
+      await this.writeEntry(checks, head ? [head.statement] : []);
     } finally {
+      head?.done();
       await this.deps.outbox.checked(checks.events, checks.heard);
     }
   }
 
-  private async writeEntry(checks: Checks): Promise<void> {
+  /** `head`: the conversation's head statement, when one waits (written with the entry, through every fallback). */
+  private async writeEntry(checks: Checks, head: D1PreparedStatement[]): Promise<void> {
     const { store, events, db, logger, feed, usage, outbox } = this.deps;
     const record = store.record();
     if (!record) {
@@ -222,7 +243,13 @@ export class SessionListWriter {
     // Taken last, just before the batch: an event kept while this write awaited rides it rather than the next.
     checks.events = outbox.take();
     const listened = checks.events.map((message) => listenedStatement(db, message));
-    const alongside = [...(memory?.statements ?? []), ...(fed ? [fed.statement] : []), ...inserts, ...listened];
+    const alongside = [
+      ...(memory?.statements ?? []),
+      ...head,
+      ...(fed ? [fed.statement] : []),
+      ...inserts,
+      ...listened,
+    ];
     const written = await updateSessionIndex(
       db,
       { ...entry, memoryCopyAt: memory ? entry.updatedAt : null },
@@ -243,10 +270,10 @@ export class SessionListWriter {
       // without it, that was what failed (messages D1 refuses), and they are passed over rather than holding back every
       // later write. Else the rows stay kept, and the alarm tries again (the entry going alone meanwhile: rows D1 would
       // refuse must not hold the list back either). The events checked are sent unchecked (write()).
-      if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, inserts))) {
+      if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, [...head, ...inserts]))) {
         if (store.record() === null) return;
         usage.failed();
-        if (inserts.length > 0) await updateSessionIndex(db, entry, logger);
+        if (inserts.length > 0) await updateSessionIndex(db, entry, logger, head);
         return;
       }
     }

@@ -20,7 +20,7 @@ export interface ResponsePlace {
   head: string | null;
 }
 
-/** The statement that keeps a response (run in one batch with the session's head). */
+/** The statement that keeps a response (written after the session recorded its head, before the answer goes out). */
 export function insertResponse(db: Db, place: ResponsePlace, response: ResponseObject): D1PreparedStatement {
   return db
     .prepare(

@@ -14,7 +14,7 @@ const MIGRATIONS = join(ROOT, "migrations");
 const OWNERS: Record<string, string> = {
   a2a_tasks: "src/a2a/task-index.ts",
   agent_responses: "src/session/response-store.ts",
-  agent_threads: "src/agent-wire/threads.ts",
+  agent_threads: "src/session/thread-head.ts",
   api_keys: "src/auth/api-keys.ts",
   audit_log: "src/tenancy/audit-log.ts",
   browser_sessions: "src/auth/browser-sessions.ts",

@@ -5,7 +5,7 @@
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { RESTARTED_NOTE } from "../../src/agent-wire/completion";
+import { RESTARTED_NOTE } from "../../src/session/door-answer";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";

@@ -5,6 +5,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { readTurnReads } from "../../src/session/session-model";
+import { EMPTY_FINGERPRINT } from "../../src/session/thread-head";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody, sendMessage } from "../fixtures/sessions";
 import { connect, issueTicket, openSocket } from "../fixtures/socket";
@@ -183,6 +184,7 @@ describe("DELETE /context/sessions/:id", () => {
           reads: { mode, basePrompt },
           prepaid: false,
           create: { org, user, mode: "general" },
+          thread: { keyId: "chat", after: EMPTY_FINGERPRINT },
         },
       );
       return { outcome, record: instance.store.record() };
