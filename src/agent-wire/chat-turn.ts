@@ -10,14 +10,15 @@ import type { AppContext } from "../http";
 import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
-import { refuse } from "../refusal";
-import type { ChatTurn } from "../session/chat-turns";
-import { callerOf, hintOf, placement, sessionStub, unwrap } from "../session/session-client";
+import { type Outcome, refuse, sessionNotFound } from "../refusal";
+import type { ChatTurn, ChatTurnAnswer, HeadMoved } from "../session/chat-turns";
+import { callerOf, hintOf, placement, sessionStubOrNull, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
 import { EMPTY_FINGERPRINT, fingerprintChain } from "../session/thread-head";
 import { settings } from "../settings";
 import { clientFunctionTool, clientToolRegistry } from "../tools/client-function-tool";
 import { AgentToolContractError } from "../tools/registry";
+import type { CompletionBase } from "../wire/openai";
 import {
   completionJson,
   completionMeta,
@@ -27,7 +28,7 @@ import {
   turnFailure,
 } from "./completion";
 import { modeKeyOfModel, modelOfMode } from "./models";
-import { resolveThread } from "./threads";
+import { forgetHead, lookUpThread, newThread, rememberHead, type Thread, threadAtOnce } from "./threads";
 import { type AgentChatBody, declaredTools, meaningOf, trailingInput } from "./transcript";
 
 /** The header that names the session a request continues, and that every answer carries. */
@@ -110,74 +111,133 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
   if ("problem" in input) {
     throw new ApiError("invalid_request", `Invalid '${input.param}': ${input.problem}.`, { param: input.param });
   }
-  // At once: the mode and base prompt (one round trip to D1), the key's model call budget for the turn's
-  // first call, and the session the history belongs to. The first model call then starts without a read.
+  // At once: the mode and base prompt (an isolate's copy, or one round trip to D1), the key's model call budget for
+  // the turn's first call, and the session the history belongs to (D1 read only when no one names or knows it). The
+  // first model call then starts without a read.
   const chain = fingerprintChain(meanings);
-  const [reads, grant, thread, fingerprints] = await Promise.all([
+  const [reads, grant, first, fingerprints] = await Promise.all([
     key ? turnReadsOf(c, key) : null,
     takeModelCall(c.env.MODEL_CALL_LIMITER, keyId, c.get("logger")),
-    Promise.all([chain, request.sessionId]).then(([fingerprints, named]) =>
-      // A conversation's head is read where it was written (the primary): a follow-up comes milliseconds
-      // after it, and a client of the OpenAI wire carries no bookmark.
-      resolveThread(c.env.DB, keyId, named, meanings, fingerprints, input),
+    Promise.all([chain, request.sessionId]).then(
+      ([fingerprints, named]) =>
+        threadAtOnce(keyId, named, meanings, fingerprints, input) ??
+        lookUpThread(c.env.DB, keyId, meanings, fingerprints, input),
     ),
     chain,
   ]);
   const mode = reads?.mode;
   if (!reads || !mode) return modelNotFound(c, body.model);
-  if (thread.kind === "refused") {
-    throw new ApiError("invalid_request", thread.message, { param: thread.param });
-  }
+  if (first.kind === "refused") throw new ApiError("invalid_request", first.message, { param: first.param });
   if (!grant.ok) {
     throw ApiError.from(refuse("rate_limit_exceeded", grant.message, { retryAfterSeconds: grant.retryAfterSeconds }));
   }
-  // A new session is created by the turn's own call to its object.
-  const sessionId = thread.kind === "continue" ? thread.sessionId : c.env.AGENT_SESSION.newUniqueId().toString();
-  const stub =
-    thread.kind === "continue"
-      ? sessionStub(c.env, sessionId)
-      : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
-  const turn: ChatTurn = {
-    input:
-      input.type === "message"
-        ? { type: "message", content: input.content }
-        : { type: "tool_results", results: input.results },
-    seed: thread.kind === "new" ? thread.seed : [],
-    clientTools,
-    reads: { mode, basePrompt: reads.basePrompt },
-    prepaid: true,
-    ...(thread.kind === "new" ? { create: { org, user, mode: mode.key } } : {}),
-    thread: { keyId, after: fingerprints.at(-1) ?? EMPTY_FINGERPRINT },
-  };
   const names = new Set(clientTools.map((t) => t.function.name));
   const meta = completionMeta(body.model);
+  const after = fingerprints.at(-1) ?? EMPTY_FINGERPRINT;
+  const ask = (thread: Exclude<Thread, { kind: "refused" }>) => {
+    // A new session is created by the turn's own call to its object.
+    const sessionId = thread.kind === "continue" ? thread.sessionId : c.env.AGENT_SESSION.newUniqueId().toString();
+    const stub =
+      thread.kind === "continue"
+        ? sessionStubOrNull(c.env, sessionId)
+        : c.env.AGENT_SESSION.get(c.env.AGENT_SESSION.idFromString(sessionId), placement(hintOf(c)));
+    const turn: ChatTurn = {
+      input:
+        input.type === "message"
+          ? { type: "message", content: input.content }
+          : { type: "tool_results", results: input.results },
+      seed: thread.kind === "new" ? thread.seed : [],
+      clientTools,
+      reads: { mode, basePrompt: reads.basePrompt },
+      prepaid: true,
+      ...(thread.kind === "new" ? { create: { org, user, mode: mode.key } } : {}),
+      thread: { keyId, after },
+      ...(thread.kind === "continue" && thread.expect !== undefined ? { expect: thread.expect } : {}),
+    };
+    return { sessionId, stub, turn };
+  };
+  // The session's answer; when the history proves not to end at the session's head, the history's session anew.
+  let thread: Thread = first;
+  for (;;) {
+    if (thread.kind === "refused") throw new ApiError("invalid_request", thread.message, { param: thread.param });
+    const { sessionId, stub, turn } = ask(thread);
+    const answered = stub
+      ? body.stream
+        ? await stub.chatTurnStream(callerOf(c), turn)
+        : await stub.chatTurn(callerOf(c), turn)
+      : null;
+    if (thread.kind === "continue" && isMoved(thread, answered)) {
+      if (thread.otherwise === "lookup" && thread.expect !== undefined) {
+        forgetHead(keyId, thread.expect);
+        thread = await lookUpThread(c.env.DB, keyId, meanings, fingerprints, input, thread.sessionId);
+      } else thread = newThread(meanings, input);
+      continue;
+    }
+    if (answered === null || "headMoved" in answered) throw ApiError.from(sessionNotFound(sessionId));
+    return answerOf(c, {
+      sessionId,
+      keyId,
+      before: turn.expect,
+      answered,
+      meta,
+      names,
+      includeUsage: request.includeUsage,
+    });
+  }
+}
+
+/**
+ * Whether a continued session proved not to be the history's: its head (of this key) is another, or the header
+ * names no session at all. A session of another org or person has another key's head: rule 3 of
+ * docs/agent-openai.md, a new session. One deleted has its head still, and is answered 404.
+ */
+function isMoved(
+  thread: Extract<Thread, { kind: "continue" }>,
+  answered: Outcome<ChatTurnAnswer | ReadableStream<Uint8Array>> | HeadMoved | null,
+): boolean {
+  if (answered === null) return thread.expect !== undefined;
+  return "headMoved" in answered;
+}
+
+/** The session's answer as the door gives it: a completion, or its chunks; the session's head remembered. */
+function answerOf(
+  c: AppContext,
+  a: {
+    sessionId: string;
+    keyId: string;
+    before: string | undefined;
+    answered: Outcome<ChatTurnAnswer | ReadableStream<Uint8Array>>;
+    meta: CompletionBase;
+    names: ReadonlySet<string>;
+    includeUsage: boolean;
+  },
+): ChatTurnOutcome {
+  const { sessionId, keyId, meta } = a;
   const headers = { [SESSION_HEADER]: sessionId };
   let head: string | null = null;
   let turnId: string | null = null;
   const place: TurnPlace = { sessionId, head: () => head, turnId: () => turnId };
-
-  if (body.stream) {
-    const frames = unwrap(await stub.chatTurnStream(callerOf(c), turn));
-    const items = doorChunks(frames, meta, {
-      clientTools: names,
-      includeUsage: request.includeUsage,
-      onEnd: (answer) => {
-        turnId = answer.turnId;
-        head = answer.head;
-      },
+  const answered = unwrap(a.answered);
+  const ended = (said: { turnId: string | null; head: string | null }) => {
+    turnId = said.turnId;
+    head = said.head;
+    if (head !== null) rememberHead(keyId, sessionId, head, a.before);
+  };
+  if (answered instanceof ReadableStream) {
+    const items = doorChunks(answered, meta, {
+      clientTools: a.names,
+      includeUsage: a.includeUsage,
+      onEnd: ended,
       onBreak: (error) => c.get("logger").addException("AgentWire_Stream", error, [["sessionId", sessionId]]),
     });
     return { kind: "stream", place, items };
   }
-
-  const answer = unwrap(await stub.chatTurn(callerOf(c), turn));
-  const failure = turnFailure(answer.response);
+  const failure = turnFailure(answered.response);
   if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
-  turnId = answer.turnId;
-  head = answer.head;
+  ended(answered);
   return {
     kind: "answer",
     place,
-    completion: completionJson(meta, answer.content, answer.toolCalls, answer.usage),
+    completion: completionJson(meta, answered.content, answered.toolCalls, answered.usage),
   };
 }

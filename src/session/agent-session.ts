@@ -34,7 +34,7 @@ import type { TurnTimeline } from "../wire/timeline";
 import type { AgentExecuteResponse, TurnAccepted, TurnPage, TurnStatus, TurnStatusValue } from "../wire/turn";
 import { type BackgroundAsk, startBackgroundTurn } from "./background-turns";
 import type { Caller } from "./caller";
-import { type ChatTurn, type ChatTurnAnswer, ChatTurns } from "./chat-turns";
+import { type ChatTurn, type ChatTurnAnswer, ChatTurns, HEAD_MOVED, type HeadMoved } from "./chat-turns";
 import { Compactor } from "./compaction";
 import { ElicitationDesk } from "./elicitations";
 import { EventLog } from "./event-log";
@@ -56,7 +56,7 @@ import { SessionSockets } from "./session-sockets";
 import { SessionStore } from "./session-store";
 import { SessionVault } from "./session-vault";
 import { sessionView } from "./session-view";
-import { headStatement } from "./thread-head";
+import { headStatement, SessionHead } from "./thread-head";
 import { invalidTicketResponse, TicketStore } from "./tickets";
 import { TurnDriver } from "./turn-driver";
 import { turnFrames } from "./turn-frames";
@@ -104,6 +104,8 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private readonly driver: TurnDriver;
   private readonly sockets: SessionSockets;
   private readonly chatTurns: ChatTurns;
+  /** The conversation's head on the OpenAI door, as this session keeps it. */
+  private readonly head: SessionHead;
   private readonly keeper: SessionKeeper;
   /** Summarises the conversation's older turns after a turn, when they no longer fit (tests wait on its idle()). */
   readonly compaction: Compactor;
@@ -257,6 +259,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     this.driver = driver;
     const { store, events, frames, tickets } = this;
     this.sockets = new SessionSockets({ ctx, store, events, frames, tickets, driver, desk });
+    this.head = new SessionHead(ctx.storage.sql, this.db, ctx.id.toString());
     this.chatTurns = new ChatTurns({
       env,
       store,
@@ -264,7 +267,11 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       driver,
       logger: this.logger,
       create: (init) => this.create({ sessionId: ctx.id.toString(), ...init, parentSessionId: null }),
-      recordHead: (thread, head) => this.list.writeHead(headStatement(this.db, ctx.id.toString(), thread.keyId, head)),
+      recordHead: (thread, head) => {
+        this.head.keep(thread.keyId, head);
+        return this.list.writeHead(headStatement(this.db, ctx.id.toString(), thread.keyId, head));
+      },
+      headIs: (keyId, head) => this.head.is(keyId, head),
       waitUntil,
     });
     this.keeper = new SessionKeeper({
@@ -465,7 +472,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * The agent's OpenAI door: the request's new input (a message, words deciding approvals, or the client's tool
    * results) in this session, with the client's tools; answers the turn and what the agent said.
    */
-  async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer>> {
+  async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer> | HeadMoved> {
+    // A deleted session keeps no head: answered 404 below, as every deleted session is.
+    if (!this.keeper.deleted() && (await this.chatTurns.moved(turn))) return HEAD_MOVED;
     // A deleted session is never made again here: the caller is answered 404 below.
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
@@ -473,7 +482,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
-  async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>> | HeadMoved> {
+    // A deleted session keeps no head: answered 404 below, as every deleted session is.
+    if (!this.keeper.deleted() && (await this.chatTurns.moved(turn))) return HEAD_MOVED;
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
     return this.chatTurns.stream(caller, turn, indexed);

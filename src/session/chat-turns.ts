@@ -33,7 +33,23 @@ export interface ChatTurn {
   create?: { org: string; user: string; mode: string };
   /** Where the request leaves the conversation: the session records its head after the answer, before answering. */
   thread: ThreadPlace;
+  /**
+   * The head the request's history ends at (our last answer), when it continues this session by its history: the
+   * session answers `HEAD_MOVED`, having done nothing, unless that is its head (of the request's key).
+   */
+  expect?: string;
 }
+
+/**
+ * The session's head is not the one the request's history ends at (the conversation went on from elsewhere, or it is
+ * not this session's): nothing was done, and the Worker finds the history's session anew.
+ */
+export interface HeadMoved {
+  ok: false;
+  headMoved: true;
+}
+
+export const HEAD_MOVED: HeadMoved = { ok: false, headMoved: true };
 
 export interface ChatTurnAnswer {
   response: AgentExecuteResponse;
@@ -143,6 +159,8 @@ export interface ChatTurnsDeps {
   create: (init: { org: string; user: string; mode: string }) => Promise<void>;
   /** Records the conversation's head (with the session's list entry, in one D1 write); resolves once written. */
   recordHead: (thread: ThreadPlace, head: string) => Promise<void>;
+  /** Whether `head` is the session's head of `keyId`'s conversation. */
+  headIs: (keyId: string, head: string) => Promise<boolean>;
   waitUntil: (work: Promise<unknown>) => void;
 }
 
@@ -228,6 +246,14 @@ export class ChatTurns {
       .finally(() => indexed.finally(() => stream.close()));
     this.deps.waitUntil(done);
     return { ok: true, value: stream.readable };
+  }
+
+  /**
+   * The request continues the session by a history that does not end at its head (of the request's key). Asked
+   * before the caller's ownership: another's session has another key's head, and answers as a moved one does.
+   */
+  async moved(turn: ChatTurn): Promise<boolean> {
+    return turn.expect !== undefined && !(await this.deps.headIs(turn.thread.keyId, turn.expect));
   }
 
   /** The conversation's head after an answer, recorded before the answer goes out; none for a turn that failed. */

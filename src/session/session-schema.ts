@@ -190,6 +190,17 @@ export const SESSION_MIGRATIONS: readonly SessionMigration[] = [
       );
     },
   },
+  {
+    version: 14,
+    name: "the conversation's head on the agent's OpenAI door (which history continues the session)",
+    apply(sql) {
+      // One row, written after each answer of the door with the key it answered (src/session/thread-head.ts); none
+      // before the first: the session then asks D1's agent_threads, where heads were kept alone before.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS thread_head (id INTEGER PRIMARY KEY CHECK (id = 1), key_id TEXT NOT NULL, head TEXT NOT NULL)",
+      );
+    },
+  },
 ];
 
 /** The version the newest migration brings storage to. */

@@ -1,7 +1,9 @@
 // A conversation's head on the agent's OpenAI door: the fingerprint of its transcript as the client holds it (each
 // message reduced to what it means, chained), so a client that resends the whole history each time is matched to
-// the session we answered (src/agent-wire/threads.ts). The session's object writes the head after each answer in
-// the same D1 batch as its list entry, before the answer ends (issue 46: one D1 write a turn).
+// the session we answered (src/agent-wire/threads.ts). The session's object keeps its head in its own storage, and
+// writes it to D1 (agent_threads, for finding the session by history from any isolate) in the same batch as its
+// list entry, before the answer ends (issue 46: one D1 write a turn). A request that continues a session by its
+// history is checked against the object's own head, so it reads D1 only when no isolate knows the session.
 import { z } from "zod";
 import type { Db } from "../db";
 import { sha256Hex } from "../secret-text";
@@ -89,4 +91,32 @@ export async function sessionOfHead(db: Db, keyId: string, head: string): Promis
     .bind(keyId, head)
     .first();
   return row ? SessionOfHeadRow.parse(row).sessionId : null;
+}
+
+/** A session's own record of its head (its storage's `thread_head`), and the check of a request's history against it. */
+export class SessionHead {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly db: Db,
+    private readonly sessionId: string,
+  ) {}
+
+  keep(keyId: string, head: string): void {
+    this.sql.exec(
+      `INSERT INTO thread_head (id, key_id, head) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, head = excluded.head`,
+      keyId,
+      head,
+    );
+  }
+
+  /**
+   * Whether `head` is the session's head of `keyId`'s conversation: its own record, or, for a session whose last
+   * answer came before it kept one, D1's.
+   */
+  async is(keyId: string, head: string): Promise<boolean> {
+    const row = this.sql.exec<{ key_id: string; head: string }>("SELECT key_id, head FROM thread_head").toArray()[0];
+    if (row) return row.key_id === keyId && row.head === head;
+    return (await headOfSession(this.db, this.sessionId, keyId)) === head;
+  }
 }

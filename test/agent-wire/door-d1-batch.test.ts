@@ -1,10 +1,12 @@
-// A warm session's turn on the agent's OpenAI door costs D1 one write (issue 46): the conversation's head rides the
-// batch of the session's list entry (with the search feed and the turn's usage rows), which the object writes before
-// the answer goes out, so a client that continues by its history at once finds the session.
+// A warm session's turn on the agent's OpenAI door costs D1 one write and no read (issue 46): the conversation's head
+// rides the batch of the session's list entry (with the search feed and the turn's usage rows), which the object
+// writes before the answer goes out, so a client that continues by its history at once finds the session from any
+// isolate; the session checks a history against the head it keeps, and the isolate that answered remembers it.
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { forgetIsolateState } from "../../src/isolate-cache";
 import type { AgentSession } from "../../src/session/agent-session";
 import { type D1Call, refuseD1Batches, spyOnD1 } from "../fixtures/d1-spy";
 import { TEST_KEYS } from "../fixtures/keys";
@@ -89,35 +91,85 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
     ]);
   });
 
-  it("finds the session of a history resent at once by one read, and answers after one batch", async () => {
+  it("continues a history resent to the isolate that answered it without reading D1, after one batch", async () => {
     const { script, sessionId, messages } = await warmConversation(["Three.", "Four."]);
     messages.push({ role: "user", content: `three ${script.marker}` });
     const third = await client().chat.completions.create({ model: MODEL, messages });
     messages.push({ role: "assistant", content: third.choices[0]?.message.content ?? "" });
     messages.push({ role: "user", content: `four ${script.marker}` });
-    // No wait for the object's writes: the head the next request looks up was written before the answer.
     const { result, calls } = await spyOnD1(() =>
       client().chat.completions.create({ model: MODEL, messages }).withResponse(),
     );
     expect(result.data.choices[0]?.message.content).toBe("Four.");
     expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
     expect(calls.map((call) => [call.kind, tablesOf(call).slice(0, 2)])).toEqual([
-      ["query", ["agent_threads"]],
       ["batch", ["session_index", "agent_threads"]],
     ]);
   });
 
-  it("answers when D1 refuses the batch with the head, and the history resent then starts a new session", async () => {
+  it("finds the session of a history no isolate remembers by one read of D1, written before the answer", async () => {
+    const { script, sessionId, messages } = await warmConversation(["Three."]);
+    messages.push({ role: "user", content: `three ${script.marker}` });
+    // An isolate that did not answer the conversation, at once: the head it looks up was written before the answer.
+    forgetIsolateState();
+    const { result, calls } = await spyOnD1(() =>
+      client().chat.completions.create({ model: MODEL, messages }).withResponse(),
+    );
+    expect(result.data.choices[0]?.message.content).toBe("Three.");
+    expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
+    expect(calls.filter((call) => tablesOf(call)[0] === "agent_threads").map((call) => call.kind)).toEqual(["query"]);
+  });
+
+  it("checks a history sent with the header against the session's own head, without reading D1", async () => {
+    const { script, sessionId, messages } = await warmConversation(["Three."]);
+    messages.push({ role: "user", content: `three ${script.marker}` });
+    forgetIsolateState();
+    const { result, calls } = await spyOnD1(() =>
+      client()
+        .chat.completions.create({ model: MODEL, messages }, { headers: { "X-Aptix-Session": sessionId } })
+        .withResponse(),
+    );
+    expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
+    expect(calls.filter((call) => tablesOf(call)[0] === "agent_threads")).toEqual([]);
+  });
+
+  it("starts a new session for a history at a head the session has moved on from, though an isolate remembers it", async () => {
     const { script, sessionId, messages } = await warmConversation(["Three.", "A new session's answer."]);
+    // The session goes on by its header alone: this isolate still remembers it at the history's head.
+    await client().chat.completions.create(
+      { model: MODEL, messages: [{ role: "user", content: `three ${script.marker}` }] },
+      { headers: { "X-Aptix-Session": sessionId } },
+    );
+    messages.push({ role: "user", content: `elsewhere ${script.marker}` });
+    const other = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+    expect(other.data.choices[0]?.message.content).toBe("A new session's answer.");
+    expect(other.response.headers.get("x-aptix-session")).not.toBe(sessionId);
+  });
+
+  it("continues by history after D1 refused the batch with the head: the session keeps its own", async () => {
+    const { script, sessionId, messages } = await warmConversation(["Three.", "Four."]);
     messages.push({ role: "user", content: `three ${script.marker}` });
     const { result, refused } = await refuseD1Batches(
       (sql) => sql.some((statement) => statement.includes("agent_threads")),
       () => client().chat.completions.create({ model: MODEL, messages }).withResponse(),
     );
     expect(result.data.choices[0]?.message.content).toBe("Three.");
-    expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
     expect(refused.length).toBeGreaterThan(0);
     messages.push({ role: "assistant", content: "Three." }, { role: "user", content: `four ${script.marker}` });
+    const next = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+    expect(next.data.choices[0]?.message.content).toBe("Four.");
+    expect(next.response.headers.get("x-aptix-session")).toBe(sessionId);
+  });
+
+  it("starts a new session for that history in an isolate that did not answer it, D1 never having had its head", async () => {
+    const { script, sessionId, messages } = await warmConversation(["Three.", "A new session's answer."]);
+    messages.push({ role: "user", content: `three ${script.marker}` });
+    await refuseD1Batches(
+      (sql) => sql.some((statement) => statement.includes("agent_threads")),
+      () => client().chat.completions.create({ model: MODEL, messages }),
+    );
+    messages.push({ role: "assistant", content: "Three." }, { role: "user", content: `four ${script.marker}` });
+    forgetIsolateState();
     const next = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
     expect(next.data.choices[0]?.message.content).toBe("A new session's answer.");
     expect(next.response.headers.get("x-aptix-session")).not.toBe(sessionId);
