@@ -78,6 +78,8 @@ export interface TurnPlace {
   head: () => string | null;
   /** The turn that answered, once answered. */
   turnId: () => string | null;
+  /** D1 took the head with the session's list entry (else a door that keeps the answer writes it with its own rows). */
+  headWritten: () => boolean;
 }
 
 export type ChatTurnOutcome =
@@ -215,12 +217,14 @@ function answerOf(
   const { sessionId, keyId, meta } = a;
   const headers = { [SESSION_HEADER]: sessionId };
   let head: string | null = null;
+  let headWritten = false;
   let turnId: string | null = null;
-  const place: TurnPlace = { sessionId, head: () => head, turnId: () => turnId };
+  const place: TurnPlace = { sessionId, head: () => head, turnId: () => turnId, headWritten: () => headWritten };
   const answered = unwrap(a.answered);
-  const ended = (said: { turnId: string | null; head: string | null }) => {
+  const ended = (said: { turnId: string | null; head: string | null; headWritten: boolean }) => {
     turnId = said.turnId;
     head = said.head;
+    headWritten = said.headWritten;
     if (head !== null) rememberHead(keyId, sessionId, head, a.before);
   };
   if (answered instanceof ReadableStream) {

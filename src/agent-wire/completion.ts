@@ -103,6 +103,8 @@ export interface StreamedAnswer {
   turnId: string | null;
   /** The conversation's head after the answer, as the session recorded it (src/session/thread-head.ts). */
   head: string | null;
+  /** D1 took the head (else the session alone keeps it). */
+  headWritten: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -140,7 +142,7 @@ export async function* doorChunks(
     // A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`.
     body: withRetryAfterSeconds(errorBody(code, message), retryAfterSeconds),
   });
-  const answer: StreamedAnswer = { failed: false, turnId: null, head: null };
+  const answer: StreamedAnswer = { failed: false, turnId: null, head: null, headWritten: false };
   const text = new StreamedAnswerText(options.clientTools);
   let finish: string | null = null;
   let usage: TokenUsage | undefined;
@@ -153,6 +155,7 @@ export async function* doorChunks(
         // This request's tokens (a resumed turn's earlier requests not counted again) and the head, as the turn stops.
         usage = frame.usage ?? undefined;
         answer.head = frame.head;
+        answer.headWritten = frame.headWritten;
         continue;
       }
       if (frame.type === "error") {

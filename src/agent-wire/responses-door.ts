@@ -12,6 +12,7 @@ import { type AppContext, BEARER, errors, jsonBody, parseWith, routes } from "..
 import { eventStreamHeaders } from "../passthrough/headers";
 import { quoted } from "../quote";
 import { findResponse, hideResponse, insertResponse, newResponseId } from "../session/response-store";
+import { headStatement } from "../session/thread-head";
 import { holdsScope } from "../tenancy/roles";
 import { ResponsesStreamMapper } from "../translate/chat-chunks-to-responses";
 import {
@@ -151,7 +152,15 @@ export const responsesDoorRoutes = routes()
       const outcome = await runChatTurn(c, { body, sessionId, includeUsage: true });
       const { place } = outcome;
       const keep = async (response: ResponseObject) => {
-        if (translated.store) await insertResponse(c.env.DB, placeOf(c, place), response).run();
+        if (!translated.store) return;
+        const kept = placeOf(c, place);
+        const row = insertResponse(c.env.DB, kept, response);
+        // The head the response names must be its session's for previous_response_id to continue from it: written
+        // here with the row when the session's own write of it failed.
+        const { keyId } = c.get("principal");
+        const head =
+          kept.head !== null && !place.headWritten() ? [headStatement(c.env.DB, kept.sessionId, keyId, kept.head)] : [];
+        await c.env.DB.batch([...head, row]);
       };
       const headers = { [SESSION_HEADER]: place.sessionId };
       if (outcome.kind === "answer") {

@@ -271,7 +271,9 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
         this.head.keep(thread.keyId, head);
         return this.list.writeHead(headStatement(this.db, ctx.id.toString(), thread.keyId, head));
       },
-      headIs: (keyId, head) => this.head.is(keyId, head),
+      // A deleted session is asked as an evicted one would be (D1's head): its owner's history is then answered 404, as
+      // every request to it is, and another's a new session, as for a live session.
+      headIs: (keyId, head) => this.head.is(keyId, head, this.keeper.deleted()),
       waitUntil,
     });
     this.keeper = new SessionKeeper({
@@ -473,8 +475,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    * results) in this session, with the client's tools; answers the turn and what the agent said.
    */
   async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer> | HeadMoved> {
-    // A deleted session keeps no head: answered 404 below, as every deleted session is.
-    if (!this.keeper.deleted() && (await this.chatTurns.moved(turn))) return HEAD_MOVED;
+    if (await this.chatTurns.moved(turn)) return HEAD_MOVED;
     // A deleted session is never made again here: the caller is answered 404 below.
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
@@ -483,8 +484,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
   async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>> | HeadMoved> {
-    // A deleted session keeps no head: answered 404 below, as every deleted session is.
-    if (!this.keeper.deleted() && (await this.chatTurns.moved(turn))) return HEAD_MOVED;
+    if (await this.chatTurns.moved(turn)) return HEAD_MOVED;
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
     return this.chatTurns.stream(caller, turn, indexed);

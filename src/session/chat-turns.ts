@@ -31,8 +31,11 @@ export interface ChatTurn {
   prepaid: boolean;
   /** A new session, created by this very request (one call to the object, not two). */
   create?: { org: string; user: string; mode: string };
-  /** Where the request leaves the conversation: the session records its head after the answer, before answering. */
-  thread: ThreadPlace;
+  /**
+   * Where the request leaves the conversation: the session records its head after the answer, before answering
+   * (none from a Worker of the version before, which writes the head itself).
+   */
+  thread?: ThreadPlace;
   /**
    * The head the request's history ends at (our last answer), when it continues this session by its history: the
    * session answers `HEAD_MOVED`, having done nothing, unless that is its head (of the request's key).
@@ -59,6 +62,8 @@ export interface ChatTurnAnswer {
   toolCalls: OpenAIToolCall[];
   /** The conversation's head after this answer, recorded (null when the turn ended without an answer). */
   head: string | null;
+  /** D1's agent_threads took the head (else the session alone keeps it: the failed write is logged). */
+  headWritten: boolean;
   /** The turn this request drove (still waiting for the client, or ended). */
   turnId: string | null;
   /** The tokens of this request's model calls (a resumed turn's earlier requests not counted again). */
@@ -157,14 +162,23 @@ export interface ChatTurnsDeps {
   logger: JsonAdminLogger;
   /** A new session's record, written in this call; its row in the org's index when the promise settles. */
   create: (init: { org: string; user: string; mode: string }) => Promise<void>;
-  /** Records the conversation's head (with the session's list entry, in one D1 write); resolves once written. */
-  recordHead: (thread: ThreadPlace, head: string) => Promise<void>;
+  /**
+   * Records the conversation's head (kept by the session, and written to D1 with its list entry, in one write);
+   * resolves once written, with whether D1 took it.
+   */
+  recordHead: (thread: ThreadPlace, head: string) => Promise<boolean>;
   /** Whether `head` is the session's head of `keyId`'s conversation. */
   headIs: (keyId: string, head: string) => Promise<boolean>;
   waitUntil: (work: Promise<unknown>) => void;
 }
 
 const usageField = (usage: TokenUsage | undefined) => (usage ? { usage } : {});
+
+/** A door answer's head as the session recorded it. */
+interface RecordedHead {
+  head: string | null;
+  headWritten: boolean;
+}
 
 /** The names of the client's own tools in this request. */
 const clientToolNames = (turn: ChatTurn) => new Set(turn.clientTools.map((t) => t.function.name));
@@ -208,16 +222,12 @@ export class ChatTurns {
       response.toolCalls.filter((t) => waiting.has(t.id)),
       clientToolNames(turn),
     );
+    // Read before the head's write: another turn may start while it is under way.
+    const turnId = store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null;
+    const recorded = await this.recordHead(turn, response, content, toolCalls);
     return {
       ok: true,
-      value: {
-        response,
-        content,
-        toolCalls,
-        head: await this.recordHead(turn, response, content, toolCalls),
-        turnId: store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null,
-        ...usageField(usageSince(before, response.usage)),
-      },
+      value: { response, content, toolCalls, ...recorded, turnId, ...usageField(usageSince(before, response.usage)) },
     };
   }
 
@@ -235,11 +245,13 @@ export class ChatTurns {
     const done = driver
       .drive(admitted.value, options)
       .then(async (outcome) => {
+        // The turn's frames are all out: frames after them (another turn's, started meanwhile) are not this answer's.
+        stream.detach();
         if (!outcome.ok) return stream.error(outcome.code, outcome.message);
         // The answer ends once the new session is in its org's index too, and its head is recorded.
         await indexed;
-        const head = await this.recordHead(turn, outcome.value, answer.content, answer.toolCalls);
-        const end: DoorEnd = { type: "door_end", usage: usageSince(before, outcome.value.usage) ?? null, head };
+        const recorded = await this.recordHead(turn, outcome.value, answer.content, answer.toolCalls);
+        const end: DoorEnd = { type: "door_end", usage: usageSince(before, outcome.value.usage) ?? null, ...recorded };
         return stream.direct(end);
       })
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
@@ -253,7 +265,8 @@ export class ChatTurns {
    * before the caller's ownership: another's session has another key's head, and answers as a moved one does.
    */
   async moved(turn: ChatTurn): Promise<boolean> {
-    return turn.expect !== undefined && !(await this.deps.headIs(turn.thread.keyId, turn.expect));
+    if (turn.expect === undefined || !turn.thread) return false;
+    return !(await this.deps.headIs(turn.thread.keyId, turn.expect));
   }
 
   /** The conversation's head after an answer, recorded before the answer goes out; none for a turn that failed. */
@@ -262,11 +275,10 @@ export class ChatTurns {
     response: AgentExecuteResponse,
     content: string,
     toolCalls: readonly OpenAIToolCall[],
-  ): Promise<string | null> {
-    if (endedWithoutAnswer(response)) return null;
+  ): Promise<RecordedHead> {
+    if (!turn.thread || endedWithoutAnswer(response)) return { head: null, headWritten: false };
     const head = await headAfter(turn.thread, content, toolCalls);
-    await this.deps.recordHead(turn.thread, head);
-    return head;
+    return { head, headWritten: await this.deps.recordHead(turn.thread, head) };
   }
 
   /**

@@ -17,6 +17,8 @@ export interface DoorEnd {
   type: "door_end";
   usage: TokenUsage | null;
   head: string | null;
+  /** D1 took the head (src/session/chat-turns.ts). */
+  headWritten: boolean;
 }
 
 /** The calls the client carries out: those of its own tools that wait for it. */

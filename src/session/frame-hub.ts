@@ -106,7 +106,8 @@ export class FrameHub {
   /**
    * An SSE stream that receives every frame emitted until it is closed; `error` writes a refusal frame. With
    * `untilTurnEnds`, it closes itself once that turn's turn_completed is written (a follower of a running turn).
-   * `tap` sees each frame as it is written to the stream.
+   * `tap` sees each frame as it is written to the stream. `detach` stops the frames (and the tap) but keeps the stream
+   * open for its own last events.
    */
   openEventStream(
     untilTurnEnds?: string,
@@ -116,6 +117,7 @@ export class FrameHub {
     error(code: string, message: string): Promise<void>;
     /** An event for this stream's reader alone (not logged, not a frame of the protocol). */
     direct(event: { type: string }): Promise<void>;
+    detach(): void;
     close(): Promise<void>;
   } {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -136,6 +138,9 @@ export class FrameHub {
       error: (code, message) => write({ type: "error", code, message, seq: this.events.lastSeq() }),
       direct: (event) =>
         writer.write(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)).catch(() => {}),
+      detach: () => {
+        this.streams.delete(write);
+      },
       close: () => {
         this.streams.delete(write);
         return writer.close().catch(() => {});

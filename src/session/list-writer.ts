@@ -77,7 +77,7 @@ export class SessionListWriter {
   /** The write scheduled or under way, if any (what settled() waits for). */
   private current: Promise<void> | null = null;
   /** The conversation's head waiting for the next write, and what to tell once that write is done. */
-  private head: { statement: D1PreparedStatement; done: () => void } | null = null;
+  private head: { statement: D1PreparedStatement; done: (written: boolean) => void } | null = null;
   /**
    * How long a write waits for further changes: after a turn's start (`running`), after any other change (`changed`);
    * while a turn's stop event awaits its check (`checking`), no longer than that. A test holds writes back longer, to
@@ -130,12 +130,12 @@ export class SessionListWriter {
 
   /**
    * Writes the conversation's head (agent_threads) with the entry and what waits for it, at once: one D1 write for a
-   * door's turn, before its answer goes out. Resolves once the write is done; a write that fails is logged (the
-   * client's next request by its history then starts a new session, seeded with that history), never thrown.
+   * door's turn, before its answer goes out. Resolves once the write is done, with whether D1 took the head; a write
+   * that fails is logged, never thrown (the session keeps its head: src/session/thread-head.ts).
    */
-  writeHead(statement: D1PreparedStatement): Promise<void> {
-    const written = new Promise<void>((resolve) => {
-      this.head?.done();
+  writeHead(statement: D1PreparedStatement): Promise<boolean> {
+    const written = new Promise<boolean>((resolve) => {
+      this.head?.done(false);
       this.head = { statement, done: resolve };
     });
     this.schedule(0);
@@ -203,21 +203,25 @@ export class SessionListWriter {
     const checks: Checks = { events: [], heard: null };
     const head = this.head;
     this.head = null;
+    let headWritten = false;
     try {
-      await this.writeEntry(checks, head ? [head.statement] : []);
+      headWritten = await this.writeEntry(checks, head ? [head.statement] : []);
     } finally {
-      head?.done();
+      head?.done(headWritten);
       await this.deps.outbox.checked(checks.events, checks.heard);
     }
   }
 
-  /** `head`: the conversation's head statement, when one waits (written with the entry, through every fallback). */
-  private async writeEntry(checks: Checks, head: D1PreparedStatement[]): Promise<void> {
+  /**
+   * `head`: the conversation's head statement, when one waits (written with the entry, through every fallback).
+   * Answers whether a batch with `head` was written.
+   */
+  private async writeEntry(checks: Checks, head: D1PreparedStatement[]): Promise<boolean> {
     const { store, events, db, logger, feed, usage, outbox } = this.deps;
     const record = store.record();
     if (!record) {
       checks.events = outbox.take();
-      return;
+      return false;
     }
     const waitingForUser = record.status !== "idle" && record.status !== "running";
     this.title ??= firstMessageTitle(store);
@@ -271,19 +275,20 @@ export class SessionListWriter {
       // later write. Else the rows stay kept, and the alarm tries again (the entry going alone meanwhile: rows D1 would
       // refuse must not hold the list back either). The events checked are sent unchecked (write()).
       if ((!fed && !memory) || !(await updateSessionIndex(db, entry, logger, [...head, ...inserts]))) {
-        if (store.record() === null) return;
+        if (store.record() === null) return false;
         usage.failed();
-        if (inserts.length > 0) await updateSessionIndex(db, entry, logger, head);
-        return;
+        if (inserts.length === 0) return false;
+        return (await updateSessionIndex(db, entry, logger, head)) !== null;
       }
     }
     // A session deleted meanwhile wrote its kept rows itself (src/session/session-keeper.ts); its storage is gone.
-    if (store.record() === null) return;
+    if (store.record() === null) return true;
     usage.written(rows);
     if (rows.length === USAGE_ROWS_PER_WRITE) this.schedule();
-    if (!fed) return;
+    if (!fed) return true;
     feed.done(fed);
     if (fed.more) this.schedule();
+    return true;
   }
 }
 

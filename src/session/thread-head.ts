@@ -112,10 +112,12 @@ export class SessionHead {
 
   /**
    * Whether `head` is the session's head of `keyId`'s conversation: its own record, or, for a session whose last
-   * answer came before it kept one, D1's.
+   * answer came before it kept one, or one deleted (its storage gone, while D1 keeps its head), D1's.
    */
-  async is(keyId: string, head: string): Promise<boolean> {
-    const row = this.sql.exec<{ key_id: string; head: string }>("SELECT key_id, head FROM thread_head").toArray()[0];
+  async is(keyId: string, head: string, deleted: boolean): Promise<boolean> {
+    const row = deleted
+      ? undefined
+      : this.sql.exec<{ key_id: string; head: string }>("SELECT key_id, head FROM thread_head").toArray()[0];
     if (row) return row.key_id === keyId && row.head === head;
     return (await headOfSession(this.db, this.sessionId, keyId)) === head;
   }

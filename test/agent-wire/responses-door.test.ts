@@ -6,6 +6,7 @@ import { Agent, tool as agentTool, run, setDefaultOpenAIClient, setTracingDisabl
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { refuseD1Batches } from "../fixtures/d1-spy";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
@@ -141,6 +142,26 @@ describe("/agent/v1/responses with the openai client", () => {
     expect(JSON.parse(args)).toEqual({ city: "Paris" });
     const second = await answerCall(openai, first.id, "sunny");
     expect(second.output_text).toBe("It is sunny in Paris.");
+    expect(sessions[1]).toBe(sessions[0]);
+  });
+
+  it("continues by previous_response_id from a response kept while the session's own write of its head failed", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "First." },
+      { type: "completion", content: "Second." },
+    ]);
+    const { openai, sessions } = client();
+    const { result: first, refused } = await refuseD1Batches(
+      (sql) => sql.some((s) => s.startsWith("UPDATE session_index")) && sql.some((s) => s.includes("agent_threads")),
+      () => openai.responses.create({ model: "aptix-agent/general", input: `one ${script.marker}` }),
+    );
+    expect(refused.length).toBeGreaterThan(0);
+    const second = await openai.responses.create({
+      model: "aptix-agent/general",
+      input: "two",
+      previous_response_id: first.id,
+    });
+    expect(second.output_text).toBe("Second.");
     expect(sessions[1]).toBe(sessions[0]);
   });
 

@@ -1,9 +1,12 @@
 // The head a session records after a streamed answer (read by the object from the frames the stream carries) is the
-// history the client sends back: each streamed answer's history, resent with the next input, continues the session.
+// history the client sends back: each streamed answer's history, resent with the next input, continues the session;
+// and a streamed answer is its own turn's alone, though the session takes another turn while its head is written.
 import { exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { holdD1Batch } from "../fixtures/d1-spy";
 import { TEST_KEYS } from "../fixtures/keys";
+import { sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
 
@@ -94,5 +97,40 @@ describe("the head recorded after a streamed answer", () => {
       .withResponse();
     expect(done.data.choices[0]?.message.content).toBe("Done with the greeting.");
     expect(done.response.headers.get("x-aptix-session")).toBe(asked.sessionId);
+  });
+
+  it("carries no text of a turn the session starts while the answer's head is being written", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "One." },
+      { type: "completion", content: "Door answer." },
+      { type: "completion", content: "Another turn's text." },
+    ]);
+    const first = await client()
+      .chat.completions.create({
+        model: "aptix-agent/general",
+        messages: [{ role: "user", content: `one ${script.marker}` }],
+      })
+      .withResponse();
+    const sessionId = first.response.headers.get("x-aptix-session") ?? "";
+    const said = await holdD1Batch(
+      (sql) => sql.some((statement) => statement.includes("agent_threads")),
+      async ({ reached, release }) => {
+        const stream = await client().chat.completions.create(
+          { model: "aptix-agent/general", stream: true, messages: [{ role: "user", content: `two ${script.marker}` }] },
+          { headers: { "X-Aptix-Session": sessionId } },
+        );
+        const reading = (async () => {
+          let text = "";
+          for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+          return text;
+        })();
+        await reached;
+        // The door's turn is over, its head not yet written: the owner's next message runs a turn meanwhile.
+        const other = await sendMessage(sessionId, `three ${script.marker}`);
+        release();
+        return { door: await reading, other: other.text };
+      },
+    );
+    expect(said).toEqual({ door: "Door answer.", other: "Another turn's text." });
   });
 });

@@ -116,6 +116,32 @@ describe("DELETE /context/sessions/:id", () => {
     expect(((await again.json()) as ErrorBody).error.code).toBe("session_not_found");
   });
 
+  it("answers another org's history sent with a deleted session's header with a new session, as before the delete", async () => {
+    const script = await scriptUpstream([
+      { type: "completion", content: "First answer." },
+      { type: "completion", content: "Another org's new session." },
+    ]);
+    const door = (key: string, messages: { role: string; content: string }[], session?: string) =>
+      exports.default.fetch("http://aptix.test/agent/v1/chat/completions", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          ...(session ? { "x-aptix-session": session } : {}),
+        },
+        body: JSON.stringify({ model: "aptix-agent/general", messages }),
+      });
+    const question = { role: "user", content: `one ${script.marker}` };
+    const first = await door(TEST_KEYS.chat.key, [question]);
+    const answer = ((await first.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message;
+    const id = first.headers.get("x-aptix-session") ?? "";
+    expect((await remove(id)).status).toBe(200);
+    const history = [question, { role: "assistant", content: answer?.content ?? "" }, { role: "user", content: "two" }];
+    const other = await door(TEST_KEYS.otherOrg.key, history, id);
+    expect(other.status).toBe(200);
+    expect(other.headers.get("x-aptix-session")).not.toBe(id);
+  });
+
   it("refuses a socket ticket issued before the delete, like every unknown ticket", async () => {
     const id = await talkedSession();
     const ticket = await issueTicket(id);
