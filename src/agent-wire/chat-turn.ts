@@ -11,14 +11,21 @@ import { takeModelCall } from "../metering/model-call-limit";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
 import { quoted } from "../quote";
 import { type Outcome, refuse, sessionNotFound } from "../refusal";
-import type { ChatTurn, ChatTurnAnswer, HeadMoved } from "../session/chat-turns";
+import type { ChatTurn, ChatTurnAnswer, ChatTurnAnswerBefore, HeadMoved } from "../session/chat-turns";
+import { doorReply } from "../session/door-answer";
 import { callerOf, hintOf, placement, sessionStubOrNull, unwrap } from "../session/session-client";
 import { cachedTurnReads, readTurnReads } from "../session/session-model";
-import { EMPTY_FINGERPRINT, fingerprintChain } from "../session/thread-head";
+import {
+  EMPTY_FINGERPRINT,
+  fingerprintChain,
+  headAfter,
+  headStatement,
+  type ThreadPlace,
+} from "../session/thread-head";
 import { settings } from "../settings";
 import { clientFunctionTool, clientToolRegistry } from "../tools/client-function-tool";
 import { AgentToolContractError } from "../tools/registry";
-import type { CompletionBase } from "../wire/openai";
+import type { CompletionBase, OpenAIToolCall } from "../wire/openai";
 import {
   completionJson,
   completionMeta,
@@ -178,7 +185,7 @@ export async function runChatTurn(c: AppContext, request: ChatTurnRequest): Prom
     if (answered === null || "headMoved" in answered) throw ApiError.from(sessionNotFound(sessionId));
     return answerOf(c, {
       sessionId,
-      keyId,
+      thread: { keyId, after },
       before: turn.expect,
       answered,
       meta,
@@ -202,29 +209,44 @@ function isMoved(
 }
 
 /** The session's answer as the door gives it: a completion, or its chunks; the session's head remembered. */
-function answerOf(
+async function answerOf(
   c: AppContext,
   a: {
     sessionId: string;
-    keyId: string;
+    thread: ThreadPlace;
     before: string | undefined;
     answered: Outcome<ChatTurnAnswer | ReadableStream<Uint8Array>>;
     meta: CompletionBase;
     names: ReadonlySet<string>;
     includeUsage: boolean;
   },
-): ChatTurnOutcome {
-  const { sessionId, keyId, meta } = a;
+): Promise<ChatTurnOutcome> {
+  const { sessionId, meta } = a;
+  const { keyId } = a.thread;
   const headers = { [SESSION_HEADER]: sessionId };
   let head: string | null = null;
   let headWritten = false;
   let turnId: string | null = null;
   const place: TurnPlace = { sessionId, head: () => head, turnId: () => turnId, headWritten: () => headWritten };
-  const answered = unwrap(a.answered);
-  const ended = (said: { turnId: string | null; head: string | null; headWritten: boolean }) => {
+  // A session object of the version before (a deploy's few minutes) answers without the reply and the head.
+  const answered: ChatTurnAnswer | ChatTurnAnswerBefore | ReadableStream<Uint8Array> = unwrap(a.answered);
+  const ended = async (said: {
+    turnId: string | null;
+    head: string | null | undefined;
+    headWritten: boolean;
+    content: string;
+    toolCalls: OpenAIToolCall[];
+  }) => {
     turnId = said.turnId;
-    head = said.head;
-    headWritten = said.headWritten;
+    if (said.head === undefined) {
+      // That version's session records no head: written here, as that version's Worker did.
+      head = await headAfter(a.thread, said.content, said.toolCalls);
+      await headStatement(c.env.DB, sessionId, keyId, head).run();
+      headWritten = true;
+    } else {
+      head = said.head;
+      headWritten = said.headWritten;
+    }
     if (head !== null) rememberHead(keyId, sessionId, head, a.before);
   };
   if (answered instanceof ReadableStream) {
@@ -238,10 +260,19 @@ function answerOf(
   }
   const failure = turnFailure(answered.response);
   if (failure) throw new ApiError(failure.code, failure.message, { headers: { ...headers, ...retryHeaders(failure) } });
-  ended(answered);
+  const reply =
+    "reply" in answered
+      ? answered.reply
+      : doorReply(answered.response, answered.content, answered.waitingForClient, a.names);
+  await ended({
+    turnId: answered.turnId,
+    head: "head" in answered ? answered.head : undefined,
+    headWritten: "headWritten" in answered ? answered.headWritten : false,
+    ...reply,
+  });
   return {
     kind: "answer",
     place,
-    completion: completionJson(meta, answered.content, answered.toolCalls, answered.usage),
+    completion: completionJson(meta, reply.content, reply.toolCalls, answered.usage),
   };
 }

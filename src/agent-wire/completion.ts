@@ -97,12 +97,18 @@ export function completionJson(
 }
 
 export interface StreamedAnswer {
+  /** What the client was sent: the text and its tool calls. */
+  content: string;
+  toolCalls: OpenAIToolCall[];
   /** The turn ended in a way this wire reports as an error (sent as an error event). */
   failed: boolean;
   /** The turn that answered, as its frames name it. */
   turnId: string | null;
-  /** The conversation's head after the answer, as the session recorded it (src/session/thread-head.ts). */
-  head: string | null;
+  /**
+   * The conversation's head after the answer, as the session recorded it (src/session/thread-head.ts); undefined
+   * when a session object of the version before answered, which records none.
+   */
+  head: string | null | undefined;
   /** D1 took the head (else the session alone keeps it). */
   headWritten: boolean;
 }
@@ -118,7 +124,7 @@ export interface DoorStreamOptions {
   clientTools: ReadonlySet<string>;
   includeUsage: boolean;
   /** Sees how the turn ended (its id, the head the session recorded) before the stream's last chunks go out. */
-  onEnd: (answer: StreamedAnswer) => void;
+  onEnd: (answer: StreamedAnswer) => void | Promise<void>;
   /** Told of an unexpected failure while the stream runs (its stack goes to the log, never to the client). */
   onBreak: (error: unknown) => void;
 }
@@ -142,8 +148,15 @@ export async function* doorChunks(
     // A stream's error event has no headers: its Retry-After rides in the error, as `retry_after_seconds`.
     body: withRetryAfterSeconds(errorBody(code, message), retryAfterSeconds),
   });
-  const answer: StreamedAnswer = { failed: false, turnId: null, head: null, headWritten: false };
   const text = new StreamedAnswerText(options.clientTools);
+  const answer: StreamedAnswer = {
+    content: "",
+    toolCalls: [],
+    failed: false,
+    turnId: null,
+    head: undefined,
+    headWritten: false,
+  };
   let finish: string | null = null;
   let usage: TokenUsage | undefined;
   yield chunk({ role: "assistant", content: "" }, null);
@@ -151,11 +164,11 @@ export async function* doorChunks(
     for await (const data of sseData(frames)) {
       const frame = JSON.parse(data) as ServerFrame | { type: "error"; code: string; message: string } | DoorEnd;
       if ("turnId" in frame && typeof frame.turnId === "string") answer.turnId = frame.turnId;
-      if (frame.type === "door_end") {
+      if (frame.type === "door_usage") {
         // This request's tokens (a resumed turn's earlier requests not counted again) and the head, as the turn stops.
         usage = frame.usage ?? undefined;
         answer.head = frame.head;
-        answer.headWritten = frame.headWritten;
+        answer.headWritten = frame.headWritten ?? false;
         continue;
       }
       if (frame.type === "error") {
@@ -181,7 +194,9 @@ export async function* doorChunks(
       }
     }
     if (!answer.failed) {
-      options.onEnd(answer);
+      answer.content = text.content;
+      answer.toolCalls = text.toolCalls;
+      await options.onEnd(answer);
       yield chunk({}, finish ?? "stop");
       if (options.includeUsage) {
         yield { kind: "chunk", chunk: usageChunkJson(meta, usageJson(usage)) };

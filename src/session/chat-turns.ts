@@ -9,7 +9,7 @@ import type { ClientToolResult } from "../wire/session";
 import type { AgentExecuteResponse, SessionStatus, TokenUsage } from "../wire/turn";
 import { decisionsFromWords } from "./approval-words";
 import { type Caller, callLogger } from "./caller";
-import { answerText, clientToolCalls, type DoorEnd, endedWithoutAnswer, StreamedAnswerText } from "./door-answer";
+import { type DoorEnd, doorReply, endedWithoutAnswer, StreamedAnswerText } from "./door-answer";
 import type { FrameHub } from "./frame-hub";
 import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
@@ -56,10 +56,12 @@ export const HEAD_MOVED: HeadMoved = { ok: false, headMoved: true };
 
 export interface ChatTurnAnswer {
   response: AgentExecuteResponse;
-  /** What the agent said in this request (each model response's text, in order; then an approval request in words). */
+  /** What the agent said in this request (each model response's text, in order). */
   content: string;
-  /** The client's tool calls that wait for its results now. */
-  toolCalls: OpenAIToolCall[];
+  /** The calls that wait for the client's results now. */
+  waitingForClient: string[];
+  /** The answer as the client reads it: the text (then an approval request in words) and the client's tool calls. */
+  reply: { content: string; toolCalls: OpenAIToolCall[] };
   /** The conversation's head after this answer, recorded (null when the turn ended without an answer). */
   head: string | null;
   /** D1's agent_threads took the head (else the session alone keeps it: the failed write is logged). */
@@ -69,6 +71,13 @@ export interface ChatTurnAnswer {
   /** The tokens of this request's model calls (a resumed turn's earlier requests not counted again). */
   usage?: TokenUsage;
 }
+
+/**
+ * What a session object of the version before answers (for the few minutes of a deploy when a Worker and an object of
+ * different versions talk): neither the reply nor the head, which the Worker then makes itself. Its `content` and
+ * `waitingForClient` are kept in ChatTurnAnswer for a Worker of the version before.
+ */
+export type ChatTurnAnswerBefore = Omit<ChatTurnAnswer, "reply" | "head" | "headWritten">;
 
 /** What a paused turn had used before this request resumes it; nothing for a turn this request starts. */
 export function usageBefore(store: SessionStore): TokenUsage | undefined {
@@ -211,23 +220,26 @@ export class ChatTurns {
     const [outcome] = await Promise.all([driver.drive(admitted.value, options), indexed]);
     if (!outcome.ok) return outcome;
     const response = outcome.value;
-    const waiting = new Set(
-      store
-        .pendingToolCalls()
-        .filter((c) => c.state === "awaiting_client")
-        .map((c) => c.id),
-    );
-    const content = answerText(response, textSince(store, afterSeq));
-    const toolCalls = clientToolCalls(
-      response.toolCalls.filter((t) => waiting.has(t.id)),
-      clientToolNames(turn),
-    );
+    const waitingForClient = store
+      .pendingToolCalls()
+      .filter((c) => c.state === "awaiting_client")
+      .map((c) => c.id);
+    const content = textSince(store, afterSeq);
+    const reply = doorReply(response, content, waitingForClient, clientToolNames(turn));
     // Read before the head's write: another turn may start while it is under way.
     const turnId = store.turn()?.turnId ?? store.lastTurnOutcome()?.turnId ?? null;
-    const recorded = await this.recordHead(turn, response, content, toolCalls);
+    const recorded = await this.recordHead(turn, response, reply.content, reply.toolCalls);
     return {
       ok: true,
-      value: { response, content, toolCalls, ...recorded, turnId, ...usageField(usageSince(before, response.usage)) },
+      value: {
+        response,
+        content,
+        waitingForClient,
+        reply,
+        ...recorded,
+        turnId,
+        ...usageField(usageSince(before, response.usage)),
+      },
     };
   }
 
@@ -251,7 +263,11 @@ export class ChatTurns {
         // The answer ends once the new session is in its org's index too, and its head is recorded.
         await indexed;
         const recorded = await this.recordHead(turn, outcome.value, answer.content, answer.toolCalls);
-        const end: DoorEnd = { type: "door_end", usage: usageSince(before, outcome.value.usage) ?? null, ...recorded };
+        const end: DoorEnd = {
+          type: "door_usage",
+          usage: usageSince(before, outcome.value.usage) ?? null,
+          ...recorded,
+        };
         return stream.direct(end);
       })
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))

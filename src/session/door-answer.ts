@@ -11,14 +11,32 @@ export const RESTARTED_NOTE = "(The model service failed in the middle of this a
 
 /**
  * The last event of a door's stream of frames (for the Worker alone, not a frame of the protocol): this request's
- * tokens (a resumed turn's earlier requests not counted again), and the conversation's head, recorded.
+ * tokens (a resumed turn's earlier requests not counted again), and the conversation's head, recorded. A session
+ * object of the version before sends the same event without the head (a deploy's few minutes of mixed versions).
  */
 export interface DoorEnd {
-  type: "door_end";
+  type: "door_usage";
   usage: TokenUsage | null;
-  head: string | null;
+  head?: string | null;
   /** D1 took the head (src/session/chat-turns.ts). */
-  headWritten: boolean;
+  headWritten?: boolean;
+}
+
+/** The answer as the client reads it, from the turn's response, its text and the calls that wait for the client. */
+export function doorReply(
+  response: AgentExecuteResponse,
+  text: string,
+  waitingForClient: readonly string[],
+  clientTools: ReadonlySet<string>,
+): { content: string; toolCalls: OpenAIToolCall[] } {
+  const waiting = new Set(waitingForClient);
+  return {
+    content: answerText(response, text),
+    toolCalls: clientToolCalls(
+      response.toolCalls.filter((t) => waiting.has(t.id)),
+      clientTools,
+    ),
+  };
 }
 
 /** The calls the client carries out: those of its own tools that wait for it. */
