@@ -3,27 +3,18 @@
 // writes before the answer goes out, so a client that continues by its history at once finds the session from any
 // isolate; the session checks a history against the head it keeps, and the isolate that answered remembers it.
 import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-import OpenAI from "openai";
+import { env } from "cloudflare:workers";
+import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { forgetIsolateState } from "../../src/isolate-cache";
 import type { AgentSession } from "../../src/session/agent-session";
+import { agentClient } from "../fixtures/agent-client";
 import { type D1Call, refuseD1Batches, spyOnD1 } from "../fixtures/d1-spy";
-import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 const MODEL = "aptix-agent/general";
-
-function client(): OpenAI {
-  return new OpenAI({
-    apiKey: TEST_KEYS.chat.key,
-    baseURL: "http://aptix.test/agent/v1",
-    maxRetries: 0,
-    fetch: (input, init) => exports.default.fetch(input, init),
-  });
-}
 
 const settled = (sessionId: string) =>
   runInDurableObject(env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(sessionId)), (instance: AgentSession) =>
@@ -44,11 +35,11 @@ async function warmConversation(answers: string[]) {
     ["One.", "Two.", ...answers].map((content) => ({ type: "completion" as const, content })),
   );
   const messages: Message[] = [{ role: "user", content: `one ${script.marker}` }];
-  const first = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+  const first = await agentClient().chat.completions.create({ model: MODEL, messages }).withResponse();
   const sessionId = first.response.headers.get("x-aptix-session") ?? "";
   messages.push({ role: "assistant", content: first.data.choices[0]?.message.content ?? "" });
   messages.push({ role: "user", content: `two ${script.marker}` });
-  const second = await client().chat.completions.create({ model: MODEL, messages });
+  const second = await agentClient().chat.completions.create({ model: MODEL, messages });
   messages.push({ role: "assistant", content: second.choices[0]?.message.content ?? "" });
   await settled(sessionId);
   return { script, sessionId, messages };
@@ -58,7 +49,7 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
   it("answers after one D1 call: a batch with the conversation's head, the list entry and the usage row", async () => {
     const { script, sessionId } = await warmConversation(["Three."]);
     const { result, calls } = await spyOnD1(() =>
-      client().chat.completions.create(
+      agentClient().chat.completions.create(
         { model: MODEL, messages: [{ role: "user", content: `three ${script.marker}` }] },
         { headers: { "X-Aptix-Session": sessionId } },
       ),
@@ -77,7 +68,7 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
   it("ends a streamed answer after the same one batch", async () => {
     const { script, sessionId } = await warmConversation(["Three."]);
     const { result, calls } = await spyOnD1(async () => {
-      const stream = await client().chat.completions.create(
+      const stream = await agentClient().chat.completions.create(
         { model: MODEL, stream: true, messages: [{ role: "user", content: `three ${script.marker}` }] },
         { headers: { "X-Aptix-Session": sessionId } },
       );
@@ -94,11 +85,11 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
   it("continues a history resent to the isolate that answered it without reading D1, after one batch", async () => {
     const { script, sessionId, messages } = await warmConversation(["Three.", "Four."]);
     messages.push({ role: "user", content: `three ${script.marker}` });
-    const third = await client().chat.completions.create({ model: MODEL, messages });
+    const third = await agentClient().chat.completions.create({ model: MODEL, messages });
     messages.push({ role: "assistant", content: third.choices[0]?.message.content ?? "" });
     messages.push({ role: "user", content: `four ${script.marker}` });
     const { result, calls } = await spyOnD1(() =>
-      client().chat.completions.create({ model: MODEL, messages }).withResponse(),
+      agentClient().chat.completions.create({ model: MODEL, messages }).withResponse(),
     );
     expect(result.data.choices[0]?.message.content).toBe("Four.");
     expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
@@ -113,7 +104,7 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
     // An isolate that did not answer the conversation, at once: the head it looks up was written before the answer.
     forgetIsolateState();
     const { result, calls } = await spyOnD1(() =>
-      client().chat.completions.create({ model: MODEL, messages }).withResponse(),
+      agentClient().chat.completions.create({ model: MODEL, messages }).withResponse(),
     );
     expect(result.data.choices[0]?.message.content).toBe("Three.");
     expect(result.response.headers.get("x-aptix-session")).toBe(sessionId);
@@ -125,7 +116,7 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
     messages.push({ role: "user", content: `three ${script.marker}` });
     forgetIsolateState();
     const { result, calls } = await spyOnD1(() =>
-      client()
+      agentClient()
         .chat.completions.create({ model: MODEL, messages }, { headers: { "X-Aptix-Session": sessionId } })
         .withResponse(),
     );
@@ -136,12 +127,12 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
   it("starts a new session for a history at a head the session has moved on from, though an isolate remembers it", async () => {
     const { script, sessionId, messages } = await warmConversation(["Three.", "A new session's answer."]);
     // The session goes on by its header alone: this isolate still remembers it at the history's head.
-    await client().chat.completions.create(
+    await agentClient().chat.completions.create(
       { model: MODEL, messages: [{ role: "user", content: `three ${script.marker}` }] },
       { headers: { "X-Aptix-Session": sessionId } },
     );
     messages.push({ role: "user", content: `elsewhere ${script.marker}` });
-    const other = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+    const other = await agentClient().chat.completions.create({ model: MODEL, messages }).withResponse();
     expect(other.data.choices[0]?.message.content).toBe("A new session's answer.");
     expect(other.response.headers.get("x-aptix-session")).not.toBe(sessionId);
   });
@@ -151,12 +142,12 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
     messages.push({ role: "user", content: `three ${script.marker}` });
     const { result, refused } = await refuseD1Batches(
       (sql) => sql.some((statement) => statement.includes("agent_threads")),
-      () => client().chat.completions.create({ model: MODEL, messages }).withResponse(),
+      () => agentClient().chat.completions.create({ model: MODEL, messages }).withResponse(),
     );
     expect(result.data.choices[0]?.message.content).toBe("Three.");
     expect(refused.length).toBeGreaterThan(0);
     messages.push({ role: "assistant", content: "Three." }, { role: "user", content: `four ${script.marker}` });
-    const next = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+    const next = await agentClient().chat.completions.create({ model: MODEL, messages }).withResponse();
     expect(next.data.choices[0]?.message.content).toBe("Four.");
     expect(next.response.headers.get("x-aptix-session")).toBe(sessionId);
   });
@@ -166,11 +157,11 @@ describe("a warm session's turn on the OpenAI door in D1", () => {
     messages.push({ role: "user", content: `three ${script.marker}` });
     await refuseD1Batches(
       (sql) => sql.some((statement) => statement.includes("agent_threads")),
-      () => client().chat.completions.create({ model: MODEL, messages }),
+      () => agentClient().chat.completions.create({ model: MODEL, messages }),
     );
     messages.push({ role: "assistant", content: "Three." }, { role: "user", content: `four ${script.marker}` });
     forgetIsolateState();
-    const next = await client().chat.completions.create({ model: MODEL, messages }).withResponse();
+    const next = await agentClient().chat.completions.create({ model: MODEL, messages }).withResponse();
     expect(next.data.choices[0]?.message.content).toBe("A new session's answer.");
     expect(next.response.headers.get("x-aptix-session")).not.toBe(sessionId);
   });

@@ -1,8 +1,9 @@
 // The agent's OpenAI door driven by the official `openai` client: models, a plain and a streamed answer, a
 // client tool round trip, a history resent without the session header, approvals answered in words.
 import { env, exports } from "cloudflare:workers";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { agentClient } from "../fixtures/agent-client";
 import { TEST_KEYS } from "../fixtures/keys";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
@@ -16,31 +17,22 @@ const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
   },
 };
 
-function client(): OpenAI {
-  return new OpenAI({
-    apiKey: TEST_KEYS.chat.key,
-    baseURL: "http://aptix.test/agent/v1",
-    maxRetries: 0,
-    fetch: (input, init) => exports.default.fetch(input, init),
-  });
-}
-
 describe("/agent/v1 with the openai client", () => {
   it("lists one model per mode", async () => {
-    const models = await client().models.list();
+    const models = await agentClient().models.list();
     expect(models.data.map((m) => m.id)).toEqual(
       expect.arrayContaining(["aptix-agent/general", "aptix-agent/workspace"]),
     );
   });
 
   it("retrieves one model by its id", async () => {
-    const model = await client().models.retrieve("aptix-agent/workspace");
+    const model = await agentClient().models.retrieve("aptix-agent/workspace");
     expect(model).toMatchObject({ id: "aptix-agent/workspace", object: "model", owned_by: "aptix" });
   });
 
   it("answers a message as a chat completion, and names its session", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Hello from the agent." }]);
-    const { data, response } = await client()
+    const { data, response } = await agentClient()
       .chat.completions.create({
         model: "aptix-agent/general",
         messages: [{ role: "user", content: `hi ${script.marker}` }],
@@ -54,7 +46,7 @@ describe("/agent/v1 with the openai client", () => {
 
   it("starts a new conversation's session owned by the key's org, in the model's mode, in its org's index", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "A new conversation." }]);
-    const { response } = await client()
+    const { response } = await agentClient()
       .chat.completions.create({
         model: "aptix-agent/workspace",
         messages: [{ role: "user", content: `hi ${script.marker}` }],
@@ -79,7 +71,7 @@ describe("/agent/v1 with the openai client", () => {
 describe("/agent/v1 conversations with the openai client", () => {
   it("streams the answer as chunks, with usage when asked, ending the stream", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Streaming from the agent.", chunkSize: 5 }]);
-    const stream = await client().chat.completions.create({
+    const stream = await agentClient().chat.completions.create({
       model: "aptix-agent/general",
       messages: [{ role: "user", content: `stream ${script.marker}` }],
       stream: true,
@@ -112,7 +104,11 @@ describe("/agent/v1 conversations with the openai client", () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: "user", content: `weather in Paris? ${script.marker}` },
     ];
-    const first = await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] });
+    const first = await agentClient().chat.completions.create({
+      model: "aptix-agent/general",
+      messages,
+      tools: [weather],
+    });
     const choice = first.choices[0];
     expect(choice?.finish_reason).toBe("tool_calls");
     const call = choice?.message.tool_calls?.[0];
@@ -122,7 +118,11 @@ describe("/agent/v1 conversations with the openai client", () => {
     });
     if (!choice || !call) throw new Error("no tool call");
     messages.push(choice.message, { role: "tool", tool_call_id: call.id, content: "sunny, 24 °C" });
-    const second = await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] });
+    const second = await agentClient().chat.completions.create({
+      model: "aptix-agent/general",
+      messages,
+      tools: [weather],
+    });
     expect(second.choices[0]?.message.content).toBe("It is sunny in Paris.");
     const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(toolMessage?.content).toBe('"sunny, 24 °C"');
@@ -137,12 +137,16 @@ describe("/agent/v1 conversations with the openai client", () => {
       { role: "system", content: "Be brief." },
       { role: "user", content: `one ${script.marker}` },
     ];
-    const first = await client().chat.completions.create({ model: "aptix-agent/general", messages }).withResponse();
+    const first = await agentClient()
+      .chat.completions.create({ model: "aptix-agent/general", messages })
+      .withResponse();
     messages.push(first.data.choices[0]?.message ?? { role: "assistant", content: "" }, {
       role: "user",
       content: "two",
     });
-    const second = await client().chat.completions.create({ model: "aptix-agent/general", messages }).withResponse();
+    const second = await agentClient()
+      .chat.completions.create({ model: "aptix-agent/general", messages })
+      .withResponse();
     expect(second.data.choices[0]?.message.content).toBe("Second answer.");
     expect(second.response.headers.get("x-aptix-session")).toBe(first.response.headers.get("x-aptix-session"));
   });
@@ -152,7 +156,7 @@ describe("/agent/v1 conversations with the openai client", () => {
       { type: "completion", content: "First answer." },
       { type: "completion", content: "An answer to the edited history." },
     ]);
-    const first = await client()
+    const first = await agentClient()
       .chat.completions.create({
         model: "aptix-agent/general",
         messages: [{ role: "user", content: `one ${script.marker}` }],
@@ -163,7 +167,7 @@ describe("/agent/v1 conversations with the openai client", () => {
       { role: "assistant", content: "An answer we never gave." },
       { role: "user", content: "two" },
     ];
-    const second = await client()
+    const second = await agentClient()
       .chat.completions.create({ model: "aptix-agent/general", messages: edited })
       .withResponse();
     const firstSession = first.response.headers.get("x-aptix-session");
@@ -179,7 +183,7 @@ describe("/agent/v1 conversations with the openai client", () => {
 
   it("answers 404 naming the known models for a model that is not a mode", async () => {
     await expect(
-      client().chat.completions.create({ model: "aptix-agent/nope", messages: [{ role: "user", content: "hi" }] }),
+      agentClient().chat.completions.create({ model: "aptix-agent/nope", messages: [{ role: "user", content: "hi" }] }),
     ).rejects.toMatchObject({ status: 404, code: "model_not_found" });
   });
 
@@ -202,7 +206,7 @@ describe("/agent/v1 conversations with the openai client", () => {
 
   it("answers 400 naming a content part that is not text", async () => {
     await expect(
-      client().chat.completions.create({
+      agentClient().chat.completions.create({
         model: "aptix-agent/general",
         messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }],
       }),
@@ -229,7 +233,7 @@ describe("/agent/v1 approvals in words", () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: "user", content: `greet Dana ${script.marker}` },
     ];
-    const asked = await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    const asked = await agentClient().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
     messages.push(asked.choices[0]?.message ?? { role: "assistant", content: "" });
     return { mode, script, messages, asked };
   }
@@ -245,7 +249,7 @@ describe("/agent/v1 approvals in words", () => {
   it("runs the calls when the user says yes", async () => {
     const { mode, script, messages } = await pausedConversation();
     messages.push({ role: "user", content: "yes" });
-    const done = await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    const done = await agentClient().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
     expect(done.choices[0]?.message.content).toBe("Done with the greeting.");
     const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(toolMessage?.content).toContain("Hello, Dana");
@@ -254,14 +258,14 @@ describe("/agent/v1 approvals in words", () => {
   it("denies the calls with the user's words as the reason when the user says no", async () => {
     const { mode, script, messages } = await pausedConversation();
     messages.push({ role: "user", content: "no, not now" });
-    await client().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
+    await agentClient().chat.completions.create({ model: `aptix-agent/${mode}`, messages });
     const toolMessage = (await script.messagesOf(1)).find((m) => m.role === "tool");
     expect(JSON.parse(toolMessage?.content ?? "{}")).toEqual({ error: "Tool call denied by the user: no, not now" });
   });
 
   it("refuses streamed tool results the session does not wait for with 409, before a stream opens", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Nothing to run." }]);
-    const { response } = await client()
+    const { response } = await agentClient()
       .chat.completions.create({ model: "aptix-agent/general", messages: [{ role: "user", content: script.marker }] })
       .withResponse();
     const sessionId = response.headers.get("x-aptix-session") ?? "";
@@ -286,7 +290,7 @@ describe("/agent/v1 approvals in words", () => {
   it("takes a request over 1 MiB, as tool results with whole files make them", async () => {
     const script = await scriptUpstream([{ type: "completion", content: "Read it." }]);
     const big = `${"x".repeat(1_500_000)} ${script.marker}`;
-    const answer = await client().chat.completions.create({
+    const answer = await agentClient().chat.completions.create({
       model: "aptix-agent/general",
       messages: [{ role: "user", content: big }],
     });
@@ -308,7 +312,7 @@ describe("/agent/v1 approvals in words", () => {
         },
       },
     ]);
-    const answer = await client().chat.completions.create({
+    const answer = await agentClient().chat.completions.create({
       model: "aptix-agent/general",
       messages: [{ role: "user", content: `Hello again. ${script.marker}` }],
     });
@@ -332,7 +336,7 @@ describe("/agent/v1 approvals in words", () => {
       const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
         { role: "user", content: `weather? ${stream} ${script.marker}` },
       ];
-      const first = await client().chat.completions.create({
+      const first = await agentClient().chat.completions.create({
         model: "aptix-agent/general",
         messages,
         tools: [weather],
@@ -343,7 +347,7 @@ describe("/agent/v1 approvals in words", () => {
       messages.push(first.choices[0].message, { role: "tool", tool_call_id: call.id, content: "sunny" });
       let usage: OpenAI.CompletionUsage | undefined | null;
       if (stream) {
-        const chunks = await client().chat.completions.create({
+        const chunks = await agentClient().chat.completions.create({
           model: "aptix-agent/general",
           messages,
           tools: [weather],
@@ -352,8 +356,9 @@ describe("/agent/v1 approvals in words", () => {
         });
         for await (const chunk of chunks) usage = chunk.usage ?? usage;
       } else {
-        usage = (await client().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] }))
-          .usage;
+        usage = (
+          await agentClient().chat.completions.create({ model: "aptix-agent/general", messages, tools: [weather] })
+        ).usage;
       }
       expect([stream, usage?.prompt_tokens, usage?.total_tokens]).toEqual([stream, 200, 205]);
     }

@@ -1,25 +1,15 @@
 // The head a session records after a streamed answer (read by the object from the frames the stream carries) is the
 // history the client sends back: each streamed answer's history, resent with the next input, continues the session;
 // and a streamed answer is its own turn's alone, though the session takes another turn while its head is written.
-import { exports } from "cloudflare:workers";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { describe, expect, it } from "vitest";
+import { agentClient, startConversation } from "../fixtures/agent-client";
 import { holdD1Batch } from "../fixtures/d1-spy";
-import { TEST_KEYS } from "../fixtures/keys";
 import { sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
 import { mcpMode } from "../mcp/fixtures";
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-
-function client(): OpenAI {
-  return new OpenAI({
-    apiKey: TEST_KEYS.chat.key,
-    baseURL: "http://aptix.test/agent/v1",
-    maxRetries: 0,
-    fetch: (input, init) => exports.default.fetch(input, init),
-  });
-}
 
 const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
   type: "function",
@@ -28,7 +18,7 @@ const weather: OpenAI.Chat.Completions.ChatCompletionTool = {
 
 /** A streamed answer read as the client reads it: its message (text and tool calls) and its session. */
 async function streamed(model: string, messages: Message[], tools?: OpenAI.Chat.Completions.ChatCompletionTool[]) {
-  const { data: stream, response } = await client()
+  const { data: stream, response } = await agentClient()
     .chat.completions.create({ model, stream: true, messages, ...(tools ? { tools } : {}) })
     .withResponse();
   let content = "";
@@ -59,7 +49,9 @@ describe("the head recorded after a streamed answer", () => {
     const first = await streamed("aptix-agent/general", messages, [weather]);
     const callId = first.message.role === "assistant" ? (first.message.tool_calls?.[0]?.id ?? "") : "";
     messages.push(first.message, { role: "tool", tool_call_id: callId, content: "sunny" });
-    const second = await client().chat.completions.create({ model: "aptix-agent/general", messages }).withResponse();
+    const second = await agentClient()
+      .chat.completions.create({ model: "aptix-agent/general", messages })
+      .withResponse();
     expect(second.data.choices[0]?.message.content).toBe("It is sunny in Paris.");
     expect(second.response.headers.get("x-aptix-session")).toBe(first.sessionId);
   });
@@ -75,7 +67,7 @@ describe("the head recorded after a streamed answer", () => {
     const first = await streamed(`aptix-agent/${mode}`, messages);
     expect(first.message.content).toBe("Let me greet.\n\nGreeted.");
     messages.push(first.message, { role: "user", content: "again" });
-    const second = await client()
+    const second = await agentClient()
       .chat.completions.create({ model: `aptix-agent/${mode}`, messages })
       .withResponse();
     expect(second.data.choices[0]?.message.content).toBe("Again.");
@@ -92,7 +84,7 @@ describe("the head recorded after a streamed answer", () => {
     const asked = await streamed(`aptix-agent/${mode}`, messages);
     expect(asked.message.content).toContain("I need your approval for this tool call:");
     messages.push(asked.message, { role: "user", content: "yes" });
-    const done = await client()
+    const done = await agentClient()
       .chat.completions.create({ model: `aptix-agent/${mode}`, messages })
       .withResponse();
     expect(done.data.choices[0]?.message.content).toBe("Done with the greeting.");
@@ -105,17 +97,11 @@ describe("the head recorded after a streamed answer", () => {
       { type: "completion", content: "Door answer." },
       { type: "completion", content: "Another turn's text." },
     ]);
-    const first = await client()
-      .chat.completions.create({
-        model: "aptix-agent/general",
-        messages: [{ role: "user", content: `one ${script.marker}` }],
-      })
-      .withResponse();
-    const sessionId = first.response.headers.get("x-aptix-session") ?? "";
+    const { sessionId } = await startConversation(`one ${script.marker}`);
     const said = await holdD1Batch(
       (sql) => sql.some((statement) => statement.includes("agent_threads")),
       async ({ reached, release }) => {
-        const stream = await client().chat.completions.create(
+        const stream = await agentClient().chat.completions.create(
           { model: "aptix-agent/general", stream: true, messages: [{ role: "user", content: `two ${script.marker}` }] },
           { headers: { "X-Aptix-Session": sessionId } },
         );
