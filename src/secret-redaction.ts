@@ -108,6 +108,41 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): n
   return -1;
 }
 
+const REDACTED_BYTES = encoder.encode(REDACTED);
+
+/** `bytes` with every spelling in `keys` replaced; `bytes` itself when none is in it. */
+function replaceKeyBytes(bytes: Uint8Array, keys: readonly Uint8Array[]): Uint8Array {
+  let out = bytes;
+  for (const key of keys) {
+    let at = indexOfBytes(out, key, 0);
+    if (at === -1) continue;
+    const parts: Uint8Array[] = [];
+    let from = 0;
+    while (at !== -1) {
+      parts.push(out.subarray(from, at), REDACTED_BYTES);
+      from = at + key.length;
+      at = indexOfBytes(out, key, from);
+    }
+    parts.push(out.subarray(from));
+    const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      joined.set(part, offset);
+      offset += part.length;
+    }
+    out = joined;
+  }
+  return out;
+}
+
+/** A whole answer's bytes without `keys` (any spelling); the same bytes when it has none. */
+export function scrubWhole(bytes: ArrayBuffer, keys: readonly string[]): ArrayBuffer | Uint8Array {
+  if (keys.length === 0) return bytes;
+  const view = new Uint8Array(bytes);
+  const clean = replaceKeyBytes(view, encoded(keys));
+  return clean === view ? bytes : clean;
+}
+
 /**
  * Scrubs keys out of a relayed byte stream: each chunk goes out at once with every whole key replaced, but for a
  * tail that could be the start of a key (held until the next chunk tells, so a key cut across two chunks is found).
@@ -116,7 +151,6 @@ function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): n
 export class StreamScrubber {
   private readonly keys: Uint8Array[];
   private held: Uint8Array | null = null;
-  private static readonly replacement = encoder.encode(REDACTED);
 
   constructor(keys: readonly string[]) {
     this.keys = keys.length === 0 ? [] : encoded(keys);
@@ -132,7 +166,7 @@ export class StreamScrubber {
       bytes.set(chunk, this.held.length);
       this.held = null;
     }
-    const clean = this.replace(bytes);
+    const clean = replaceKeyBytes(bytes, this.keys);
     const keep = this.keyStartAtEnd(clean);
     if (keep > 0) {
       this.held = clean.slice(clean.length - keep);
@@ -148,39 +182,18 @@ export class StreamScrubber {
     return rest;
   }
 
-  private replace(bytes: Uint8Array): Uint8Array {
-    let out = bytes;
-    for (const key of this.keys) {
-      let at = indexOfBytes(out, key, 0);
-      if (at === -1) continue;
-      const parts: Uint8Array[] = [];
-      let from = 0;
-      while (at !== -1) {
-        parts.push(out.subarray(from, at), StreamScrubber.replacement);
-        from = at + key.length;
-        at = indexOfBytes(out, key, from);
-      }
-      parts.push(out.subarray(from));
-      const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      let offset = 0;
-      for (const part of parts) {
-        joined.set(part, offset);
-        offset += part.length;
-      }
-      out = joined;
-    }
-    return out;
-  }
-
   /** The length of the longest tail of `bytes` that is a key's start (not a whole key: those are replaced). */
   private keyStartAtEnd(bytes: Uint8Array): number {
     let longest = 0;
     for (const key of this.keys) {
-      for (let length = Math.min(key.length - 1, bytes.length); length > longest; length--) {
-        let match = true;
-        for (let i = 0; i < length && match; i++) match = bytes[bytes.length - length + i] === key[i];
-        if (match) {
-          longest = length;
+      const first = key[0] as number;
+      // Only a tail that begins with the key's first byte can be its start: those are the places to try, longest first.
+      let at = bytes.indexOf(first, Math.max(0, bytes.length - key.length + 1));
+      for (; at !== -1 && bytes.length - at > longest; at = bytes.indexOf(first, at + 1)) {
+        let i = 1;
+        while (at + i < bytes.length && bytes[at + i] === key[i]) i++;
+        if (at + i === bytes.length) {
+          longest = bytes.length - at;
           break;
         }
       }

@@ -129,43 +129,73 @@ async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
   await db.batch(usageInserts(db, rows));
 }
 
+/** The columns a usage row writes, in the order of `rowValues`. */
+const USAGE_COLUMNS = [
+  "id",
+  "org",
+  "key_id",
+  "user_id",
+  "session_id",
+  "mode",
+  "turn_id",
+  "endpoint",
+  "route",
+  "model",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "latency_ms",
+  "outcome",
+  "cost_micros",
+  "cached_input_tokens",
+  "cache_write_input_tokens",
+  "mode_version",
+] as const;
+
 /**
- * The statements that write `rows`, one each, for a batch: a row whose id D1 has already (written by a batch whose
- * end its writer did not see) is left as it is, so a row is stored once however often it is sent.
+ * One statement for any number of rows: they go as one JSON array bound to one parameter, each row an array of its
+ * values, and SQLite's json_each spreads them (D1 takes at most 100 bound parameters a statement, five rows' worth
+ * the classic way). `WHERE true` lets SQLite read the ON CONFLICT clause as the upsert's, not the join's.
+ */
+const INSERT_ROWS = `INSERT INTO usage_records (${USAGE_COLUMNS.join(", ")})
+  SELECT ${USAGE_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")}
+  FROM json_each(?) WHERE true
+  ON CONFLICT (id) DO NOTHING`;
+
+/** A row's values, in USAGE_COLUMNS' order. */
+function rowValues(r: UsageRow): (string | number | null)[] {
+  return [
+    r.id,
+    r.org,
+    r.keyId,
+    r.userId,
+    r.sessionId,
+    r.mode,
+    r.turnId,
+    r.endpoint,
+    r.route,
+    // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
+    r.model.slice(0, MODEL_NAME_CHARS),
+    r.promptTokens,
+    r.completionTokens,
+    r.totalTokens,
+    Math.round(r.latencyMs),
+    r.outcome,
+    r.costMicros,
+    r.cachedInputTokens ?? 0,
+    r.cacheWriteInputTokens ?? 0,
+    r.modeVersion ?? null,
+  ];
+}
+
+/**
+ * The statement that writes `rows` (none for no rows), for a batch: one statement whatever their number (D1 and its
+ * client do per statement what they would otherwise do per row). A row whose id D1 has already (written by a batch
+ * whose end its writer did not see) is left as it is, so a row is stored once however often it is sent.
  */
 export function usageInserts(db: Db, rows: readonly UsageRow[]): D1PreparedStatement[] {
   if (rows.length === 0) return [];
-  const insert = db.prepare(
-    `INSERT INTO usage_records (id, org, key_id, user_id, session_id, mode, turn_id, endpoint, route, model, prompt_tokens,
-       completion_tokens, total_tokens, latency_ms, outcome, cost_micros, cached_input_tokens, cache_write_input_tokens,
-       mode_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-  );
-  return rows.map((r) =>
-    insert.bind(
-      r.id,
-      r.org,
-      r.keyId,
-      r.userId,
-      r.sessionId,
-      r.mode,
-      r.turnId,
-      r.endpoint,
-      r.route,
-      // The model name is the client's own text: kept short, so one odd request cannot fail a whole batch.
-      r.model.slice(0, MODEL_NAME_CHARS),
-      r.promptTokens,
-      r.completionTokens,
-      r.totalTokens,
-      Math.round(r.latencyMs),
-      r.outcome,
-      r.costMicros,
-      r.cachedInputTokens ?? 0,
-      r.cacheWriteInputTokens ?? 0,
-      r.modeVersion ?? null,
-    ),
-  );
+  return [db.prepare(INSERT_ROWS).bind(JSON.stringify(rows.map(rowValues)))];
 }
 
 /** One stored row as the admin reads it: who, where, what it used, how long it took, how it ended, when. */

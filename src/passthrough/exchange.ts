@@ -36,7 +36,12 @@ export class UpstreamExchange {
   /** Rejects with the abort reason; raced against every wait so that no wait outlives an abort. */
   private readonly aborted: Promise<never>;
 
-  constructor() {
+  /**
+   * `wakeWithinMs`: the timer never waits longer than this (the shortest deadline the exchange will keep), so a
+   * later, shorter deadline (idle after first byte) finds it early enough and need not remake it: one timer an
+   * exchange, which restarts itself only for an exchange that outlasts it.
+   */
+  constructor(private readonly wakeWithinMs = Number.POSITIVE_INFINITY) {
     this.aborted = new Promise<never>((_, reject) => {
       this.controller.signal.addEventListener("abort", () => reject(this.controller.signal.reason), { once: true });
     });
@@ -73,8 +78,9 @@ export class UpstreamExchange {
 
   private startTimer(ms: number, at: number): void {
     if (this.timer !== null) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => this.fire(), ms);
+    const wait = Math.min(ms, this.wakeWithinMs);
+    this.timerAt = at - ms + wait;
+    this.timer = setTimeout(() => this.fire(), wait);
   }
 
   private fire(): void {

@@ -173,15 +173,10 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
     state.route = route;
     const startedAt = Date.now();
     // Its own timeout (a stored route's `timeoutMs`) ends this attempt only; the exchange's clock covers them all.
-    const attempt = new AbortController();
-    let linked = false;
-    const onAbort = () => attempt.abort(exchange.signal.reason);
-    exchange.signal.addEventListener("abort", onAbort, { once: true });
+    // Without one, the attempt is the exchange's: its signal is the exchange's own.
     const timeoutMs = route.source === "stored" ? route.timeoutMs : null;
-    const timer =
-      timeoutMs !== null
-        ? setTimeout(() => attempt.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs)
-        : null;
+    const own = timeoutMs !== null ? ownClock(exchange.signal, timeoutMs) : null;
+    const signal = own?.signal ?? exchange.signal;
     const failed = (cause: { code: ModelErrorCode; detail: string }) => ({
       ...cause,
       latencyMs: Date.now() - startedAt,
@@ -200,12 +195,12 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         method: call.body ? "POST" : "GET",
         headers: upstreamRequestHeaders(options.incoming, credentials, options.requestId, options.trace),
         body: call.body,
-        signal: attempt.signal,
+        signal,
       });
       const code = await routeFailure(response, options.routing.rewritesModel && options.bodies !== null);
       if (code === null) {
         // The answer's body is still to come: the exchange's clock and a client that leaves must still stop it.
-        linked = true;
+        own?.keepLinked();
         return { answered: response };
       }
       return {
@@ -223,8 +218,30 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
         },
       };
     } finally {
-      if (timer !== null) clearTimeout(timer);
-      if (!linked) exchange.signal.removeEventListener("abort", onAbort);
+      own?.done();
     }
   });
+}
+
+/**
+ * An attempt's own clock: a signal that its timeout aborts, and that follows the exchange's (an abort of the whole
+ * exchange ends the attempt too). `done` clears the timer and, unless an answer's body still comes through this
+ * signal (`keepLinked`), unlinks it from the exchange.
+ */
+function ownClock(exchangeSignal: AbortSignal, timeoutMs: number) {
+  const controller = new AbortController();
+  let linked = false;
+  const onAbort = () => controller.abort(exchangeSignal.reason);
+  exchangeSignal.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs);
+  return {
+    signal: controller.signal,
+    keepLinked: () => {
+      linked = true;
+    },
+    done: () => {
+      clearTimeout(timer);
+      if (!linked) exchangeSignal.removeEventListener("abort", onAbort);
+    },
+  };
 }

@@ -6,13 +6,12 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { requireScope } from "../auth/middleware";
-import { joinBytes } from "../bytes";
 import { type AppBindings, type AppContext, BEARER, errors, jsonBody, requireJsonBody, routes } from "../http";
 import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import { traceCarrier } from "../observability/tracing/tracing";
 import { envRouteTable } from "../routing/env-router";
-import { StreamScrubber, secretRedactor } from "../secret-redaction";
+import { StreamScrubber, scrubWhole, secretRedactor } from "../secret-redaction";
 import { type Settings, settings } from "../settings";
 import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
@@ -77,7 +76,7 @@ async function answerJson(
     withRoute(error.headers);
     return error;
   }
-  const bytes = scrubbed(raw, redaction.keys);
+  const bytes = scrubWhole(raw, redaction.keys);
   keepBytes(bytes);
   metered?.end(state, "ok", usageOfJson(bytes), bytes.byteLength);
   const status = response.status as ContentfulStatusCode;
@@ -85,15 +84,6 @@ async function answerJson(
     status,
     headers: withRoute(clientResponseHeaders(response.headers)),
   });
-}
-
-/** A whole answer without the keys it might echo; its bytes untouched when it has none. */
-function scrubbed(raw: ArrayBuffer, keys: readonly string[]): ArrayBuffer | Uint8Array {
-  if (keys.length === 0) return raw;
-  const scrubber = new StreamScrubber(keys);
-  const head = scrubber.push(new Uint8Array(raw));
-  const tail = scrubber.flush();
-  return tail ? joinBytes([head ?? new Uint8Array(), tail]) : (head ?? new Uint8Array());
 }
 
 /** The endpoints whose streams report usage only when asked (`stream_options.include_usage`). */
@@ -161,7 +151,7 @@ async function relay(
   // A stream whose client did not ask for its usage is asked for it upstream; the relay takes the difference back.
   const holdback =
     request?.stream && !request.includeUsage && ASKS_FOR_USAGE.has(path) ? new UsageHoldback() : undefined;
-  const exchange = new UpstreamExchange();
+  const exchange = new UpstreamExchange(Math.min(config.firstByteTimeoutMs, config.idleTimeoutMs));
   exchange.arm("first_byte", config.firstByteTimeoutMs);
   // A client that leaves at any point (even before the upstream's headers) stops the upstream request.
   const clientSignal = c.req.raw.signal;

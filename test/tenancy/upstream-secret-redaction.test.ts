@@ -3,7 +3,7 @@
 // /context), for the Worker's LLM_API_KEY and for an org's own provider key alike.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StreamScrubber } from "../../src/secret-redaction";
+import { StreamScrubber, scrubWhole } from "../../src/secret-redaction";
 import { freshDatabase } from "../fixtures/database";
 import { authHeaders } from "../fixtures/keys";
 import { createSession } from "../fixtures/sessions";
@@ -151,5 +151,36 @@ describe("StreamScrubber", () => {
   it("without keys, passes every chunk untouched", () => {
     const chunk = bytes("anything");
     expect(new StreamScrubber([]).push(chunk)).toBe(chunk);
+  });
+
+  it("holds the longest tail that starts a key, past earlier starts of its first character that do not", () => {
+    const scrubber = new StreamScrubber(["s-s-key"]);
+    // "s-" could start the key, and so could "s-s-k" (the longest): the held tail is the longer one.
+    const sent = scrubber.push(bytes("xs-xs-s-k"));
+    expect(text([sent])).toBe("xs-x");
+    expect(text([scrubber.push(bytes("ey!")), scrubber.flush()])).toBe("[redacted]!");
+  });
+});
+
+describe("scrubWhole", () => {
+  const KEY = "sk-0123456789abcdef";
+  const buffer = (text: string): ArrayBuffer => {
+    const bytes = new TextEncoder().encode(text);
+    const out = new ArrayBuffer(bytes.byteLength);
+    new Uint8Array(out).set(bytes);
+    return out;
+  };
+
+  it("replaces every spelling of a key in a whole answer, as it is and as JSON escapes it", () => {
+    const quoted = 'sk-"quoted"-0123456789';
+    const raw = buffer(`${JSON.stringify({ a: KEY, b: quoted })} ${quoted}`);
+    expect(new TextDecoder().decode(scrubWhole(raw, [KEY, quoted]))).toBe(
+      '{"a":"[redacted]","b":"[redacted]"} [redacted]',
+    );
+  });
+
+  it("answers the answer's own bytes when no key is in it", () => {
+    const raw = buffer('{"ok":true}');
+    expect(scrubWhole(raw, [KEY])).toBe(raw);
   });
 });
