@@ -142,10 +142,7 @@ export function usageRecordOf(caller: MeteredCaller, place: CallPlace, call: Met
   };
 }
 
-/**
- * Queues the call's usage row (batched, off the reply's path). Resolves when its batch is written if this call opened
- * the batch (whose failure it logs), at once if it joined one another request opened (recordUsage); never rejects.
- */
+/** Writes the call's usage row (batched, off the reply's path); resolves when written, never rejects. */
 export function recordModelCall(
   context: MeterContext,
   caller: MeteredCaller,
@@ -153,9 +150,9 @@ export function recordModelCall(
   call: MeteredCall,
   failureTag: string,
 ): Promise<void> {
-  const written = recordUsage(context.env.DB, usageRecordOf(caller, place, call), context.owner);
-  if (!written) return Promise.resolve();
-  return written.catch((error: unknown) => context.logger.addException(failureTag, error));
+  return recordUsage(context.env.DB, usageRecordOf(caller, place, call), context.owner).catch((error: unknown) =>
+    context.logger.addException(failureTag, error),
+  );
 }
 
 /** The loop's budgets: a reservation before every model call of a turn, one call at a time. */

@@ -79,37 +79,24 @@ interface Batch {
 const open = new WeakMap<object, Batch>();
 /** The batches whose window has not closed yet, whatever their owner: what forgetIsolateState drops. */
 const waiting = new Set<Batch>();
-/** The writes of the batches not yet written (or failed), whatever their owner: what usageBatchesWritten waits for. */
-const unwritten = new Set<Promise<void>>();
 keptPerIsolate(() => {
   for (const batch of [...waiting]) batch.discard();
 });
 
 /**
- * Queues a usage row. One D1 round trip per batch instead of per request: a busy isolate writes tens of rows at once,
- * off every client's path. The request that opens a batch gets the promise of its write: its waitUntil keeps the
- * batch alive until D1 has it (so no row is lost when the isolate goes idle), and it alone hears of a failed write.
- * A request that joins an open batch gets null, nothing to wait for: the opener's context keeps its row's write
- * alive, and a promise made in another request's context is not one to await (workerd hands each `then` on it over
- * to the awaiting request's context, a cost a request paid for nothing, and it may not outlive its own request).
+ * Queues a usage row and resolves when the batch holding it is written. One D1 round trip per batch
+ * instead of per request: a busy isolate writes tens of rows at once, off every client's path. The
+ * request that opens a batch keeps it alive (its waitUntil waits for the write), so no row is lost
+ * when the isolate goes idle; the others wait for the same promise in their own waitUntil.
  */
-export function recordUsage(db: D1Database, record: UsageRecord, owner: object = db): Promise<void> | null {
+export function recordUsage(db: D1Database, record: UsageRecord, owner: object = db): Promise<void> {
   let batch = open.get(owner);
-  const opens = !batch;
   if (!batch) batch = openBatch(db, owner);
   batch.rows.push(usageRow(record));
   // A full batch takes no more rows (the next row opens another); it is written at the end of its window by
   // the request that opened it, never flushed from another request's context.
   if (batch.rows.length >= BATCH_MAX_ROWS && open.get(owner) === batch) open.delete(owner);
-  return opens ? batch.written : null;
-}
-
-/**
- * Resolves when every batch this isolate holds now is written (or failed, or dropped): for a caller that must know
- * its rows are in D1 though another request opened their batch (a test that reads them back).
- */
-export function usageBatchesWritten(): Promise<void> {
-  return Promise.allSettled([...unwritten]).then(() => undefined);
+  return batch.written;
 }
 
 function openBatch(db: D1Database, owner: object): Batch {
@@ -133,9 +120,6 @@ function openBatch(db: D1Database, owner: object): Batch {
   };
   open.set(owner, batch);
   waiting.add(batch);
-  unwritten.add(batch.written);
-  const forget = () => unwritten.delete(batch.written);
-  batch.written.then(forget, forget);
   return batch;
 }
 

@@ -7,7 +7,6 @@ import OpenAI from "openai";
 import { createApp } from "../../src/app";
 import { hashApiKey } from "../../src/auth/api-keys";
 import type { WorkersAiBinding } from "../../src/llm/workers-ai";
-import { usageBatchesWritten } from "../../src/metering/usage-records";
 import { trackedExecutionContext } from "../setup/pending-work";
 
 export const BASE_URL = "http://localhost/v1";
@@ -72,8 +71,6 @@ export function workerWith(vars: PassthroughVars = {}): TestWorker {
     },
     settled: async () => {
       await Promise.all(contexts.map((ctx) => waitOnExecutionContext(ctx)));
-      // A request that joined a usage batch another request opened leaves its write to the opener's context.
-      await usageBatchesWritten();
     },
   };
 }
