@@ -125,8 +125,24 @@ function openBatch(db: D1Database, owner: object): Batch {
 
 const MODEL_NAME_CHARS = 256;
 
+/**
+ * How long a failed batch waits before each try again: a D1 that refused a write (overloaded, restarting) usually
+ * takes the next; well within a request's 30 s of waitUntil. Each try is the same statement, the same ids: a try whose
+ * write D1 made but whose answer was lost stores nothing twice.
+ */
+const RETRY_AFTER_MS = [1_000, 4_000] as const;
+
 async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
-  await db.batch(usageInserts(db, rows));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await db.batch(usageInserts(db, rows));
+      return;
+    } catch (error) {
+      const wait = RETRY_AFTER_MS[attempt];
+      if (wait === undefined) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 /** The columns a usage row writes, in the order of `rowValues`. */

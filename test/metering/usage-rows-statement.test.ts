@@ -3,7 +3,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { recordUsage, type UsageRecord, usageInserts, usageRow } from "../../src/metering/usage-records";
-import { spyOnD1 } from "../fixtures/d1-spy";
+import { refuseD1Batches, spyOnD1 } from "../fixtures/d1-spy";
 
 const base: UsageRecord = {
   org: "org-one-statement",
@@ -118,5 +118,16 @@ describe("usage rows written together", () => {
     await env.DB.batch(usageInserts(env.DB, [row]));
     await env.DB.batch(usageInserts(env.DB, [row, usageRow({ ...base, org, keyId: "k2" })]));
     expect((await rowsOf(org)).map((stored) => stored.key_id)).toEqual(["k1", "k2"]);
+  });
+
+  it("writes a batch D1 refused once at its next try, each row once", async () => {
+    const org = "org-one-statement-retried";
+    let refusals = 0;
+    const { refused } = await refuseD1Batches(
+      (sql) => sql.some((statement) => statement.startsWith("INSERT INTO usage_records")) && refusals++ === 0,
+      () => Promise.all([1, 2].map((n) => recordUsage(env.DB, { ...base, org, keyId: `k${n}` }))),
+    );
+    expect(refused).toHaveLength(1);
+    expect((await rowsOf(org)).map((row) => row.key_id)).toEqual(["k1", "k2"]);
   });
 });
