@@ -10,8 +10,14 @@ export function randomToken(prefix = "", bytes = 32): string {
     .replace(/=+$/, "")}`;
 }
 
+/** Each byte's two lowercase hex digits (a key is hashed on every authenticated request). */
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+const encoder = new TextEncoder();
+
 /** The SHA-256 of `text` as 64 lowercase hex digits. */
 export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+  let hex = "";
+  for (const byte of digest) hex += HEX[byte];
+  return hex;
 }

@@ -1,8 +1,6 @@
 // Which headers cross the passthrough, in each direction: an allowlist, so hop-by-hop headers, cookies,
 // SDK telemetry and, above all, the client's own key never reach the upstream.
 
-import { putTraceContext } from "../observability/tracing/tracing";
-
 /** Request headers the upstream may act on, besides the prefixes below. */
 const REQUEST_HEADERS = new Set(["content-type", "accept"]);
 /** Response headers a client may act on (rate-limit hints, retry advice, OpenAI's metadata). */
@@ -40,22 +38,23 @@ export function upstreamRequestHeaders(
   upstream: UpstreamCredentials,
   requestId: string,
   trace: Readonly<Record<string, string>> = {},
-): Headers {
+): Record<string, string> {
   const anthropic = upstream.anthropicVersion != null;
   const prefixes = anthropic ? ANTHROPIC_PREFIXES : PASSED_PREFIXES;
-  const out = new Headers();
+  // A plain record (as a fetch takes it): the runtime makes its headers once, not one call a header.
+  const out: Record<string, string> = {};
   for (const [name, value] of incoming) {
     if (ACCOUNT_HEADERS.has(name)) continue;
-    if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out.set(name, value);
+    if (REQUEST_HEADERS.has(name) || hasPrefix(name, prefixes)) out[name] = value;
   }
-  out.set("x-request-id", requestId);
+  out["x-request-id"] = requestId;
   // Tracing off, nothing to put: the allowlist never passes the client's own trace headers.
-  if (trace.traceparent !== undefined) putTraceContext(out, trace);
+  for (const name in trace) out[name] = trace[name] as string;
   if (upstream.anthropicVersion != null) {
-    out.set("x-api-key", upstream.apiKey);
-    if (!out.has("anthropic-version")) out.set("anthropic-version", upstream.anthropicVersion);
+    out["x-api-key"] = upstream.apiKey;
+    out["anthropic-version"] ??= upstream.anthropicVersion;
   } else {
-    out.set("authorization", `Bearer ${upstream.apiKey}`);
+    out.authorization = `Bearer ${upstream.apiKey}`;
   }
   return out;
 }
