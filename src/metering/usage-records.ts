@@ -126,7 +126,7 @@ function openBatch(db: D1Database, owner: object): Batch {
 const MODEL_NAME_CHARS = 256;
 
 /**
- * How long a failed batch waits before each try again: a D1 that refused a write (overloaded, restarting) usually
+ * How long a failed batch waits before each try again: a D1 that failed a write (overloaded, restarting) usually
  * takes the next; well within a request's 30 s of waitUntil. Each try is the same statement, the same ids: a try whose
  * write D1 made but whose answer was lost stores nothing twice.
  */
@@ -139,7 +139,8 @@ async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
       return;
     } catch (error) {
       const wait = RETRY_AFTER_MS[attempt];
-      if (wait === undefined) throw error;
+      // A row D1's constraints refuse would be refused again: only a failure of D1 itself is worth another try.
+      if (wait === undefined || String(error).includes("SQLITE_CONSTRAINT")) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }

@@ -233,6 +233,8 @@ function ownClock(exchangeSignal: AbortSignal, timeoutMs: number) {
   let linked = false;
   const onAbort = () => controller.abort(exchangeSignal.reason);
   exchangeSignal.addEventListener("abort", onAbort, { once: true });
+  // An exchange already aborted (a client gone before this attempt) fires no event: the attempt starts aborted.
+  if (exchangeSignal.aborted) onAbort();
   const timer = setTimeout(() => controller.abort(new UpstreamTimeout("first_byte", timeoutMs)), timeoutMs);
   return {
     signal: controller.signal,
