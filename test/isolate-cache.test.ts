@@ -3,27 +3,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ExpiringMap, forgetIsolateState } from "../src/isolate-cache";
-import { recordUsage, type UsageRecord } from "../src/metering/usage-records";
+import { recordUsage } from "../src/metering/usage-records";
+import { usageRecord } from "./fixtures/usage-record";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const row: UsageRecord = {
-  org: "org-isolate",
-  keyId: "k1",
-  userId: "u1",
-  sessionId: null,
-  mode: null,
-  turnId: null,
-  endpoint: "/chat/completions",
-  route: "default",
-  model: "m",
-  promptTokens: 1,
-  completionTokens: 1,
-  totalTokens: 2,
-  latencyMs: 1,
-  outcome: "ok",
-  costMicros: 0,
-};
+const row = usageRecord({ org: "org-isolate" });
 
 async function rowsOf(org: string): Promise<number> {
   const counted = await env.DB.prepare("SELECT COUNT(*) AS n FROM usage_records WHERE org = ?").bind(org).first();

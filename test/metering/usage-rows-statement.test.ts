@@ -2,26 +2,17 @@
 // by json_each), and come back exactly as they were written: text, nulls, numbers, the model name cut to 256.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { recordUsage, type UsageRecord, usageInserts, usageRow } from "../../src/metering/usage-records";
+import { recordUsage, usageInserts, usageRow } from "../../src/metering/usage-records";
 import { refuseD1Batches, spyOnD1 } from "../fixtures/d1-spy";
+import { usageRecord } from "../fixtures/usage-record";
 
-const base: UsageRecord = {
+const base = usageRecord({
   org: "org-one-statement",
-  keyId: "k1",
-  userId: "u1",
-  sessionId: null,
-  mode: null,
-  turnId: null,
-  endpoint: "/chat/completions",
-  route: "default",
-  model: "m",
   promptTokens: 10,
   completionTokens: 5,
   totalTokens: 15,
   latencyMs: 12.6,
-  outcome: "ok",
-  costMicros: 0,
-};
+});
 
 interface StoredRow {
   id: string;
