@@ -142,7 +142,21 @@ export function usageRecordOf(caller: MeteredCaller, place: CallPlace, call: Met
   };
 }
 
-/** Writes the call's usage row (batched, off the reply's path); resolves when written, never rejects. */
+/** The batch failures already logged: every request of a batch hears its failure, the first one logs it. */
+const loggedFailures = new WeakSet<object>();
+
+/** Whether `error` is not logged yet (and is from now on). */
+function firstReport(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return true;
+  if (loggedFailures.has(error)) return false;
+  loggedFailures.add(error);
+  return true;
+}
+
+/**
+ * Writes the call's usage row (batched, off the reply's path); resolves when written, never rejects. A batch that
+ * failed is logged once, by the first of its requests to hear it, with how many rows it held.
+ */
 export function recordModelCall(
   context: MeterContext,
   caller: MeteredCaller,
@@ -150,9 +164,9 @@ export function recordModelCall(
   call: MeteredCall,
   failureTag: string,
 ): Promise<void> {
-  return recordUsage(context.env.DB, usageRecordOf(caller, place, call), context.owner).catch((error: unknown) =>
-    context.logger.addException(failureTag, error),
-  );
+  return recordUsage(context.env.DB, usageRecordOf(caller, place, call), context.owner).catch((error: unknown) => {
+    if (firstReport(error)) context.logger.addException(failureTag, error);
+  });
 }
 
 /** The loop's budgets: a reservation before every model call of a turn, one call at a time. */

@@ -132,6 +132,25 @@ const MODEL_NAME_CHARS = 256;
  */
 const RETRY_AFTER_MS = [1_000, 4_000] as const;
 
+/**
+ * A batch D1 did not take at any of its tries: how many rows are not in D1, and D1's own error (which names a
+ * constraint or a failure, never a bound value). Every request in the batch hears the same error, reported once.
+ */
+export class UsageRowsNotWritten extends Error {
+  constructor(
+    readonly rows: number,
+    cause: unknown,
+  ) {
+    super(
+      `${rows} usage ${rows === 1 ? "row" : "rows"} not written: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = "UsageRowsNotWritten";
+  }
+}
+
 async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -140,7 +159,8 @@ async function writeRows(db: D1Database, rows: UsageRow[]): Promise<void> {
     } catch (error) {
       const wait = RETRY_AFTER_MS[attempt];
       // A row D1's constraints refuse would be refused again: only a failure of D1 itself is worth another try.
-      if (wait === undefined || String(error).includes("SQLITE_CONSTRAINT")) throw error;
+      if (wait === undefined || String(error).includes("SQLITE_CONSTRAINT"))
+        throw new UsageRowsNotWritten(rows.length, error);
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }

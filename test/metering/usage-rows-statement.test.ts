@@ -2,8 +2,12 @@
 // by json_each), and come back exactly as they were written: text, nulls, numbers, the model name cut to 256.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { recordUsage, usageInserts, usageRow } from "../../src/metering/usage-records";
+import { type MeterContext, recordModelCall } from "../../src/metering/model-call-meter";
+import { recordUsage, UsageRowsNotWritten, usageInserts, usageRow } from "../../src/metering/usage-records";
+import { defaultRoute } from "../../src/routing/model-routes";
+import { parseSettings } from "../../src/settings";
 import { refuseD1Batches, spyOnD1 } from "../fixtures/d1-spy";
+import { RecordingAdminLogger } from "../fixtures/recording-logger";
 import { usageRecord } from "../fixtures/usage-record";
 
 const base = usageRecord({
@@ -120,5 +124,38 @@ describe("usage rows written together", () => {
     );
     expect(refused).toHaveLength(1);
     expect((await rowsOf(org)).map((row) => row.key_id)).toEqual(["k1", "k2"]);
+  });
+
+  it("logs a batch D1 refuses for good once, naming how many rows it held, whichever request of it hears first", async () => {
+    const org = "org-one-statement-lost";
+    const loggers = [1, 2, 3].map(() => new RecordingAdminLogger());
+    const route = defaultRoute({ llm: parseSettings({}).llm, workersAiModel: null });
+    const owner = {};
+    // A constraint's refusal is final (not tried again), so the batch fails at its first try.
+    await refuseD1Batches(
+      (sql) => sql.some((statement) => statement.startsWith("INSERT INTO usage_records")),
+      () =>
+        Promise.all(
+          loggers.map((logger, n) => {
+            const context: MeterContext = { env, logger, defer: () => {}, owner };
+            return recordModelCall(
+              context,
+              { org, keyId: `k${n}`, user: "u" },
+              { sessionId: null, mode: null, turnId: null, endpoint: "/v1/chat/completions" },
+              { route, model: "m", usage: null, latencyMs: 5, outcome: "ok" },
+              "[passthrough_usage]",
+            );
+          }),
+        ),
+      "D1_ERROR: SQLITE_CONSTRAINT: refused by the test",
+    );
+    const logged = loggers.flatMap((logger) => logger.exceptions);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]?.tag).toBe("[passthrough_usage]");
+    expect(logged[0]?.error).toBeInstanceOf(UsageRowsNotWritten);
+    expect((logged[0]?.error as Error).message).toBe(
+      "3 usage rows not written: D1_ERROR: SQLITE_CONSTRAINT: refused by the test",
+    );
+    expect(await rowsOf(org)).toEqual([]);
   });
 });
