@@ -2,78 +2,15 @@
 // URIs; unicode and control characters; JSON, text, empty and broken multipart bodies; unknown grant types; odd
 // methods) thrown at /authorize, /oauth/token, /oauth/register, /oauth/revoke, /mcp and /auth/* through the Worker's
 // entry are each answered below 500, with no stack text in the body.
-import { exports } from "cloudflare:workers";
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, it } from "vitest";
+import { anyText, fieldsOf, headerText, keepsItsShape, oddMethod, query, type Sent } from "../fixtures/door-fuzz";
 import { TEST_KEYS } from "../fixtures/keys";
-import { browserSignedIn, ORIGIN, RESOURCE, registerClient } from "../fixtures/mcp-oauth";
+import { browserSignedIn, RESOURCE, registerClient } from "../fixtures/mcp-oauth";
 import { REDIRECT_URI } from "../oauth/client-flow.ts";
 
 /** Runs per door: enough to reach each branch the generators aim at, few enough for the file to stay fast. */
 const RUNS = 50;
-
-/** A line of a stack trace, or a source file reference as a stack or an error's text names one. */
-const STACK_TEXT = /^\s+at\s|\.(?:[cm]?[jt]s):/m;
-
-/** One generated request, described so that a failing run names what was sent. */
-interface Sent {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string | Uint8Array;
-}
-
-/** What the door answered: its status and body text (or what was thrown instead of an answer). */
-async function answerOf(sent: Sent): Promise<{ status: number; text: string }> {
-  const withBody = sent.body !== undefined && sent.method !== "GET" && sent.method !== "HEAD";
-  try {
-    const response = await exports.default.fetch(`${ORIGIN}${sent.path}`, {
-      method: sent.method,
-      headers: sent.headers,
-      redirect: "manual",
-      ...(withBody ? { body: sent.body } : {}),
-    });
-    return { status: response.status, text: await response.text() };
-  } catch (error) {
-    return { status: 600, text: `the Worker threw: ${error instanceof Error ? error.stack : String(error)}` };
-  }
-}
-
-/** The property each door keeps: below 500, no stack text (unless the request itself carried such text back). */
-async function keepsItsShape(sent: Sent): Promise<void> {
-  const inputText = [sent.path, ...Object.values(sent.headers), typeof sent.body === "string" ? sent.body : ""];
-  fc.pre(!inputText.some((text) => STACK_TEXT.test(decodeSafely(text))));
-  const { status, text } = await answerOf(sent);
-  const shown = `${sent.method} ${sent.path.slice(0, 200)} -> ${status}: ${text.slice(0, 600)}`;
-  expect(status, shown).toBeLessThan(500);
-  expect(STACK_TEXT.test(text), shown).toBe(false);
-}
-
-function decodeSafely(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-// ---- Generators -------------------------------------------------------------------------------------------------
-
-/** Any text: short, unicode, control characters, or over-long (up to 10k characters). */
-const anyText = fc.oneof(
-  fc.string({ maxLength: 40 }),
-  fc.string({ unit: "grapheme", maxLength: 200 }),
-  fc.string({ unit: "binary", maxLength: 300 }),
-  fc
-    .tuple(fc.constantFrom("a", "é", "😀", "\u0000", "%", ":", "\n", "<", "/"), fc.integer({ min: 300, max: 10_000 }))
-    .map(([unit, times]) => unit.repeat(times)),
-);
-
-/** Text a header may carry (visible ASCII), up to 10k characters. */
-const headerText = fc.oneof(
-  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)), maxLength: 80 }),
-  fc.integer({ min: 300, max: 10_000 }).map((times) => "k".repeat(times)),
-);
 
 /** Something shaped as this server's tokens and codes (`user:grant:secret`), with parts of any length. */
 const tokenShaped = fc
@@ -85,8 +22,6 @@ const headerToken = fc.oneof(
   headerText,
   fc.tuple(headerText, headerText, headerText).map((parts) => parts.map((p) => p.replace(/:/g, "")).join(":")),
 );
-
-const oddMethod = fc.constantFrom("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "PROPFIND");
 
 /**
  * A body and the content type it is sent with (or none): mostly the kind the door reads (`main`), with the door's
@@ -144,21 +79,6 @@ function bodyOf(
     bytes,
     oddType,
   );
-}
-
-/** Fields of a form or JSON object: any of the names a door reads, with generated (often over-long) values, and others. */
-function fieldsOf(names: string[], value: fc.Arbitrary<string>): fc.Arbitrary<Record<string, string>> {
-  const known = fc.record(Object.fromEntries(names.map((name) => [name, value])), { requiredKeys: [] });
-  const others = fc.dictionary(anyText, anyText, { maxKeys: 2 });
-  return fc.tuple(known, others).map(([fields, more]) => {
-    const sent = Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined);
-    return { ...more, ...Object.fromEntries(sent) };
-  });
-}
-
-function query(fields: Record<string, string>): string {
-  const text = new URLSearchParams(fields).toString();
-  return text ? `?${text}` : "";
 }
 
 // ---- The doors --------------------------------------------------------------------------------------------------

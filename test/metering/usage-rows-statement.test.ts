@@ -151,9 +151,10 @@ describe("usage rows written together", () => {
     );
     const logged = loggers.flatMap((logger) => logger.exceptions);
     expect(logged).toHaveLength(1);
-    expect(logged[0]?.tag).toBe("[passthrough_usage]");
-    expect(logged[0]?.error).toBeInstanceOf(UsageRowsNotWritten);
-    expect((logged[0]?.error as Error).message).toBe(
+    const [only] = logged;
+    expect(only?.tag).toBe("[passthrough_usage]");
+    expect(only?.error).toBeInstanceOf(UsageRowsNotWritten);
+    expect(only?.error instanceof Error ? only.error.message : null).toBe(
       "3 usage rows not written: D1_ERROR: SQLITE_CONSTRAINT: refused by the test",
     );
     expect(await rowsOf(org)).toEqual([]);
