@@ -5,6 +5,7 @@ import type { Db } from "../db";
 import { ExpiringMap } from "../isolate-cache";
 import type { Principal } from "../principal";
 import { sha256Hex } from "../secret-text";
+import { holdsScope } from "../tenancy/roles";
 
 const ExpiryRow = z.object({ expires_at: z.string().nullable() }).transform((r) => ({ expiresAt: r.expires_at }));
 
@@ -84,14 +85,23 @@ export async function keyExpiry(db: Db, keyId: string): Promise<string | null> {
 const StandingRow = z.object({
   revoked_at: z.string().nullable(),
   expires_at: z.string().nullable(),
+  key_scopes: z.string().nullable(),
   disabled_at: z.string().nullable(),
+  signed_in_scopes: z.string().nullable(),
 });
 
 /**
- * Whether the key `keyId` of `org` still acts for `user`, for work that runs with no request (a schedule's run), in one
- * read: "revoked", "expired", "user_disabled", or null when it does (a `keyId` that is no key of this table, a
- * signed-in person's own bucket, is answered by the person's state alone).
+ * Whether work that runs with no request (a schedule's run) may still act for `user` with the key `keyId`, and with
+ * which role: `problem` is "revoked", "expired" or "user_disabled" (null: it may), and `admin` is the standing as it
+ * is now, not when the work was made: the key's scopes as they are (an admin may have narrowed them), or, for a
+ * `keyId` that is no key of this table (a person signed in by single sign-on), the scopes of their latest sign-in.
  */
+export interface Standing {
+  problem: "revoked" | "expired" | "user_disabled" | null;
+  admin: boolean;
+}
+
+/** The standing of the key `keyId` of `org` for `user` (above), in one read. */
 export function keyStanding(db: Db, org: string, user: string, keyId: string, now = Date.now()): Promise<Standing> {
   // Trusted for AUTH_CACHE_TTL_MS, as a request's key is: runs due together (one person's many schedules) read once.
   const cacheKey = `${org}\n${user}\n${keyId}`;
@@ -103,22 +113,28 @@ export function keyStanding(db: Db, org: string, user: string, keyId: string, no
   return read;
 }
 
-type Standing = "revoked" | "expired" | "user_disabled" | null;
 const standings = new ExpiringMap<string, Promise<Standing>>(1_000);
+
+const Scopes = z.array(z.string());
 
 async function readStanding(db: Db, org: string, user: string, keyId: string, now: number): Promise<Standing> {
   const row = await db
     .prepare(
       `SELECT (SELECT revoked_at FROM api_keys WHERE id = ?1 AND org = ?2) AS revoked_at,
          (SELECT expires_at FROM api_keys WHERE id = ?1 AND org = ?2) AS expires_at,
-         (SELECT disabled_at FROM users WHERE org = ?2 AND id = ?3) AS disabled_at`,
+         (SELECT scopes FROM api_keys WHERE id = ?1 AND org = ?2) AS key_scopes,
+         (SELECT disabled_at FROM users WHERE org = ?2 AND id = ?3) AS disabled_at,
+         (SELECT scopes FROM browser_sessions WHERE org = ?2 AND user_id = ?3 AND api_key_id IS NULL
+           ORDER BY created_at DESC LIMIT 1) AS signed_in_scopes`,
     )
     .bind(keyId, org, user)
     .first();
   const standing = StandingRow.parse(row);
-  if (standing.revoked_at !== null) return "revoked";
-  if (standing.expires_at !== null && Date.parse(standing.expires_at) <= now) return "expired";
-  return standing.disabled_at !== null ? "user_disabled" : null;
+  const scopes = standing.key_scopes ?? standing.signed_in_scopes;
+  const admin = scopes !== null && holdsScope(Scopes.parse(JSON.parse(scopes)), "admin");
+  if (standing.revoked_at !== null) return { problem: "revoked", admin };
+  if (standing.expires_at !== null && Date.parse(standing.expires_at) <= now) return { problem: "expired", admin };
+  return { problem: standing.disabled_at !== null ? "user_disabled" : null, admin };
 }
 
 /** Forgets what this isolate knows of the key `keyId` (revoked or changed here: it takes effect at once). */

@@ -67,17 +67,27 @@ export function creatorOf(schedule: RunSpec): Caller {
   };
 }
 
-/** Why the creator may no longer start turns (their key revoked or expired, they were disabled), or null. */
-async function creatorProblem(db: Db, schedule: RunSpec, now: number): Promise<string | null> {
-  switch (await keyStanding(db, schedule.org, schedule.user, schedule.keyId, now)) {
+/**
+ * Why the creator may no longer start turns (their key revoked or expired, they were disabled), or null; and whether
+ * they are an admin now. A schedule made by an admin acts as one only while its creator still is: the key's scopes
+ * narrowed or the person's admin group taken away, its runs act as a member (another member's session refuses them).
+ */
+async function creatorStanding(
+  db: Db,
+  schedule: RunSpec,
+  now: number,
+): Promise<{ problem: string | null; admin: boolean }> {
+  const { problem, admin } = await keyStanding(db, schedule.org, schedule.user, schedule.keyId, now);
+  const stillAdmin = schedule.admin && admin;
+  switch (problem) {
     case "revoked":
-      return "api_key_revoked: the key that created this schedule was revoked.";
+      return { problem: "api_key_revoked: the key that created this schedule was revoked.", admin: stillAdmin };
     case "expired":
-      return "api_key_expired: the key that created this schedule has expired.";
+      return { problem: "api_key_expired: the key that created this schedule has expired.", admin: stillAdmin };
     case "user_disabled":
-      return "user_disabled: the schedule's owner was disabled in their organization.";
+      return { problem: "user_disabled: the schedule's owner was disabled in their organization.", admin: stillAdmin };
     case null:
-      return null;
+      return { problem: null, admin: stillAdmin };
   }
 }
 
@@ -118,7 +128,8 @@ export async function attemptRun(
   /** A new session's id when the runner made it ahead (prepareSession): the run lists it and starts its turn there. */
   prepared?: string | null,
 ): Promise<RunAttempt> {
-  const caller = creatorOf(schedule);
+  const standing = await creatorStanding(deps.db, schedule, deps.now());
+  const caller: Caller = { ...creatorOf(schedule), admin: standing.admin };
   const base = {
     runId: `run_${crypto.randomUUID().replaceAll("-", "")}`,
     scheduleId: schedule.scheduleId,
@@ -145,10 +156,9 @@ export async function attemptRun(
     return { kind: "recorded", run };
   };
 
-  const problem = await creatorProblem(deps.db, schedule, deps.now());
-  if (problem) {
+  if (standing.problem) {
     if (prepared && schedule.sessionId === null) await discardPrepared(deps, schedule, prepared);
-    return fail(problem, schedule.sessionId);
+    return fail(standing.problem, schedule.sessionId);
   }
 
   let sessionId = schedule.sessionId;

@@ -66,6 +66,22 @@ async function ownedSchedule(c: AppContext, scheduleId: string): Promise<Schedul
   return schedule;
 }
 
+/**
+ * A schedule that continues a session starts turns there: it is changed or run by hand only by someone who may act in
+ * that session now (its owner, an admin of its org), as on create. Its creator holding another, narrower key, or no
+ * longer an admin, is answered 404 session_not_found. Turning it off needs no more than the schedule.
+ */
+async function mayDriveSessionOf(c: AppContext, schedule: ScheduleRecord): Promise<void> {
+  if (schedule.sessionId === null) return;
+  const stub = sessionStubOrNull(c.env, schedule.sessionId);
+  const session = stub ? await stub.getSession(callerOf(c)) : null;
+  if (!session?.ok) {
+    throw new ApiError("session_not_found", `Session ${quoted(schedule.sessionId)} not found.`, {
+      param: "sessionId",
+    });
+  }
+}
+
 /** The timing read from the body, or a 400 naming the field that is wrong. */
 function timingOf(input: TimingInput, now: number): ScheduleTiming {
   try {
@@ -222,6 +238,9 @@ export const scheduleRoutes = routes()
     async (c) => {
       const schedule = await ownedSchedule(c, c.req.valid("param").scheduleId);
       const body = c.req.valid("json");
+      const turnsOffOnly =
+        body.enabled === false && Object.values({ ...body, enabled: undefined }).every((v) => v === undefined);
+      if (!turnsOffOnly) await mayDriveSessionOf(c, schedule);
       const now = Date.now();
       const newTiming = body.cron !== undefined || body.at !== undefined || body.every !== undefined;
       const old = schedule.timing;
@@ -274,6 +293,7 @@ export const scheduleRoutes = routes()
     }),
     async (c) => {
       const schedule = await ownedSchedule(c, c.req.valid("param").scheduleId);
+      await mayDriveSessionOf(c, schedule);
       const run = await runnerOf(c.env, schedule.scheduleId).runNow();
       if (!run) throw scheduleNotFound(schedule.scheduleId);
       return c.json(run, 202);
