@@ -5,9 +5,11 @@
 // session list (list-writer.ts), workflows (workflow-runner.ts), and renaming, archiving, exporting and deleting
 // the session (session-keeper.ts). A door is one way in that a client speaks to the agent: REST, SSE, the
 // WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
+
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { maskedForModel } from "../agent/turn-guardrails";
+import { keyStanding } from "../auth/api-keys";
 import { BookmarkedDb } from "../db";
 import { D1AgentModeCatalogService, unknownModeMessage } from "../modes/catalog-service";
 import { JsonAdminLogger } from "../observability/admin-logger";
@@ -258,7 +260,21 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     });
     this.driver = driver;
     const { store, events, frames, tickets } = this;
-    this.sockets = new SessionSockets({ ctx, store, events, frames, tickets, driver, desk });
+    this.sockets = new SessionSockets({
+      ctx,
+      store,
+      events,
+      frames,
+      tickets,
+      driver,
+      desk,
+      logger: this.logger,
+      standing: async (holder) => {
+        const { problem, admin } = await keyStanding(this.db, holder.org, holder.user, holder.keyId);
+        const caller: Caller = { ...holder, admin, requestId: `ws-${crypto.randomUUID()}` };
+        return problem === null && this.owned(caller) ? caller : null;
+      },
+    });
     this.head = new SessionHead(ctx.storage.sql, this.db, ctx.id.toString());
     this.chatTurns = new ChatTurns({
       env,
@@ -638,6 +654,10 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
   private emit(frame: LoggedFrame): void {
     this.frames.emit(frame);
     this.list.noteFrame(frame);
+    // The sockets that listen are their holders' as they stand now, checked as each turn starts.
+    if (frame.type === "turn_started" && this.ctx.getWebSockets().length > 0) {
+      this.ctx.waitUntil(this.sockets.recheck());
+    }
   }
 
   /** The caller may read and act on the session: its owner, or an admin of its org (src/tenancy/ownership.ts). */

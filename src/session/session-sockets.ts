@@ -2,6 +2,7 @@
 // client frames (a message, decisions, results, an answer, cancel, resume, ping), and what it is sent on connect or
 // resume: session_state, then the logged frames it missed.
 import { z } from "zod";
+import type { AdminLogger } from "../observability/admin-logger";
 import type { Outcome } from "../refusal";
 import type { DirectFrame, SessionStateFrame } from "../wire/frames";
 import type { Caller } from "./caller";
@@ -24,6 +25,12 @@ const SocketAttachment = z.object({
 });
 type SocketAttachment = z.infer<typeof SocketAttachment>;
 
+/** Who holds a socket: the person and the key (or signed-in person's bucket) its ticket was issued to. */
+export type SocketHolder = Pick<SocketAttachment, "org" | "user" | "keyId">;
+
+/** The close code of a socket whose holder may no longer act on the session (as for a deleted session: 404). */
+export const SOCKET_REFUSED_CLOSE_CODE = 4404;
+
 export interface SessionSocketsDeps {
   ctx: DurableObjectState;
   store: SessionStore;
@@ -32,6 +39,12 @@ export interface SessionSocketsDeps {
   tickets: TicketStore;
   driver: TurnDriver;
   desk: () => ElicitationDesk;
+  /**
+   * The holder as a caller who may act on the session now (their key not revoked or expired, not disabled, still its
+   * owner or an admin of its org, by their standing now), or null. A socket's rights are not those it opened with.
+   */
+  standing: (holder: SocketHolder) => Promise<Caller | null>;
+  logger: AdminLogger;
 }
 
 export class SessionSockets {
@@ -68,12 +81,14 @@ export class SessionSockets {
     const parsed = parseClientFrame(message);
     if (!parsed.ok) return this.sendDirect(ws, { type: "error", code: parsed.code, message: parsed.message });
     const frame = parsed.frame;
+    if (frame.type === "ping") return this.sendDirect(ws, { type: "pong" });
     const attachment = SocketAttachment.parse(ws.deserializeAttachment());
-    const caller: Caller = { ...attachment, requestId: `ws-${crypto.randomUUID()}` };
+    // Every frame that reads or acts is its holder's as they stand now: a key narrowed or revoked, a person disabled
+    // or no longer an admin since the socket opened, and the socket is refused and closed.
+    const caller = await this.callerOf(ws, attachment);
+    if (!caller) return;
     const { driver } = this.deps;
     switch (frame.type) {
-      case "ping":
-        return this.sendDirect(ws, { type: "pong" });
       case "resume":
         return this.replay(ws, frame.afterSeq, attachment.connectedAtSeq);
       case "cancel":
@@ -96,6 +111,40 @@ export class SessionSockets {
         return this.answer(ws, this.deps.desk().answer(elicitationId, answer) ?? { ok: true, value: null });
       }
     }
+  }
+
+  /**
+   * Closes each open socket whose holder may no longer act on the session (run as a turn starts: a socket that only
+   * listens is checked too, not only one that sends). Holders are read once each, their standing cached as a key's is.
+   */
+  async recheck(): Promise<void> {
+    const sockets = this.deps.ctx.getWebSockets();
+    await Promise.all(sockets.map((ws) => this.callerOf(ws, SocketAttachment.parse(ws.deserializeAttachment()))));
+  }
+
+  /** The socket's holder as a caller now, or null: then the socket has been told and closed. */
+  private async callerOf(ws: WebSocket, attachment: SocketAttachment): Promise<Caller | null> {
+    const { org, user, keyId } = attachment;
+    let caller: Caller | null;
+    try {
+      caller = await this.deps.standing({ org, user, keyId });
+    } catch (error) {
+      this.deps.logger.addException("[Session_Socket]", error);
+      this.sendDirect(ws, {
+        type: "error",
+        code: "internal_error",
+        message: "Your standing could not be read; try again.",
+      });
+      return null;
+    }
+    if (caller) return caller;
+    this.sendDirect(ws, { type: "error", code: "session_not_found", message: "Session not found." });
+    try {
+      ws.close(SOCKET_REFUSED_CLOSE_CODE, "Session not found.");
+    } catch {
+      // Closed on the other side already.
+    }
+    return null;
   }
 
   close(ws: WebSocket, code: number): void {
