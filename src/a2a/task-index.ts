@@ -27,10 +27,17 @@ function indexed(row: unknown): IndexedTask {
   return { taskId: r.task_id, sessionId: r.session_id, org: r.org, user: r.user_id, createdAt: r.created_at };
 }
 
-/** Records a task the door started (again for the same task: nothing changes). */
+/**
+ * Records a task the door started (again for the same task: nothing changes), under its session's owner: an admin who
+ * starts a task in a member's context starts it in the member's session, which is the member's (they find, list and
+ * cancel it; the admin, as an admin of the org, may too). `task.user` is the starter, taken for a session not listed.
+ */
 export async function indexTask(db: Db, task: IndexedTask): Promise<void> {
   await db
-    .prepare("INSERT OR IGNORE INTO a2a_tasks (task_id, org, user_id, session_id, created_at) VALUES (?, ?, ?, ?, ?)")
+    .prepare(
+      `INSERT OR IGNORE INTO a2a_tasks (task_id, org, user_id, session_id, created_at)
+       VALUES (?1, ?2, COALESCE((SELECT user_id FROM session_index WHERE session_id = ?4 AND org = ?2), ?3), ?4, ?5)`,
+    )
     .bind(task.taskId, task.org, task.user, task.sessionId, task.createdAt)
     .run();
 }

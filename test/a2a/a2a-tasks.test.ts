@@ -150,4 +150,29 @@ describe("A2A tasks, one binding each", () => {
     const bobs = await bob.listTasks({ ...query, pageSize: 100 });
     expect(bobs.tasks.map((t) => t.id)).not.toContain(first.id);
   });
+
+  it("keeps a task an admin starts in a member's context the member's: the member finds it and lists it", async () => {
+    const binding: Binding = "HTTP+JSON";
+    const script = await scriptUpstream([
+      { type: "completion", content: "Carol's own." },
+      { type: "completion", content: "An admin's." },
+    ]);
+    const carol = await a2aClient(binding, TEST_KEYS.otherMember.key);
+    const hers = asTask(await carol.sendMessage(send(`mine ${script.marker}`)));
+    const admin = await a2aClient(binding, TEST_KEYS.admin.key);
+    const message = { ...userMessage(`from an admin ${script.marker}`), contextId: hers.contextId };
+    const started = asTask(
+      await admin.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
+    );
+    expect(started.contextId).toBe(hers.contextId);
+    expect((await carol.getTask({ tenant: "", id: started.id })).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const listed = await carol.listTasks({
+      tenant: "",
+      contextId: hers.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: "",
+      statusTimestampAfter: undefined,
+    });
+    expect(listed.tasks.map((t) => t.id)).toEqual([started.id, hers.id]);
+  });
 });

@@ -49,13 +49,17 @@ const OWNERS: Record<string, string> = {
 /** Tables a module reads inside its own statements (a join or a subquery), never writes. */
 const JOINED_READS: Record<string, readonly string[]> = {
   // A key's lookup on every request reads its user's disabled_at in the same statement.
-  "src/auth/api-keys.ts": ["users"],
+  // A schedule's run or a socket's frame reads its holder's standing in one statement: the key, the user, and for a
+  // person signed in by single sign-on the scopes of their latest sign-in.
+  "src/auth/api-keys.ts": ["users", "browser_sessions"],
   // A session cookie's lookup on every request reads its user and the key it signed in with.
   "src/auth/browser-sessions.ts": ["users", "api_keys"],
   // A grant's lookup reads its user's disabled_at.
   "src/auth/oauth-grants.ts": ["users"],
   // A kept response is its session owner's, and is the latest while its head is its thread's head.
   "src/session/response-store.ts": ["session_index", "agent_threads"],
+  // A task is indexed under its session's owner, whoever started it (an admin, in a member's context).
+  "src/a2a/task-index.ts": ["session_index"],
   // A search's page carries its sessions' titles, and a session's messages are indexed only while it is listed.
   "src/search/message-index.ts": ["session_index"],
   // The modes that name a route or a server, but for an org with its own of that name.
