@@ -27,8 +27,10 @@ export interface BackgroundTurnsDeps {
 
 /**
  * Admits the ask and starts its turn, answering once the turn's first state is stored (`running`, with its id).
- * Everything a turn does before its first wait is synchronous (the reasoner stores the new turn, or marks the
- * paused one running, before its first await), so the store tells at once whether the turn started; when it did
+ * A new message is answered once it is stored (the turn has started: its input checks passed), so nothing the person
+ * wrote is only in memory when they are told it was taken, and a message the guardrails block is refused here, as on
+ * every other door. Otherwise everything a turn does before its first wait is synchronous (the reasoner marks the
+ * paused turn running before its first await), so the store tells at once whether the turn started; when it did
  * not, the drive answers a refusal (a client result that breaks its tool's shape), which is returned as it is.
  */
 export async function startBackgroundTurn(
@@ -40,7 +42,26 @@ export async function startBackgroundTurn(
   const turnAsk = ask.kind === "message" ? { ...ask, attachments: ask.attachments ?? [] } : ask;
   const admitted = await driver.admit(turnAsk, { caller });
   if (!admitted.ok) return admitted;
+  const wait = ask.kind === "message" ? driver.nextStart() : null;
   const running = driver.drive(admitted.value, { caller });
+  if (wait) {
+    const first = await Promise.race([
+      wait.started.then(() => "started" as const),
+      running.then(
+        () => "ended" as const,
+        () => "ended" as const,
+      ),
+    ]);
+    if (first === "ended") {
+      wait.forget();
+      const outcome = await running;
+      if (!outcome.ok) return outcome;
+      return {
+        ok: true,
+        value: { sessionId: store.identity().sessionId, turnId: driver.turnId(), status: "running" },
+      };
+    }
+  }
   const turn = store.turn();
   if (store.status() === "running" && turn) {
     // The turn goes on: a failure is logged (and the turn ended as broken) by the driver; nobody waits for it here.

@@ -54,6 +54,8 @@ export class TurnDriver {
   private running: Promise<Outcome<AgentExecuteResponse>> | null = null;
   /** An admission holds the session while its checks run (the key's limit, the budget), before its turn runs. */
   private held = false;
+  /** Who waits for the next turn to start (nextStart). */
+  private readonly startWaiters: (() => void)[] = [];
 
   constructor(private readonly deps: TurnDriverDeps) {}
 
@@ -69,6 +71,21 @@ export class TurnDriver {
 
   started(turnId: string): void {
     this.activeTurnId = turnId;
+    for (const wake of this.startWaiters.splice(0)) wake();
+  }
+
+  /**
+   * Resolves when the next turn has started: its message stored, `turn_started` told. For a door that answers before
+   * the turn ends (a background turn): what the person wrote is in storage before their answer goes out. `forget`
+   * drops the wait (the turn ended without starting: refused, or broken before it stored anything).
+   */
+  nextStart(): { started: Promise<void>; forget: () => void } {
+    let wake = () => {};
+    const started = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    this.startWaiters.push(wake);
+    return { started, forget: () => this.startWaiters.splice(this.startWaiters.indexOf(wake) >>> 0, 1) };
   }
 
   clientMessageId(): string | null {

@@ -1,0 +1,51 @@
+// A background turn's message (`Prefer: respond-async`, A2A's returnImmediately, a schedule's run) goes through the
+// input guardrails before it is answered, as on every other door: a message they block is refused 400
+// guardrail_blocked (not accepted 202 and failed later), and a message they pass is in storage when its answer goes
+// out, so nothing the person wrote is only in memory when they are told it was taken.
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterAll, describe, expect, it } from "vitest";
+import type { AgentSession } from "../../src/session/agent-session";
+import { authHeaders, TEST_KEYS } from "../fixtures/keys";
+import { createSession, type ErrorBody } from "../fixtures/sessions";
+import { scriptUpstream } from "../fixtures/upstream";
+import { EMAIL, one, setOrgGuardrails } from "./turn-setup";
+
+// The org's list is kept per isolate: the file leaves none behind for another file the isolate may run.
+afterAll(() => setOrgGuardrails([]));
+
+describe("a background turn's message and the input guardrails", () => {
+  it("is refused 400 guardrail_blocked when they block it, as the synchronous route refuses it", async () => {
+    await setOrgGuardrails([one("pii", "input", "block")]);
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const id = await createSession();
+    const response = await exports.default.fetch(`http://aptix.test/context/sessions/${id}/messages`, {
+      method: "POST",
+      headers: { ...authHeaders(TEST_KEYS.chat.key), "content-type": "application/json", prefer: "respond-async" },
+      body: JSON.stringify({ content: `mail ${EMAIL} ${script.marker}` }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as ErrorBody).error).toMatchObject({ code: "guardrail_blocked", param: "content" });
+    expect(await script.bodies()).toEqual([]);
+  });
+
+  it("is stored, as the guardrails left it, by the time the turn is answered accepted", async () => {
+    await setOrgGuardrails([one("pii", "input", "redact")]);
+    const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
+    const id = await createSession();
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const { org, user } = TEST_KEYS.chat;
+    const atAnswer = await runInDurableObject(stub, async (session: AgentSession, state) => {
+      const accepted = await session.startTurn(
+        { org, user, keyId: "test-chat-key" },
+        { kind: "message", content: `write to ${EMAIL} ${script.marker}` },
+      );
+      // Read at once, in the same turn of the object's event loop as the answer: what is stored when it goes out.
+      const rows = state.storage.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'user'");
+      return { ok: accepted.ok, stored: rows.toArray().map((row) => row.content) };
+    });
+    expect(atAnswer.ok).toBe(true);
+    expect(atAnswer.stored).toHaveLength(1);
+    expect(atAnswer.stored[0]).not.toContain(EMAIL);
+  });
+});
