@@ -164,7 +164,8 @@ export const scheduleRoutes = routes()
       }
       const scheduleId = newScheduleId();
       const nextRunAt = nextRunAfter(timing, now);
-      // The runner first: a row without its runner would never run; a runner without its row disarms itself.
+      // The row first, then its runner: a runner without its row would run unseen, and could not be deleted. A runner
+      // that cannot be armed takes its row back with it.
       const spec: RunSpec = {
         scheduleId,
         org: caller.org,
@@ -176,9 +177,14 @@ export const scheduleRoutes = routes()
         prompt: body.prompt,
         sessionId: body.sessionId ?? null,
       };
-      await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled: true, nextRunAt });
       const record = { ...spec, timing, enabled: true, nextRunAt: iso(nextRunAt) };
       await insertSchedule(c.get("db"), record);
+      try {
+        await runnerOf(c.env, scheduleId).arm({ scheduleId, spec, timing, enabled: true, nextRunAt });
+      } catch (error) {
+        await deleteSchedule(c.get("db"), scheduleId);
+        throw error;
+      }
       const at = new Date(now).toISOString();
       return c.json(scheduleView({ ...record, createdAt: at, updatedAt: at, lastRun: null, lastRunId: null }), 201);
     },

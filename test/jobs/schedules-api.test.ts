@@ -5,6 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runnerOf, type ScheduleRunner } from "../../src/jobs/schedule-runner";
 import type { Schedule } from "../../src/wire/schedule";
+import { refuseD1Queries } from "../fixtures/d1-spy";
 import { TEST_KEYS } from "../fixtures/keys";
 import { call, createSession, type ErrorBody } from "../fixtures/sessions";
 
@@ -109,5 +110,18 @@ describe("schedules API", () => {
       "Renamed by an admin",
       "bob",
     ]);
+  });
+
+  it("arms no runner for a schedule whose row D1 did not take: a 500, and nothing left to run unseen", async () => {
+    const { result, refused } = await refuseD1Queries(
+      (sql) => sql.startsWith("INSERT INTO schedules"),
+      () => call("POST", "/context/schedules", { ...base, every: "1h" }),
+    );
+    expect(result?.status).toBe(500);
+    const scheduleId = String(refused[0]?.params[0]?.[0]);
+    expect(scheduleId).toMatch(/^sch_/);
+    const kept = await runInDurableObject(runnerOf(env, scheduleId), (runner: ScheduleRunner) => runner.state());
+    expect(kept).toBeNull();
+    expect(await listed()).not.toContain(scheduleId);
   });
 });
