@@ -4,6 +4,7 @@
 import type { SessionIdentity, TurnState } from "../agent/turn-store";
 import type { AgentModeCatalogService } from "../modes/catalog-service";
 import { type Outcome, refuse, workflowNotFound } from "../refusal";
+import { SessionModeError } from "../tools/session-manager";
 import type { Artifact, WorkflowRunResponse } from "../wire/session";
 import { workflowService } from "../workflows";
 import { WorkflowError } from "../workflows/workflow";
@@ -68,6 +69,10 @@ export async function runWorkflow(
   } catch (error) {
     if (error instanceof WorkflowError) {
       return refuse("invalid_workflow_parameters", error.message, { param: error.param });
+    }
+    // The session refused the change of mode itself (pinned to a mode version): the mode asked for is what is wrong.
+    if (error instanceof SessionModeError) {
+      return refuse("invalid_workflow_parameters", error.message, { param: "mode" });
     }
     throw error;
   } finally {

@@ -72,6 +72,28 @@ describe("a session pinned to a mode version", () => {
     expect(view.mode).toBe("triage");
   });
 
+  it("answers switch_mode with 400 naming 'mode', saying why, and keeps its mode", async () => {
+    const { sessionId } = (await pinned(1)).json as { sessionId: string };
+    const answer = await call(
+      "POST",
+      `/context/sessions/${sessionId}/workflows/switch_mode`,
+      { parameters: { mode: "general" } },
+      admin,
+    );
+    expect([answer.status, (answer.json as ErrorBody).error]).toEqual([
+      400,
+      {
+        code: "invalid_workflow_parameters",
+        type: "invalid_request_error",
+        param: "mode",
+        message:
+          "This session is pinned to version 1 of the mode 'triage': its mode cannot change. Start a new session for another mode.",
+      },
+    ]);
+    const view = (await call("GET", `/context/sessions/${sessionId}`, undefined, admin)).json as SessionView;
+    expect(view.mode).toBe("triage");
+  });
+
   it("is refused to a member (403 insufficient_scope)", async () => {
     const answer = await pinned(1, TEST_KEYS.chat.key);
     expect(answer.status).toBe(403);
