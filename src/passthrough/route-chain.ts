@@ -129,6 +129,8 @@ export interface ChainOptions {
   breaker?: CircuitBreaker;
   breakerOptions: { failures: number; cooldownMs: number };
   logger: AdminLogger;
+  /** Takes the secrets in play out of the runtime's words before they are logged (they can quote the upstream's URL). */
+  redact: (text: string) => string;
 }
 
 /**
@@ -150,10 +152,10 @@ async function routeFailure(response: Response, routeNamesModel: boolean): Promi
 }
 
 /** Our cause for a thrown attempt: the route's own timeout, or the route being unreachable or unusable. */
-function failureOf(error: unknown): { code: ModelErrorCode; detail: string } {
-  if (error instanceof ModelError) return { code: error.code, detail: error.detail };
+function failureOf(error: unknown, redact: (text: string) => string): { code: ModelErrorCode; detail: string } {
+  if (error instanceof ModelError) return { code: error.code, detail: redact(error.detail) };
   if (error instanceof UpstreamTimeout) return { code: "model_timeout", detail: error.message };
-  return { code: "model_unavailable", detail: error instanceof Error ? error.message : String(error) };
+  return { code: "model_unavailable", detail: redact(error instanceof Error ? error.message : String(error)) };
 }
 
 /**
@@ -212,7 +214,7 @@ export async function sendThroughChain(options: ChainOptions): Promise<Response>
     } catch (error) {
       if (exchange.signal.aborted) throw exchange.signal.reason;
       return {
-        failed: failed(failureOf(error)),
+        failed: failed(failureOf(error, options.redact)),
         giveUp: () => {
           throw error;
         },

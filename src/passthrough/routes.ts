@@ -31,11 +31,26 @@ import { WireBodies, wireOf } from "./wire-crossing";
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 const decoder = new TextDecoder();
 
-/** An upstream that failed is the operator's to know about: logged with the request id, never shown whole. */
-function logUpstreamFailure(c: AppContext, error: unknown): void {
+/**
+ * An upstream that failed is the operator's to know about: logged with the request id, never shown whole, and with
+ * the secrets in play taken out of the runtime's words, its stack's too (they can quote the upstream's URL).
+ */
+function logUpstreamFailure(c: AppContext, error: unknown, redact: (text: string) => string): void {
   // A model's failure (a Workers AI stream that broke) says what happened in its detail, not its fixed message.
-  const detail: [string, string][] = error instanceof ModelError ? [["detail", error.detail]] : [];
-  c.get("logger").addException("[passthrough_upstream]", error, [["path", c.req.path], ...detail]);
+  const detail: [string, string][] = error instanceof ModelError ? [["detail", redact(error.detail)]] : [];
+  c.get("logger").addException("[passthrough_upstream]", redactedError(error, redact), [
+    ["path", c.req.path],
+    ...detail,
+  ]);
+}
+
+/** `error` with its message and stack redacted (its name kept), for a log line. */
+function redactedError(error: unknown, redact: (text: string) => string): Error {
+  if (!(error instanceof Error)) return new Error(redact(String(error)));
+  const copy = new Error(redact(error.message));
+  copy.name = error.name;
+  copy.stack = error.stack === undefined ? undefined : redact(error.stack);
+  return copy;
 }
 
 /** What an upstream's words pass through before a client or a log sees them: the secrets in play taken out. */
@@ -176,6 +191,7 @@ async function relay(
       state,
       breakerOptions: { failures: all.routing.breakerFailures, cooldownMs: all.routing.breakerCooldownMs },
       logger: c.get("logger"),
+      redact,
     }),
   );
   let answer: Response;
@@ -217,7 +233,7 @@ async function relay(
         // What asking for usage changed is only in an OpenAI stream: an Anthropic one always reports its usage.
         ...(holdback && wire === "openai" ? { holdback } : {}),
         onChunk: (chunk) => scanner.push(chunk),
-        onFailure: (failure) => logUpstreamFailure(c, failure),
+        onFailure: (failure) => logUpstreamFailure(c, failure, redaction.text),
         logger: c.get("logger"),
       });
       c.executionCtx.waitUntil(
@@ -239,7 +255,7 @@ async function relay(
   } catch (error) {
     exchange.abort(error);
     metered?.end(state, "error", null, null);
-    if (!(error instanceof ClientGone)) logUpstreamFailure(c, error);
+    if (!(error instanceof ClientGone)) logUpstreamFailure(c, error, redaction.text);
     throw upstreamFailure(error, state);
   }
   // An answer on the client's own wire goes through the guardrails from its bytes; a translated one in forward().

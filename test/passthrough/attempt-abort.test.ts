@@ -45,6 +45,7 @@ function afterClientLeft(timeoutMs: number | null): Promise<Response> {
     breaker: new CircuitBreaker(() => 0),
     breakerOptions: { failures: 3, cooldownMs: 30_000 },
     logger: new RecordingAdminLogger(),
+    redact: (text) => text,
   });
 }
 

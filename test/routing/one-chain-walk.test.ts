@@ -81,6 +81,7 @@ async function throughPassthrough() {
     breaker,
     breakerOptions,
     logger,
+    redact: (text) => text,
   });
   await response.body?.cancel();
   return {
