@@ -20,8 +20,8 @@ const SECRET_SETTINGS = new Set([
 ]);
 const PUBLIC_SETTINGS = new Set(Object.keys(SettingsVars.shape).filter((name) => !SECRET_SETTINGS.has(name)));
 
-/** aptix's own credentials by their formats: API keys (`ak_…`) and WebSocket tickets (`wst_…`). */
-const OWN_TOKENS = /\b(?:ak|wst)_[A-Za-z0-9_-]{8,}/g;
+/** aptix's own credentials by their formats: API keys (`ak_…`), WebSocket tickets (`wst_…`), webhook secrets (`whsec_…`). */
+const OWN_TOKENS = /\b(?:ak|wst)_[A-Za-z0-9_-]{8,}|\bwhsec_[A-Za-z0-9+/=]{8,}/g;
 
 /** The values of `env` that are secrets: each string binding that is not a public setting, and the collector headers' values. */
 function envSecrets(env: object): string[] {
@@ -47,15 +47,31 @@ function envSecrets(env: object): string[] {
   return secrets;
 }
 
-/** The secrets as they may appear in text: as they are, and escaped inside JSON; longest first, so one is taken out whole. */
+/**
+ * The secrets as they may appear in text: as they are, escaped inside JSON (as JSON.stringify does, and with `/` as
+ * `\/`, as other encoders do), and percent-encoded in a URL; longest first, so one is taken out whole. A key of
+ * letters, digits, `-` and `_` (most are) is spelled one way in all of them.
+ */
 function spellings(values: Iterable<string>): string[] {
   const out = new Set<string>();
   for (const value of values) {
     if (value.length < MIN_SECRET_CHARS) continue;
+    const json = JSON.stringify(value).slice(1, -1);
     out.add(value);
-    out.add(JSON.stringify(value).slice(1, -1));
+    out.add(json);
+    out.add(json.replaceAll("/", "\\/"));
+    out.add(encodeURIComponent(value));
   }
   return [...out].sort((a, b) => b.length - a.length);
+}
+
+/** `error` with its message and stack redacted by `redact` (its name kept), for a log line. */
+export function redactedError(error: unknown, redact: (text: string) => string): Error {
+  if (!(error instanceof Error)) return new Error(redact(String(error)));
+  const copy = new Error(redact(error.message));
+  copy.name = error.name;
+  copy.stack = error.stack === undefined ? undefined : redact(error.stack);
+  return copy;
 }
 
 /** Takes every secret of `env`, and each of `more` (org secrets in play), out of a text. */

@@ -9,6 +9,7 @@ import type { Db } from "../db";
 import { parseMcpReference } from "../modes/tool-references";
 import type { AdminLogger } from "../observability/admin-logger";
 import { secretValue } from "../secret-name";
+import { secretRedactor } from "../secret-redaction";
 import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
 import type { ToolCategory } from "../tools/categories";
 import type { AgentTool } from "../tools/contract";
@@ -137,6 +138,14 @@ export class McpToolSource {
     return { registry, offered, categories };
   }
 
+  /**
+   * A server's words with every secret the Worker knows (a deployment server's token among them) and the org's tokens
+   * in play taken out: what its errors may echo, before a log, the registry's last discovery or the model sees them.
+   */
+  redact(text: string): string {
+    return secretRedactor(this.env, this.tokensInPlay())(text);
+  }
+
   /** The org's secrets its servers send (as tokens), opened: a trace's content never shows them. */
   tokensInPlay(): string[] {
     return [...this.orgTokens.values()];
@@ -162,7 +171,13 @@ export class McpToolSource {
   /** The AgentTool of one MCP tool, registered; or why it is refused (an unusable schema, a taken name). */
   private make(config: McpServerConfig, tool: Tool, category: string, registry: AgentToolRegistry): AgentTool | string {
     try {
-      const agentTool = mcpAgentTool({ connection: this.connection(config), tool, category, logger: this.logger });
+      const agentTool = mcpAgentTool({
+        connection: this.connection(config),
+        tool,
+        category,
+        logger: this.logger,
+        redact: (text) => this.redact(text),
+      });
       registry.registerTool(agentTool);
       return agentTool;
     } catch (error) {
@@ -206,7 +221,8 @@ export class McpToolSource {
       this.discovered.set(config.name, found);
       return found;
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      // The SDK's message quotes the server's answer, which may echo the token it was sent.
+      const message = this.redact(error instanceof Error ? error.message : String(error));
       this.logger.addCustomEvent(
         "Warning",
         "[mcp_discovery]",

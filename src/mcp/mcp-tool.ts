@@ -6,6 +6,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { AdminLogger } from "../observability/admin-logger";
+import { redactedError } from "../secret-redaction";
 import { type AgentTool, exceptionTag, InvokeResult } from "../tools/contract";
 import { defineTool } from "../tools/define-tool";
 import { McpConfigurationError, type McpConnection } from "./mcp-connection";
@@ -21,11 +22,16 @@ export interface McpToolOptions {
   /** The category the enhanced prompt groups the tool under: the operator's, or the server's name. */
   category: string;
   logger: AdminLogger;
+  /**
+   * Takes the secrets in play out of a server's words (its error text, the SDK's message, which quotes the server's
+   * answer) before they reach a log, the model or a client: a server may echo the token it was sent.
+   */
+  redact: (text: string) => string;
 }
 
 /** The AgentTool of one MCP tool, with which server and tool it is (for the approval dialog and the frames). */
 export function mcpAgentTool(options: McpToolOptions): AgentTool {
-  const { connection, tool, category, logger } = options;
+  const { connection, tool, category, logger, redact } = options;
   const server = connection.config;
   const toolName = mcpToolName(server.name, tool.name);
   const said = (tool.description ?? tool.title ?? "").trim().slice(0, DESCRIPTION_CHARS);
@@ -65,7 +71,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
         log(read.isError ? "tool_error" : "ok");
         if (read.isError) {
           return InvokeResult.fromError(
-            `${label} reported an error: ${read.text.slice(0, ERROR_TEXT_CHARS) || "no details"}`,
+            `${label} reported an error: ${redact(read.text).slice(0, ERROR_TEXT_CHARS) || "no details"}`,
           );
         }
         return InvokeResult.create(read.json);
@@ -83,7 +89,7 @@ export function mcpAgentTool(options: McpToolOptions): AgentTool {
           return InvokeResult.fromError(`${label} cannot be called: ${error.message}.`);
         }
         log("failed");
-        logger.addException(exceptionTag(toolName), error, [
+        logger.addException(exceptionTag(toolName), redactedError(error, redact), [
           ["server", server.name],
           ["tool", tool.name],
         ]);

@@ -11,7 +11,7 @@ import { ModelError } from "../llm/chat-model";
 import type { AdminLogger } from "../observability/admin-logger";
 import { traceCarrier } from "../observability/tracing/tracing";
 import { envRouteTable } from "../routing/env-router";
-import { StreamScrubber, scrubWhole, secretRedactor } from "../secret-redaction";
+import { redactedError, StreamScrubber, scrubWhole, secretRedactor } from "../secret-redaction";
 import { type Settings, settings } from "../settings";
 import { isEventStream } from "./answer-as-message";
 import { ClientGone, settleWithin, UpstreamExchange } from "./exchange";
@@ -42,15 +42,6 @@ function logUpstreamFailure(c: AppContext, error: unknown, redact: (text: string
     ["path", c.req.path],
     ...detail,
   ]);
-}
-
-/** `error` with its message and stack redacted (its name kept), for a log line. */
-function redactedError(error: unknown, redact: (text: string) => string): Error {
-  if (!(error instanceof Error)) return new Error(redact(String(error)));
-  const copy = new Error(redact(error.message));
-  copy.name = error.name;
-  copy.stack = error.stack === undefined ? undefined : redact(error.stack);
-  return copy;
 }
 
 /** What an upstream's words pass through before a client or a log sees them: the secrets in play taken out. */

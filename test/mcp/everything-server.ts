@@ -188,7 +188,8 @@ async function serveOdd(request: IncomingMessage, response: ServerResponse): Pro
 
 /**
  * The control server: `POST /instances` starts another reference server (`{id, url}`), `DELETE /instances/:id`
- * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/odd/mcp` is oddServer, and
+ * stops it; `/authed/mcp` is the shared server behind a bearer token (401 without it); `/echo-token/mcp` refuses
+ * every token with a 401 that quotes it; `/odd/mcp` is oddServer, and
  * `GET /odd/calls/:key` says how many times its slow tools were called with that key; `/traced/mcp` is the shared
  * server behind a proxy that records the trace context of each tools/call (`GET /traced/calls`).
  */
@@ -227,6 +228,13 @@ async function startControlServer(shared: string): Promise<{ url: string; stop()
       }
       if (path === "/traced/calls") {
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(tracedCalls));
+        return;
+      }
+      if (path === "/echo-token/mcp") {
+        // A server that refuses every token, quoting it back, as many do in their 401's text.
+        const sent = (request.headers.authorization ?? "").replace(/^Bearer /, "");
+        const refusal = { error: "invalid_token", error_description: `The token '${sent}' is not valid here.` };
+        response.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify(refusal));
         return;
       }
       if (path === "/authed/mcp") {

@@ -79,6 +79,9 @@ export async function startOwnServer(): Promise<{ url: string; stop(): Promise<v
 /** The shared reference server behind a proxy that wants `Bearer <MCP_TEST_TOKEN>`. */
 export const authedUrl = () => `${env.TEST_MCP_CONTROL_URL}/authed/mcp`;
 
+/** A server that refuses every token with a 401 quoting it back. */
+export const echoTokenUrl = () => `${env.TEST_MCP_CONTROL_URL}/echo-token/mcp`;
+
 /** A server with colliding tool names, an unusable schema and a tool that asks for sampling. */
 export const oddUrl = () => `${env.TEST_MCP_CONTROL_URL}/odd/mcp`;
 

@@ -5,7 +5,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createSession, sendMessage } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
-import { admin, authedUrl, getServer, mcpMode, oddUrl, registerServer, startOwnServer, toolOf } from "./fixtures";
+import {
+  admin,
+  authedUrl,
+  echoTokenUrl,
+  getServer,
+  mcpMode,
+  oddUrl,
+  registerServer,
+  startOwnServer,
+  toolOf,
+} from "./fixtures";
 
 /** The tool names the model was offered in the first request of a turn where it just answers. */
 async function offeredTools(mode: string): Promise<string[]> {
@@ -107,6 +117,16 @@ describe("MCP discovery", () => {
     expect((await getServer(server)).lastDiscovery?.error).toBe(
       `the secret MCP_NOT_SET_TOKEN that MCP server '${server}' needs is not set`,
     );
+  });
+
+  it("records why a server refused its token without the token the server quoted back, in its status and the admin list", async () => {
+    const server = await registerServer({ url: echoTokenUrl(), authSecret: "MCP_TEST_TOKEN" });
+    await offeredTools(await mcpMode([`mcp:${server}`]));
+    const error = (await getServer(server)).lastDiscovery?.error ?? "";
+    expect(error).toContain("The token '[redacted]' is not valid here.");
+    expect(error).not.toContain(env.MCP_TEST_TOKEN);
+    const listed = await call("GET", "/admin/mcp-servers", undefined, admin);
+    expect(JSON.stringify(listed.json)).not.toContain(env.MCP_TEST_TOKEN);
   });
 
   it("never stores or returns the token, only the secret's name", async () => {

@@ -44,7 +44,8 @@ async function toolOf(name: string, overrides: Partial<McpServerConfig> = {}) {
   if (!tool) throw new Error(`no tool ${name}`);
   const logger = new RecordingAdminLogger();
   const category = { id: "mcp:everything", name: "MCP: everything", description: "d", order: 1_000 };
-  return { logger, tool: mcpAgentTool({ connection, tool, category: category.id, logger }), category };
+  const redact = (text: string) => text.replaceAll(env.MCP_TEST_TOKEN, "[redacted]");
+  return { logger, tool: mcpAgentTool({ connection, tool, category: category.id, logger, redact }), category };
 }
 
 describe("an MCP tool as an AgentTool", () => {

@@ -3,7 +3,7 @@
 // /context), for the Worker's LLM_API_KEY and for an org's own provider key alike.
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StreamScrubber, scrubWhole } from "../../src/secret-redaction";
+import { StreamScrubber, scrubWhole, secretRedactor } from "../../src/secret-redaction";
 import { freshDatabase } from "../fixtures/database";
 import { authHeaders } from "../fixtures/keys";
 import { createSession } from "../fixtures/sessions";
@@ -182,5 +182,24 @@ describe("scrubWhole", () => {
   it("answers the answer's own bytes when no key is in it", () => {
     const raw = buffer('{"ok":true}');
     expect(scrubWhole(raw, [KEY])).toBe(raw);
+  });
+});
+
+describe("secretRedactor", () => {
+  const SECRET = "s3cr/t+value=with/slashes";
+
+  it("takes a secret out as it is, JSON-escaped either way, and percent-encoded in a URL", () => {
+    const redact = secretRedactor({}, [SECRET]);
+    const text = [SECRET, SECRET.replaceAll("/", "\\/"), `https://x.example/?k=${encodeURIComponent(SECRET)}`].join(
+      " ",
+    );
+    expect(redact(text)).toBe("[redacted] [redacted] https://x.example/?k=[redacted]");
+  });
+
+  it("takes out aptix's own formats: an API key, a WebSocket ticket, a webhook signing secret", () => {
+    const redact = secretRedactor({});
+    expect(redact("ak_abcdefgh1234 wst_abcdefgh1234 whsec_QUJDREVGR0g+/xyz= end")).toBe(
+      "[redacted] [redacted] [redacted] end",
+    );
   });
 });
