@@ -97,6 +97,7 @@ const SettingsShape = z.object({
     .string()
     .trim()
     .refine((v) => v === "" || /^https?:\/\/[^\s]+$/.test(v), "must be an http(s) URL or empty")
+    .refine((v) => !/^https?:\/\/[^/?#]*@/.test(v), "must not carry a user name or password: set LLM_API_KEY instead")
     .transform((v) => v.replace(/\/+$/, ""))
     .default(""),
   LLM_MODEL: text("demo"),

@@ -29,7 +29,7 @@ import { secretRedactor } from "../secret-redaction";
 import { settings } from "../settings";
 import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
-import { upstreamUrlProblem } from "../tenancy/upstream-url";
+import { credentialInUrlProblem, upstreamUrlProblem } from "../tenancy/upstream-url";
 import { changeRow } from "./record-change";
 
 const RouteName = z.object({
@@ -135,8 +135,10 @@ export const adminModelRouteRoutes = routes()
       if (name === DEFAULT_ROUTE) notStored(name);
       const body = c.req.valid("json");
       const owner = await routeOwner(c, name, c.req.valid("query").owner);
-      if (owner !== null && body.baseUrl) {
-        const problem = upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback);
+      if (body.baseUrl) {
+        const problem =
+          credentialInUrlProblem(body.baseUrl, "apiKeySecret") ??
+          (owner !== null ? upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback) : null);
         if (problem) throw new ApiError("invalid_request", `Invalid 'baseUrl': ${problem}`, { param: "baseUrl" });
       }
       const registry = new ModelRouteRegistry(c.get("db"), owner);

@@ -25,6 +25,21 @@ export function upstreamUrlProblem(
   return `${what} must be https: (or http: to loopback in development).`;
 }
 
+/**
+ * Why `url` carries a credential it must not (a user name or password), or null. A URL is shown to admins, written to
+ * the audit log and quoted in errors; a key goes in a secret the route or server names (apiKeySecret, authSecret).
+ */
+export function credentialInUrlProblem(url: string, secretField: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (!parsed.username && !parsed.password) return null;
+  return `must not carry a user name or password: store the key as a secret and name it in '${secretField}'.`;
+}
+
 /** Host names that only mean something inside a network: never a public service's. */
 const PRIVATE_NAME = /(^|\.)(localhost|internal|local|lan|home\.arpa|intranet|corp|private)$/;
 

@@ -55,6 +55,17 @@ describe("PUT /admin/mcp-servers/:name", () => {
     expect(await refusal({ ...valid, url: "ftp://mcp.example.com/mcp" })).toMatchObject({ param: "url" });
   });
 
+  it("refuses a URL that carries a user name or password, pointing to authSecret, and stores nothing", async () => {
+    const name = uniqueName("cred");
+    const error = await refusal({ ...valid, url: "https://user:tok3n-secret@mcp.example.com/mcp" }, name);
+    expect(error).toMatchObject({
+      param: "url",
+      message:
+        "Invalid 'url': must not carry a user name or password: store the key as a secret and name it in 'authSecret'.",
+    });
+    expect((await call("GET", `/admin/mcp-servers/${name}`, undefined, admin)).status).toBe(404);
+  });
+
   it("refuses http: to a host that is not loopback", async () => {
     const error = await refusal({ ...valid, url: "http://mcp.example.com/mcp" });
     expect(error.message).toBe("Invalid 'url': an MCP server must be https: (or http: to loopback in development).");

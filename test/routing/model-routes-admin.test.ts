@@ -94,6 +94,19 @@ describe("model routes", () => {
     ]).toEqual(["max_completion_tokens", "max_tokens", "max_completion_tokens", null]);
   });
 
+  it("refuses a baseUrl that carries a user name or password, naming the field and apiKeySecret", async () => {
+    const { status, json } = await put("with-userinfo", {
+      ...openai,
+      baseUrl: "https://me:sk-in-url@api.example.com/v1",
+    });
+    expect([status, (json as ErrorBody).error.param, (json as ErrorBody).error.message]).toEqual([
+      400,
+      "baseUrl",
+      "Invalid 'baseUrl': must not carry a user name or password: store the key as a secret and name it in 'apiKeySecret'.",
+    ]);
+    expect(await storedNames()).not.toContain("with-userinfo");
+  });
+
   it("refuses maxTokensField on an anthropic route and a value it does not know, naming the field", async () => {
     expect(await refused("claude-field", { ...anthropic, maxTokensField: "max_tokens" })).toEqual({
       status: 400,

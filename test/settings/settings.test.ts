@@ -26,6 +26,11 @@ describe("settings", () => {
     ["AGENT_MAX_ITERATIONS", "ten", "must be a positive whole number"],
     ["AGENT_TURN_TIMEOUT_MS", "0", "must be a positive whole number"],
     ["LLM_BASE_URL", "llm.example/v1", "must be an http(s) URL or empty"],
+    [
+      "LLM_BASE_URL",
+      "https://me:sk-x@llm.example/v1",
+      "must not carry a user name or password: set LLM_API_KEY instead",
+    ],
     ["SESSION_RETENTION_DAYS", "-1", "must be a whole number"],
     ["SESSION_RETENTION_BATCH", "0", "must be a positive whole number"],
   ] as const) {
