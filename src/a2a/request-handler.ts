@@ -88,14 +88,17 @@ export class AptixA2AHandler implements A2ARequestHandler {
     const input = readInput(params);
     const background = params.configuration?.returnImmediately === true;
     if (input.message.taskId) return this.continueTask(input, background);
-    const { sessionId } = await this.contextOf(params, input.message);
+    const { sessionId, made } = await this.contextOf(params, input.message);
     const stub = this.stub(sessionId);
     if (background) {
-      const accepted = orThrow(await stub.startTurn(this.call.caller, { kind: "message", content: input.text }));
+      const started = await stub.startTurn(this.call.caller, { kind: "message", content: input.text });
+      const accepted = orThrow(await this.unlessRefused(made, sessionId, started));
       await this.index(sessionId, accepted.turnId);
       return taskOf({ ...accepted, text: "", pending: null, error: null, at: now() });
     }
-    const frames = orThrow(await stub.sendMessageStream(this.call.caller, input.text));
+    const frames = orThrow(
+      await this.unlessRefused(made, sessionId, await stub.sendMessageStream(this.call.caller, input.text)),
+    );
     let turnId = "";
     for await (const event of turnStreamEvents(frames, sessionId, now)) {
       if (event.kind === "started") {
@@ -115,8 +118,9 @@ export class AptixA2AHandler implements A2ARequestHandler {
       yield { payload: { $case: "task", value: await this.continueTask(input, false) } };
       return;
     }
-    const { sessionId } = await this.contextOf(params, input.message);
-    const frames = orThrow(await this.stub(sessionId).sendMessageStream(this.call.caller, input.text));
+    const { sessionId, made } = await this.contextOf(params, input.message);
+    const opened = await this.stub(sessionId).sendMessageStream(this.call.caller, input.text);
+    const frames = orThrow(await this.unlessRefused(made, sessionId, opened));
     yield* this.taskEvents(turnStreamEvents(frames, sessionId, now), sessionId, null);
   }
 
@@ -324,14 +328,17 @@ export class AptixA2AHandler implements A2ARequestHandler {
     });
   }
 
-  /** The context a new task runs in: the one named (the caller's, or not found), or a new session in the skill's mode. */
-  private async contextOf(params: SendMessageRequest, message: Message): Promise<{ sessionId: string }> {
+  /**
+   * The context a new task runs in: the one named (the caller's, or not found), or a new session in the skill's mode
+   * (`made`: taken back if its turn is refused).
+   */
+  private async contextOf(params: SendMessageRequest, message: Message): Promise<{ sessionId: string; made: boolean }> {
     const { env, caller } = this.call;
     if (message.contextId) {
       const stub = sessionStubOrNull(env, message.contextId);
       const found = stub ? await stub.getSession(caller) : null;
       if (!found?.ok) throw new TaskNotFoundError(`Context ${quoted(message.contextId)} not found.`);
-      return { sessionId: message.contextId };
+      return { sessionId: message.contextId, made: false };
     }
     const skill = askedSkill(params, message);
     const catalog = new D1AgentModeCatalogService(this.call.db, caller.org);
@@ -341,7 +348,16 @@ export class AptixA2AHandler implements A2ARequestHandler {
       throw new RequestMalformedError(`Unknown skill ${quoted(skill ?? "")}; the skills are: ${known}.`);
     }
     const session = await createSession(env, caller, mode.key, this.call.locationHint);
-    return { sessionId: session.sessionId };
+    return { sessionId: session.sessionId, made: true };
+  }
+
+  /**
+   * A context this request made is taken back when its first turn is refused (the key's limit, the budget): the
+   * refusal names no context, so it would stay in the person's list unseen, one more at each try.
+   */
+  private async unlessRefused<T>(made: boolean, sessionId: string, outcome: Outcome<T>): Promise<Outcome<T>> {
+    if (made && !outcome.ok) await this.stub(sessionId).deleteSession(this.call.caller);
+    return outcome;
   }
 
   private stub(sessionId: string) {

@@ -492,18 +492,44 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
    */
   async chatTurn(caller: Caller, turn: ChatTurn): Promise<Outcome<ChatTurnAnswer> | HeadMoved> {
     if (await this.chatTurns.moved(turn)) return HEAD_MOVED;
+    const made = this.makesSession(turn);
     // A deleted session is never made again here: the caller is answered 404 below.
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.chatTurns.turn(caller, turn, indexed);
+    return this.unlessRefused(caller, made, indexed, await this.chatTurns.turn(caller, turn, indexed));
   }
 
   /** The same, answered as the stream of frames it logs (SSE); refusals come before the stream opens. */
   async chatTurnStream(caller: Caller, turn: ChatTurn): Promise<Outcome<ReadableStream<Uint8Array>> | HeadMoved> {
     if (await this.chatTurns.moved(turn)) return HEAD_MOVED;
+    const made = this.makesSession(turn);
     const indexed = this.keeper.deleted() ? Promise.resolve() : this.chatTurns.createIfNew(turn);
     if (!this.owned(caller)) return this.notFound();
-    return this.chatTurns.stream(caller, turn, indexed);
+    return this.unlessRefused(caller, made, indexed, await this.chatTurns.stream(caller, turn, indexed));
+  }
+
+  /** The door's request makes this session now (a new conversation). */
+  private makesSession(turn: ChatTurn): boolean {
+    return turn.create !== undefined && !this.keeper.deleted() && this.store.record() === null;
+  }
+
+  /**
+   * A session this request made is taken back when its turn is refused (the budget, a guardrail, the model's refusal
+   * of the request): the refusal names no session to the client, so it would stay in their list unseen, one more at
+   * each try. What the person wrote is in their own request, which they still have.
+   */
+  private async unlessRefused<T>(
+    caller: Caller,
+    made: boolean,
+    indexed: Promise<void>,
+    outcome: Outcome<T>,
+  ): Promise<Outcome<T>> {
+    if (!made || outcome.ok) return outcome;
+    await indexed;
+    const dropped = await this.keeper.delete(caller);
+    if (!dropped.ok)
+      this.logger.addError("[AgentSession_RefusedNew]", "A refused request's new session was not taken back.");
+    return outcome;
   }
 
   /** Runs a user-invoked workflow inside the session, under the same one-turn-at-a-time rule as a message. */

@@ -5,10 +5,12 @@
 // the guardrail (OpenAI's `guardrail_blocked`, Anthropic's `invalid_request_error`).
 import { exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
+import { a2aClient, userMessage } from "../a2a/fixtures";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
-import { createSession } from "../fixtures/sessions";
+import { call, createSession } from "../fixtures/sessions";
 import { openSocket } from "../fixtures/socket";
 import { scriptUpstream } from "../fixtures/upstream";
+import { newUserKey } from "../passthrough/harness";
 import { EMAIL, one, setOrgGuardrails } from "./turn-setup";
 
 // The org's list is kept per isolate: the file leaves none behind for another file the isolate may run.
@@ -140,6 +142,22 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
     expect(await script.bodies()).toEqual([]);
   });
 
+  it("leaves no session behind for a new conversation it refuses (the refusal names none)", async () => {
+    await setOrgGuardrails([one("pii", "input", "block")]);
+    const person = await newUserKey();
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const asPerson: Record<string, string> =
+      door === "Messages" ? { "x-api-key": person.key } : { authorization: `Bearer ${person.key}` };
+    const response = await exports.default.fetch(`http://aptix.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...asPerson },
+      body: JSON.stringify(body(`mail ${EMAIL} ${script.marker}`)),
+    });
+    expect(response.status).toBe(400);
+    const listed = await call("GET", "/context/sessions", undefined, person.key);
+    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+  });
+
   it("refuses an answer an output guardrail blocks, naming it", async () => {
     await setOrgGuardrails([one("pii", "output", "block")]);
     const script = await scriptUpstream([{ type: "completion", content: `Mail ${EMAIL}.` }]);
@@ -149,5 +167,20 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
       body: JSON.stringify(body(`who? ${script.marker}`)),
     });
     expect(await refusalOf(response)).toEqual({ status: 400, code, names: true });
+  });
+});
+
+describe("the A2A door", () => {
+  it("leaves no context behind for a new task whose message an input guardrail blocks", async () => {
+    await setOrgGuardrails([one("pii", "input", "block")]);
+    const person = await newUserKey();
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const client = await a2aClient("JSONRPC", person.key, { polling: true });
+    const message = userMessage(`mail ${EMAIL} ${script.marker}`);
+    await expect(
+      client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
+    ).rejects.toThrow();
+    const listed = await call("GET", "/context/sessions", undefined, person.key);
+    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
   });
 });
