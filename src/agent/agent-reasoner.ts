@@ -259,10 +259,14 @@ export class AgentReasoner {
    */
   async applyToolResults(results: ClientToolResult[], signal?: AbortSignal): Promise<Outcome<AgentExecuteResponse>> {
     const turn = this.currentTurn();
-    for (const result of results) {
+    for (const [index, result] of results.entries()) {
       if (result.resultJson === undefined) continue;
       const problem = this.tools.checkClientResult(this.findCall(turn, result.toolCallId), result.resultJson);
-      if (problem) return refuse("invalid_tool_result", `Invalid tool result: ${problem}.`, { param: "results" });
+      if (problem) {
+        return refuse("invalid_tool_result", `Invalid tool result: ${problem}.`, {
+          param: `results.${index}.resultJson`,
+        });
+      }
     }
     const pausedAt = turn.pausedAt;
     const run = this.resume(turn, signal);

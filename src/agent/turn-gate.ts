@@ -31,10 +31,12 @@ export function refusalForCalls(
   state: StoredToolCall["state"],
 ): Refusal | null {
   const seen = new Set<string>();
-  for (const id of ids) {
+  // The request's list: approvals are decisions, a client's results are results.
+  const list = state === "awaiting_approval" ? "decisions" : "results";
+  for (const [index, id] of ids.entries()) {
     if (seen.has(id))
       return refuse("duplicate_tool_call_id", `Tool call ${quoted(id)} appears twice in the request.`, {
-        param: "toolCallId",
+        param: `${list}.${index}.toolCallId`,
       });
     seen.add(id);
     const call = calls.find((c) => c.id === id);

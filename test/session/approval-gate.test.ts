@@ -163,7 +163,23 @@ describe("checks before approval", () => {
       { toolCallId: callId, resultJson: JSON.stringify({ path: "b.txt", bytesWritten: 1 }) },
     ]);
     expect(result.status).toBe(400);
-    expect((result.json as ErrorBody).error.code).toBe("invalid_tool_result");
+    expect((result.json as ErrorBody).error).toMatchObject({
+      code: "invalid_tool_result",
+      param: "results.0.resultJson",
+    });
     expect((await getSession(id)).status).toBe("awaiting_client");
+  });
+
+  it("refuses a decision named twice with 400 naming the second one's toolCallId, and changes nothing", async () => {
+    const script = await scriptUpstream([{ type: "completion", toolCalls: [write("a.txt", "A")] }]);
+    const id = await createSession("workspace");
+    const paused = await sendMessage(id, `write ${script.marker}`);
+    const decision = { toolCallId: paused.toolCalls[0]?.id ?? "", approved: true };
+    const answer = await approve(id, [decision, decision]);
+    expect([answer.status, (answer.json as ErrorBody).error]).toMatchObject([
+      400,
+      { code: "duplicate_tool_call_id", param: "decisions.1.toolCallId" },
+    ]);
+    expect((await getSession(id)).status).toBe("awaiting_approval");
   });
 });
