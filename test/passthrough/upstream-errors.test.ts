@@ -170,7 +170,7 @@ describe("upstream errors", () => {
   });
 
   it("answers 502 when the upstream cannot be reached, without quoting the upstream's address", async () => {
-    const through = workerWith({ LLM_BASE_URL: "http://user:secret@127.0.0.1:9/v1" });
+    const through = workerWith({ LLM_BASE_URL: "http://127.0.0.1:9/secret-path/v1" });
     const error = await openai(await newChatKey(), through)
       .chat.completions.create(ask("unreachable"))
       .catch((e: unknown) => e);
