@@ -10,7 +10,7 @@ import type { ApprovalDecision, ClientToolResult } from "../wire/session";
 import type { TurnAccepted } from "../wire/turn";
 import { type Caller, callLogger } from "./caller";
 import type { SessionStore } from "./session-store";
-import type { TurnDriver } from "./turn-driver";
+import { startedOrEnded, type TurnDriver } from "./turn-driver";
 
 /** What a background turn is asked to do: a new message, or the decisions or client results a paused turn awaits. */
 export type BackgroundAsk =
@@ -44,23 +44,10 @@ export async function startBackgroundTurn(
   if (!admitted.ok) return admitted;
   const wait = ask.kind === "message" ? driver.nextStart() : null;
   const running = driver.drive(admitted.value, { caller });
-  if (wait) {
-    const first = await Promise.race([
-      wait.started.then(() => "started" as const),
-      running.then(
-        () => "ended" as const,
-        () => "ended" as const,
-      ),
-    ]);
-    if (first === "ended") {
-      wait.forget();
-      const outcome = await running;
-      if (!outcome.ok) return outcome;
-      return {
-        ok: true,
-        value: { sessionId: store.identity().sessionId, turnId: driver.turnId(), status: "running" },
-      };
-    }
+  if (wait && !(await startedOrEnded(wait, running))) {
+    const outcome = await running;
+    if (!outcome.ok) return outcome;
+    return { ok: true, value: { sessionId: store.identity().sessionId, turnId: driver.turnId(), status: "running" } };
   }
   const turn = store.turn();
   if (store.status() === "running" && turn) {

@@ -15,7 +15,7 @@ import type { TurnReads } from "./session-model";
 import type { SessionStore } from "./session-store";
 import { headAfter, type Meaning, type ThreadPlace } from "./thread-head";
 import { beforeDrive, type TurnAsk } from "./turn-admission";
-import type { DriveOptions, TurnDriver } from "./turn-driver";
+import { type DriveOptions, startedOrEnded, type TurnDriver } from "./turn-driver";
 
 export interface ChatTurn {
   input:
@@ -254,8 +254,9 @@ export class ChatTurns {
     // The answer as the client reads it, from the very frames its stream carries: the head covers what it was shown.
     const answer = new StreamedAnswerText(clientToolNames(turn));
     const stream = beforeDrive(admitted.value, () => frames.openEventStream(undefined, (frame) => answer.see(frame)));
-    const done = driver
-      .drive(admitted.value, options)
+    const wait = admitted.value.ask.kind === "message" ? driver.nextStart() : null;
+    const running = driver.drive(admitted.value, options);
+    const done = running
       .then(async (outcome) => {
         // The turn's frames are all out: frames after them (another turn's, started meanwhile) are not this answer's.
         stream.detach();
@@ -273,6 +274,9 @@ export class ChatTurns {
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
       .finally(() => indexed.finally(() => stream.close()));
     this.deps.waitUntil(done);
+    // A new message's stream opens once the message is stored (or its turn ended without storing it).
+    // The drive's own end, not the stream's: nothing reads the stream before it is returned.
+    if (wait) await startedOrEnded(wait, running);
     return { ok: true, value: stream.readable };
   }
 

@@ -1,13 +1,14 @@
 // A message sent over REST with `Accept: text/event-stream`: the turn it starts, answered as the stream of frames
 // it logs. The admission's refusals (busy, an image the mode's model cannot read, the key past its model call
-// limit, the org's budget) come before the stream opens, as ordinary errors.
+// limit, the org's budget) come before the stream opens, as ordinary errors; the stream opens once the message is
+// stored.
 import type { Outcome } from "../refusal";
 import type { MessageAttachment } from "../wire/attachments";
 import type { Caller } from "./caller";
 import type { FrameHub } from "./frame-hub";
 import { guardrailStop } from "./guardrail-stop";
 import { beforeDrive } from "./turn-admission";
-import type { TurnDriver } from "./turn-driver";
+import { startedOrEnded, type TurnDriver } from "./turn-driver";
 
 export interface MessageStreamDeps {
   driver: TurnDriver;
@@ -25,8 +26,9 @@ export async function streamMessage(
   const admitted = await driver.admit({ kind: "message", content, attachments }, { caller });
   if (!admitted.ok) return admitted;
   const stream = beforeDrive(admitted.value, () => frames.openEventStream());
-  const done = driver
-    .drive(admitted.value, { caller })
+  const wait = driver.nextStart();
+  const running = driver.drive(admitted.value, { caller });
+  const done = running
     .then((outcome) => {
       if (!outcome.ok) return stream.error(outcome.code, outcome.message);
       const stopped = guardrailStop(outcome);
@@ -34,5 +36,9 @@ export async function streamMessage(
     })
     .finally(() => stream.close());
   deps.waitUntil(done);
+  // The stream's 200 goes out once the message is stored (or the turn ended without storing it: its error frame is in
+  // the stream), not while it is only in memory.
+  // The drive's own end, not the stream's: nothing reads the stream before it is returned.
+  await startedOrEnded(wait, running);
   return { ok: true, value: stream.readable };
 }

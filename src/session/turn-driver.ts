@@ -45,6 +45,27 @@ export interface TurnDriverDeps {
 /** While a turn waits for the answer to an MCP server's question, how far ahead the alarm is at least. */
 const QUESTION_CHECK_MS = 60_000;
 
+/**
+ * Waits until the turn `running` drives has started (its message stored: `wait` from `nextStart()`, asked before the
+ * drive) or has ended without starting (refused, broken), whichever comes first; true when it started. A door that
+ * answers before the turn ends (a background turn, a stream) waits for this, so the person's words are in storage
+ * before the answer goes out.
+ */
+export async function startedOrEnded(
+  wait: ReturnType<TurnDriver["nextStart"]>,
+  running: Promise<unknown>,
+): Promise<boolean> {
+  const started = await Promise.race([
+    wait.started.then(() => true),
+    running.then(
+      () => false,
+      () => false,
+    ),
+  ]);
+  if (!started) wait.forget();
+  return started;
+}
+
 export class TurnDriver {
   /** The running turn's cancel switch (a running turn keeps the object in memory). */
   private controller: AbortController | null = null;

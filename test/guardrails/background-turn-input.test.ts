@@ -1,7 +1,8 @@
-// A background turn's message (`Prefer: respond-async`, A2A's returnImmediately, a schedule's run) goes through the
-// input guardrails before it is answered, as on every other door: a message they block is refused 400
-// guardrail_blocked (not accepted 202 and failed later), and a message they pass is in storage when its answer goes
-// out, so nothing the person wrote is only in memory when they are told it was taken.
+// A background turn's message (`Prefer: respond-async`, A2A's returnImmediately, a schedule's run), and a message
+// sent as an event stream, go through the input guardrails before they are answered, as on every other door: a
+// background message they block is refused 400 guardrail_blocked (not accepted 202 and failed later), and a message
+// they pass is in storage when its answer (the 202, the stream's 200) goes out, so nothing the person wrote is only in
+// memory when they are told it was taken.
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
@@ -47,5 +48,27 @@ describe("a background turn's message and the input guardrails", () => {
     expect(atAnswer.ok).toBe(true);
     expect(atAnswer.stored).toHaveLength(1);
     expect(atAnswer.stored[0]).not.toContain(EMAIL);
+  });
+
+  it("is stored, as the guardrails left it, by the time a message's event stream opens", async () => {
+    await setOrgGuardrails([one("pii", "input", "redact")]);
+    const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
+    const id = await createSession();
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const { org, user } = TEST_KEYS.chat;
+    const atOpen = await runInDurableObject(stub, async (session: AgentSession, state) => {
+      const opened = await session.sendMessageStream(
+        { org, user, keyId: "test-chat-key" },
+        `to ${EMAIL} ${script.marker}`,
+      );
+      // Read at once, in the same turn of the object's event loop as the stream's opening.
+      const rows = state.storage.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'user'");
+      const stored = rows.toArray().map((row) => row.content);
+      if (opened.ok) await opened.value.cancel();
+      return { ok: opened.ok, stored };
+    });
+    expect(atOpen.ok).toBe(true);
+    expect(atOpen.stored).toHaveLength(1);
+    expect(atOpen.stored[0]).not.toContain(EMAIL);
   });
 });
