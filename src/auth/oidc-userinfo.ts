@@ -5,6 +5,7 @@ import { z } from "zod";
 import { ApiError } from "../errors";
 import { quoted } from "../quote";
 import type { OidcSettings } from "../settings";
+import { clientSecretRedactor } from "./oidc-secret";
 
 /** A validated ID token's claims (oidc.ts's IdTokenClaims, which imports this file). */
 type Claims = Record<string, unknown> & { sub: string };
@@ -53,7 +54,7 @@ export async function withUserInfo<C extends Claims>(
     const response = await oauth.userInfoRequest(as, client, accessToken, options);
     userInfo = await oauth.processUserInfoResponse(as, client, idClaims.sub, response);
   } catch (error) {
-    throw userInfoError(error, idClaims.sub);
+    throw userInfoError(error, idClaims.sub, clientSecretRedactor(config));
   }
   const added = Object.entries(userInfo).filter(
     ([name]) => !PROTOCOL_CLAIMS.has(name) && !Object.hasOwn(idClaims, name),
@@ -64,14 +65,16 @@ export async function withUserInfo<C extends Claims>(
 /** What processUserInfoResponse keeps of an answer about another subject. */
 const OtherSubject = z.object({ body: z.object({ sub: z.string() }) });
 
-/** What a refusal of UserInfo, or of its answer, tells the person signing in. */
-function userInfoError(error: unknown, sub: string): unknown {
+/** What a refusal of UserInfo, or of its answer, tells the person signing in (the client's secret taken out). */
+function userInfoError(error: unknown, sub: string, redact: (text: string) => string): unknown {
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     const challenge = error.cause[0]?.parameters;
     const detail = challenge?.error_description ? `: ${challenge.error_description}` : "";
     return new ApiError(
       "sign_in_failed",
-      `The identity provider's UserInfo endpoint refused its own access token (${challenge?.error ?? `HTTP ${error.status}`}${detail}).`,
+      redact(
+        `The identity provider's UserInfo endpoint refused its own access token (${challenge?.error ?? `HTTP ${error.status}`}${detail}).`,
+      ),
     );
   }
   if (error instanceof oauth.OperationProcessingError) {
@@ -82,7 +85,10 @@ function userInfoError(error: unknown, sub: string): unknown {
         `The identity provider's UserInfo names another person (sub ${quoted(other.data.body.sub)}) than its ID token (sub ${quoted(sub)}); nobody is signed in.`,
       );
     }
-    return new ApiError("sign_in_failed", `The identity provider's UserInfo answer was refused: ${error.message}.`);
+    return new ApiError(
+      "sign_in_failed",
+      redact(`The identity provider's UserInfo answer was refused: ${error.message}.`),
+    );
   }
   return error;
 }

@@ -14,6 +14,7 @@ import { quoted } from "../quote";
 import { sha256Hex } from "../secret-text";
 import type { OidcSettings } from "../settings";
 import type { Role } from "../tenancy/roles";
+import { clientSecretRedactor } from "./oidc-secret";
 import { withUserInfo } from "./oidc-userinfo";
 
 // A sign-in flow's row as its callback takes it (sign_in_flows).
@@ -148,7 +149,7 @@ export async function checkedTokens(
     accessToken = result.access_token;
     claims = oauth.getValidatedIdTokenClaims(result) as oauth.IDToken;
   } catch (error) {
-    throw signInError(error);
+    throw signInError(error, config);
   }
   try {
     await jwtVerify(idToken, provider.jwks, {
@@ -172,18 +173,19 @@ export async function checkedTokens(
   return { idClaims: claims as IdTokenClaims, accessToken };
 }
 
-/** What a refusal of the provider, or of its answer, tells the person signing in. */
-function signInError(error: unknown): unknown {
+/** What a refusal of the provider, or of its answer, tells the person signing in (the client's secret taken out). */
+function signInError(error: unknown, config: OidcSettings): unknown {
+  const redact = clientSecretRedactor(config);
   if (error instanceof oauth.AuthorizationResponseError || error instanceof oauth.ResponseBodyError) {
     const detail = error.error_description ? `: ${error.error_description}` : "";
     const what = error instanceof oauth.ResponseBodyError ? "refused the authorization code" : "did not sign you in";
-    return new ApiError("sign_in_failed", `The identity provider ${what} (${error.error}${detail}).`);
+    return new ApiError("sign_in_failed", redact(`The identity provider ${what} (${error.error}${detail}).`));
   }
   if (error instanceof oauth.OperationProcessingError) {
     const idToken = error.code === oauth.JWT_CLAIM_COMPARISON || error.code === oauth.JWT_TIMESTAMP_CHECK;
     return idToken
-      ? new ApiError("invalid_id_token", `The identity provider's ID token was refused: ${error.message}.`)
-      : new ApiError("sign_in_failed", `The identity provider's answer was refused: ${error.message}.`);
+      ? new ApiError("invalid_id_token", redact(`The identity provider's ID token was refused: ${error.message}.`))
+      : new ApiError("sign_in_failed", redact(`The identity provider's answer was refused: ${error.message}.`));
   }
   return error;
 }
@@ -302,7 +304,7 @@ export async function finishSignIn(
       insecureAllowed(config.issuer),
     );
   } catch (error) {
-    throw signInError(error);
+    throw signInError(error, config);
   }
   const { idClaims, accessToken } = await checkedTokens(provider, config, response, flow.nonce);
   const claims = await withUserInfo(provider.as, config, accessToken, idClaims, insecureAllowed(config.issuer));

@@ -306,6 +306,20 @@ describe("the ID token", () => {
     expect(idClaims.sub).toBe("alice");
   });
 
+  it("refused by the token endpoint in words that quote the client's secret, shows the refusal without it", async () => {
+    const { clientId, clientSecret } = config();
+    const basic = btoa(`${clientId}:${clientSecret}`);
+    const quoting = Response.json(
+      { error: "invalid_client", error_description: `secret ${clientSecret} (Basic ${basic}) does not match` },
+      { status: 400 },
+    );
+    const refusal = await refusalOf(quoting, "n12");
+    expect(refusal.code).toBe("sign_in_failed");
+    expect(refusal.message).toBe(
+      "The identity provider refused the authorization code (invalid_client: secret [redacted] (Basic [redacted]) does not match).",
+    );
+  });
+
   it("for several audiences without an azp is refused", async () => {
     const refusal = await refusalOf(tokenResponse(await forTwoAudiences("n9")), "n9");
     expect(refusal.code).toBe("invalid_id_token");
