@@ -153,11 +153,14 @@ export async function checkText(
 }
 
 /** The refusal of a blocked text, for domain code (the turn): `guardrail_blocked`, in plain words. */
-export function guardrailBlocked(decision: GuardrailDecision): Refusal {
-  return refuse("guardrail_blocked", blockedMessage(decision));
+export function guardrailBlocked(decision: GuardrailDecision, param: string | null = null): Refusal {
+  return refuse("guardrail_blocked", blockedMessage(decision), { param });
 }
 
-/** The error of a blocked text, for a route: 400 `guardrail_blocked`, naming the guardrail and what it found. */
-export function guardrailRefusal(decision: GuardrailDecision): ApiError {
-  return ApiError.from(guardrailBlocked(decision));
+/**
+ * The error of a blocked text, for a route: 400 `guardrail_blocked`, naming the guardrail and what it found, and in
+ * `param` the field of the request that held the text when it is one the client sent.
+ */
+export function guardrailRefusal(decision: GuardrailDecision, param: string | null = null): ApiError {
+  return ApiError.from(guardrailBlocked(decision, param));
 }

@@ -7,7 +7,12 @@
 export interface TextSlot {
   text: string;
   set(text: string): void;
+  /** Where the text is in its body, as an error's `param` names a field (`messages.2.content.0.text`). */
+  path: string;
 }
+
+/** `key` under `base` as a field's path (`base` empty: the body itself). */
+const under = (base: string, key: string | number) => (base ? `${base}.${key}` : String(key));
 
 /** The doors whose texts are known here: chat completions and Responses on OpenAI's wire, Messages on Anthropic's. */
 export type GuardedDoor = "chat" | "responses" | "messages";
@@ -24,7 +29,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function slot(holder: Record<string, unknown>, key: string): TextSlot | null {
+function slot(holder: Record<string, unknown>, key: string, base: string): TextSlot | null {
   const text = holder[key];
   if (typeof text !== "string") return null;
   return {
@@ -32,22 +37,28 @@ function slot(holder: Record<string, unknown>, key: string): TextSlot | null {
     set: (next) => {
       holder[key] = next;
     },
+    path: under(base, key),
   };
 }
 
 /** The text parts of a content value: the string itself, or each part of `partType` in a list. */
-function contentSlots(holder: Record<string, unknown>, partTypes: ReadonlySet<string>): TextSlot[] {
+function contentSlots(holder: Record<string, unknown>, partTypes: ReadonlySet<string>, base: string): TextSlot[] {
   const content = holder.content;
-  if (typeof content === "string") return [slot(holder, "content")].filter((s) => s !== null);
+  if (typeof content === "string") return [slot(holder, "content", base)].filter((s) => s !== null);
   if (!Array.isArray(content)) return [];
   const slots: TextSlot[] = [];
-  for (const part of content) {
+  for (const [index, part] of content.entries()) {
     if (isRecord(part) && typeof part.type === "string" && partTypes.has(part.type)) {
-      const found = slot(part, "text");
+      const found = slot(part, "text", under(under(base, "content"), index));
       if (found) slots.push(found);
     }
   }
   return slots;
+}
+
+/** The user items of `list` (at `key` of the body), each with its field's path. */
+function userItems(list: unknown[], key: string): [Record<string, unknown>, string][] {
+  return [...list.entries()].flatMap(([index, item]) => (isUserItem(item) ? [[item, `${key}.${index}`]] : []));
 }
 
 const CHAT_PARTS = new Set(["text"]);
@@ -60,13 +71,13 @@ const MESSAGES_PARTS = new Set(["text"]);
  */
 export function userTexts(door: GuardedDoor, body: Record<string, unknown>): TextSlot[] {
   if (door === "responses") {
-    if (typeof body.input === "string") return [slot(body, "input")].filter((s) => s !== null);
+    if (typeof body.input === "string") return [slot(body, "input", "")].filter((s) => s !== null);
     if (!Array.isArray(body.input)) return [];
-    return body.input.filter(isUserItem).flatMap((item) => contentSlots(item, RESPONSES_INPUT_PARTS));
+    return userItems(body.input, "input").flatMap(([item, at]) => contentSlots(item, RESPONSES_INPUT_PARTS, at));
   }
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const parts = door === "chat" ? CHAT_PARTS : MESSAGES_PARTS;
-  return messages.filter(isUserItem).flatMap((message) => contentSlots(message, parts));
+  return userItems(messages, "messages").flatMap(([message, at]) => contentSlots(message, parts, at));
 }
 
 function isUserItem(item: unknown): item is Record<string, unknown> {
@@ -81,19 +92,19 @@ function isUserItem(item: unknown): item is Record<string, unknown> {
 export function answerTexts(door: GuardedDoor, answer: Record<string, unknown>): TextSlot[] {
   if (door === "chat") {
     const choices = Array.isArray(answer.choices) ? answer.choices : [];
-    return choices.flatMap((choice) => {
+    return choices.flatMap((choice, index) => {
       const message = isRecord(choice) ? choice.message : null;
-      const found = isRecord(message) ? slot(message, "content") : null;
+      const found = isRecord(message) ? slot(message, "content", `choices.${index}.message`) : null;
       return found ? [found] : [];
     });
   }
   if (door === "responses") {
     const output = Array.isArray(answer.output) ? answer.output : [];
-    return output
-      .filter((item): item is Record<string, unknown> => isRecord(item) && item.type === "message")
-      .flatMap((item) => contentSlots(item, OUTPUT_TEXT));
+    return [...output.entries()].flatMap(([index, item]) =>
+      isRecord(item) && item.type === "message" ? contentSlots(item, OUTPUT_TEXT, `output.${index}`) : [],
+    );
   }
-  return contentSlots(answer, MESSAGES_PARTS);
+  return contentSlots(answer, MESSAGES_PARTS, "");
 }
 
 const OUTPUT_TEXT = new Set(["output_text"]);

@@ -111,13 +111,13 @@ export class PassthroughGuard {
    * A block: recorded now (an input's, with the decisions before it, on the server span: the request has no span of
    * its own yet), answered as a refusal.
    */
-  private refusal(decision: GuardrailDecision): ApiError {
+  private refusal(decision: GuardrailDecision, param: string | null = null): ApiError {
     if (!this.metered) {
       const span = trace.getActiveSpan();
       for (const made of this.decisions) span?.addEvent("guardrail", guardrailEventAttributes(made));
     }
     this.done();
-    return guardrailRefusal(decision);
+    return guardrailRefusal(decision, param);
   }
 
   /** Every check is done: the decisions are counted (off the reply's path), the span may end. Once. */
@@ -148,7 +148,8 @@ export class PassthroughGuard {
     for (const slot of userTexts(this.door, body)) {
       const result = await this.check(this.inputs, "input", slot.text);
       this.note(result.decisions);
-      if (result.blocked) throw this.refusal(result.blocked);
+      // The client's own field is named: the text it blocked is one the client sent.
+      if (result.blocked) throw this.refusal(result.blocked, slot.path);
       if (result.text !== slot.text) {
         slot.set(result.text);
         changed = true;

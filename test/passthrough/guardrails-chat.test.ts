@@ -33,6 +33,32 @@ describe("guardrails on /v1/chat/completions", () => {
     expect(await script.requests()).toEqual([]);
   });
 
+  it("names the field of the message it blocked in param, a text part's too", async () => {
+    const guarded = await guardedOrg([piiEmail("block")]);
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const error = await openai(guarded.key, guarded.through)
+      .chat.completions.create({
+        model: "scripted-model",
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: `hello ${script.marker}` },
+          { role: "assistant", content: "Hi." },
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "Here:" },
+              { type: "text", text: `Mail ${EMAIL}` },
+            ],
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(error instanceof OpenAI.APIError ? [error.code, error.param] : null).toEqual([
+      "guardrail_blocked",
+      "messages.3.content.1.text",
+    ]);
+  });
+
   it("masks an email before the upstream and restores it in the JSON answer", async () => {
     const guarded = await guardedOrg([piiEmail("mask")]);
     const script = await scriptUpstream([{ type: "echo" }]);

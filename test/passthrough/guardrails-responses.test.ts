@@ -72,7 +72,11 @@ describe("guardrails on /v1/responses", () => {
     const error = await openai(guarded.key, guarded.through)
       .responses.create({ model: "gpt-r", input: `Mail ${EMAIL} ${script.marker}` })
       .catch((e: unknown) => e);
-    expect(error instanceof OpenAI.APIError ? [error.status, error.code] : null).toEqual([400, "guardrail_blocked"]);
+    expect(error instanceof OpenAI.APIError ? [error.status, error.code, error.param] : null).toEqual([
+      400,
+      "guardrail_blocked",
+      "input",
+    ]);
     expect(await script.requests()).toEqual([]);
   });
 
