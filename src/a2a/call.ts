@@ -20,6 +20,7 @@ export function a2aCall(
     caller: callerOf(c),
     origin,
     locationHint: hintOf(c),
+    logger: c.get("logger"),
   });
   // A request without the header speaks 0.3, as the protocol says; this server speaks 1.0 only.
   const context = new ServerCallContext({ requestedVersion: c.req.header(A2A_VERSION_HEADER) ?? "0.3" });

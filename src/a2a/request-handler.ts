@@ -33,6 +33,7 @@ import {
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { Db } from "../db";
 import { D1AgentModeCatalogService } from "../modes/catalog-service";
+import type { AdminLogger } from "../observability/admin-logger";
 import { quoted } from "../quote";
 import type { Outcome } from "../refusal";
 import { decisionsFromWords } from "../session/approval-words";
@@ -64,6 +65,8 @@ export interface A2ACall {
   /** The Worker's origin, for the card's URLs. */
   origin: string;
   locationHint?: DurableObjectLocationHint | undefined;
+  /** The request's log (a context this request made and could not take back is logged). */
+  logger?: AdminLogger;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -97,7 +100,11 @@ export class AptixA2AHandler implements A2ARequestHandler {
       return taskOf({ ...accepted, text: "", pending: null, error: null, at: now() });
     }
     const frames = orThrow(
-      await this.unlessRefused(made, sessionId, await stub.sendMessageStream(this.call.caller, input.text)),
+      await this.unlessRefused(
+        made,
+        sessionId,
+        await stub.sendMessageStream(this.call.caller, input.text, [], { refusalFirst: true }),
+      ),
     );
     let turnId = "";
     for await (const event of turnStreamEvents(frames, sessionId, now)) {
@@ -119,7 +126,9 @@ export class AptixA2AHandler implements A2ARequestHandler {
       return;
     }
     const { sessionId, made } = await this.contextOf(params, input.message);
-    const opened = await this.stub(sessionId).sendMessageStream(this.call.caller, input.text);
+    const opened = await this.stub(sessionId).sendMessageStream(this.call.caller, input.text, [], {
+      refusalFirst: true,
+    });
     const frames = orThrow(await this.unlessRefused(made, sessionId, opened));
     yield* this.taskEvents(turnStreamEvents(frames, sessionId, now), sessionId, null);
   }
@@ -356,7 +365,14 @@ export class AptixA2AHandler implements A2ARequestHandler {
    * refusal names no context, so it would stay in the person's list unseen, one more at each try.
    */
   private async unlessRefused<T>(made: boolean, sessionId: string, outcome: Outcome<T>): Promise<Outcome<T>> {
-    if (made && !outcome.ok) await this.stub(sessionId).deleteSession(this.call.caller);
+    if (!made || outcome.ok) return outcome;
+    // The refusal is the answer whatever happens here: a context not taken back is logged, not answered.
+    try {
+      const dropped = await this.stub(sessionId).deleteSession(this.call.caller);
+      if (!dropped.ok) throw new Error(dropped.message);
+    } catch (error) {
+      this.call.logger?.addException("[a2a_refused_context]", error);
+    }
     return outcome;
   }
 

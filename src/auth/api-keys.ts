@@ -91,10 +91,11 @@ const StandingRow = z.object({
 });
 
 /**
- * Whether work that runs with no request (a schedule's run) may still act for `user` with the key `keyId`, and with
- * which role: `problem` is "revoked", "expired" or "user_disabled" (null: it may), and `admin` is the standing as it
- * is now, not when the work was made: the key's scopes as they are (an admin may have narrowed them), or, for a
- * `keyId` that is no key of this table (a person signed in by single sign-on), the scopes of their latest sign-in.
+ * Whether work that outlives the request that began it (a schedule's run, a WebSocket's frames) may still act for
+ * `user` with the key `keyId`, and with which role: `problem` is "revoked", "expired" or "user_disabled" (null: it
+ * may), and `admin` is the standing as it is now, not when the work began: the key's scopes as they are (an admin may
+ * have narrowed them), or, for a person's own bucket (`user:<id>`, signed in by single sign-on or Cloudflare Access),
+ * the scopes of their latest sign-in. Any other id no key of the org has (a key deleted) no longer stands.
  */
 export interface Standing {
   problem: "revoked" | "expired" | "user_disabled" | null;
@@ -117,6 +118,9 @@ const standings = new ExpiringMap<string, Promise<Standing>>(1_000);
 
 const Scopes = z.array(z.string());
 
+/** The key id of a person's own bucket (browser-sessions.ts, cloudflare-access.ts): `user:<id>`, no key of the table. */
+const PERSONAL_BUCKET = "user:";
+
 async function readStanding(db: Db, org: string, user: string, keyId: string, now: number): Promise<Standing> {
   const row = await db
     .prepare(
@@ -130,6 +134,8 @@ async function readStanding(db: Db, org: string, user: string, keyId: string, no
     .bind(keyId, org, user)
     .first();
   const standing = StandingRow.parse(row);
+  const personal = keyId.startsWith(PERSONAL_BUCKET);
+  if (standing.key_scopes === null && !personal) return { problem: "revoked", admin: false };
   const scopes = standing.key_scopes ?? standing.signed_in_scopes;
   const admin = scopes !== null && holdsScope(Scopes.parse(JSON.parse(scopes)), "admin");
   if (standing.revoked_at !== null) return { problem: "revoked", admin };

@@ -5,7 +5,6 @@
 // session list (list-writer.ts), workflows (workflow-runner.ts), and renaming, archiving, exporting and deleting
 // the session (session-keeper.ts). A door is one way in that a client speaks to the agent: REST, SSE, the
 // WebSocket, the chat completions, Responses and Messages endpoints, /mcp, A2A.
-
 import { DurableObject } from "cloudflare:workers";
 import { TokenCalibration } from "../agent/token-calibration";
 import { maskedForModel } from "../agent/turn-guardrails";
@@ -45,7 +44,7 @@ import { FrameHub } from "./frame-hub";
 import { firstMessageTitle, SessionListWriter } from "./list-writer";
 import { MemoryCopy } from "./memory-copy";
 import { MessageFeed } from "./message-feed";
-import { streamMessage } from "./message-stream";
+import { type MessageStreamOptions, streamMessage } from "./message-stream";
 import { type ModePin, ModePins, pinnedModeMessage } from "./mode-pin";
 import { ReasonerFactory } from "./reasoner-factory";
 import { SessionAlarm } from "./session-alarm";
@@ -404,6 +403,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     caller: Caller,
     content: string,
     attachments: readonly MessageAttachment[] = [],
+    options: MessageStreamOptions = {},
   ): Promise<Outcome<ReadableStream<Uint8Array>>> {
     if (!this.owned(caller)) return this.notFound();
     const { driver, frames } = this;
@@ -412,6 +412,7 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
       caller,
       content,
       attachments,
+      options,
     );
   }
 
@@ -525,10 +526,14 @@ export class AgentSession extends DurableObject<Cloudflare.Env> implements Agent
     outcome: Outcome<T>,
   ): Promise<Outcome<T>> {
     if (!made || outcome.ok) return outcome;
-    await indexed;
-    const dropped = await this.keeper.delete(caller);
-    if (!dropped.ok)
-      this.logger.addError("[AgentSession_RefusedNew]", "A refused request's new session was not taken back.");
+    // The refusal is the answer whatever happens here: a session not taken back is logged, not answered.
+    try {
+      await indexed;
+      const dropped = await this.keeper.delete(caller);
+      if (!dropped.ok) throw new Error(dropped.message);
+    } catch (error) {
+      this.logger.addException("[AgentSession_RefusedNew]", error);
+    }
     return outcome;
   }
 

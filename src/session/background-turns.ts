@@ -45,8 +45,13 @@ export async function startBackgroundTurn(
   const wait = ask.kind === "message" ? driver.nextStart() : null;
   const running = driver.drive(admitted.value, { caller });
   if (wait && !(await startedOrEnded(wait, running))) {
-    const outcome = await running;
-    if (!outcome.ok) return outcome;
+    // A refusal is answered as it is. A turn that broke before its message was stored (a guardrail's classifier
+    // threw) was ended as broken by the driver: answered with its id, as before, its status saying so.
+    const outcome = await running.catch((error: unknown) => {
+      callLogger(deps.logger, caller).addException("[AgentSession_BackgroundTurn__Exception]", error);
+      return null;
+    });
+    if (outcome && !outcome.ok) return outcome;
     return { ok: true, value: { sessionId: store.identity().sessionId, turnId: driver.turnId(), status: "running" } };
   }
   const turn = store.turn();

@@ -274,9 +274,16 @@ export class ChatTurns {
       .catch(() => stream.error("internal_error", "The turn failed unexpectedly; send the message again."))
       .finally(() => indexed.finally(() => stream.close()));
     this.deps.waitUntil(done);
-    // A new message's stream opens once the message is stored (or its turn ended without storing it).
-    // The drive's own end, not the stream's: nothing reads the stream before it is returned.
-    if (wait) await startedOrEnded(wait, running);
+    // A new message's stream opens once the message is stored. The drive's own end is awaited, not the stream's:
+    // nothing reads the stream before it is returned. A turn refused before it stored the message (a guardrail's
+    // block) is answered as the refusal it is, before any stream, as the admission's are; its stream is let go.
+    if (wait && !(await startedOrEnded(wait, running))) {
+      const outcome = await running.catch(() => null);
+      if (outcome && !outcome.ok) {
+        await stream.readable.cancel().catch(() => {});
+        return outcome;
+      }
+    }
     return { ok: true, value: stream.readable };
   }
 

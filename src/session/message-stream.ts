@@ -16,11 +16,21 @@ export interface MessageStreamDeps {
   waitUntil: (work: Promise<unknown>) => void;
 }
 
+/** How a stream answers a turn refused after its admission, before its message was stored (a guardrail's block). */
+export interface MessageStreamOptions {
+  /**
+   * As the refusal, before any stream (A2A, whose client reads a refusal from the call's answer); otherwise as an
+   * error frame in the stream (the session's own SSE, as its socket tells it).
+   */
+  refusalFirst?: boolean;
+}
+
 export async function streamMessage(
   deps: MessageStreamDeps,
   caller: Caller,
   content: string,
   attachments: readonly MessageAttachment[] = [],
+  options: MessageStreamOptions = {},
 ): Promise<Outcome<ReadableStream<Uint8Array>>> {
   const { driver, frames } = deps;
   const admitted = await driver.admit({ kind: "message", content, attachments }, { caller });
@@ -37,8 +47,14 @@ export async function streamMessage(
     .finally(() => stream.close());
   deps.waitUntil(done);
   // The stream's 200 goes out once the message is stored (or the turn ended without storing it: its error frame is in
-  // the stream), not while it is only in memory.
-  // The drive's own end, not the stream's: nothing reads the stream before it is returned.
-  await startedOrEnded(wait, running);
+  // the stream), not while it is only in memory. The drive's own end is awaited, not the stream's: nothing reads the
+  // stream before it is returned.
+  if (!(await startedOrEnded(wait, running)) && options.refusalFirst) {
+    const outcome = await running.catch(() => null);
+    if (outcome && !outcome.ok) {
+      await stream.readable.cancel().catch(() => {});
+      return outcome;
+    }
+  }
   return { ok: true, value: stream.readable };
 }

@@ -11,6 +11,7 @@ import type { EventLog } from "./event-log";
 import type { FrameHub } from "./frame-hub";
 import { guardrailStop } from "./guardrail-stop";
 import { parseClientFrame } from "./protocol";
+import { SESSION_DELETED_CLOSE_CODE } from "./session-keeper";
 import type { SessionStore } from "./session-store";
 import { sessionStateFrame } from "./session-view";
 import { invalidTicketResponse, type TicketStore, upgradeRequiredResponse } from "./tickets";
@@ -27,9 +28,6 @@ type SocketAttachment = z.infer<typeof SocketAttachment>;
 
 /** Who holds a socket: the person and the key (or signed-in person's bucket) its ticket was issued to. */
 export type SocketHolder = Pick<SocketAttachment, "org" | "user" | "keyId">;
-
-/** The close code of a socket whose holder may no longer act on the session (as for a deleted session: 404). */
-export const SOCKET_REFUSED_CLOSE_CODE = 4404;
 
 export interface SessionSocketsDeps {
   ctx: DurableObjectState;
@@ -119,28 +117,39 @@ export class SessionSockets {
    */
   async recheck(): Promise<void> {
     const sockets = this.deps.ctx.getWebSockets();
-    await Promise.all(sockets.map((ws) => this.callerOf(ws, SocketAttachment.parse(ws.deserializeAttachment()))));
+    await Promise.all(
+      sockets.map((ws) => this.callerOf(ws, SocketAttachment.parse(ws.deserializeAttachment()), { listening: true })),
+    );
   }
 
-  /** The socket's holder as a caller now, or null: then the socket has been told and closed. */
-  private async callerOf(ws: WebSocket, attachment: SocketAttachment): Promise<Caller | null> {
+  /**
+   * The socket's holder as a caller now, or null: then the socket has been told and closed. A standing that cannot be
+   * read refuses the frame the socket sent (it may send it again); a socket that only listens is left as it is.
+   */
+  private async callerOf(
+    ws: WebSocket,
+    attachment: SocketAttachment,
+    { listening = false } = {},
+  ): Promise<Caller | null> {
     const { org, user, keyId } = attachment;
     let caller: Caller | null;
     try {
       caller = await this.deps.standing({ org, user, keyId });
     } catch (error) {
       this.deps.logger.addException("[Session_Socket]", error);
-      this.sendDirect(ws, {
-        type: "error",
-        code: "internal_error",
-        message: "Your standing could not be read; try again.",
-      });
+      if (!listening) {
+        this.sendDirect(ws, {
+          type: "error",
+          code: "internal_error",
+          message: "Your standing could not be read; try again.",
+        });
+      }
       return null;
     }
     if (caller) return caller;
     this.sendDirect(ws, { type: "error", code: "session_not_found", message: "Session not found." });
     try {
-      ws.close(SOCKET_REFUSED_CLOSE_CODE, "Session not found.");
+      ws.close(SESSION_DELETED_CLOSE_CODE, "Session not found.");
     } catch {
       // Closed on the other side already.
     }
@@ -175,7 +184,11 @@ export class SessionSockets {
   }
 
   private sendDirect(ws: WebSocket, frame: DirectFrame): void {
-    this.deps.frames.sendDirect(ws, frame);
+    try {
+      this.deps.frames.sendDirect(ws, frame);
+    } catch {
+      // The socket is closing on the other side: nothing to tell it.
+    }
   }
 
   private replay(ws: WebSocket, afterSeq: number, connectedAtSeq: number): void {

@@ -106,7 +106,11 @@ export class TurnDriver {
       wake = resolve;
     });
     this.startWaiters.push(wake);
-    return { started, forget: () => this.startWaiters.splice(this.startWaiters.indexOf(wake) >>> 0, 1) };
+    const forget = () => {
+      const at = this.startWaiters.indexOf(wake);
+      if (at >= 0) this.startWaiters.splice(at, 1);
+    };
+    return { started, forget };
   }
 
   clientMessageId(): string | null {

@@ -2,6 +2,7 @@
 // state and nonce end in a browser session; every way a sign-in can be wrong is refused with its own clear error
 // and signs nobody in.
 import { env } from "cloudflare:workers";
+import * as oauth from "oauth4webapi";
 import { describe, expect, it } from "vitest";
 import {
   checkedTokens,
@@ -307,8 +308,13 @@ describe("the ID token", () => {
   });
 
   it("refused by the token endpoint in words that quote the client's secret, shows the refusal without it", async () => {
-    const { clientId, clientSecret } = config();
-    const basic = btoa(`${clientId}:${clientSecret}`);
+    const { clientId, clientSecret, issuer } = config();
+    // The credential as the sign-in sends it, by the library's own client authentication (its encoding of id and
+    // secret percent-encodes "-", unlike encodeURIComponent).
+    const sent = new Headers();
+    await oauth.ClientSecretBasic(clientSecret)({ issuer }, { client_id: clientId }, new URLSearchParams(), sent);
+    const basic = (sent.get("authorization") ?? "").replace(/^Basic /, "");
+    expect(basic).not.toBe(btoa(`${clientId}:${clientSecret}`));
     const quoting = Response.json(
       { error: "invalid_client", error_description: `secret ${clientSecret} (Basic ${basic}) does not match` },
       { status: 400 },

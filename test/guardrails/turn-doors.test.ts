@@ -142,6 +142,22 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
     expect(await script.bodies()).toEqual([]);
   });
 
+  it("refuses a streamed new conversation's blocked message before any stream, and leaves no session", async () => {
+    await setOrgGuardrails([one("pii", "input", "block")]);
+    const person = await newUserKey();
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const asPerson: Record<string, string> =
+      door === "Messages" ? { "x-api-key": person.key } : { authorization: `Bearer ${person.key}` };
+    const response = await exports.default.fetch(`http://aptix.test${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...asPerson },
+      body: JSON.stringify({ ...body(`mail ${EMAIL} ${script.marker}`), stream: true }),
+    });
+    expect(await refusalOf(response)).toEqual({ status: 400, code, names: true });
+    const listed = await call("GET", "/context/sessions", undefined, person.key);
+    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+  });
+
   it("leaves no session behind for a new conversation it refuses (the refusal names none)", async () => {
     await setOrgGuardrails([one("pii", "input", "block")]);
     const person = await newUserKey();
@@ -171,6 +187,19 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
 });
 
 describe("the A2A door", () => {
+  it("leaves no context behind for a new task, sent to wait for its end, whose message an input guardrail blocks", async () => {
+    await setOrgGuardrails([one("pii", "input", "block")]);
+    const person = await newUserKey();
+    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
+    const client = await a2aClient("HTTP+JSON", person.key);
+    const message = userMessage(`mail ${EMAIL} ${script.marker}`);
+    await expect(
+      client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
+    ).rejects.toThrow();
+    const listed = await call("GET", "/context/sessions", undefined, person.key);
+    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+  });
+
   it("leaves no context behind for a new task whose message an input guardrail blocks", async () => {
     await setOrgGuardrails([one("pii", "input", "block")]);
     const person = await newUserKey();

@@ -103,4 +103,9 @@ describe("a schedule's standing", () => {
       admin: false,
     });
   });
+
+  it("takes a key id no key of the org has (a key deleted) as revoked, not as a person's own bucket", async () => {
+    const org = `org-standing-gone-${crypto.randomUUID()}`;
+    expect(await keyStanding(env.DB, org, "pat", "deleted-key-id")).toEqual({ problem: "revoked", admin: false });
+  });
 });
