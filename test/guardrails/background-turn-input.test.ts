@@ -7,6 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentSession } from "../../src/session/agent-session";
+import type { Caller } from "../../src/session/caller";
 import { authHeaders, TEST_KEYS } from "../fixtures/keys";
 import { createSession, type ErrorBody } from "../fixtures/sessions";
 import { scriptUpstream } from "../fixtures/upstream";
@@ -30,43 +31,42 @@ describe("a background turn's message and the input guardrails", () => {
     expect(await script.bodies()).toEqual([]);
   });
 
-  it("is stored, as the guardrails left it, by the time the turn is answered accepted", async () => {
+  /**
+   * With a redacting input guardrail on, asks `answer` of a new session's object, and reads the person's stored
+   * messages at once, in the same turn of the object's event loop as the answer: what is stored when it goes out.
+   */
+  async function storedAtAnswer<T extends { ok: boolean }>(
+    answer: (session: AgentSession, caller: Caller, content: string) => Promise<T>,
+    /** What is done with the answer once the messages are read (a stream let go). */
+    after: (answered: T) => Promise<unknown> = async () => {},
+  ): Promise<{ ok: boolean; stored: string[] }> {
     await setOrgGuardrails([one("pii", "input", "redact")]);
     const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
-    const id = await createSession();
-    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
+    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(await createSession()));
     const { org, user } = TEST_KEYS.chat;
-    const atAnswer = await runInDurableObject(stub, async (session: AgentSession, state) => {
-      const accepted = await session.startTurn(
-        { org, user, keyId: "test-chat-key" },
-        { kind: "message", content: `write to ${EMAIL} ${script.marker}` },
-      );
-      // Read at once, in the same turn of the object's event loop as the answer: what is stored when it goes out.
+    return runInDurableObject(stub, async (session: AgentSession, state) => {
+      const answered = await answer(session, { org, user, keyId: "test-chat-key" }, `to ${EMAIL} ${script.marker}`);
       const rows = state.storage.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'user'");
-      return { ok: accepted.ok, stored: rows.toArray().map((row) => row.content) };
+      const stored = rows.toArray().map((row) => row.content);
+      await after(answered);
+      return { ok: answered.ok, stored };
     });
+  }
+
+  it("is stored, as the guardrails left it, by the time the turn is answered accepted", async () => {
+    const atAnswer = await storedAtAnswer((session, caller, content) =>
+      session.startTurn(caller, { kind: "message", content }),
+    );
     expect(atAnswer.ok).toBe(true);
     expect(atAnswer.stored).toHaveLength(1);
     expect(atAnswer.stored[0]).not.toContain(EMAIL);
   });
 
   it("is stored, as the guardrails left it, by the time a message's event stream opens", async () => {
-    await setOrgGuardrails([one("pii", "input", "redact")]);
-    const script = await scriptUpstream([{ type: "completion", content: "Noted." }]);
-    const id = await createSession();
-    const stub = env.AGENT_SESSION.get(env.AGENT_SESSION.idFromString(id));
-    const { org, user } = TEST_KEYS.chat;
-    const atOpen = await runInDurableObject(stub, async (session: AgentSession, state) => {
-      const opened = await session.sendMessageStream(
-        { org, user, keyId: "test-chat-key" },
-        `to ${EMAIL} ${script.marker}`,
-      );
-      // Read at once, in the same turn of the object's event loop as the stream's opening.
-      const rows = state.storage.sql.exec<{ content: string }>("SELECT content FROM messages WHERE role = 'user'");
-      const stored = rows.toArray().map((row) => row.content);
-      if (opened.ok) await opened.value.cancel();
-      return { ok: opened.ok, stored };
-    });
+    const atOpen = await storedAtAnswer(
+      (session, caller, content) => session.sendMessageStream(caller, content),
+      async (opened) => (opened.ok ? opened.value.cancel() : undefined),
+    );
     expect(atOpen.ok).toBe(true);
     expect(atOpen.stored).toHaveLength(1);
     expect(atOpen.stored[0]).not.toContain(EMAIL);

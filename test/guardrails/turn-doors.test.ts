@@ -117,6 +117,12 @@ const DOORS = [
   },
 ];
 
+/** The sessions a person's list shows. */
+async function sessionsOf(key: string): Promise<unknown[]> {
+  const listed = await call("GET", "/context/sessions", undefined, key);
+  return (listed.json as { sessions: unknown[] }).sessions;
+}
+
 /** The door's error as one shape: status, code (OpenAI) or type (Anthropic), and whether it names the guardrail. */
 async function refusalOf(response: Response) {
   const body = (await response.json()) as { error: { code?: string; type: string; message: string } };
@@ -142,7 +148,8 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
     expect(await script.bodies()).toEqual([]);
   });
 
-  it("refuses a streamed new conversation's blocked message before any stream, and leaves no session", async () => {
+  /** A person of their own sends a new conversation's first message, which an input guardrail blocks. */
+  async function blockedFirstMessage(extra: Record<string, unknown> = {}) {
     await setOrgGuardrails([one("pii", "input", "block")]);
     const person = await newUserKey();
     const script = await scriptUpstream([{ type: "completion", content: "never" }]);
@@ -151,27 +158,21 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
     const response = await exports.default.fetch(`http://aptix.test${path}`, {
       method: "POST",
       headers: { "content-type": "application/json", ...asPerson },
-      body: JSON.stringify({ ...body(`mail ${EMAIL} ${script.marker}`), stream: true }),
+      body: JSON.stringify({ ...body(`mail ${EMAIL} ${script.marker}`), ...extra }),
     });
+    return { response, person };
+  }
+
+  it("refuses a streamed new conversation's blocked message before any stream, and leaves no session", async () => {
+    const { response, person } = await blockedFirstMessage({ stream: true });
     expect(await refusalOf(response)).toEqual({ status: 400, code, names: true });
-    const listed = await call("GET", "/context/sessions", undefined, person.key);
-    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+    expect(await sessionsOf(person.key)).toEqual([]);
   });
 
   it("leaves no session behind for a new conversation it refuses (the refusal names none)", async () => {
-    await setOrgGuardrails([one("pii", "input", "block")]);
-    const person = await newUserKey();
-    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
-    const asPerson: Record<string, string> =
-      door === "Messages" ? { "x-api-key": person.key } : { authorization: `Bearer ${person.key}` };
-    const response = await exports.default.fetch(`http://aptix.test${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...asPerson },
-      body: JSON.stringify(body(`mail ${EMAIL} ${script.marker}`)),
-    });
+    const { response, person } = await blockedFirstMessage();
     expect(response.status).toBe(400);
-    const listed = await call("GET", "/context/sessions", undefined, person.key);
-    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+    expect(await sessionsOf(person.key)).toEqual([]);
   });
 
   it("refuses an answer an output guardrail blocks, naming it", async () => {
@@ -187,29 +188,26 @@ describe.each(DOORS)("the agent's $door door", ({ door, path, body, headers }) =
 });
 
 describe("the A2A door", () => {
-  it("leaves no context behind for a new task, sent to wait for its end, whose message an input guardrail blocks", async () => {
+  /** A person of their own sends a new task (no context) whose message an input guardrail blocks. */
+  async function blockedNewTask(binding: "JSONRPC" | "HTTP+JSON", options: { polling?: boolean }) {
     await setOrgGuardrails([one("pii", "input", "block")]);
     const person = await newUserKey();
     const script = await scriptUpstream([{ type: "completion", content: "never" }]);
-    const client = await a2aClient("HTTP+JSON", person.key);
+    const client = await a2aClient(binding, person.key, options);
     const message = userMessage(`mail ${EMAIL} ${script.marker}`);
     await expect(
       client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
     ).rejects.toThrow();
-    const listed = await call("GET", "/context/sessions", undefined, person.key);
-    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+    return person;
+  }
+
+  it("leaves no context behind for a new task, sent to wait for its end, whose message an input guardrail blocks", async () => {
+    const person = await blockedNewTask("HTTP+JSON", {});
+    expect(await sessionsOf(person.key)).toEqual([]);
   });
 
   it("leaves no context behind for a new task whose message an input guardrail blocks", async () => {
-    await setOrgGuardrails([one("pii", "input", "block")]);
-    const person = await newUserKey();
-    const script = await scriptUpstream([{ type: "completion", content: "never" }]);
-    const client = await a2aClient("JSONRPC", person.key, { polling: true });
-    const message = userMessage(`mail ${EMAIL} ${script.marker}`);
-    await expect(
-      client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }),
-    ).rejects.toThrow();
-    const listed = await call("GET", "/context/sessions", undefined, person.key);
-    expect((listed.json as { sessions: unknown[] }).sessions).toEqual([]);
+    const person = await blockedNewTask("JSONRPC", { polling: true });
+    expect(await sessionsOf(person.key)).toEqual([]);
   });
 });
