@@ -24,7 +24,7 @@ import { SecretName } from "../secret-name";
 import { settings } from "../settings";
 import { OrgSecrets } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
-import { credentialInUrlProblem, upstreamUrlProblem } from "../tenancy/upstream-url";
+import { credentialInUrlProblem, namedSecret, upstreamUrlProblem } from "../tenancy/upstream-url";
 import { typedProse } from "../typed-name";
 import { changeRow } from "./record-change";
 
@@ -53,7 +53,8 @@ const McpServerBody = z.strictObject({
 /** https:, or http: to loopback where the settings allow it (development). */
 function checkUrl(url: string, allowHttpLoopback: boolean): void {
   const problem =
-    credentialInUrlProblem(url, "authSecret") ?? upstreamUrlProblem(url, allowHttpLoopback, "an MCP server");
+    credentialInUrlProblem(url, namedSecret("authSecret")) ??
+    upstreamUrlProblem(url, allowHttpLoopback, "an MCP server");
   if (problem) throw new ApiError("invalid_request", `Invalid 'url': ${problem}`, { param: "url" });
 }
 

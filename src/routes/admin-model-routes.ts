@@ -29,7 +29,7 @@ import { secretRedactor } from "../secret-redaction";
 import { settings } from "../settings";
 import { OrgSecrets, secretBoxOf } from "../tenancy/org-secrets";
 import { type Owner, type OwnerChoice, OwnerQuery, writeOwner } from "../tenancy/ownership";
-import { credentialInUrlProblem, upstreamUrlProblem } from "../tenancy/upstream-url";
+import { credentialInUrlProblem, namedSecret, upstreamUrlProblem } from "../tenancy/upstream-url";
 import { changeRow } from "./record-change";
 
 const RouteName = z.object({
@@ -137,7 +137,7 @@ export const adminModelRouteRoutes = routes()
       const owner = await routeOwner(c, name, c.req.valid("query").owner);
       if (body.baseUrl) {
         const problem =
-          credentialInUrlProblem(body.baseUrl, "apiKeySecret") ??
+          credentialInUrlProblem(body.baseUrl, namedSecret("apiKeySecret")) ??
           (owner !== null ? upstreamUrlProblem(body.baseUrl, settings(c.env).mcp.allowHttpLoopback) : null);
         if (problem) throw new ApiError("invalid_request", `Invalid 'baseUrl': ${problem}`, { param: "baseUrl" });
       }

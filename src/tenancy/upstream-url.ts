@@ -27,9 +27,9 @@ export function upstreamUrlProblem(
 
 /**
  * Why `url` carries a credential it must not (a user name or password), or null. A URL is shown to admins, written to
- * the audit log and quoted in errors; a key goes in a secret the route or server names (apiKeySecret, authSecret).
+ * the audit log and quoted in errors: a key goes in a secret the route or server names (`instead` says where).
  */
-export function credentialInUrlProblem(url: string, secretField: string): string | null {
+export function credentialInUrlProblem(url: string, instead: string): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -37,8 +37,11 @@ export function credentialInUrlProblem(url: string, secretField: string): string
     return null;
   }
   if (!parsed.username && !parsed.password) return null;
-  return `must not carry a user name or password: store the key as a secret and name it in '${secretField}'.`;
+  return `must not carry a user name or password: ${instead}.`;
 }
+
+/** Where a key of an upstream goes instead of its URL: the secret its `field` names. */
+export const namedSecret = (field: string) => `store the key as a secret and name it in '${field}'`;
 
 /** Host names that only mean something inside a network: never a public service's. */
 const PRIVATE_NAME = /(^|\.)(localhost|internal|local|lan|home\.arpa|intranet|corp|private)$/;

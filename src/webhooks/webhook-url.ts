@@ -3,16 +3,15 @@
 // private network resolves, is refused at creation and again at each delivery (a URL stored under development
 // settings is not sent to once the settings are production's).
 import { isLoopbackHost } from "../settings";
-import { privateHostProblem, upstreamUrlProblem } from "../tenancy/upstream-url";
+import { credentialInUrlProblem, privateHostProblem, upstreamUrlProblem } from "../tenancy/upstream-url";
 
 /** What is wrong with `url` as a webhook endpoint, or null. */
 export function webhookUrlProblem(url: string, allowHttpLoopback: boolean): string | null {
-  const problem = upstreamUrlProblem(url, allowHttpLoopback, "a webhook endpoint", "WEBHOOK_ALLOW_HTTP_LOOPBACK");
+  const problem =
+    upstreamUrlProblem(url, allowHttpLoopback, "a webhook endpoint", "WEBHOOK_ALLOW_HTTP_LOOPBACK") ??
+    credentialInUrlProblem(url, "receivers check the signature instead");
   if (problem) return problem;
   const parsed = new URL(url);
-  if (parsed.username || parsed.password) {
-    return "must not carry a user name or password: receivers check the signature instead.";
-  }
   if (allowHttpLoopback && isLoopbackHost(parsed.hostname)) return null;
   return privateHostProblem(parsed.hostname);
 }
